@@ -1,0 +1,32 @@
+import numpy as np
+import pytest
+import xarray as xr
+
+import xcorrstat
+
+
+@pytest.fixture(scope="session")
+def summeval() -> xr.Dataset:
+    return xcorrstat.datasets.summeval()
+
+
+def make_scores(*, n_metrics=4, n_systems=6, n_inputs=8, seed=0, nan_frac=0.0, ties=False, extra=None):
+    """A synthetic score Dataset: metrics m0.., target `human`, optional extra batch dim."""
+    rng = np.random.default_rng(seed)
+    shape = (n_systems, n_inputs) if extra is None else (extra[1], n_systems, n_inputs)
+    dims = ("system", "input") if extra is None else (extra[0], "system", "input")
+
+    def draw():
+        v = rng.integers(0, 4, size=shape).astype(float) if ties else rng.normal(size=shape)
+        if nan_frac:
+            v[rng.random(shape) < nan_frac] = np.nan
+        return v
+
+    data = {f"m{k}": (dims, draw()) for k in range(n_metrics)}
+    data["human"] = (dims, draw())
+    coords = {"system": [f"S{i}" for i in range(n_systems)], "input": [f"doc{j}" for j in range(n_inputs)]}
+    if extra is not None:
+        coords[extra[0]] = [f"{extra[0]}{k}" for k in range(extra[1])]
+    ds = xr.Dataset(data, coords=coords)
+    ds["human"].attrs["role"] = "human"
+    return ds

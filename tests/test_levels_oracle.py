@@ -1,0 +1,479 @@
+"""Oracle tests for :func:`xcorrstat.kernels.levels.level_correlation`.
+
+The oracle below loops over systems and inputs explicitly and uses only
+NumPy and ``scipy.stats``.  Inputs are shaped ``(..., S, I)`` (systems on
+axis -2, inputs on axis -1); a cell ``(s, j)`` is valid iff both scores are
+non-NaN.
+
+* ``system``: per-system means over the valid cells, then a correlation across
+  systems (systems without a valid cell drop out); ``complete_inputs=True``
+  restricts the means to inputs valid for every system.
+* ``input``: one correlation across systems per input, averaged over the
+  inputs whose correlation is defined; ``n`` counts those inputs.
+* ``global``: one correlation over all valid cells.
+
+Every correlation follows the kernel rule: NaN when fewer than ``min_pairs``
+pairs remain or when either side is constant over them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from xcorrstat.kernels.levels import level_correlation
+
+ATOL = 1e-12
+
+LEVELS = ["system", "input", "global"]
+METHOD_VARIANTS = [
+    ("pearson", "b"),
+    ("spearman", "b"),
+    ("kendall", "b"),
+    ("kendall", "c"),
+]
+MV_IDS = ["pearson", "spearman", "kendall-b", "kendall-c"]
+
+ORACLE_SETTINGS = settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+PROPERTY_SETTINGS = settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+# --------------------------------------------------------------------------- #
+# Oracle
+# --------------------------------------------------------------------------- #
+def scipy_statistic(a, b, method, variant):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if method == "pearson":
+            res = stats.pearsonr(a, b)
+        elif method == "spearman":
+            res = stats.spearmanr(a, b)
+        elif method == "kendall":
+            res = stats.kendalltau(a, b, variant=variant)
+        else:  # pragma: no cover
+            raise AssertionError(method)
+    return float(res.statistic)
+
+
+def oracle_pairwise(xs, zs, method, variant, min_pairs):
+    """Correlation of two 1-D sequences with pairwise deletion of NaNs."""
+    a, b = [], []
+    for xi, zi in zip(xs, zs):
+        if not np.isnan(xi) and not np.isnan(zi):
+            a.append(float(xi))
+            b.append(float(zi))
+    n = len(a)
+    if n < min_pairs or n < 2:
+        return np.nan, n
+    if all(v == a[0] for v in a) or all(v == b[0] for v in b):
+        return np.nan, n
+    return scipy_statistic(np.array(a), np.array(b), method, variant), n
+
+
+def oracle_level_2d(X, Z, level, method, variant, min_pairs, complete_inputs):
+    S, I = X.shape
+    valid = [[not np.isnan(X[s, j]) and not np.isnan(Z[s, j]) for j in range(I)] for s in range(S)]
+
+    if level == "system":
+        if complete_inputs:
+            inputs = [j for j in range(I) if all(valid[s][j] for s in range(S))]
+        else:
+            inputs = list(range(I))
+        x_means, z_means = [], []
+        for s in range(S):
+            cells = [j for j in inputs if valid[s][j]]
+            if cells:
+                x_means.append(np.mean(X[s, cells]))
+                z_means.append(np.mean(Z[s, cells]))
+            else:
+                x_means.append(np.nan)
+                z_means.append(np.nan)
+        return oracle_pairwise(x_means, z_means, method, variant, min_pairs)
+
+    if level == "input":
+        defined = []
+        for j in range(I):
+            r_j, _ = oracle_pairwise(X[:, j], Z[:, j], method, variant, min_pairs)
+            if not np.isnan(r_j):
+                defined.append(r_j)
+        if not defined:
+            return np.nan, 0
+        return float(np.mean(defined)), len(defined)
+
+    if level == "global":
+        xs = [X[s, j] for s in range(S) for j in range(I)]
+        zs = [Z[s, j] for s in range(S) for j in range(I)]
+        return oracle_pairwise(xs, zs, method, variant, min_pairs)
+
+    raise AssertionError(level)  # pragma: no cover
+
+
+def oracle(x, z, level, method="pearson", variant="b", min_pairs=3, complete_inputs=False):
+    xb, zb = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64))
+    lead = xb.shape[:-2]
+    r = np.full(lead, np.nan, dtype=np.float64)
+    n = np.zeros(lead, dtype=np.int64)
+    for idx in np.ndindex(*lead):
+        r[idx], n[idx] = oracle_level_2d(
+            xb[idx], zb[idx], level, method, variant, min_pairs, complete_inputs
+        )
+    return r, n
+
+
+def assert_same(actual, expected):
+    r, n = (np.asarray(a) for a in actual)
+    r_exp, n_exp = expected
+    assert r.shape == r_exp.shape, (r.shape, r_exp.shape)
+    assert n.shape == n_exp.shape, (n.shape, n_exp.shape)
+    assert r.dtype == np.float64, r.dtype
+    assert n.dtype == np.int64, n.dtype
+    np.testing.assert_array_equal(n, n_exp, err_msg="counts differ")
+    np.testing.assert_array_equal(np.isnan(r), np.isnan(r_exp), err_msg="NaN positions differ")
+    np.testing.assert_allclose(r, r_exp, rtol=0, atol=ATOL)
+
+
+# --------------------------------------------------------------------------- #
+# Data generation
+# --------------------------------------------------------------------------- #
+KINDS = ["bin", "int3", "int5", "grid", "fine"]
+STRUCTURES = ["none", "none", "const_all", "const_inputs", "same_rows", "copy", "neg"]
+NAN_MODES = [
+    "none",
+    "none",
+    "sparse",
+    "heavy",
+    "drop_system",
+    "drop_input",
+    "all",
+    "x_only",
+]
+
+
+def make_values(rng, kind, shape):
+    """Dyadic values: sums are exact, so ties among means are exact too."""
+    if kind == "bin":
+        return rng.integers(0, 2, shape).astype(np.float64)
+    if kind == "int3":
+        return rng.integers(0, 3, shape).astype(np.float64)
+    if kind == "int5":
+        return rng.integers(-2, 3, shape).astype(np.float64)
+    if kind == "grid":
+        return rng.integers(-64, 65, shape) / 8.0
+    if kind == "fine":
+        return rng.integers(-(2**20), 2**20 + 1, shape) / 1024.0
+    raise AssertionError(kind)
+
+
+def apply_structure(rng, x, z, structure):
+    S, I = x.shape[-2:]
+    if structure == "const_all":
+        target = x if rng.random() < 0.5 else z
+        target[...] = float(rng.integers(-2, 3))
+    elif structure == "const_inputs":
+        # some inputs have the same score for every system
+        cols = rng.random(I) < 0.5
+        x[..., :, cols] = np.round(x[..., :1, cols])
+    elif structure == "same_rows":
+        # every system receives the same scores: equal system means
+        x[..., :, :] = x[..., :1, :]
+    elif structure == "copy":
+        z[...] = np.broadcast_to(x, z.shape) if z.ndim >= x.ndim else x[(0,) * (x.ndim - z.ndim)]
+    elif structure == "neg":
+        z[...] = -(np.broadcast_to(x, z.shape) if z.ndim >= x.ndim else x[(0,) * (x.ndim - z.ndim)])
+
+
+def apply_nans(rng, a, mode, p_scale=1.0):
+    S, I = a.shape[-2:]
+    if mode == "sparse":
+        a[rng.random(a.shape) < 0.1 * p_scale] = np.nan
+    elif mode == "heavy":
+        a[rng.random(a.shape) < 0.45 * p_scale] = np.nan
+    elif mode == "drop_system":
+        a[..., rng.integers(0, S), :] = np.nan
+        a[rng.random(a.shape) < 0.1 * p_scale] = np.nan
+    elif mode == "drop_input":
+        a[..., :, rng.integers(0, I)] = np.nan
+        a[rng.random(a.shape) < 0.1 * p_scale] = np.nan
+    elif mode == "all":
+        a[...] = np.nan
+
+
+@st.composite
+def level_cases(draw, max_s=7, max_i=7):
+    S = draw(st.integers(1, max_s))
+    I = draw(st.integers(1, max_i))
+    x_lead, z_lead = draw(
+        st.sampled_from(
+            [
+                ((), ()),
+                ((), ()),
+                ((2,), ()),
+                ((3,), (3,)),
+                ((2, 2), (2,)),
+                ((1,), (2,)),
+                ((), (2,)),
+            ]
+        )
+    )
+    kinds = draw(st.tuples(st.sampled_from(KINDS), st.sampled_from(KINDS)))
+    structure = draw(st.sampled_from(STRUCTURES))
+    nan_x = draw(st.sampled_from(NAN_MODES))
+    nan_z = draw(st.sampled_from(NAN_MODES[:-1]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    x = make_values(rng, kinds[0], x_lead + (S, I))
+    z = make_values(rng, kinds[1], z_lead + (S, I))
+    apply_structure(rng, x, z, structure)
+    if nan_x == "x_only":
+        apply_nans(rng, x, "sparse", 2.0)
+    else:
+        apply_nans(rng, x, nan_x)
+        apply_nans(rng, z, nan_z)
+    return x, z
+
+
+min_pairs_st = st.sampled_from([None, None, 1, 2, 3, 4])
+
+
+def _kwargs(method, variant, min_pairs, **extra):
+    kw = dict(method=method, variant=variant, **extra)
+    if min_pairs is not None:
+        kw["min_pairs"] = min_pairs
+    return kw
+
+
+# --------------------------------------------------------------------------- #
+# Oracle comparisons: level x method x variant
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize(("method", "variant"), METHOD_VARIANTS, ids=MV_IDS)
+@pytest.mark.parametrize("level", LEVELS)
+@ORACLE_SETTINGS
+@given(case=level_cases(), min_pairs=min_pairs_st)
+def test_level_matches_oracle(level, method, variant, case, min_pairs):
+    x, z = case
+    x0, z0 = x.copy(), z.copy()
+    got = level_correlation(x, z, level=level, **_kwargs(method, variant, min_pairs))
+    mp = 3 if min_pairs is None else min_pairs
+    assert_same(got, oracle(x, z, level, method, variant, mp))
+    np.testing.assert_array_equal(x, x0)
+    np.testing.assert_array_equal(z, z0)
+
+
+@pytest.mark.parametrize(("method", "variant"), METHOD_VARIANTS, ids=MV_IDS)
+@ORACLE_SETTINGS
+@given(case=level_cases(), min_pairs=min_pairs_st)
+def test_system_level_complete_inputs_matches_oracle(method, variant, case, min_pairs):
+    x, z = case
+    got = level_correlation(
+        x, z, level="system", **_kwargs(method, variant, min_pairs, complete_inputs=True)
+    )
+    mp = 3 if min_pairs is None else min_pairs
+    assert_same(got, oracle(x, z, "system", method, variant, mp, complete_inputs=True))
+
+
+@pytest.mark.parametrize(("method", "variant"), METHOD_VARIANTS, ids=MV_IDS)
+@pytest.mark.parametrize("shape", [(50, 50), (25, 120), (2, 1500)])
+def test_global_level_long_vectors(method, variant, shape):
+    rng = np.random.default_rng(sum(shape))
+    S, I = shape
+    x = make_values(rng, "int5", (2, S, I))
+    z = make_values(rng, "int3", (S, I))
+    x[1] = make_values(rng, "fine", (S, I))
+    x[rng.random(x.shape) < 0.1] = np.nan
+    z[rng.random(z.shape) < 0.05] = np.nan
+    got = level_correlation(x, z, level="global", method=method, variant=variant)
+    expected = oracle(x, z, "global", method, variant, 3)
+    assert np.all(expected[1] >= 2500)
+    assert_same(got, expected)
+
+
+@pytest.mark.parametrize(("method", "variant"), METHOD_VARIANTS, ids=MV_IDS)
+def test_large_panel_all_levels(method, variant):
+    rng = np.random.default_rng(99)
+    S, I = 16, 200
+    x = make_values(rng, "int5", (S, I))
+    z = make_values(rng, "grid", (S, I))
+    x[rng.random(x.shape) < 0.15] = np.nan
+    z[:, 3] = np.nan
+    for level in LEVELS:
+        got = level_correlation(x, z, level=level, method=method, variant=variant)
+        assert_same(got, oracle(x, z, level, method, variant, 3))
+    got = level_correlation(
+        x, z, level="system", method=method, variant=variant, complete_inputs=True
+    )
+    assert_same(got, oracle(x, z, "system", method, variant, 3, complete_inputs=True))
+
+
+# --------------------------------------------------------------------------- #
+# Hand-checked examples of the level rules
+# --------------------------------------------------------------------------- #
+def test_system_level_uses_pairwise_valid_cells():
+    X = np.array([[1.0, 2.0], [3.0, np.nan], [5.0, 6.0], [0.0, 8.0]])
+    Z = np.array([[1.0, 1.0], [2.0, 2.0], [np.nan, 3.0], [4.0, np.nan]])
+    # means over cells valid in both: (1.5, 1), (3, 2), (6, 3), (0, 4)
+    r, n = level_correlation(X, Z, level="system", method="pearson")
+    expected = stats.pearsonr([1.5, 3.0, 6.0, 0.0], [1.0, 2.0, 3.0, 4.0]).statistic
+    assert int(n) == 4
+    assert abs(float(r) - expected) <= ATOL
+    # no input is valid for all systems
+    r, n = level_correlation(X, Z, level="system", method="pearson", complete_inputs=True)
+    assert int(n) == 0 and np.isnan(r)
+
+
+def test_system_level_complete_inputs_restricts_means():
+    X = np.array([[1.0, 2.0, 9.0], [3.0, 0.0, np.nan], [5.0, 6.0, 1.0]])
+    Z = np.array([[1.0, 4.0, 2.0], [2.0, 2.0, 7.0], [0.0, 3.0, 5.0]])
+    r, n = level_correlation(X, Z, level="system", method="spearman", complete_inputs=True)
+    # inputs 0 and 1 only
+    expected = stats.spearmanr([1.5, 1.5, 5.5], [2.5, 2.0, 1.5]).statistic
+    assert int(n) == 3
+    assert abs(float(r) - expected) <= ATOL
+    r, n = level_correlation(X, Z, level="system", method="spearman")
+    expected = stats.spearmanr([4.0, 1.5, 4.0], [7.0 / 3.0, 2.0, 8.0 / 3.0]).statistic
+    assert int(n) == 3
+    assert abs(float(r) - expected) <= ATOL
+
+
+def test_input_level_averages_defined_correlations_only():
+    X = np.array(
+        [
+            [1.0, 5.0, 1.0, np.nan],
+            [2.0, 5.0, 3.0, 1.0],
+            [3.0, 5.0, 2.0, np.nan],
+            [4.0, 5.0, np.nan, 2.0],
+        ]
+    )
+    Z = np.array(
+        [
+            [1.0, 1.0, 2.0, 0.0],
+            [3.0, 2.0, 1.0, 1.0],
+            [2.0, 3.0, 3.0, 0.0],
+            [4.0, 4.0, 0.0, 1.0],
+        ]
+    )
+    # input 0 defined; input 1 constant in X; input 2 has 3 valid systems;
+    # input 3 has only 2 valid systems
+    r, n = level_correlation(X, Z, level="input", method="kendall", variant="b")
+    r0 = stats.kendalltau([1.0, 2.0, 3.0, 4.0], [1.0, 3.0, 2.0, 4.0]).statistic
+    r2 = stats.kendalltau([1.0, 3.0, 2.0], [2.0, 1.0, 3.0]).statistic
+    assert int(n) == 2
+    assert abs(float(r) - (r0 + r2) / 2.0) <= ATOL
+    r, n = level_correlation(X, Z, level="input", method="kendall", min_pairs=4)
+    assert int(n) == 1
+    assert abs(float(r) - r0) <= ATOL
+
+
+def test_input_level_none_defined():
+    X = np.array([[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]])
+    Z = np.array([[1.0, 2.0], [2.0, 3.0], [3.0, 1.0]])
+    for method in ("pearson", "spearman", "kendall"):
+        r, n = level_correlation(X, Z, level="input", method=method)
+        assert int(n) == 0 and np.isnan(r)
+
+
+def test_global_level_flattens_cells():
+    X = np.array([[1.0, np.nan, 3.0], [2.0, 2.0, 0.0]])
+    Z = np.array([[0.0, 1.0, 2.0], [np.nan, 1.0, 1.0]])
+    r, n = level_correlation(X, Z, level="global", method="kendall", variant="c")
+    expected = stats.kendalltau([1.0, 3.0, 2.0, 0.0], [0.0, 2.0, 1.0, 1.0], variant="c").statistic
+    assert int(n) == 4
+    assert abs(float(r) - expected) <= ATOL
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_all_missing_gives_nan_and_zero(level):
+    x = np.full((2, 4, 3), np.nan)
+    z = np.ones((4, 3))
+    r, n = level_correlation(x, z, level=level, method="pearson")
+    assert np.shape(r) == (2,) and np.all(np.isnan(r))
+    np.testing.assert_array_equal(n, 0)
+
+
+# --------------------------------------------------------------------------- #
+# Properties
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize(("method", "variant"), METHOD_VARIANTS, ids=MV_IDS)
+@PROPERTY_SETTINGS
+@given(case=level_cases(), level=st.sampled_from(LEVELS), complete=st.booleans(), data=st.data())
+def test_level_permutation_invariance_and_bounds(method, variant, case, level, complete, data):
+    x, z = case
+    complete = complete and level == "system"
+    kw = dict(level=level, method=method, variant=variant)
+    if complete:
+        kw["complete_inputs"] = True
+    r, n = (np.asarray(a) for a in level_correlation(x, z, **kw))
+    defined = ~np.isnan(r)
+    assert np.all(r[defined] >= -1.0) and np.all(r[defined] <= 1.0)
+    assert np.all(n >= 0)
+
+    S, I = x.shape[-2:]
+    ps = np.array(data.draw(st.permutations(range(S))), dtype=np.intp)
+    pi = np.array(data.draw(st.permutations(range(I))), dtype=np.intp)
+    xp = x[..., ps, :][..., pi]
+    zp = z[..., ps, :][..., pi]
+    r2, n2 = (np.asarray(a) for a in level_correlation(xp, zp, **kw))
+    np.testing.assert_array_equal(n, n2)
+    np.testing.assert_array_equal(np.isnan(r), np.isnan(r2))
+    np.testing.assert_allclose(r, r2, rtol=0, atol=ATOL)
+
+
+@pytest.mark.parametrize(("method", "variant"), METHOD_VARIANTS, ids=MV_IDS)
+@PROPERTY_SETTINGS
+@given(
+    m=st.integers(1, 3),
+    l_=st.integers(1, 3),
+    s=st.integers(1, 6),
+    i=st.integers(1, 6),
+    kinds=st.tuples(st.sampled_from(KINDS), st.sampled_from(KINDS)),
+    level=st.sampled_from(LEVELS),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_level_broadcast_metric_and_batch_axes(method, variant, m, l_, s, i, kinds, level, seed):
+    rng = np.random.default_rng(seed)
+    x = make_values(rng, kinds[0], (m, l_, s, i))
+    z = make_values(rng, kinds[1], (l_, s, i))
+    x[rng.random(x.shape) < 0.2] = np.nan
+    z[rng.random(z.shape) < 0.2] = np.nan
+    kw = dict(level=level, method=method, variant=variant)
+    r, n = (np.asarray(a) for a in level_correlation(x, z, **kw))
+    assert r.shape == (m, l_) and n.shape == (m, l_)
+    assert_same((r, n), oracle(x, z, level, method, variant, 3))
+    # each (metric, batch) slice on its own gives the same answer
+    for mi in range(m):
+        for li in range(l_):
+            rs, ns = (np.asarray(a) for a in level_correlation(x[mi, li], z[li], **kw))
+            assert rs.shape == () and int(ns) == n[mi, li]
+            np.testing.assert_allclose(rs, r[mi, li], rtol=0, atol=ATOL)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize(("method", "variant"), METHOD_VARIANTS, ids=MV_IDS)
+def test_level_broadcast_explicit_shapes(level, method, variant):
+    rng = np.random.default_rng(2024)
+    M, L, S, I = 3, 2, 5, 6
+    x = make_values(rng, "int5", (M, L, S, I))
+    z = make_values(rng, "grid", (L, S, I))
+    x[0, 1, 2, :] = np.nan  # one system gone for one metric/batch
+    x[2, 0, :, 4] = np.nan  # one input gone
+    z[1, rng.random((S, I)) < 0.3] = np.nan
+    got = level_correlation(x, z, level=level, method=method, variant=variant)
+    assert_same(got, oracle(x, z, level, method, variant, 3))
+    # the reversed broadcast (z carries the extra axis) is the same problem
+    got_rev = level_correlation(z, x, level=level, method=method, variant=variant)
+    r, n = (np.asarray(a) for a in got)
+    r_rev, n_rev = (np.asarray(a) for a in got_rev)
+    np.testing.assert_array_equal(n, n_rev)
+    np.testing.assert_allclose(r, r_rev, rtol=0, atol=ATOL)

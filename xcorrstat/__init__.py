@@ -1,0 +1,31 @@
+"""xcorrstat: meta-evaluation of automatic metrics against human judgments.
+
+Labelled (xarray) and vectorised: every metric is correlated with a human target
+at the system, input or global level in one call, eagerly or lazily with Dask.
+
+Examples
+--------
+>>> import xcorrstat
+>>> ds = xcorrstat.datasets.summeval()
+>>> r = ds.corrstat.correlate(target="expert_relevance", level="system", method="kendall")
+>>> round(float(r.sel(metric="bertscore_recall")), 2)
+0.75
+"""
+
+from . import datasets, kernels
+from . import accessors as _accessors  # noqa: F401  (registers .corrstat)
+from ._version import __version__
+from .correlate import correlate
+from .io import from_dataframe, read
+from .options import get_options, set_options
+
+__all__ = [
+    "__version__",
+    "correlate",
+    "datasets",
+    "from_dataframe",
+    "get_options",
+    "kernels",
+    "read",
+    "set_options",
+]

@@ -1,0 +1,160 @@
+"""xarray adapter for level correlations: named dims in, labelled results out.
+
+The numerical work is :func:`xcorrstat.kernels.level_correlation`, applied with
+:func:`xarray.apply_ufunc` over the core dims ``(system, input)``. Dask-backed data
+stays lazy: chunks along ``metric`` (or any batch dim) become parallel tasks,
+while ``system`` and ``input`` are always kept whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Literal
+
+import numpy as np
+import xarray as xr
+
+from .kernels import LEVELS, METHODS, VARIANTS, level_correlation
+from .options import OPTIONS
+from .schema import INPUT, SYSTEM, check_finite, split_scores
+
+__all__ = ["correlate", "METHOD_DIM"]
+
+# the dim a list of methods adds ("method" would clash with DataArray.sel(method=...))
+METHOD_DIM = "coefficient"
+
+Level = Literal["system", "input", "global"]
+Method = Literal["pearson", "spearman", "kendall"]
+
+
+def _choices(value, allowed: Sequence[str], argument: str, dim: str) -> tuple[list[str], bool]:
+    values = [value] if isinstance(value, str) else list(value) if isinstance(value, Sequence) else None
+    if not values:
+        raise ValueError(f"{argument} must be one of {tuple(allowed)} or a list of them, got {value!r}")
+    for v in values:
+        if v not in allowed:
+            raise ValueError(f"{argument} must be one of {tuple(allowed)}, got {v!r}")
+    return values, not isinstance(value, str)
+
+
+def _kernel(x, z, **kwargs):
+    check_finite(x, "metric scores")
+    check_finite(z, "target scores")
+    return level_correlation(x, z, **kwargs)
+
+
+def _one(x: xr.DataArray, z: xr.DataArray, **kwargs) -> tuple[xr.DataArray, xr.DataArray]:
+    if x.chunks is not None or z.chunks is not None:
+        # core dims must be whole chunks; batch dims keep the user's chunking
+        x = x.chunk({SYSTEM: -1, INPUT: -1})
+        z = z.chunk({SYSTEM: -1, INPUT: -1})
+    return xr.apply_ufunc(
+        _kernel,
+        x,
+        z,
+        input_core_dims=[[SYSTEM, INPUT], [SYSTEM, INPUT]],
+        output_core_dims=[[], []],
+        dask="parallelized",
+        output_dtypes=[np.float64, np.int64],
+        kwargs=kwargs,
+    )
+
+
+def _stack(parts: list[xr.Dataset], dim: str, labels: list[str]) -> xr.Dataset:
+    # statistic and n get the new dim; scalar coords (e.g. a selected batch label) stay scalar
+    return xr.concat(parts, dim=dim, data_vars="all", coords="minimal", compat="override").assign_coords(
+        {dim: labels}
+    )
+
+
+def correlate(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    target: Hashable | Sequence[Hashable],
+    level: Level | Sequence[Level] = "system",
+    method: Method | Sequence[Method] = "pearson",
+    variant: Literal["b", "c"] = "b",
+    metrics: Sequence[Hashable] | None = None,
+    skipna: bool = True,
+    complete_inputs: bool = False,
+    min_pairs: int | None = None,
+) -> xr.DataArray:
+    """Correlate every metric with a human target at a level, in one call.
+
+    Parameters
+    ----------
+    data : Dataset or DataArray
+        Scores with ``system`` and ``input`` dims (see :mod:`xcorrstat.schema`).
+    target : str or list of str
+        Human score(s) to correlate against; a list adds a ``target`` dim.
+    level : {"system", "input", "global"} or list of them
+        System level correlates per-system means; input level averages the per-input
+        correlations across systems; global level correlates all cells. A list adds a
+        ``level`` dim.
+    method : {"pearson", "spearman", "kendall"} or list of them
+        A list adds a ``coefficient`` dim (``r.sel(coefficient="kendall")``).
+    variant : {"b", "c"}
+        Kendall's tau variant (tau-b handles ties in both variables; tau-c is Stuart's).
+    metrics : list of str, optional
+        Scores to correlate; default every score that is not a target and not marked
+        ``attrs["role"] == "human"``.
+    skipna : bool, default True
+        Drop missing cells pairwise. If False, any missing cell gives NaN.
+    complete_inputs : bool, default False
+        System level: average each system over only the inputs present for all systems.
+    min_pairs : int, optional
+        Fewest valid pairs for a defined correlation (default ``set_options(min_pairs=3)``).
+
+    Returns
+    -------
+    DataArray
+        Named ``correlation`` with dim ``metric`` (plus ``target``/``level``/``coefficient``
+        and any extra batch dims), a coordinate ``n`` with the systems (system level),
+        defined inputs (input level) or cells (global level) used, and attrs recording
+        how it was made. Undefined correlations are NaN, never 0.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> r = xcorrstat.correlate(ds, target="expert_relevance", level="system", method="kendall")
+    >>> round(float(r.sel(metric="qa_eval_f1")), 2)
+    0.77
+    """
+    levels, level_dim = _choices(level, LEVELS, "level", "level")
+    methods, method_dim = _choices(method, METHODS, "method", METHOD_DIM)
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS!r} (Kendall's tau-b or tau-c), got {variant!r}")
+    if not isinstance(skipna, (bool, np.bool_)):
+        raise TypeError(f"skipna must be True or False, got {skipna!r}")
+    min_pairs = OPTIONS["min_pairs"] if min_pairs is None else min_pairs
+    if not isinstance(min_pairs, (int, np.integer)) or isinstance(min_pairs, bool) or min_pairs < 2:
+        raise ValueError(f"min_pairs must be an integer >= 2, got {min_pairs!r}")
+    x, z, _ = split_scores(data, target=target, metrics=metrics)
+
+    rows = []
+    for lev in levels:
+        cols = []
+        for meth in methods:
+            r, n = _one(
+                x, z, level=lev, method=meth, variant=variant, min_pairs=int(min_pairs),
+                complete_inputs=bool(complete_inputs), skipna=bool(skipna),
+            )
+            cols.append(xr.Dataset({"correlation": r, "n": n}))
+        rows.append(_stack(cols, METHOD_DIM, methods) if method_dim else cols[0])
+    both = _stack(rows, "level", levels) if level_dim else rows[0]
+    out = both["correlation"].assign_coords(n=both["n"])
+    out.name = "correlation"
+    out.attrs = {
+        "long_name": "correlation with human judgments",
+        "target": target if isinstance(target, str) else list(map(str, target)),
+        "level": level if isinstance(level, str) else list(levels),
+        "method": method if isinstance(method, str) else list(methods),
+        "variant": variant if "kendall" in methods else "",
+        "skipna": int(bool(skipna)),
+        "complete_inputs": int(bool(complete_inputs)),
+        "min_pairs": int(min_pairs),
+        "n_meaning": "systems (system level), defined inputs (input level), cells (global level)",
+    }
+    out.coords["n"].attrs["long_name"] = "number of units the correlation used"
+    return out
