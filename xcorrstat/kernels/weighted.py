@@ -1,0 +1,166 @@
+"""Correlations with multiplicity weights: a bootstrap draw as a count vector.
+
+Resampling systems with replacement gives each system a count ``w_s``; a statistic
+on the explicitly expanded resample (each system repeated ``w_s`` times) equals a
+weighted statistic with weights ``w``:
+
+* Pearson: weighted means and co-moments;
+* Spearman: mid-ranks are linear in ``w``,
+  ``R_a = sum_b w_b [x_b < x_a] + (sum_b w_b [x_b = x_a] + 1) / 2``;
+* Kendall: with pair weight ``w_a w_b``, ``C - D = sum_{a<b} w_a w_b s^x_ab s^z_ab``;
+  ties ``t_x = sum_{a<b} w_a w_b [x_a = x_b] + sum_a w_a (w_a - 1) / 2`` (copies of one
+  system are tied with each other), ``n = sum w`` and ``n0 = n (n - 1) / 2``.
+
+A vector is constant on the resample exactly when every expanded pair is tied
+(``t_x == n0``), which is the undefined rule for all three methods.
+
+Two layouts: :func:`wcorr` takes weights that broadcast against the data (one set
+per row), :func:`wcorr_gemm` takes fixed rows and a batch of weight vectors and
+turns every sum into a matrix product over draws.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .tau import _distinct, tau_from_counts
+
+__all__ = ["wcorr", "wcorr_gemm"]
+
+
+def _pair_index(length):
+    return np.triu_indices(length, 1)
+
+
+def _signs(d):
+    return (d > 0).astype(np.int8) - (d < 0).astype(np.int8)
+
+
+def _wpearson(x, z, wv, n):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mx = np.sum(np.where(wv > 0, x, 0.0) * wv, axis=-1) / n
+        mz = np.sum(np.where(wv > 0, z, 0.0) * wv, axis=-1) / n
+        dx = np.where(wv > 0, x - mx[..., None], 0.0)
+        dz = np.where(wv > 0, z - mz[..., None], 0.0)
+        sxx = np.sum(wv * dx * dx, axis=-1)
+        szz = np.sum(wv * dz * dz, axis=-1)
+        sxz = np.sum(wv * dx * dz, axis=-1)
+        return sxz / np.sqrt(sxx) / np.sqrt(szz)
+
+
+def _wranks(a, wv):
+    """Weighted mid-ranks of ``a`` (..., S) with weights ``wv`` (0 for missing)."""
+    less = (a[..., None, :] < a[..., :, None]).astype(np.float64)
+    equal = (a[..., None, :] == a[..., :, None]).astype(np.float64)
+    return np.einsum("...ab,...b->...a", less, wv) + (np.einsum("...ab,...b->...a", equal, wv) + 1.0) / 2.0
+
+
+def wcorr(x, z, w, *, method="pearson", variant="b", min_pairs=3):
+    """Weighted correlation along the last axis; ``x``, ``z``, ``w`` broadcast.
+
+    ``w`` holds non-negative integer multiplicities. Returns ``(r, n)`` with ``n`` the
+    number of expanded valid pairs; the result equals the unweighted statistic on the
+    expanded vectors, including the undefined rule.
+    """
+    x, z, w = np.broadcast_arrays(
+        np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64), np.asarray(w, dtype=np.float64)
+    )
+    valid = ~np.isnan(x) & ~np.isnan(z) & (w > 0)
+    wv = np.where(valid, w, 0.0)
+    n = wv.sum(axis=-1)
+    i, j = _pair_index(x.shape[-1])
+    pw = wv[..., i] * wv[..., j]
+    with np.errstate(invalid="ignore"):
+        dx = x[..., i] - x[..., j]
+        dz = z[..., i] - z[..., j]
+    self_ties = np.sum(wv * (wv - 1.0) / 2.0, axis=-1)
+    tx = np.sum(pw * (dx == 0), axis=-1) + self_ties
+    tz = np.sum(pw * (dz == 0), axis=-1) + self_ties
+    n0 = n * (n - 1.0) / 2.0
+    undefined = (n < min_pairs) | (tx >= n0) | (tz >= n0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method == "pearson":
+            r = _wpearson(x, z, wv, n)
+        elif method == "spearman":
+            r = _wpearson(_wranks(np.where(valid, x, np.nan), wv), _wranks(np.where(valid, z, np.nan), wv), wv, n)
+        elif method == "kendall":
+            cmd = np.sum(pw * _signs(dx) * _signs(dz), axis=-1)
+            m = np.minimum(_distinct(x, valid), _distinct(z, valid)) if variant == "c" else None
+            r = tau_from_counts(cmd, n0, tx, tz, n, m, variant)
+        else:
+            raise ValueError(f"method must be pearson, spearman or kendall, got {method!r}")
+    r = np.where(undefined, np.nan, np.clip(r, -1.0, 1.0))
+    return r, n.astype(np.int64)
+
+
+def wcorr_gemm(x, z, weights, *, method="pearson", variant="b", min_pairs=3):
+    """Weighted correlation of fixed rows for a batch of weight vectors.
+
+    Parameters
+    ----------
+    x, z : ndarray (R, S)
+        Rows to correlate along S (e.g. one row per (metric, input)).
+    weights : ndarray (B, S)
+        Multiplicities of the S units in each of B draws.
+
+    Returns
+    -------
+    r, n : ndarray (R, B)
+        The statistic of every row under every draw, and the expanded valid pairs.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    z = np.asarray(z, dtype=np.float64)
+    W = np.asarray(weights, dtype=np.float64)
+    valid = ~np.isnan(x) & ~np.isnan(z)
+    V = valid.astype(np.float64)
+    n = V @ W.T
+    i, j = _pair_index(x.shape[-1])
+    pv = valid[:, i] & valid[:, j]
+    PW = W[:, i] * W[:, j]  # (B, P)
+    with np.errstate(invalid="ignore"):
+        dx = x[:, i] - x[:, j]
+        dz = z[:, i] - z[:, j]
+    self_ties = V @ (W * (W - 1.0) / 2.0).T
+    tx = ((dx == 0) & pv).astype(np.float64) @ PW.T + self_ties
+    tz = ((dz == 0) & pv).astype(np.float64) @ PW.T + self_ties
+    n0 = n * (n - 1.0) / 2.0
+    undefined = (n < min_pairs) | (tx >= n0) | (tz >= n0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method == "kendall":
+            cmd = (np.where(pv, _signs(dx) * _signs(dz), 0).astype(np.float64)) @ PW.T
+            m = None
+            if variant == "c":
+                m = np.minimum(_distinct_gemm(x, valid, W), _distinct_gemm(z, valid, W))
+            r = tau_from_counts(cmd, n0, tx, tz, n, m, variant)
+        elif method in ("pearson", "spearman"):
+            if method == "spearman":
+                xr_, zr_ = _ranks_gemm(x, valid, W), _ranks_gemm(z, valid, W)  # (R, S, B)
+            else:
+                xr_ = np.broadcast_to(x[:, :, None], x.shape + (W.shape[0],))
+                zr_ = np.broadcast_to(z[:, :, None], z.shape + (W.shape[0],))
+            wv = valid[:, :, None] * W.T[None, :, :]  # (R, S, B)
+            r = _wpearson(np.moveaxis(xr_, 1, -1), np.moveaxis(zr_, 1, -1), np.moveaxis(wv, 1, -1), n)
+        else:
+            raise ValueError(f"method must be pearson, spearman or kendall, got {method!r}")
+    r = np.where(undefined, np.nan, np.clip(r, -1.0, 1.0))
+    return r, n.astype(np.int64)
+
+
+def _ranks_gemm(a, valid, W):
+    """Weighted mid-ranks (R, S, B) of fixed rows under each weight vector."""
+    rows, length = a.shape
+    less = (a[:, None, :] < a[:, :, None]) & valid[:, None, :]
+    equal = (a[:, None, :] == a[:, :, None]) & valid[:, None, :]
+    lw = less.reshape(rows * length, length).astype(np.float64) @ W.T
+    ew = equal.reshape(rows * length, length).astype(np.float64) @ W.T
+    return (lw + (ew + 1.0) / 2.0).reshape(rows, length, -1)
+
+
+def _distinct_gemm(a, valid, W):
+    """Distinct values among the drawn valid units, (R, B)."""
+    rows, length = a.shape
+    sel = valid[:, :, None] & (W.T > 0)[None, :, :]  # (R, S, B)
+    equal = (a[:, None, :] == a[:, :, None]) & valid[:, None, :] & valid[:, :, None]
+    group = (equal.reshape(rows * length, length).astype(np.float64) @ (W.T > 0)).reshape(rows, length, -1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.sum(np.where(sel, 1.0 / group, 0.0), axis=1)

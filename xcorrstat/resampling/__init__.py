@@ -1,0 +1,1 @@
+"""Resampling engine: draws keyed by draw id, batched statistics, intervals."""

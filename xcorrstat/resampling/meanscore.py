@@ -1,0 +1,364 @@
+"""Bootstrap confidence intervals for mean scores over a test set.
+
+A score's mean over inputs (one number per system and metric, as reported in a
+results table) gets a percentile interval from resampling the inputs with
+replacement. Draw ``r`` is keyed by its id (see :mod:`xcorrstat.resampling.draws`),
+so results do not depend on ``batch``; the same input draws serve every system and
+metric, which makes the intervals paired across them.
+
+Each batch of draws is one matrix product: with ``C`` the ``(draws, inputs)`` count
+matrix and ``X`` the ``(inputs, cells)`` scores of every metric and system, the
+resampled sums are ``C @ X``. Missing cells (NaN) are skipped: a draw's mean is
+``sum(c * x) / sum(c)`` over the drawn cells that are present, and a draw that
+picks no present cell is undefined (NaN), counted in ``n_undefined`` and left out
+of the quantiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+import xarray as xr
+
+from ..schema import INPUT, METRIC, SYSTEM, _as_names, _check_variable, as_dataset
+from .draws import bootstrap_indices, counts_from_indices, resolve_seed
+
+__all__ = ["mean_ci", "paired_difference_ci", "format_ci"]
+
+RESAMPLE = "resample"
+_BLOCK_BYTES = 100_000_000  # default working set of one batch of draws
+
+Seed = int | np.random.Generator | np.random.SeedSequence | None
+
+
+def _check_options(n_resamples, confidence_level, batch) -> None:
+    if not isinstance(n_resamples, (int, np.integer)) or isinstance(n_resamples, bool) or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    if (
+        not isinstance(confidence_level, (int, float, np.integer, np.floating))
+        or isinstance(confidence_level, bool)
+        or not 0 < confidence_level < 1
+    ):
+        raise ValueError(f"confidence_level must be a number strictly between 0 and 1, got {confidence_level!r}")
+    if batch is not None and (not isinstance(batch, (int, np.integer)) or isinstance(batch, bool) or batch < 1):
+        raise ValueError(f"batch must be a positive integer or None, got {batch!r}")
+
+
+def _scores(data, metrics, dim: str) -> xr.DataArray:
+    """The selected scores as one float DataArray with a leading ``metric`` dim."""
+    ds = as_dataset(data)
+    if not isinstance(dim, str) or dim not in ds.dims:
+        raise ValueError(f"dim={dim!r} is not a dim of the data; its dims are {tuple(map(str, ds.dims))}")
+    if metrics is None:
+        names = [
+            k for k, v in ds.data_vars.items() if v.dtype.kind in "biuf" and SYSTEM in v.dims and INPUT in v.dims
+        ]
+        if not names:
+            raise ValueError("metrics: the data holds no numeric score with (system, input) dims")
+    else:
+        names = _as_names(metrics, "metrics")
+        if len(set(names)) != len(names):
+            raise ValueError(f"metrics has duplicate names: {names}")
+        for name in names:
+            _check_variable(ds, name, "metrics")
+    lacking = [str(k) for k in names if dim not in ds[k].dims]
+    if lacking:
+        raise ValueError(f"dim={dim!r}: the scores {lacking} do not have this dim")
+    x = xr.concat(
+        [ds[k].astype(np.float64, copy=False) for k in names],
+        dim=METRIC, coords="minimal", compat="override", join="outer",
+    )
+    x = x.assign_coords({METRIC: [str(k) for k in names]})
+    rest = [d for d in (SYSTEM, INPUT) if d != dim] + [d for d in x.dims if d not in (METRIC, SYSTEM, INPUT, dim)]
+    x = x.transpose(dim, METRIC, *rest)
+    x.attrs = {}
+    return x.rename(None)
+
+
+def _default_batch(n: int, cells: int, n_resamples: int) -> int:
+    per_draw = 8 * (2 * n + 3 * cells)  # indices + counts, and the sums / counts / means per cell
+    return int(max(1, min(n_resamples, _BLOCK_BYTES // per_draw)))
+
+
+def _resampled_means(
+    x: np.ndarray, *, seed: int, n_resamples: int, batch: int | None, skipna: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Point means ``(cells,)`` and draw means ``(n_resamples, cells)`` of ``x`` ``(n, cells)``."""
+    n, cells = x.shape
+    present = ~np.isnan(x)
+    complete = bool(present.all())
+    filled = np.where(present, x, 0.0)
+    weights = None if complete else present.astype(np.float64)
+    count = present.sum(axis=0)
+    mean = np.full(cells, np.nan)
+    np.divide(filled.sum(axis=0), count, out=mean, where=count > 0)
+    if not skipna:
+        broken = ~present.all(axis=0)  # a missing cell makes the mean and every draw NaN
+        mean[broken] = np.nan
+    step = _default_batch(n, cells, n_resamples) if batch is None else int(batch)
+    out = np.empty((n_resamples, cells), dtype=np.float64)
+    for start in range(0, n_resamples, step):
+        stop = min(start + step, n_resamples)
+        (idx,) = bootstrap_indices(seed, np.arange(start, stop), [n])
+        c = counts_from_indices(idx, n).astype(np.float64)
+        sums = c @ filled
+        if weights is None:
+            out[start:stop] = sums / n
+        else:
+            drawn = c @ weights
+            block = out[start:stop]
+            block.fill(np.nan)
+            np.divide(sums, drawn, out=block, where=drawn > 0)
+    if not skipna:
+        out[:, broken] = np.nan
+    return mean, out
+
+
+def _percentile_ci(draws: np.ndarray, confidence_level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Percentile interval per column over the defined (non-NaN) draws, and the undefined count."""
+    alpha = (1 - confidence_level) / 2
+    q = np.array([alpha, 1 - alpha])
+    undefined = np.isnan(draws).sum(axis=0)
+    low = np.full(draws.shape[1], np.nan)
+    high = np.full(draws.shape[1], np.nan)
+    whole = undefined == 0
+    if whole.any():
+        low[whole], high[whole] = np.quantile(draws[:, whole], q, axis=0)
+    for j in np.flatnonzero((undefined > 0) & (undefined < draws.shape[0])):  # only partly defined cells
+        col = draws[:, j]
+        low[j], high[j] = np.quantile(col[~np.isnan(col)], q)
+    return low, high, undefined.astype(np.int64)
+
+
+def _labelled(values: np.ndarray, template: xr.DataArray, dim: str) -> xr.DataArray:
+    dims = [d for d in template.dims if d != dim]
+    coords = {k: v for k, v in template.coords.items() if dim not in v.dims}
+    return xr.DataArray(values.reshape([template.sizes[d] for d in dims]), dims=dims, coords=coords)
+
+
+def mean_ci(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    metrics: Sequence[Hashable] | Hashable | None = None,
+    dim: str = INPUT,
+    n_resamples: int = 10_000,
+    confidence_level: float = 0.95,
+    rng: Seed = None,
+    batch: int | None = None,
+    skipna: bool = True,
+    keep_distribution: bool = False,
+) -> xr.Dataset:
+    """Mean score of every system and metric with a percentile bootstrap interval.
+
+    Parameters
+    ----------
+    data : Dataset or DataArray
+        Scores with ``system`` and ``input`` dims (see :mod:`xcorrstat.schema`).
+        Dask-backed data is computed eagerly here.
+    metrics : str or list of str, optional
+        Scores to summarise; default every numeric score, human judgments included.
+    dim : str, default "input"
+        The dim averaged over and resampled.
+    n_resamples : int, default 10000
+        Number of bootstrap draws.
+    confidence_level : float, default 0.95
+        Coverage of the two-sided interval.
+    rng : int, Generator, SeedSequence or None
+        Seed of the draws; the integer seed used is recorded in ``attrs["seed"]``.
+    batch : int, optional
+        Most draws held at once (default: a block of about 100 MB). Results do not
+        depend on it.
+    skipna : bool, default True
+        Skip missing cells. If False, a score with any missing cell gets NaN throughout.
+    keep_distribution : bool, default False
+        Also return every draw's mean as ``distribution`` over a ``resample`` dim.
+
+    Returns
+    -------
+    Dataset
+        Dims ``(metric, system, ...)`` with variables ``mean``, ``low``, ``high`` and
+        ``n_undefined`` (draws with no present cell, left out of the quantiles).
+        The same input draws serve every system and metric.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> r = mean_ci(ds, metrics=["rouge_2_f1"], n_resamples=2000, rng=0)
+    >>> r["mean"].dims
+    ('metric', 'system')
+    >>> bool((r["low"] < r["mean"]).all() and (r["mean"] < r["high"]).all())
+    True
+    """
+    _check_options(n_resamples, confidence_level, batch)
+    if not isinstance(skipna, (bool, np.bool_)):
+        raise TypeError(f"skipna must be True or False, got {skipna!r}")
+    x = _scores(data, metrics, dim)
+    seed = resolve_seed(rng)
+    values = np.asarray(x.values, dtype=np.float64)
+    mean, draws = _resampled_means(
+        values.reshape(values.shape[0], -1), seed=seed, n_resamples=int(n_resamples), batch=batch,
+        skipna=bool(skipna),
+    )
+    low, high, undefined = _percentile_ci(draws, float(confidence_level))
+    out = xr.Dataset(
+        {
+            "mean": _labelled(mean, x, dim),
+            "low": _labelled(low, x, dim),
+            "high": _labelled(high, x, dim),
+            "n_undefined": _labelled(undefined, x, dim),
+        }
+    )
+    if keep_distribution:
+        cell = out["mean"]
+        dist = draws.T.reshape(cell.shape + (int(n_resamples),))
+        out["distribution"] = xr.DataArray(
+            dist, dims=cell.dims + (RESAMPLE,), coords={**cell.coords, RESAMPLE: np.arange(int(n_resamples))}
+        )
+    out.attrs = {
+        "method": "percentile",
+        "statistic": "mean",
+        "n_resamples": int(n_resamples),
+        "confidence_level": float(confidence_level),
+        "seed": seed,
+        "dim": dim,
+        "skipna": int(bool(skipna)),
+    }
+    return out
+
+
+def paired_difference_ci(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    system_a: Hashable,
+    system_b: Hashable,
+    metrics: Sequence[Hashable] | Hashable | None = None,
+    dim: str = INPUT,
+    n_resamples: int = 10_000,
+    confidence_level: float = 0.95,
+    rng: Seed = None,
+    batch: int | None = None,
+) -> xr.Dataset:
+    """Difference of two systems' mean scores with a paired percentile bootstrap interval.
+
+    Each draw resamples the inputs once and applies them to both systems, so the
+    interval reflects that both systems were scored on the same test set. Missing
+    cells are skipped in each system's mean separately.
+
+    Parameters
+    ----------
+    data : Dataset or DataArray
+        Scores with ``system`` and ``input`` dims. Dask-backed data is computed eagerly.
+    system_a, system_b : label
+        The systems compared; the difference is ``mean(a) - mean(b)``.
+    metrics : str or list of str, optional
+        Scores to compare on; default every numeric score.
+    dim, n_resamples, confidence_level, rng, batch
+        As in :func:`mean_ci`; the same ``rng`` gives the same input draws.
+
+    Returns
+    -------
+    Dataset
+        Dims ``(metric, ...)`` with variables ``difference``, ``low``, ``high`` and
+        ``n_undefined`` (draws where either mean is undefined).
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> d = paired_difference_ci(ds, system_a="M11", system_b="M0", metrics="rouge_2_f1",
+    ...                          n_resamples=2000, rng=0)
+    >>> sorted(d.data_vars)
+    ['difference', 'high', 'low', 'n_undefined']
+    """
+    _check_options(n_resamples, confidence_level, batch)
+    if dim == SYSTEM:
+        raise ValueError("dim: a paired difference of systems resamples inputs, not the 'system' dim")
+    x = _scores(data, metrics, dim)
+    systems = x.indexes[SYSTEM] if SYSTEM in x.indexes else None
+    for argument, label in (("system_a", system_a), ("system_b", system_b)):
+        if systems is None or label not in systems:
+            shown = [] if systems is None else systems.tolist()
+            raise ValueError(f"{argument}={label!r} is not a system in the data; available: {shown}")
+    if system_a == system_b:
+        raise ValueError(f"system_a and system_b must differ, both are {system_a!r}")
+    pair = x.sel({SYSTEM: [system_a, system_b]})
+    seed = resolve_seed(rng)
+    values = np.asarray(pair.values, dtype=np.float64)  # (dim, metric, 2, ...)
+    mean, draws = _resampled_means(
+        values.reshape(values.shape[0], -1), seed=seed, n_resamples=int(n_resamples), batch=batch, skipna=True
+    )
+    shape = values.shape[1:]
+    axis = 1  # the system axis after the metric axis
+    mean = mean.reshape(shape)
+    diff = np.take(mean, 0, axis=axis) - np.take(mean, 1, axis=axis)
+    dshape = (int(n_resamples),) + shape
+    draws = draws.reshape(dshape)
+    ddraws = np.take(draws, 0, axis=axis + 1) - np.take(draws, 1, axis=axis + 1)
+    low, high, undefined = _percentile_ci(ddraws.reshape(int(n_resamples), -1), float(confidence_level))
+    template = pair.isel({SYSTEM: 0}, drop=True)
+    out = xr.Dataset(
+        {
+            "difference": _labelled(diff, template, dim),
+            "low": _labelled(low, template, dim),
+            "high": _labelled(high, template, dim),
+            "n_undefined": _labelled(undefined, template, dim),
+        }
+    )
+    out.attrs = {
+        "method": "percentile",
+        "statistic": "difference of means",
+        "n_resamples": int(n_resamples),
+        "confidence_level": float(confidence_level),
+        "seed": seed,
+        "dim": dim,
+        "system_a": str(system_a),
+        "system_b": str(system_b),
+    }
+    return out
+
+
+def format_ci(result: xr.Dataset, *, digits: int = 2, scale: float = 1.0) -> xr.DataArray:
+    """Format each estimate and interval as a string such as ``"82.02 (81.01, 83.00)"``.
+
+    Parameters
+    ----------
+    result : Dataset
+        The output of :func:`mean_ci` or :func:`paired_difference_ci`.
+    digits : int, default 2
+        Decimal places.
+    scale : float, default 1.0
+        Factor applied before formatting (``scale=100`` shows 0.8202 as ``82.02``).
+
+    Returns
+    -------
+    DataArray
+        Strings named ``ci`` with the dims of the estimate; undefined values show as ``nan``.
+
+    Examples
+    --------
+    >>> r = xr.Dataset({"mean": ("metric", [0.8202]), "low": ("metric", [0.8101]),
+    ...                 "high": ("metric", [0.83])}, coords={"metric": ["acc"]})
+    >>> str(format_ci(r, scale=100).sel(metric="acc").item())
+    '82.02 (81.01, 83.00)'
+    """
+    if not isinstance(result, xr.Dataset):
+        raise TypeError(f"result must be the Dataset returned by mean_ci, got {type(result).__name__}")
+    estimate = next((k for k in ("mean", "difference") if k in result.data_vars), None)
+    if estimate is None or "low" not in result.data_vars or "high" not in result.data_vars:
+        raise ValueError(
+            f"result must hold 'mean' (or 'difference'), 'low' and 'high'; found {sorted(map(str, result.data_vars))}"
+        )
+    if not isinstance(digits, (int, np.integer)) or isinstance(digits, bool) or digits < 0:
+        raise ValueError(f"digits must be a non-negative integer, got {digits!r}")
+    if not isinstance(scale, (int, float, np.integer, np.floating)) or isinstance(scale, bool) or not np.isfinite(scale):
+        raise ValueError(f"scale must be a finite number, got {scale!r}")
+    fmt = f"{{:.{int(digits)}f}}"
+    est, low, high = xr.broadcast(result[estimate], result["low"], result["high"])
+    cells = zip(est.values.ravel(), low.values.ravel(), high.values.ravel())
+    text = [f"{fmt.format(e * scale)} ({fmt.format(lo * scale)}, {fmt.format(hi * scale)})" for e, lo, hi in cells]
+    out = est.copy(data=np.array(text, dtype=object).reshape(est.shape))
+    out.name = "ci"
+    out.attrs = {}
+    return out
