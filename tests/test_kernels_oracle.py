@@ -287,6 +287,22 @@ def test_corr_single_long_vector_matches_oracle(method, variant):
 
 
 @pytest.mark.parametrize(("method", "variant"), METHOD_VARIANTS, ids=MV_IDS)
+def test_corr_large_batch_of_short_vectors(method, variant):
+    # many metrics x many inputs, each correlated over ~90 systems
+    rng = np.random.default_rng(17)
+    M, K, N = 40, 30, 90
+    x = make_values(rng, "int5", (M, K, N))
+    x[: M // 2] = make_values(rng, "grid", (M // 2, K, N))
+    z = make_values(rng, "int3", (K, N))
+    x[rng.random(x.shape) < 0.05] = np.nan
+    z[rng.random(z.shape) < 0.05] = np.nan
+    x[3, 4] = 1.0  # a constant row
+    z[5, 2:] = np.nan  # a column with two valid pairs
+    got = corr(x, z, method=method, variant=variant)
+    assert_same(got, oracle(x, z, method, variant, 3))
+
+
+@pytest.mark.parametrize(("method", "variant"), METHOD_VARIANTS, ids=MV_IDS)
 @pytest.mark.parametrize("offset", [50.0, 1e4])
 def test_corr_shifted_data_is_stable(method, variant, offset):
     rng = np.random.default_rng(3)

@@ -18,11 +18,14 @@ from ._version import __version__
 from .correlate import correlate
 from .io import from_dataframe, read
 from .options import get_options, set_options
+from .resampling.bootstrap import bootstrap, fisher
 
 __all__ = [
     "__version__",
+    "bootstrap",
     "correlate",
     "datasets",
+    "fisher",
     "from_dataframe",
     "get_options",
     "kernels",

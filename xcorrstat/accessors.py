@@ -13,6 +13,7 @@ import xarray as xr
 
 from .correlate import correlate
 from .io import from_dataframe
+from .resampling.bootstrap import bootstrap, fisher
 
 __all__ = ["CorrstatAccessor", "CorrstatFrameAccessor"]
 
@@ -35,6 +36,14 @@ class _Common:
         0.27
         """
         return correlate(self._data(), **kwargs)
+
+    def bootstrap(self, **kwargs: Any) -> xr.Dataset:
+        """Bootstrap CIs of every metric's level correlation; see :func:`xcorrstat.bootstrap`."""
+        return bootstrap(self._data(), **kwargs)
+
+    def fisher(self, **kwargs: Any) -> xr.Dataset:
+        """Fisher-z CIs of every metric's level correlation; see :func:`xcorrstat.fisher`."""
+        return fisher(self._data(), **kwargs)
 
 
 @xr.register_dataset_accessor("corrstat")

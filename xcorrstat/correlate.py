@@ -43,7 +43,8 @@ def _kernel(x, z, **kwargs):
     return level_correlation(x, z, **kwargs)
 
 
-def _one(x: xr.DataArray, z: xr.DataArray, **kwargs) -> tuple[xr.DataArray, xr.DataArray]:
+def level_statistic(x: xr.DataArray, z: xr.DataArray, **kwargs) -> tuple[xr.DataArray, xr.DataArray]:
+    """Level correlation and n of X (metric, system, input, ...) against Z, lazily if Dask-backed."""
     if x.chunks is not None or z.chunks is not None:
         # core dims must be whole chunks; batch dims keep the user's chunking
         x = x.chunk({SYSTEM: -1, INPUT: -1})
@@ -136,7 +137,7 @@ def correlate(
     for lev in levels:
         cols = []
         for meth in methods:
-            r, n = _one(
+            r, n = level_statistic(
                 x, z, level=lev, method=meth, variant=variant, min_pairs=int(min_pairs),
                 complete_inputs=bool(complete_inputs), skipna=bool(skipna),
             )

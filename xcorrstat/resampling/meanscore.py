@@ -8,7 +8,8 @@ metric, which makes the intervals paired across them.
 
 Each batch of draws is one matrix product: with ``C`` the ``(draws, inputs)`` count
 matrix and ``X`` the ``(inputs, cells)`` scores of every metric and system, the
-resampled sums are ``C @ X``. Missing cells (NaN) are skipped: a draw's mean is
+resampled sums are ``C @ X`` (computed exactly, so every draw's mean is the same bit
+for bit whatever the batch, the other scores selected or the BLAS). Missing cells (NaN) are skipped: a draw's mean is
 ``sum(c * x) / sum(c)`` over the drawn cells that are present, and a draw that
 picks no present cell is undefined (NaN), counted in ``n_undefined`` and left out
 of the quantiles.
@@ -46,10 +47,12 @@ def _check_options(n_resamples, confidence_level, batch) -> None:
 
 
 def _scores(data, metrics, dim: str) -> xr.DataArray:
-    """The selected scores as one float DataArray with a leading ``metric`` dim."""
+    """The selected scores as one float DataArray with dims ``(dim, metric, system, ...)``."""
     ds = as_dataset(data)
     if not isinstance(dim, str) or dim not in ds.dims:
         raise ValueError(f"dim={dim!r} is not a dim of the data; its dims are {tuple(map(str, ds.dims))}")
+    if ds.sizes[dim] == 0:
+        raise ValueError(f"dim={dim!r} is empty; there is nothing to average")
     if metrics is None:
         names = [
             k for k, v in ds.data_vars.items() if v.dtype.kind in "biuf" and SYSTEM in v.dims and INPUT in v.dims
@@ -60,8 +63,8 @@ def _scores(data, metrics, dim: str) -> xr.DataArray:
         names = _as_names(metrics, "metrics")
         if len(set(names)) != len(names):
             raise ValueError(f"metrics has duplicate names: {names}")
-        for name in names:
-            _check_variable(ds, name, "metrics")
+    for name in names:
+        _check_variable(ds, name, "metrics")
     lacking = [str(k) for k in names if dim not in ds[k].dims]
     if lacking:
         raise ValueError(f"dim={dim!r}: the scores {lacking} do not have this dim")
@@ -77,8 +80,29 @@ def _scores(data, metrics, dim: str) -> xr.DataArray:
 
 
 def _default_batch(n: int, cells: int, n_resamples: int) -> int:
-    per_draw = 8 * (2 * n + 3 * cells)  # indices + counts, and the sums / counts / means per cell
+    per_draw = 8 * (3 * n + 6 * cells)  # indices and counts; split sums, sums and drawn counts per cell
     return int(max(1, min(n_resamples, _BLOCK_BYTES // per_draw)))
+
+
+def _exact_parts(x: np.ndarray) -> np.ndarray:
+    """Split ``x`` ``(n, cells)`` into three fixed-point parts ``(n, 3 * cells)`` for exact sums.
+
+    Per cell, part ``k`` is a multiple of ``2**(e - k*s)`` (``2**e`` bounds the cell's
+    values) with at most ``s`` bits, where ``n * 2**s <= 2**53``. Any sum of count-weighted
+    parts over the ``n`` inputs is then exact in float64 whatever the order of summation,
+    so a draw's mean does not depend on the batch it was computed in, on the other
+    cells, or on the BLAS. The parts sum back to ``x`` (to ``2**(e - 3s)``).
+    """
+    n = x.shape[0]
+    bits = 53 - int(np.ceil(np.log2(max(n, 2))))
+    _, e = np.frexp(np.max(np.abs(x), axis=0, initial=0.0))
+    parts, rest = [], x
+    for k in (1, 2, 3):
+        unit = np.ldexp(1.0, np.maximum(e - k * bits, -1074))
+        part = np.round(rest / unit) * unit
+        parts.append(part)
+        rest = rest - part
+    return np.concatenate(parts, axis=1)
 
 
 def _resampled_means(
@@ -89,10 +113,12 @@ def _resampled_means(
     present = ~np.isnan(x)
     complete = bool(present.all())
     filled = np.where(present, x, 0.0)
+    parts = _exact_parts(filled)
     weights = None if complete else present.astype(np.float64)
     count = present.sum(axis=0)
     mean = np.full(cells, np.nan)
-    np.divide(filled.sum(axis=0), count, out=mean, where=count > 0)
+    total = parts.sum(axis=0)  # exact, so the same whatever the memory layout
+    np.divide((total[:cells] + total[cells : 2 * cells]) + total[2 * cells :], count, out=mean, where=count > 0)
     if not skipna:
         broken = ~present.all(axis=0)  # a missing cell makes the mean and every draw NaN
         mean[broken] = np.nan
@@ -102,7 +128,8 @@ def _resampled_means(
         stop = min(start + step, n_resamples)
         (idx,) = bootstrap_indices(seed, np.arange(start, stop), [n])
         c = counts_from_indices(idx, n).astype(np.float64)
-        sums = c @ filled
+        split = c @ parts  # one matmul for every metric, system and part
+        sums = (split[:, :cells] + split[:, cells : 2 * cells]) + split[:, 2 * cells :]
         if weights is None:
             out[start:stop] = sums / n
         else:
@@ -167,8 +194,9 @@ def mean_ci(
     rng : int, Generator, SeedSequence or None
         Seed of the draws; the integer seed used is recorded in ``attrs["seed"]``.
     batch : int, optional
-        Most draws held at once (default: a block of about 100 MB). Results do not
-        depend on it.
+        Most draws whose counts are held at once (default: a block of about 100 MB).
+        Results do not depend on it, bit for bit. The draw means themselves
+        (``n_resamples`` per system and metric) are kept for the quantiles.
     skipna : bool, default True
         Skip missing cells. If False, a score with any missing cell gets NaN throughout.
     keep_distribution : bool, default False
@@ -283,21 +311,16 @@ def paired_difference_ci(
             raise ValueError(f"{argument}={label!r} is not a system in the data; available: {shown}")
     if system_a == system_b:
         raise ValueError(f"system_a and system_b must differ, both are {system_a!r}")
-    pair = x.sel({SYSTEM: [system_a, system_b]})
+    template = x.sel({SYSTEM: system_a}, drop=True)  # (dim, metric, ...)
+    both = np.stack([template.values, x.sel({SYSTEM: system_b}, drop=True).values], axis=1)
     seed = resolve_seed(rng)
-    values = np.asarray(pair.values, dtype=np.float64)  # (dim, metric, 2, ...)
+    n, cells = both.shape[0], template.size // both.shape[0]
     mean, draws = _resampled_means(
-        values.reshape(values.shape[0], -1), seed=seed, n_resamples=int(n_resamples), batch=batch, skipna=True
+        both.reshape(n, 2 * cells).astype(np.float64, copy=False), seed=seed, n_resamples=int(n_resamples),
+        batch=batch, skipna=True,
     )
-    shape = values.shape[1:]
-    axis = 1  # the system axis after the metric axis
-    mean = mean.reshape(shape)
-    diff = np.take(mean, 0, axis=axis) - np.take(mean, 1, axis=axis)
-    dshape = (int(n_resamples),) + shape
-    draws = draws.reshape(dshape)
-    ddraws = np.take(draws, 0, axis=axis + 1) - np.take(draws, 1, axis=axis + 1)
-    low, high, undefined = _percentile_ci(ddraws.reshape(int(n_resamples), -1), float(confidence_level))
-    template = pair.isel({SYSTEM: 0}, drop=True)
+    diff = mean[:cells] - mean[cells:]
+    low, high, undefined = _percentile_ci(draws[:, :cells] - draws[:, cells:], float(confidence_level))
     out = xr.Dataset(
         {
             "difference": _labelled(diff, template, dim),

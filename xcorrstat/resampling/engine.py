@@ -1,0 +1,127 @@
+"""Run batches of draws over labelled data, in parallel through Dask.
+
+Work is split into blocks of metrics × blocks of draw ids. Each block computes its
+draws from their ids (:mod:`.draws`), so the numbers do not depend on the block
+sizes, the batch size or the scheduler. Blocks become Dask tasks through
+:func:`xarray.apply_ufunc` (``dask="parallelized"``): the local threaded scheduler
+by default, a ``dask.distributed`` cluster when a Client is active.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import dask
+import dask.array as dsa
+import numpy as np
+import xarray as xr
+
+from ..schema import INPUT, SYSTEM, check_finite
+from .draws import bootstrap_indices, canonical_dims
+from .statistics import resampled_level_correlation
+
+__all__ = ["RESAMPLE_DIM", "default_batch", "bootstrap_draws", "check_resample", "progress_bar"]
+
+RESAMPLE_DIM = "resample"
+_BLOCK_ELEMS = 8_000_000  # ~64 MB of float64 per batch of draws
+_RESAMPLABLE = (SYSTEM, INPUT)
+
+
+def check_resample(resample) -> tuple[str, ...]:
+    """Normalise ``resample`` to a canonical tuple of dims, with a clear error."""
+    dims = (resample,) if isinstance(resample, str) else tuple(resample)
+    if not dims:
+        raise ValueError("resample must name at least one dim: 'system', 'input' or both")
+    for d in dims:
+        if d not in _RESAMPLABLE:
+            raise ValueError(
+                f"resample must be 'system', 'input' or ('system', 'input'), got {resample!r}; "
+                f"resampling a batch dim such as a language pair is not supported yet"
+            )
+    return canonical_dims(dims)
+
+
+def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: str) -> int:
+    """Draws per batch so one batch's temporaries stay near 64 MB."""
+    per_draw = n_metrics * n_systems * n_inputs
+    if level == "input":
+        per_draw *= max(n_systems // 2, 1)  # weighted per-input ranks / pair sums
+    return int(max(1, min(1000, _BLOCK_ELEMS // max(per_draw, 1))))
+
+
+def _block(x, z, ids, *, seed, dims, sizes, batch, kw):
+    """Statistic and n of draws ``ids`` for one block: x, z (..., S, I) -> (2, ..., B)."""
+    check_finite(x, "metric scores")
+    check_finite(z, "target scores")
+    ids = np.asarray(ids).reshape(-1)
+    out = np.empty((2,) + x.shape[:-2] + (ids.size,), dtype=np.float64)
+    for start in range(0, ids.size, batch):  # batches of draws, never one draw at a time
+        chunk = ids[start : start + batch]
+        idx = dict(zip(dims, bootstrap_indices(seed, chunk, sizes)))
+        r, n = resampled_level_correlation(x, z, sys_idx=idx.get(SYSTEM), inp_idx=idx.get(INPUT), **kw)
+        out[0, ..., start : start + chunk.size] = r
+        out[1, ..., start : start + chunk.size] = n
+    return out
+
+
+def bootstrap_draws(
+    x: xr.DataArray,
+    z: xr.DataArray,
+    *,
+    seed: int,
+    resample: tuple[str, ...],
+    n_resamples: int,
+    batch: int,
+    metric_chunk: int | None = None,
+    **kw,
+) -> tuple[xr.DataArray, xr.DataArray]:
+    """Lazy (Dask) draws of a level correlation: ``(r, n)`` over (..., resample).
+
+    ``x`` has a ``metric`` dim; it is chunked along ``metric`` (``metric_chunk``
+    metrics per task; default about two tasks per core) and the draws along
+    ``resample`` (``batch`` draws per task). ``system`` and ``input`` are never split.
+    """
+    sizes = [x.sizes[d] for d in resample]
+    x, z = xr.broadcast(x, z)  # z is shared: broadcasting is a view per block
+    lead = [d for d in x.dims if d not in (SYSTEM, INPUT)]
+    x = x.transpose(*lead, SYSTEM, INPUT)
+    z = z.transpose(*lead, SYSTEM, INPUT)
+    if metric_chunk is None:
+        metric_chunk = max(1, -(-x.sizes["metric"] // max(2 * dask.system.CPU_COUNT, 1)))
+    chunks = {"metric": metric_chunk, SYSTEM: -1, INPUT: -1}
+    xd = x.chunk(chunks).data
+    zd = z.chunk(chunks).data
+    zd = zd.rechunk(xd.chunks)
+    ids = dsa.arange(n_resamples, chunks=batch, dtype=np.int64)
+    letters = "abcdefghjklmnopq"[: len(lead)]
+    out = dsa.blockwise(
+        _block, "k" + letters + "r",
+        xd, letters + "si",
+        zd, letters + "si",
+        ids, "r",
+        new_axes={"k": 2},
+        concatenate=True,
+        dtype=np.float64,
+        meta=np.empty((0,) * (len(lead) + 2), dtype=np.float64),
+        seed=seed, dims=resample, sizes=sizes, batch=batch, kw=kw,
+    )
+    coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {SYSTEM, INPUT}}
+    dims = lead + [RESAMPLE_DIM]
+    r = xr.DataArray(out[0], dims=dims, coords=coords)
+    n = xr.DataArray(out[1].astype(np.int64), dims=dims, coords=coords)
+    return r, n
+
+
+def progress_bar(enabled: bool):
+    """A progress bar for a compute: distributed's when a Client is active, else Dask's local one."""
+    if not enabled:
+        return contextlib.nullcontext()
+    try:
+        from distributed import get_client
+
+        get_client()
+    except (ImportError, ValueError):
+        from dask.diagnostics import ProgressBar
+
+        return ProgressBar()
+    return contextlib.nullcontext()  # distributed: use the dashboard / distributed.progress
