@@ -19,6 +19,7 @@ from .correlate import correlate
 from .io import from_dataframe, read
 from .options import get_options, set_options
 from .resampling.bootstrap import bootstrap, fisher
+from .resampling.meanscore import format_ci, mean_ci, paired_difference_ci
 
 __all__ = [
     "__version__",
@@ -26,9 +27,12 @@ __all__ = [
     "correlate",
     "datasets",
     "fisher",
+    "format_ci",
     "from_dataframe",
     "get_options",
     "kernels",
+    "mean_ci",
+    "paired_difference_ci",
     "read",
     "set_options",
 ]

@@ -1,12 +1,13 @@
 """The ``.corrstat`` accessors on Dataset, DataArray and pandas DataFrame.
 
 Thin and stateless: each method forwards to the functional API with the object as
-its data. Importing :mod:`xcorrstat` registers them.
+its data (same signature and docstring). Importing :mod:`xcorrstat` registers them.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from typing import Any, Callable
 
 import pandas as pd
 import xarray as xr
@@ -14,36 +15,38 @@ import xarray as xr
 from .correlate import correlate
 from .io import from_dataframe
 from .resampling.bootstrap import bootstrap, fisher
+from .resampling.meanscore import mean_ci, paired_difference_ci
 
 __all__ = ["CorrstatAccessor", "CorrstatFrameAccessor"]
+
+
+def _forward(func: Callable[..., Any]) -> Callable[..., Any]:
+    """An accessor method calling ``func(self._data(), **kwargs)``, with func's signature and doc."""
+
+    def method(self, **kwargs: Any) -> Any:
+        return func(self._data(), **kwargs)
+
+    sig = inspect.signature(func)
+    params = list(sig.parameters.values())[1:]  # drop `data`
+    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    method.__signature__ = sig.replace(parameters=[self_param, *params])  # type: ignore[attr-defined]
+    method.__name__ = func.__name__
+    method.__qualname__ = func.__name__
+    method.__doc__ = func.__doc__
+    return method
 
 
 class _Common:
     _obj: Any
 
-    def _data(self):
+    def _data(self) -> Any:
         return self._obj
 
-    def correlate(self, **kwargs: Any) -> xr.DataArray:
-        """Correlate every metric with a human target; see :func:`xcorrstat.correlate`.
-
-        Examples
-        --------
-        >>> import xcorrstat
-        >>> ds = xcorrstat.datasets.summeval()
-        >>> r = ds.corrstat.correlate(target="expert_relevance", level="input", method="kendall")
-        >>> round(float(r.sel(metric="bertscore_recall")), 2)
-        0.27
-        """
-        return correlate(self._data(), **kwargs)
-
-    def bootstrap(self, **kwargs: Any) -> xr.Dataset:
-        """Bootstrap CIs of every metric's level correlation; see :func:`xcorrstat.bootstrap`."""
-        return bootstrap(self._data(), **kwargs)
-
-    def fisher(self, **kwargs: Any) -> xr.Dataset:
-        """Fisher-z CIs of every metric's level correlation; see :func:`xcorrstat.fisher`."""
-        return fisher(self._data(), **kwargs)
+    correlate = _forward(correlate)
+    bootstrap = _forward(bootstrap)
+    fisher = _forward(fisher)
+    mean_ci = _forward(mean_ci)
+    paired_difference_ci = _forward(paired_difference_ci)
 
 
 @xr.register_dataset_accessor("corrstat")
@@ -59,8 +62,11 @@ class CorrstatAccessor(_Common):
 class CorrstatFrameAccessor(_Common):
     """``df.corrstat``: the same calls on a wide table with ``system`` and ``input`` columns.
 
-    The columns (or index levels) must be named ``system`` and ``input``; for other
-    names, or for a long table, build the Dataset with :func:`xcorrstat.from_dataframe`.
+    The columns (or index levels) must be named ``system`` and ``input``. A table
+    carries no marker of which columns are human judgments, so every other column
+    except the target counts as a metric: pass ``metrics=[...]``, or build the
+    Dataset with :func:`xcorrstat.from_dataframe` (``human=``, other column names,
+    long tables).
     """
 
     def __init__(self, obj: pd.DataFrame) -> None:

@@ -8,8 +8,9 @@ metric, which makes the intervals paired across them.
 
 Each batch of draws is one matrix product: with ``C`` the ``(draws, inputs)`` count
 matrix and ``X`` the ``(inputs, cells)`` scores of every metric and system, the
-resampled sums are ``C @ X`` (computed exactly, so every draw's mean is the same bit
-for bit whatever the batch, the other scores selected or the BLAS). Missing cells (NaN) are skipped: a draw's mean is
+resampled sums are ``C @ X``; the draws themselves are identical whatever the batch,
+and the means agree to rounding (BLAS may sum in another order). Missing cells
+(NaN) are skipped: a draw's mean is
 ``sum(c * x) / sum(c)`` over the drawn cells that are present, and a draw that
 picks no present cell is undefined (NaN), counted in ``n_undefined`` and left out
 of the quantiles.
@@ -24,6 +25,7 @@ import xarray as xr
 
 from ..schema import INPUT, METRIC, SYSTEM, _as_names, _check_variable, as_dataset
 from .draws import bootstrap_indices, counts_from_indices, resolve_seed
+from .intervals import percentile_ci
 
 __all__ = ["mean_ci", "paired_difference_ci", "format_ci"]
 
@@ -80,29 +82,8 @@ def _scores(data, metrics, dim: str) -> xr.DataArray:
 
 
 def _default_batch(n: int, cells: int, n_resamples: int) -> int:
-    per_draw = 8 * (3 * n + 6 * cells)  # indices and counts; split sums, sums and drawn counts per cell
+    per_draw = 8 * (3 * n + 3 * cells)  # indices and counts; sums and drawn counts per cell
     return int(max(1, min(n_resamples, _BLOCK_BYTES // per_draw)))
-
-
-def _exact_parts(x: np.ndarray) -> np.ndarray:
-    """Split ``x`` ``(n, cells)`` into three fixed-point parts ``(n, 3 * cells)`` for exact sums.
-
-    Per cell, part ``k`` is a multiple of ``2**(e - k*s)`` (``2**e`` bounds the cell's
-    values) with at most ``s`` bits, where ``n * 2**s <= 2**53``. Any sum of count-weighted
-    parts over the ``n`` inputs is then exact in float64 whatever the order of summation,
-    so a draw's mean does not depend on the batch it was computed in, on the other
-    cells, or on the BLAS. The parts sum back to ``x`` (to ``2**(e - 3s)``).
-    """
-    n = x.shape[0]
-    bits = 53 - int(np.ceil(np.log2(max(n, 2))))
-    _, e = np.frexp(np.max(np.abs(x), axis=0, initial=0.0))
-    parts, rest = [], x
-    for k in (1, 2, 3):
-        unit = np.ldexp(1.0, np.maximum(e - k * bits, -1074))
-        part = np.round(rest / unit) * unit
-        parts.append(part)
-        rest = rest - part
-    return np.concatenate(parts, axis=1)
 
 
 def _resampled_means(
@@ -113,12 +94,10 @@ def _resampled_means(
     present = ~np.isnan(x)
     complete = bool(present.all())
     filled = np.where(present, x, 0.0)
-    parts = _exact_parts(filled)
     weights = None if complete else present.astype(np.float64)
     count = present.sum(axis=0)
     mean = np.full(cells, np.nan)
-    total = parts.sum(axis=0)  # exact, so the same whatever the memory layout
-    np.divide((total[:cells] + total[cells : 2 * cells]) + total[2 * cells :], count, out=mean, where=count > 0)
+    np.divide(filled.sum(axis=0), count, out=mean, where=count > 0)
     if not skipna:
         broken = ~present.all(axis=0)  # a missing cell makes the mean and every draw NaN
         mean[broken] = np.nan
@@ -128,8 +107,7 @@ def _resampled_means(
         stop = min(start + step, n_resamples)
         (idx,) = bootstrap_indices(seed, np.arange(start, stop), [n])
         c = counts_from_indices(idx, n).astype(np.float64)
-        split = c @ parts  # one matmul for every metric, system and part
-        sums = (split[:, :cells] + split[:, cells : 2 * cells]) + split[:, 2 * cells :]
+        sums = c @ filled  # one matmul for every metric and system
         if weights is None:
             out[start:stop] = sums / n
         else:
@@ -144,18 +122,8 @@ def _resampled_means(
 
 def _percentile_ci(draws: np.ndarray, confidence_level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Percentile interval per column over the defined (non-NaN) draws, and the undefined count."""
-    alpha = (1 - confidence_level) / 2
-    q = np.array([alpha, 1 - alpha])
-    undefined = np.isnan(draws).sum(axis=0)
-    low = np.full(draws.shape[1], np.nan)
-    high = np.full(draws.shape[1], np.nan)
-    whole = undefined == 0
-    if whole.any():
-        low[whole], high[whole] = np.quantile(draws[:, whole], q, axis=0)
-    for j in np.flatnonzero((undefined > 0) & (undefined < draws.shape[0])):  # only partly defined cells
-        col = draws[:, j]
-        low[j], high[j] = np.quantile(col[~np.isnan(col)], q)
-    return low, high, undefined.astype(np.int64)
+    low, high = percentile_ci(draws.T, confidence_level)
+    return low, high, np.isnan(draws).sum(axis=0).astype(np.int64)
 
 
 def _labelled(values: np.ndarray, template: xr.DataArray, dim: str) -> xr.DataArray:
