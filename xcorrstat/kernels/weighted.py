@@ -11,8 +11,9 @@ weighted statistic with weights ``w``:
   ties ``t_x = sum_{a<b} w_a w_b [x_a = x_b] + sum_a w_a (w_a - 1) / 2`` (copies of one
   system are tied with each other), ``n = sum w`` and ``n0 = n (n - 1) / 2``.
 
-A vector is constant on the resample exactly when every expanded pair is tied
-(``t_x == n0``), which is the undefined rule for all three methods.
+The undefined rule is the plain one on the expanded vectors: fewer than
+``min_pairs`` expanded pairs, or a vector constant over the drawn units (for
+Kendall: every expanded pair tied, ``t_x == n0``).
 
 Two layouts: :func:`wcorr` takes weights that broadcast against the data (one set
 per row), :func:`wcorr_gemm` takes fixed rows and a batch of weight vectors and
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .correlation import _constant
 from .tau import _distinct, tau_from_counts
 
 __all__ = ["wcorr", "wcorr_gemm"]
@@ -68,25 +70,25 @@ def wcorr(x, z, w, *, method="pearson", variant="b", min_pairs=3):
     valid = ~np.isnan(x) & ~np.isnan(z) & (w > 0)
     wv = np.where(valid, w, 0.0)
     n = wv.sum(axis=-1)
-    i, j = _pair_index(x.shape[-1])
-    pw = wv[..., i] * wv[..., j]
-    with np.errstate(invalid="ignore"):
-        dx = x[..., i] - x[..., j]
-        dz = z[..., i] - z[..., j]
-    self_ties = np.sum(wv * (wv - 1.0) / 2.0, axis=-1)
-    tx = np.sum(pw * (dx == 0), axis=-1) + self_ties
-    tz = np.sum(pw * (dz == 0), axis=-1) + self_ties
-    n0 = n * (n - 1.0) / 2.0
-    undefined = (n < min_pairs) | (tx >= n0) | (tz >= n0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        if method == "pearson":
-            r = _wpearson(x, z, wv, n)
-        elif method == "spearman":
-            r = _wpearson(_wranks(np.where(valid, x, np.nan), wv), _wranks(np.where(valid, z, np.nan), wv), wv, n)
-        elif method == "kendall":
+        if method == "kendall":
+            i, j = _pair_index(x.shape[-1])
+            pw = wv[..., i] * wv[..., j]
+            dx = x[..., i] - x[..., j]
+            dz = z[..., i] - z[..., j]
+            self_ties = np.sum(wv * (wv - 1.0) / 2.0, axis=-1)
+            tx = np.sum(pw * (dx == 0), axis=-1) + self_ties
+            tz = np.sum(pw * (dz == 0), axis=-1) + self_ties
+            n0 = n * (n - 1.0) / 2.0
+            undefined = (n < min_pairs) | (tx >= n0) | (tz >= n0)
             cmd = np.sum(pw * _signs(dx) * _signs(dz), axis=-1)
             m = np.minimum(_distinct(x, valid), _distinct(z, valid)) if variant == "c" else None
             r = tau_from_counts(cmd, n0, tx, tz, n, m, variant)
+        elif method in ("pearson", "spearman"):
+            undefined = (n < min_pairs) | _constant(x, valid) | _constant(z, valid)
+            if method == "spearman":
+                x, z = _wranks(np.where(valid, x, np.nan), wv), _wranks(np.where(valid, z, np.nan), wv)
+            r = _wpearson(x, z, wv, n)
         else:
             raise ValueError(f"method must be pearson, spearman or kendall, got {method!r}")
     r = np.where(undefined, np.nan, np.clip(r, -1.0, 1.0))

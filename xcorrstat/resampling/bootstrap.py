@@ -13,7 +13,7 @@ from ..kernels import LEVELS, METHODS, VARIANTS
 from ..options import OPTIONS
 from ..schema import INPUT, SYSTEM, split_scores
 from .draws import resolve_seed
-from .engine import RESAMPLE_DIM, bootstrap_draws, check_resample, default_batch, progress_bar
+from .engine import RESAMPLE_DIM, bootstrap_draws, check_resample, compute_with_progress, default_batch
 from .intervals import basic_ci, bca_ci, check_confidence_level, fisher_ci, percentile_ci
 from .statistics import resampled_level_correlation
 
@@ -187,8 +187,7 @@ def bootstrap(
     out["n_undefined"].attrs["long_name"] = "draws whose statistic is undefined (NaN), left out of the interval"
     if lazy:
         return out
-    with progress_bar(progress):
-        return out.compute()
+    return compute_with_progress(out, progress)
 
 
 def _point(x, z, kw):

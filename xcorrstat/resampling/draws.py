@@ -1,12 +1,18 @@
 """Random draws keyed by draw id.
 
-Draw ``r`` of a run with seed ``seed`` comes from its own generator,
-``Generator(PCG64(SeedSequence(seed, spawn_key=(r,))))`` -- the same stream as
-``SeedSequence(seed).spawn(R)[r]`` -- so a draw does not depend on how draws are
-batched, chunked or scheduled. A bootstrap draw along a dim of size ``n`` is
-``n`` indices drawn with replacement, held as a count vector over the dim's labels;
-when several dims are resampled, each draw takes them in canonical order
-(``system``, ``input``, then other dims by name).
+Draws come in fixed blocks of ``DRAW_BLOCK`` consecutive ids. Block ``k`` of a run
+with seed ``seed`` has its own generator,
+``Generator(PCG64(SeedSequence(seed, spawn_key=(k,))))`` -- the same stream as
+``SeedSequence(seed).spawn(K)[k]`` -- and draw ``r`` is row ``r % DRAW_BLOCK`` of
+what that generator gives for block ``r // DRAW_BLOCK``. So a draw depends only on
+``(seed, r)``, never on how draws are batched, chunked or scheduled, while one
+generator serves many draws (a generator per draw would cost more than the
+statistic itself on small data).
+
+A bootstrap draw along a dim of size ``n`` is ``n`` indices drawn with replacement,
+held as a count vector over the dim's labels. When several dims are resampled, a
+block takes them in canonical order (``system``, ``input``, then other dims by
+name): ``integers(0, n_1, (DRAW_BLOCK, n_1))``, then ``n_2``, and so on.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ __all__ = [
 ]
 
 _CANONICAL = ("system", "input")
+DRAW_BLOCK = 256
 
 
 def resolve_seed(rng) -> int:
@@ -56,9 +63,9 @@ def resolve_seed(rng) -> int:
     )
 
 
-def draw_generator(seed: int, draw: int) -> np.random.Generator:
-    """The generator of draw ``draw``."""
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(int(draw),))))
+def draw_generator(seed: int, block: int) -> np.random.Generator:
+    """The generator of draw block ``block`` (draws ``block * DRAW_BLOCK`` onwards)."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(int(block),))))
 
 
 def canonical_dims(dims: Sequence[str]) -> tuple[str, ...]:
@@ -76,13 +83,26 @@ def bootstrap_indices(seed: int, draws, sizes: Sequence[int]) -> list[np.ndarray
 
     ``sizes`` are the lengths of the resampled dims in canonical order. These are
     the indices a test uses to expand a resample explicitly.
+
+    Examples
+    --------
+    >>> sys_idx, inp_idx = bootstrap_indices(0, [3, 700], [16, 100])
+    >>> sys_idx.shape, inp_idx.shape
+    ((2, 16), (2, 100))
+    >>> bool((bootstrap_indices(0, [700], [16, 100])[1] == inp_idx[1]).all())
+    True
     """
     draws = np.atleast_1d(np.asarray(draws, dtype=np.int64))
+    if draws.size and draws.min() < 0:
+        raise ValueError("draw ids must be non-negative")
     out = [np.empty((draws.size, int(n)), dtype=np.int64) for n in sizes]
-    for k, r in enumerate(draws):  # one generator per draw id: cheap next to the statistic
-        g = draw_generator(seed, r)
+    blocks = draws // DRAW_BLOCK
+    for block in np.unique(blocks):  # one generator per block of draw ids
+        g = draw_generator(seed, block)
+        mine = blocks == block
+        rows = draws[mine] % DRAW_BLOCK
         for arr, n in zip(out, sizes):
-            arr[k] = g.integers(0, n, size=n)
+            arr[mine] = g.integers(0, n, size=(DRAW_BLOCK, int(n)))[rows]
     return out
 
 

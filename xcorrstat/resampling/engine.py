@@ -9,7 +9,7 @@ by default, a ``dask.distributed`` cluster when a Client is active.
 
 from __future__ import annotations
 
-import contextlib
+import sys
 
 import dask
 import dask.array as dsa
@@ -20,11 +20,12 @@ from ..schema import INPUT, SYSTEM, check_finite
 from .draws import bootstrap_indices, canonical_dims
 from .statistics import resampled_level_correlation
 
-__all__ = ["RESAMPLE_DIM", "default_batch", "bootstrap_draws", "check_resample", "progress_bar"]
+__all__ = ["RESAMPLE_DIM", "default_batch", "bootstrap_draws", "check_resample", "compute_with_progress"]
 
 RESAMPLE_DIM = "resample"
 _BLOCK_ELEMS = 8_000_000  # ~64 MB of float64 per batch of draws
 _RESAMPLABLE = (SYSTEM, INPUT)
+_SMALL_WORK = 20_000_000  # cells x draws below which eager data is computed in one block
 
 
 def check_resample(resample) -> tuple[str, ...]:
@@ -86,6 +87,15 @@ def bootstrap_draws(
     lead = [d for d in x.dims if d not in (SYSTEM, INPUT)]
     x = x.transpose(*lead, SYSTEM, INPUT)
     z = z.transpose(*lead, SYSTEM, INPUT)
+    coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {SYSTEM, INPUT}}
+    dims = lead + [RESAMPLE_DIM]
+    eager = x.chunks is None and z.chunks is None
+    if eager and x.size * n_resamples <= _SMALL_WORK:
+        # small eager problems: one block in this thread beats building a task graph
+        out = _block(x.values, z.values, np.arange(n_resamples), seed=seed, dims=resample, sizes=sizes,
+                     batch=batch, kw=kw)
+        return (xr.DataArray(out[0], dims=dims, coords=coords),
+                xr.DataArray(out[1].astype(np.int64), dims=dims, coords=coords))
     if metric_chunk is None:
         metric_chunk = max(1, -(-x.sizes["metric"] // max(2 * dask.system.CPU_COUNT, 1)))
     chunks = {"metric": metric_chunk, SYSTEM: -1, INPUT: -1}
@@ -105,23 +115,29 @@ def bootstrap_draws(
         meta=np.empty((0,) * (len(lead) + 2), dtype=np.float64),
         seed=seed, dims=resample, sizes=sizes, batch=batch, kw=kw,
     )
-    coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {SYSTEM, INPUT}}
-    dims = lead + [RESAMPLE_DIM]
     r = xr.DataArray(out[0], dims=dims, coords=coords)
     n = xr.DataArray(out[1].astype(np.int64), dims=dims, coords=coords)
     return r, n
 
 
-def progress_bar(enabled: bool):
-    """A progress bar for a compute: distributed's when a Client is active, else Dask's local one."""
+def compute_with_progress(obj, enabled: bool):
+    """Compute ``obj`` on the active scheduler, with a progress bar if asked.
+
+    With a ``dask.distributed`` Client active the work runs on its cluster and
+    :func:`distributed.progress` shows the bar; otherwise Dask's local
+    :class:`~dask.diagnostics.ProgressBar` does (both on stderr or in the notebook).
+    """
     if not enabled:
-        return contextlib.nullcontext()
+        return obj.compute()
     try:
-        from distributed import get_client
+        from distributed import get_client, progress
 
         get_client()
     except (ImportError, ValueError):
         from dask.diagnostics import ProgressBar
 
-        return ProgressBar()
-    return contextlib.nullcontext()  # distributed: use the dashboard / distributed.progress
+        with ProgressBar(out=sys.stderr):
+            return obj.compute()
+    persisted = obj.persist()
+    progress(persisted)
+    return persisted.compute()
