@@ -13,7 +13,14 @@ from ..kernels import LEVELS, METHODS, VARIANTS
 from ..options import OPTIONS
 from ..schema import INPUT, SYSTEM, split_scores
 from .draws import resolve_seed
-from .engine import RESAMPLE_DIM, bootstrap_draws, check_resample, compute_with_progress, default_batch
+from .engine import (
+    RESAMPLE_DIM,
+    bootstrap_draws,
+    check_resample,
+    compute_with_progress,
+    default_batch,
+    default_metric_chunk,
+)
 from .intervals import basic_ci, bca_ci, check_confidence_level, fisher_ci, percentile_ci
 from .statistics import resampled_level_correlation
 
@@ -104,7 +111,8 @@ def bootstrap(
     rng : int, Generator, SeedSequence or None
         Seed; the seed actually used is recorded in ``attrs["seed"]``.
     batch : int, optional
-        Draws per batch (and per Dask task); default keeps a batch near 64 MB.
+        Draws per batch (and per Dask task); the default keeps a task's temporaries
+        near 256 MB. The numbers do not depend on it.
     keep_distribution : bool
         Also return every draw along a ``resample`` dim.
     progress : bool
@@ -142,7 +150,8 @@ def bootstrap(
     x, z, _ = split_scores(data, target=target, metrics=metrics)
     lazy = x.chunks is not None or z.chunks is not None
     if batch is None:
-        batch = default_batch(1, x.sizes[SYSTEM], x.sizes[INPUT], level) * 4
+        chunk = x.chunksizes["metric"][0] if x.chunks is not None else default_metric_chunk(x.sizes["metric"])
+        batch = default_batch(chunk, x.sizes[SYSTEM], x.sizes[INPUT], level, method)
     batch = min(_positive_int(batch, "batch"), n_resamples)
     seed = resolve_seed(rng)
     kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs,

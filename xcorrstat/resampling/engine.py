@@ -20,10 +20,17 @@ from ..schema import INPUT, SYSTEM, check_finite
 from .draws import bootstrap_indices, canonical_dims
 from .statistics import resampled_level_correlation
 
-__all__ = ["RESAMPLE_DIM", "default_batch", "bootstrap_draws", "check_resample", "compute_with_progress"]
+__all__ = [
+    "RESAMPLE_DIM",
+    "bootstrap_draws",
+    "check_resample",
+    "compute_with_progress",
+    "default_batch",
+    "default_metric_chunk",
+]
 
 RESAMPLE_DIM = "resample"
-_BLOCK_ELEMS = 8_000_000  # ~64 MB of float64 per batch of draws
+_BLOCK_ELEMS = 32_000_000  # ~256 MB of float64 temporaries per task
 _RESAMPLABLE = (SYSTEM, INPUT)
 _SMALL_WORK = 20_000_000  # cells x draws below which eager data is computed in one block
 
@@ -42,11 +49,25 @@ def check_resample(resample) -> tuple[str, ...]:
     return canonical_dims(dims)
 
 
-def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: str) -> int:
-    """Draws per batch so one batch's temporaries stay near 64 MB."""
-    per_draw = n_metrics * n_systems * n_inputs
-    if level == "input":
-        per_draw *= max(n_systems // 2, 1)  # weighted per-input ranks / pair sums
+def default_metric_chunk(n_metrics: int) -> int:
+    """Metrics per task: about two tasks per core along ``metric``."""
+    return max(1, -(-n_metrics // max(2 * dask.system.CPU_COUNT, 1)))
+
+
+def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: str, method: str) -> int:
+    """Draws per batch (and per task) so one task's temporaries stay near 256 MB.
+
+    The estimate counts the float64 temporaries one draw needs for ``n_metrics``
+    metrics: pair arrays at system level, per-input sums (Kendall) or per-input
+    weighted ranks (Pearson/Spearman) at input level, the gathered cells at global level.
+    """
+    s, i = n_systems, n_inputs
+    if level == "system":
+        per_draw = n_metrics * (4 * s * s + 2 * s) + i
+    elif level == "input":
+        per_draw = n_metrics * i * (12 if method == "kendall" else 8 * s) + i + s
+    else:
+        per_draw = n_metrics * s * i * (12 if method == "kendall" else 8)
     return int(max(1, min(1000, _BLOCK_ELEMS // max(per_draw, 1))))
 
 
@@ -97,7 +118,8 @@ def bootstrap_draws(
         return (xr.DataArray(out[0], dims=dims, coords=coords),
                 xr.DataArray(out[1].astype(np.int64), dims=dims, coords=coords))
     if metric_chunk is None:
-        metric_chunk = max(1, -(-x.sizes["metric"] // max(2 * dask.system.CPU_COUNT, 1)))
+        # keep a Dask user's metric chunks; split eager data into about two tasks per core
+        metric_chunk = x.chunksizes["metric"] if x.chunks is not None else default_metric_chunk(x.sizes["metric"])
     chunks = {"metric": metric_chunk, SYSTEM: -1, INPUT: -1}
     xd = x.chunk(chunks).data
     zd = z.chunk(chunks).data

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.correlation import corr
+from ..kernels.exactsum import exact_weighted_sums
 from ..kernels.weighted import wcorr, wcorr_gemm
 from .draws import counts_from_indices
 
@@ -37,12 +38,11 @@ def _flat(x, z):
 def _weighted_means(x, z, valid, c):
     """Per-system means (M, S, B) over inputs weighted by counts c (B, I) or (M, B, I)."""
     ct = np.swapaxes(c, -1, -2).astype(np.float64)
-    vx = np.where(valid, x, 0.0)
-    vz = np.where(valid, z, 0.0)
-    cnt = valid.astype(np.float64) @ ct
+    cnt = valid.astype(np.float64) @ ct  # integers: exact
     with np.errstate(invalid="ignore", divide="ignore"):
-        mx = (vx @ ct) / cnt
-        mz = (vz @ ct) / cnt
+        # exact sums: a draw's means (and ties between them) do not depend on the batch
+        mx = exact_weighted_sums(np.where(valid, x, 0.0), c) / cnt
+        mz = exact_weighted_sums(np.where(valid, z, 0.0), c) / cnt
     return np.where(cnt > 0, mx, np.nan), np.where(cnt > 0, mz, np.nan)
 
 
