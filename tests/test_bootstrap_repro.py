@@ -135,7 +135,7 @@ def test_one_metric_alone_sees_the_same_draws(ds, config, reference):
 # distributed
 # --------------------------------------------------------------------------- #
 @pytest.fixture(scope="module")
-def cluster_client():
+def cluster():
     distributed = pytest.importorskip("distributed")
     try:
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -143,23 +143,33 @@ def cluster_client():
     except Exception as err:  # pragma: no cover - environment without a usable cluster
         pytest.skip(f"distributed.LocalCluster could not start: {err!r}")
     try:
-        client = distributed.Client(cluster)
-    except Exception as err:  # pragma: no cover
+        yield cluster
+    finally:
         cluster.close()
+
+
+@pytest.fixture
+def client(cluster):
+    # one Client per test: an active Client changes how Dask builds graphs, so it
+    # must not outlive the test that uses it
+    from distributed import Client
+
+    try:
+        client = Client(cluster)
+    except Exception as err:  # pragma: no cover
         pytest.skip(f"distributed.Client could not connect: {err!r}")
     try:
         yield client
     finally:
         client.close()
-        cluster.close()
 
 
-def test_distributed_cluster_gives_the_same_numbers(ds, config, reference, cluster_client):
+def test_distributed_cluster_gives_the_same_numbers(ds, config, reference, client):
     from distributed import get_client, get_task_stream
 
-    assert get_client() is cluster_client
-    with get_task_stream(cluster_client) as stream:
-        eager = run(ds, config, batch=7)  # NumPy input: computed on the active Client
+    assert get_client() is client
+    with get_task_stream(client) as stream:
+        eager = run(ds, config, batch=7)  # NumPy input, computed while the Client is active
         lazy = run(stacked(ds, 3), config, batch=11).compute()
     assert_reproduced(eager, reference)
     assert_reproduced(lazy, reference)

@@ -10,9 +10,11 @@ by default, a ``dask.distributed`` cluster when a Client is active.
 from __future__ import annotations
 
 import sys
+import warnings
 
 import dask
 import dask.array as dsa
+from dask.array.core import PerformanceWarning
 import numpy as np
 import xarray as xr
 
@@ -111,7 +113,7 @@ def bootstrap_draws(
     coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {SYSTEM, INPUT}}
     dims = lead + [RESAMPLE_DIM]
     eager = x.chunks is None and z.chunks is None
-    if eager and x.size * n_resamples <= _SMALL_WORK:
+    if eager and x.size * n_resamples <= _SMALL_WORK and not _client_active():
         # small eager problems: one block in this thread beats building a task graph
         out = _block(x.values, z.values, np.arange(n_resamples), seed=seed, dims=resample, sizes=sizes,
                      batch=batch, kw=kw)
@@ -126,20 +128,33 @@ def bootstrap_draws(
     zd = zd.rechunk(xd.chunks)
     ids = dsa.arange(n_resamples, chunks=batch, dtype=np.int64)
     letters = "abcdefghjklmnopq"[: len(lead)]
-    out = dsa.blockwise(
-        _block, "k" + letters + "r",
-        xd, letters + "si",
-        zd, letters + "si",
-        ids, "r",
-        new_axes={"k": 2},
-        concatenate=True,
-        dtype=np.float64,
-        meta=np.empty((0,) * (len(lead) + 2), dtype=np.float64),
-        seed=seed, dims=resample, sizes=sizes, batch=batch, kw=kw,
-    )
+    with warnings.catch_warnings():
+        # many small draw chunks are deliberate when `batch` is small
+        warnings.simplefilter("ignore", PerformanceWarning)
+        out = dsa.blockwise(
+            _block, "k" + letters + "r",
+            xd, letters + "si",
+            zd, letters + "si",
+            ids, "r",
+            new_axes={"k": 2},
+            concatenate=True,
+            dtype=np.float64,
+            meta=np.empty((0,) * (len(lead) + 2), dtype=np.float64),
+            seed=seed, dims=resample, sizes=sizes, batch=batch, kw=kw,
+        )
     r = xr.DataArray(out[0], dims=dims, coords=coords)
     n = xr.DataArray(out[1].astype(np.int64), dims=dims, coords=coords)
     return r, n
+
+
+def _client_active() -> bool:
+    try:
+        from distributed import get_client
+
+        get_client()
+    except (ImportError, ValueError):
+        return False
+    return True
 
 
 def compute_with_progress(obj, enabled: bool):
@@ -151,15 +166,13 @@ def compute_with_progress(obj, enabled: bool):
     """
     if not enabled:
         return obj.compute()
-    try:
-        from distributed import get_client, progress
-
-        get_client()
-    except (ImportError, ValueError):
+    if not _client_active():
         from dask.diagnostics import ProgressBar
 
         with ProgressBar(out=sys.stderr):
             return obj.compute()
+    from distributed import progress
+
     persisted = obj.persist()
     progress(persisted)
     return persisted.compute()

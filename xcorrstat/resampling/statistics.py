@@ -73,13 +73,15 @@ def _input_level(x, z, w, c, kw):
         r_in, _ = corr(xt, zt, **kw)  # fixed per-input correlations
         r_in = r_in.reshape(m, i)
         defined = ~np.isnan(r_in)
-        num = np.where(defined, r_in, 0.0) @ c.T
+        num = exact_weighted_sums(np.where(defined, r_in, 0.0), c)  # same bits whatever the batch
         den = defined.astype(np.float64) @ c.T
     else:
         r_in, _ = wcorr_gemm(xt, zt, w, **kw)  # (M*I, B)
         r_in = r_in.reshape(m, i, -1)
         defined = ~np.isnan(r_in)
-        num = np.einsum("mib,bi->mb", np.where(defined, r_in, 0.0), c)
+        # (M, B, I) contiguous rows: each draw's sum over inputs is reduced the same way in any batch
+        weighted = np.ascontiguousarray(np.moveaxis(np.where(defined, r_in, 0.0), 1, 2)) * c[None]
+        num = weighted.sum(axis=-1)
         den = np.einsum("mib,bi->mb", defined.astype(np.float64), c)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = num / den
@@ -89,8 +91,8 @@ def _input_level(x, z, w, c, kw):
 def _global_level(x, z, sys_idx, inp_idx, kw):
     m, s, i = x.shape
     cells = (sys_idx[:, :, None] * i + inp_idx[:, None, :]).reshape(sys_idx.shape[0], -1)  # (B, S*I)
-    xf = x.reshape(m, s * i)[:, cells]  # (M, B, S*I)
-    zf = z.reshape(m, s * i)[:, cells]
+    xf = np.ascontiguousarray(x.reshape(m, s * i)[:, cells])  # (M, B, S*I), rows contiguous
+    zf = np.ascontiguousarray(z.reshape(m, s * i)[:, cells])
     return corr(xf, zf, **kw)
 
 
@@ -121,7 +123,8 @@ def resampled_level_correlation(
     -------
     r, n : ndarray (..., B)
         Statistic and units used for every draw, equal to the plain level
-        correlation of the expanded resample.
+        correlation of the expanded resample (with ``skipna=False``, every draw is
+        NaN when the data -- not only the resample -- has a missing cell).
     """
     x, z, lead = _flat(x, z)
     m, s, i = x.shape
