@@ -17,6 +17,7 @@ import xarray as xr
 from .kernels import LEVELS, METHODS, VARIANTS, level_correlation
 from .options import OPTIONS
 from .schema import INPUT, SYSTEM, check_finite, split_scores
+from .validation import check_choice, check_min_pairs
 
 __all__ = ["correlate", "METHOD_DIM"]
 
@@ -124,13 +125,10 @@ def correlate(
     """
     levels, level_dim = _choices(level, LEVELS, "level", "level")
     methods, method_dim = _choices(method, METHODS, "method", METHOD_DIM)
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS!r} (Kendall's tau-b or tau-c), got {variant!r}")
+    check_choice(variant, VARIANTS, "variant", " (Kendall's tau-b or tau-c)")
     if not isinstance(skipna, (bool, np.bool_)):
         raise TypeError(f"skipna must be True or False, got {skipna!r}")
-    min_pairs = OPTIONS["min_pairs"] if min_pairs is None else min_pairs
-    if not isinstance(min_pairs, (int, np.integer)) or isinstance(min_pairs, bool) or min_pairs < 2:
-        raise ValueError(f"min_pairs must be an integer >= 2, got {min_pairs!r}")
+    min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     x, z, _ = split_scores(data, target=target, metrics=metrics)
 
     rows = []

@@ -20,7 +20,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 import xarray as xr
 
-__all__ = ["SYSTEM", "INPUT", "METRIC", "TARGET", "as_dataset", "split_scores", "check_finite"]
+__all__ = ["SYSTEM", "INPUT", "METRIC", "TARGET", "as_dataset", "split_scores", "select_scores", "stack_scores", "check_finite"]
 
 SYSTEM = "system"
 INPUT = "input"
@@ -127,6 +127,30 @@ def default_metrics(ds: xr.Dataset, targets: Sequence[Hashable]) -> list[Hashabl
     ]
 
 
+def select_scores(ds: xr.Dataset, names, default: list[Hashable], argument: str) -> list[Hashable]:
+    """Validated score names: ``names`` (a name or list) or, if None, ``default`` (non-empty)."""
+    if names is None:
+        if not default:
+            raise ValueError(f"{argument}: the data holds no score to use here; pass {argument}=[...]")
+        chosen = list(default)
+    else:
+        chosen = _as_names(names, argument)
+        if len(set(chosen)) != len(chosen):
+            raise ValueError(f"{argument} has duplicate names: {chosen}")
+    for name in chosen:
+        _check_variable(ds, name, argument)
+    return chosen
+
+
+def stack_scores(ds: xr.Dataset, names: Sequence[Hashable], dim: str) -> xr.DataArray:
+    """The named scores as one float64 DataArray along a new ``dim`` labelled by name."""
+    x = xr.concat([ds[k].astype(np.float64, copy=False) for k in names], dim=dim, coords="minimal",
+                  compat="override", join="outer")
+    x = x.assign_coords({dim: [str(k) for k in names]})
+    x.attrs = {}
+    return x.rename(None)
+
+
 def split_scores(data, *, target, metrics=None) -> tuple[xr.DataArray, xr.DataArray, bool]:
     """Split data into metric scores X (dim ``metric``) and target scores Z.
 
@@ -143,24 +167,11 @@ def split_scores(data, *, target, metrics=None) -> tuple[xr.DataArray, xr.DataAr
     targets = _as_names(target, "target")
     for name in targets:
         _check_variable(ds, name, "target")
-    if metrics is None:
-        names = default_metrics(ds, targets)
-        if not names:
-            raise ValueError("metrics: the data holds no metric besides the target(s); pass metrics=[...]")
-    else:
-        names = _as_names(metrics, "metrics")
-        if len(set(names)) != len(names):
-            raise ValueError(f"metrics has duplicate names: {names}")
-    for name in names:
-        _check_variable(ds, name, "metrics")
-    x = xr.concat([ds[k].astype(np.float64, copy=False) for k in names], dim=METRIC, coords="minimal",
-                  compat="override", join="outer")
-    x = x.assign_coords({METRIC: [str(k) for k in names]})
+    names = select_scores(ds, metrics, default_metrics(ds, targets), "metrics")
+    x = stack_scores(ds, names, METRIC)
     several = not isinstance(target, str)
     if several:
-        z = xr.concat([ds[k].astype(np.float64, copy=False) for k in targets], dim=TARGET, coords="minimal",
-                      compat="override", join="outer")
-        z = z.assign_coords({TARGET: [str(k) for k in targets]})
+        z = stack_scores(ds, targets, TARGET)
     else:
         z = ds[targets[0]].astype(np.float64, copy=False)
     x.attrs, z.attrs = {}, {}

@@ -21,7 +21,8 @@ from .engine import (
     default_batch,
     default_metric_chunk,
 )
-from .intervals import basic_ci, bca_ci, check_confidence_level, fisher_ci, percentile_ci
+from ..validation import check_choice, check_confidence_level, check_min_pairs, check_positive_int
+from .intervals import basic_ci, bca_ci, fisher_ci, percentile_ci
 from .statistics import resampled_level_correlation
 
 __all__ = ["bootstrap", "fisher"]
@@ -29,23 +30,11 @@ __all__ = ["bootstrap", "fisher"]
 CI_METHODS = ("percentile", "basic", "bca")
 
 
-def _positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def _check_common(level, method, variant, min_pairs):
-    if level not in LEVELS:
-        raise ValueError(f"level must be one of {LEVELS!r}, got {level!r}")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS!r}, got {method!r}")
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS!r} (Kendall's tau-b or tau-c), got {variant!r}")
-    min_pairs = OPTIONS["min_pairs"] if min_pairs is None else min_pairs
-    if isinstance(min_pairs, bool) or not isinstance(min_pairs, (int, np.integer)) or min_pairs < 2:
-        raise ValueError(f"min_pairs must be an integer >= 2, got {min_pairs!r}")
-    return int(min_pairs)
+    check_choice(level, LEVELS, "level")
+    check_choice(method, METHODS, "method")
+    check_choice(variant, VARIANTS, "variant", " (Kendall's tau-b or tau-c)")
+    return check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
 
 
 def _jackknife(x, z, dim, kw):
@@ -138,10 +127,9 @@ def bootstrap(
     """
     min_pairs = _check_common(level, method, variant, min_pairs)
     dims = check_resample(resample)
-    n_resamples = _positive_int(n_resamples, "n_resamples")
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
     confidence_level = check_confidence_level(confidence_level)
-    if ci not in CI_METHODS:
-        raise ValueError(f"ci must be one of {CI_METHODS!r}, got {ci!r}")
+    check_choice(ci, CI_METHODS, "ci")
     if ci == "bca" and len(dims) != 1:
         raise ValueError(
             f"ci='bca' needs exactly one resampled dim (its jackknife is over that dim's units), "
@@ -152,7 +140,7 @@ def bootstrap(
     if batch is None:
         chunk = x.chunksizes["metric"][0] if x.chunks is not None else default_metric_chunk(x.sizes["metric"])
         batch = default_batch(chunk, x.sizes[SYSTEM], x.sizes[INPUT], level, method)
-    batch = min(_positive_int(batch, "batch"), n_resamples)
+    batch = min(check_positive_int(batch, "batch"), n_resamples)
     seed = resolve_seed(rng)
     kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs,
               complete_inputs=bool(complete_inputs), skipna=bool(skipna))

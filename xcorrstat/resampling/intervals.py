@@ -9,17 +9,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-__all__ = ["percentile_ci", "basic_ci", "bca_ci", "fisher_ci", "FISHER_CONSTANTS", "check_confidence_level"]
+from ..validation import check_confidence_level
 
-
-def check_confidence_level(confidence_level) -> float:
-    try:
-        value = float(confidence_level)
-    except (TypeError, ValueError):
-        value = np.nan
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"confidence_level must be a number in (0, 1), got {confidence_level!r}")
-    return value
+__all__ = ["percentile_ci", "basic_ci", "bca_ci", "fisher_ci", "FISHER_CONSTANTS"]
 
 
 def _quantiles(draws, probs):

@@ -23,7 +23,8 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 import xarray as xr
 
-from ..schema import INPUT, METRIC, SYSTEM, _as_names, _check_variable, as_dataset
+from ..schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, stack_scores
+from ..validation import check_confidence_level, check_positive_int
 from .draws import bootstrap_indices, counts_from_indices, resolve_seed
 from .intervals import percentile_ci
 
@@ -36,16 +37,9 @@ Seed = int | np.random.Generator | np.random.SeedSequence | None
 
 
 def _check_options(n_resamples, confidence_level, batch) -> None:
-    if not isinstance(n_resamples, (int, np.integer)) or isinstance(n_resamples, bool) or n_resamples < 1:
-        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
-    if (
-        not isinstance(confidence_level, (int, float, np.integer, np.floating))
-        or isinstance(confidence_level, bool)
-        or not 0 < confidence_level < 1
-    ):
-        raise ValueError(f"confidence_level must be a number strictly between 0 and 1, got {confidence_level!r}")
-    if batch is not None and (not isinstance(batch, (int, np.integer)) or isinstance(batch, bool) or batch < 1):
-        raise ValueError(f"batch must be a positive integer or None, got {batch!r}")
+    check_positive_int(n_resamples, "n_resamples")
+    check_confidence_level(confidence_level)
+    check_positive_int(batch, "batch", allow_none=True)
 
 
 def _scores(data, metrics, dim: str) -> xr.DataArray:
@@ -55,26 +49,12 @@ def _scores(data, metrics, dim: str) -> xr.DataArray:
         raise ValueError(f"dim={dim!r} is not a dim of the data; its dims are {tuple(map(str, ds.dims))}")
     if ds.sizes[dim] == 0:
         raise ValueError(f"dim={dim!r} is empty; there is nothing to average")
-    if metrics is None:
-        names = [
-            k for k, v in ds.data_vars.items() if v.dtype.kind in "biuf" and SYSTEM in v.dims and INPUT in v.dims
-        ]
-        if not names:
-            raise ValueError("metrics: the data holds no numeric score with (system, input) dims")
-    else:
-        names = _as_names(metrics, "metrics")
-        if len(set(names)) != len(names):
-            raise ValueError(f"metrics has duplicate names: {names}")
-    for name in names:
-        _check_variable(ds, name, "metrics")
+    default = [k for k, v in ds.data_vars.items() if v.dtype.kind in "biuf" and SYSTEM in v.dims and INPUT in v.dims]
+    names = select_scores(ds, metrics, default, "metrics")
     lacking = [str(k) for k in names if dim not in ds[k].dims]
     if lacking:
         raise ValueError(f"dim={dim!r}: the scores {lacking} do not have this dim")
-    x = xr.concat(
-        [ds[k].astype(np.float64, copy=False) for k in names],
-        dim=METRIC, coords="minimal", compat="override", join="outer",
-    )
-    x = x.assign_coords({METRIC: [str(k) for k in names]})
+    x = stack_scores(ds, names, METRIC)
     rest = [d for d in (SYSTEM, INPUT) if d != dim] + [d for d in x.dims if d not in (METRIC, SYSTEM, INPUT, dim)]
     x = x.transpose(dim, METRIC, *rest)
     x.attrs = {}

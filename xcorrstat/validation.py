@@ -1,0 +1,41 @@
+"""Argument checks shared by every public call: each error names the argument and what was expected."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["check_choice", "check_confidence_level", "check_min_pairs", "check_positive_int"]
+
+
+def check_positive_int(value, name: str, *, allow_none: bool = False) -> int | None:
+    """``value`` as an int >= 1 (or None when allowed)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        expected = "a positive integer or None" if allow_none else "a positive integer"
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
+    return int(value)
+
+
+def check_confidence_level(value) -> float:
+    """``value`` as a float strictly between 0 and 1."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not ok or not 0.0 < float(value) < 1.0:
+        raise ValueError(f"confidence_level must be a number strictly between 0 and 1, got {value!r}")
+    return float(value)
+
+
+def check_min_pairs(value) -> int:
+    """``value`` as an int >= 2 (the fewest pairs for a defined correlation)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 2:
+        raise ValueError(f"min_pairs must be an integer >= 2, got {value!r}")
+    return int(value)
+
+
+def check_choice(value, allowed: Sequence[str], name: str, note: str = "") -> str:
+    """``value`` if it is one of ``allowed``."""
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {tuple(allowed)!r}{note}, got {value!r}")
+    return value
