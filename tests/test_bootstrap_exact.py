@@ -3,7 +3,8 @@
 A bootstrap draw is checked by expanding it explicitly: the drawn systems and
 inputs (from :func:`bootstrap_indices`, which every run uses) index the score
 matrices, ``X[:, sys_idx[b]][:, :, inp_idx[b]]``, and the level statistic of that
-expanded matrix is computed here with plain Python loops and ``scipy.stats``:
+expanded matrix is computed by :func:`oracles.oracle_level` with plain Python
+loops and ``scipy.stats``:
 
 * system level: per-system means over the inputs where both scores are present
   (with ``complete_inputs``: only inputs present for every expanded system), then
@@ -21,21 +22,17 @@ so ties between system means are the same here and in the package.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
 import xarray as xr
+from oracles import ATOL, LEVELS, METHOD_VARIANTS, MV_IDS, oracle_level
 from scipy import stats
 
 import xcorrstat
 from xcorrstat.resampling.draws import bootstrap_indices
 from xcorrstat.resampling.statistics import resampled_level_correlation
 
-ATOL = 1e-12
-LEVELS = ["system", "input", "global"]
-METHODS = [("pearson", "b"), ("spearman", "b"), ("kendall", "b"), ("kendall", "c")]
-METHOD_IDS = ["pearson", "spearman", "kendall-b", "kendall-c"]
 RESAMPLES = {"system": ("system",), "input": ("input",), "both": ("system", "input")}
 N_DRAWS = 8
 
@@ -43,66 +40,6 @@ N_DRAWS = 8
 # --------------------------------------------------------------------------- #
 # Oracle
 # --------------------------------------------------------------------------- #
-def scipy_statistic(a, b, method, variant):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if method == "pearson":
-            res = stats.pearsonr(a, b)
-        elif method == "spearman":
-            res = stats.spearmanr(a, b)
-        else:
-            res = stats.kendalltau(a, b, variant=variant, method="asymptotic")
-    return float(res.statistic)
-
-
-def oracle_corr(xs, zs, method, variant, min_pairs=3):
-    """Correlation of two sequences after pairwise deletion; (r, number of valid pairs)."""
-    a, b = [], []
-    for xv, zv in zip(xs, zs):
-        if not (math.isnan(xv) or math.isnan(zv)):
-            a.append(float(xv))
-            b.append(float(zv))
-    n = len(a)
-    if n < max(min_pairs, 2) or len(set(a)) == 1 or len(set(b)) == 1:
-        return math.nan, n
-    return scipy_statistic(np.array(a), np.array(b), method, variant), n
-
-
-def oracle_level(x, z, level, method, variant, *, min_pairs=3, complete_inputs=False):
-    """Level correlation of one (S, I) score matrix against another, by explicit loops."""
-    n_sys, n_inp = x.shape
-
-    def ok(s, j):
-        return not (math.isnan(x[s, j]) or math.isnan(z[s, j]))
-
-    if level == "system":
-        usable = [j for j in range(n_inp) if not complete_inputs or all(ok(s, j) for s in range(n_sys))]
-        mx, mz = [], []
-        for s in range(n_sys):
-            cols = [j for j in usable if ok(s, j)]
-            if cols:
-                mx.append(math.fsum(x[s, j] for j in cols) / len(cols))
-                mz.append(math.fsum(z[s, j] for j in cols) / len(cols))
-            else:
-                mx.append(math.nan)
-                mz.append(math.nan)
-        return oracle_corr(mx, mz, method, variant, min_pairs)
-    if level == "input":
-        defined = []
-        for j in range(n_inp):
-            r, _ = oracle_corr(x[:, j], z[:, j], method, variant, min_pairs)
-            if not math.isnan(r):
-                defined.append(r)
-        if not defined:
-            return math.nan, 0
-        return sum(defined) / len(defined), len(defined)
-    if level == "global":
-        xs = [x[s, j] for s in range(n_sys) for j in range(n_inp)]
-        zs = [z[s, j] for s in range(n_sys) for j in range(n_inp)]
-        return oracle_corr(xs, zs, method, variant, min_pairs)
-    raise AssertionError(level)
-
-
 def expand(a, sys_row, inp_row):
     """The explicit resample of a (..., S, I) matrix."""
     out = a if sys_row is None else a[..., sys_row, :]
@@ -169,7 +106,7 @@ def assert_same(actual, expected, what=""):
 @pytest.mark.parametrize("data_seed", [11, 12])
 @pytest.mark.parametrize("nan_frac", [0.0, 0.15], ids=["complete", "nan"])
 @pytest.mark.parametrize("resample", list(RESAMPLES))
-@pytest.mark.parametrize("method,variant", METHODS, ids=METHOD_IDS)
+@pytest.mark.parametrize("method,variant", METHOD_VARIANTS, ids=MV_IDS)
 @pytest.mark.parametrize("level", LEVELS)
 def test_draws_equal_expanded_oracle(level, method, variant, resample, nan_frac, data_seed):
     X, Z = make_matrices(data_seed, nan_frac=nan_frac)
@@ -185,7 +122,7 @@ def test_draws_equal_expanded_oracle(level, method, variant, resample, nan_frac,
 
 @pytest.mark.parametrize("nan_frac", [0.0, 0.15], ids=["complete", "nan"])
 @pytest.mark.parametrize("resample", list(RESAMPLES))
-@pytest.mark.parametrize("method,variant", METHODS, ids=METHOD_IDS)
+@pytest.mark.parametrize("method,variant", METHOD_VARIANTS, ids=MV_IDS)
 def test_system_level_complete_inputs_equal_expanded_oracle(method, variant, resample, nan_frac):
     X, Z = make_matrices(21, nan_frac=nan_frac, n_sys=6, n_inp=12)
     sys_idx, inp_idx = draw_indices(77, resample, 6, 12, N_DRAWS)
@@ -198,7 +135,7 @@ def test_system_level_complete_inputs_equal_expanded_oracle(method, variant, res
     np.testing.assert_array_equal(n, n_exp)
 
 
-@pytest.mark.parametrize("method,variant", METHODS, ids=METHOD_IDS)
+@pytest.mark.parametrize("method,variant", METHOD_VARIANTS, ids=MV_IDS)
 def test_global_level_long_vectors_equal_expanded_oracle(method, variant):
     # 10 x 14 = 140 cells: past the short-vector kernel, into the sort-based one
     X, Z = make_matrices(31, nan_frac=0.1, n_metrics=2, n_sys=10, n_inp=14)

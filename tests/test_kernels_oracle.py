@@ -12,94 +12,32 @@ applies the documented missing-value rule pair by pair and then calls
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from scipy import stats
+from oracles import (
+    ATOL,
+    METHOD_VARIANTS,
+    MV_IDS,
+    assert_same,
+    broadcast_oracle,
+    hypothesis_settings,
+    oracle_corr,
+)
 
 from xcorrstat.kernels.correlation import corr
 
-ATOL = 1e-12
-
-METHOD_VARIANTS = [
-    ("pearson", "b"),
-    ("spearman", "b"),
-    ("kendall", "b"),
-    ("kendall", "c"),
-]
-MV_IDS = ["pearson", "spearman", "kendall-b", "kendall-c"]
-
-ORACLE_SETTINGS = settings(
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-PROPERTY_SETTINGS = settings(
-    max_examples=100,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+ORACLE_SETTINGS = hypothesis_settings(150)
+PROPERTY_SETTINGS = hypothesis_settings(100)
 
 
 # --------------------------------------------------------------------------- #
 # Oracle
 # --------------------------------------------------------------------------- #
-def scipy_statistic(a, b, method, variant):
-    """The scipy statistic on two clean 1-D samples (warnings silenced)."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if method == "pearson":
-            res = stats.pearsonr(a, b)
-        elif method == "spearman":
-            res = stats.spearmanr(a, b)
-        elif method == "kendall":
-            res = stats.kendalltau(a, b, variant=variant)
-        else:  # pragma: no cover - guard against typos in the tests
-            raise AssertionError(method)
-    return float(res.statistic)
-
-
-def oracle_1d(x, z, method, variant, min_pairs):
-    """Apply the NaN rule by an explicit loop, then scipy."""
-    xs, zs = [], []
-    for xi, zi in zip(x, z):
-        if not np.isnan(xi) and not np.isnan(zi):
-            xs.append(float(xi))
-            zs.append(float(zi))
-    n = len(xs)
-    if n < min_pairs or n < 2:
-        return np.nan, n
-    if all(v == xs[0] for v in xs) or all(v == zs[0] for v in zs):
-        return np.nan, n
-    return scipy_statistic(xs, zs, method, variant), n
-
-
 def oracle(x, z, method="pearson", variant="b", min_pairs=3):
-    """Loop over the broadcast leading shape and call :func:`oracle_1d`."""
-    xb, zb = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64))
-    lead = xb.shape[:-1]
-    r = np.full(lead, np.nan, dtype=np.float64)
-    n = np.zeros(lead, dtype=np.int64)
-    for idx in np.ndindex(*lead):
-        r[idx], n[idx] = oracle_1d(xb[idx], zb[idx], method, variant, min_pairs)
-    return r, n
-
-
-def assert_same(actual, expected):
-    r, n = (np.asarray(a) for a in actual)
-    r_exp, n_exp = expected
-    assert r.shape == r_exp.shape, (r.shape, r_exp.shape)
-    assert n.shape == n_exp.shape, (n.shape, n_exp.shape)
-    assert r.dtype == np.float64, r.dtype
-    assert n.dtype == np.int64, n.dtype
-    np.testing.assert_array_equal(n, n_exp, err_msg="pair counts differ")
-    np.testing.assert_array_equal(np.isnan(r), np.isnan(r_exp), err_msg="NaN positions differ")
-    np.testing.assert_allclose(r, r_exp, rtol=0, atol=ATOL)
+    """:func:`oracles.oracle_corr` on every vector along the last axis of the broadcast inputs."""
+    return broadcast_oracle(oracle_corr, x, z, 1, method, variant, min_pairs)
 
 
 # --------------------------------------------------------------------------- #
@@ -374,7 +312,7 @@ def test_corr_explicit_broadcast_m_k_n_against_k_n(method, variant):
     assert np.shape(r) == (M, K) and np.shape(n) == (M, K)
     for mi in range(M):
         for ki in range(K):
-            r_exp, n_exp = oracle_1d(x[mi, ki], z[ki], method, variant, 3)
+            r_exp, n_exp = oracle_corr(x[mi, ki], z[ki], method, variant, 3)
             assert n[mi, ki] == n_exp
             if np.isnan(r_exp):
                 assert np.isnan(r[mi, ki])
@@ -392,7 +330,7 @@ def test_corr_1d_inputs_give_0d_results(method, variant):
     r, n = np.asarray(r), np.asarray(n)
     assert r.shape == () and n.shape == ()
     assert r.dtype == np.float64 and n.dtype == np.int64
-    r_exp, n_exp = oracle_1d(x, z, method, variant, 3)
+    r_exp, n_exp = oracle_corr(x, z, method, variant, 3)
     assert int(n) == n_exp == 4
     assert abs(float(r) - r_exp) <= ATOL
 

@@ -1,7 +1,7 @@
 """Oracle tests for :func:`xcorrstat.kernels.levels.level_correlation`.
 
-The oracle below loops over systems and inputs explicitly and uses only
-NumPy and ``scipy.stats``.  Inputs are shaped ``(..., S, I)`` (systems on
+The oracle (:func:`oracles.oracle_level`, broadcast below) loops over systems
+and inputs explicitly and uses only NumPy and ``scipy.stats``.  Inputs are shaped ``(..., S, I)`` (systems on
 axis -2, inputs on axis -1); a cell ``(s, j)`` is valid iff both scores are
 non-NaN.
 
@@ -18,131 +18,36 @@ pairs remain or when either side is constant over them.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from oracles import (
+    ATOL,
+    LEVELS,
+    METHOD_VARIANTS,
+    MV_IDS,
+    assert_same,
+    broadcast_oracle,
+    hypothesis_settings,
+    oracle_level,
+)
 from scipy import stats
 
 from xcorrstat.kernels.levels import level_correlation
 
-ATOL = 1e-12
-
-LEVELS = ["system", "input", "global"]
-METHOD_VARIANTS = [
-    ("pearson", "b"),
-    ("spearman", "b"),
-    ("kendall", "b"),
-    ("kendall", "c"),
-]
-MV_IDS = ["pearson", "spearman", "kendall-b", "kendall-c"]
-
-ORACLE_SETTINGS = settings(
-    max_examples=120,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-PROPERTY_SETTINGS = settings(
-    max_examples=100,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+ORACLE_SETTINGS = hypothesis_settings(120)
+PROPERTY_SETTINGS = hypothesis_settings(100)
 
 
 # --------------------------------------------------------------------------- #
 # Oracle
 # --------------------------------------------------------------------------- #
-def scipy_statistic(a, b, method, variant):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if method == "pearson":
-            res = stats.pearsonr(a, b)
-        elif method == "spearman":
-            res = stats.spearmanr(a, b)
-        elif method == "kendall":
-            res = stats.kendalltau(a, b, variant=variant)
-        else:  # pragma: no cover
-            raise AssertionError(method)
-    return float(res.statistic)
-
-
-def oracle_pairwise(xs, zs, method, variant, min_pairs):
-    """Correlation of two 1-D sequences with pairwise deletion of NaNs."""
-    a, b = [], []
-    for xi, zi in zip(xs, zs):
-        if not np.isnan(xi) and not np.isnan(zi):
-            a.append(float(xi))
-            b.append(float(zi))
-    n = len(a)
-    if n < min_pairs or n < 2:
-        return np.nan, n
-    if all(v == a[0] for v in a) or all(v == b[0] for v in b):
-        return np.nan, n
-    return scipy_statistic(np.array(a), np.array(b), method, variant), n
-
-
-def oracle_level_2d(X, Z, level, method, variant, min_pairs, complete_inputs):
-    S, I = X.shape
-    valid = [[not np.isnan(X[s, j]) and not np.isnan(Z[s, j]) for j in range(I)] for s in range(S)]
-
-    if level == "system":
-        if complete_inputs:
-            inputs = [j for j in range(I) if all(valid[s][j] for s in range(S))]
-        else:
-            inputs = list(range(I))
-        x_means, z_means = [], []
-        for s in range(S):
-            cells = [j for j in inputs if valid[s][j]]
-            if cells:
-                x_means.append(np.mean(X[s, cells]))
-                z_means.append(np.mean(Z[s, cells]))
-            else:
-                x_means.append(np.nan)
-                z_means.append(np.nan)
-        return oracle_pairwise(x_means, z_means, method, variant, min_pairs)
-
-    if level == "input":
-        defined = []
-        for j in range(I):
-            r_j, _ = oracle_pairwise(X[:, j], Z[:, j], method, variant, min_pairs)
-            if not np.isnan(r_j):
-                defined.append(r_j)
-        if not defined:
-            return np.nan, 0
-        return float(np.mean(defined)), len(defined)
-
-    if level == "global":
-        xs = [X[s, j] for s in range(S) for j in range(I)]
-        zs = [Z[s, j] for s in range(S) for j in range(I)]
-        return oracle_pairwise(xs, zs, method, variant, min_pairs)
-
-    raise AssertionError(level)  # pragma: no cover
-
-
 def oracle(x, z, level, method="pearson", variant="b", min_pairs=3, complete_inputs=False):
-    xb, zb = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64))
-    lead = xb.shape[:-2]
-    r = np.full(lead, np.nan, dtype=np.float64)
-    n = np.zeros(lead, dtype=np.int64)
-    for idx in np.ndindex(*lead):
-        r[idx], n[idx] = oracle_level_2d(
-            xb[idx], zb[idx], level, method, variant, min_pairs, complete_inputs
-        )
-    return r, n
-
-
-def assert_same(actual, expected):
-    r, n = (np.asarray(a) for a in actual)
-    r_exp, n_exp = expected
-    assert r.shape == r_exp.shape, (r.shape, r_exp.shape)
-    assert n.shape == n_exp.shape, (n.shape, n_exp.shape)
-    assert r.dtype == np.float64, r.dtype
-    assert n.dtype == np.int64, n.dtype
-    np.testing.assert_array_equal(n, n_exp, err_msg="counts differ")
-    np.testing.assert_array_equal(np.isnan(r), np.isnan(r_exp), err_msg="NaN positions differ")
-    np.testing.assert_allclose(r, r_exp, rtol=0, atol=ATOL)
+    """:func:`oracles.oracle_level` on every (S, I) matrix of the broadcast inputs."""
+    return broadcast_oracle(
+        oracle_level, x, z, 2, level, method, variant, min_pairs=min_pairs, complete_inputs=complete_inputs
+    )
 
 
 # --------------------------------------------------------------------------- #

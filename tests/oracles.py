@@ -1,0 +1,170 @@
+"""Independent oracles shared by the oracle tests.
+
+Everything here is written with plain Python loops, NumPy and ``scipy.stats``
+only; nothing from xcorrstat is imported, so the tests compare the package
+against a separate implementation of its rules.
+
+Missing-value rule of every correlation: pair ``i`` is valid iff both values
+are non-NaN; ``n`` is the number of valid pairs (always reported); the
+correlation is NaN when fewer than ``min_pairs`` (and fewer than two) valid
+pairs remain or when either side is constant over them, otherwise it is the
+scipy statistic on the valid pairs.
+
+Levels of a score matrix shaped ``(S, I)`` (systems x inputs), where a cell is
+valid iff both scores are non-NaN:
+
+* ``system``: per-system means over the valid cells (with ``complete_inputs``:
+  only over inputs valid for every system), then one correlation across the
+  systems (systems without a valid cell drop out);
+* ``input``: one correlation across systems per input, averaged over the
+  inputs where it is defined; ``n`` counts those inputs;
+* ``global``: one correlation over all valid cells.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from hypothesis import HealthCheck, settings
+from scipy import stats
+
+ATOL = 1e-12
+
+LEVELS = ["system", "input", "global"]
+METHOD_VARIANTS = [
+    ("pearson", "b"),
+    ("spearman", "b"),
+    ("kendall", "b"),
+    ("kendall", "c"),
+]
+MV_IDS = ["pearson", "spearman", "kendall-b", "kendall-c"]
+
+
+def hypothesis_settings(max_examples):
+    """Hypothesis settings for oracle and property tests.
+
+    ``max_examples`` examples, no deadline, and no health check failure for
+    slow tests or large generated data.
+    """
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+
+
+def scipy_statistic(a, b, method, variant):
+    """The scipy statistic on two clean 1-D samples (warnings silenced).
+
+    ``method`` is ``"pearson"``, ``"spearman"`` or ``"kendall"``; ``variant``
+    (``"b"`` or ``"c"``) is the Kendall variant and is ignored otherwise.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if method == "pearson":
+            res = stats.pearsonr(a, b)
+        elif method == "spearman":
+            res = stats.spearmanr(a, b)
+        elif method == "kendall":
+            res = stats.kendalltau(a, b, variant=variant)
+        else:  # pragma: no cover - guard against typos in the tests
+            raise AssertionError(method)
+    return float(res.statistic)
+
+
+def oracle_corr(xs, zs, method, variant, min_pairs=3):
+    """Correlation of two 1-D sequences after pairwise deletion of NaNs.
+
+    Returns ``(r, n)``: the statistic (NaN by the missing-value rule) and the
+    number of valid pairs.
+    """
+    a, b = [], []
+    for xv, zv in zip(xs, zs):
+        if not (math.isnan(xv) or math.isnan(zv)):
+            a.append(float(xv))
+            b.append(float(zv))
+    n = len(a)
+    if n < max(min_pairs, 2):
+        return math.nan, n
+    if all(v == a[0] for v in a) or all(v == b[0] for v in b):
+        return math.nan, n
+    return scipy_statistic(a, b, method, variant), n
+
+
+def oracle_level(x, z, level, method, variant, *, min_pairs=3, complete_inputs=False):
+    """Level correlation of one ``(S, I)`` score matrix against another, by explicit loops.
+
+    Returns ``(r, n)``: ``n`` is the number of valid pairs of the correlation
+    (systems, or cells at the global level), or at the input level the number
+    of inputs whose correlation is defined. System means are exactly rounded
+    (:func:`math.fsum`), so ties between them do not depend on summation order.
+    """
+    n_sys, n_inp = x.shape
+
+    def ok(s, j):
+        return not (math.isnan(x[s, j]) or math.isnan(z[s, j]))
+
+    if level == "system":
+        usable = [j for j in range(n_inp) if not complete_inputs or all(ok(s, j) for s in range(n_sys))]
+        mx, mz = [], []
+        for s in range(n_sys):
+            cols = [j for j in usable if ok(s, j)]
+            if cols:
+                mx.append(math.fsum(x[s, j] for j in cols) / len(cols))
+                mz.append(math.fsum(z[s, j] for j in cols) / len(cols))
+            else:
+                mx.append(math.nan)
+                mz.append(math.nan)
+        return oracle_corr(mx, mz, method, variant, min_pairs)
+    if level == "input":
+        defined = []
+        for j in range(n_inp):
+            r, _ = oracle_corr(x[:, j], z[:, j], method, variant, min_pairs)
+            if not math.isnan(r):
+                defined.append(r)
+        if not defined:
+            return math.nan, 0
+        return sum(defined) / len(defined), len(defined)
+    if level == "global":
+        xs = [x[s, j] for s in range(n_sys) for j in range(n_inp)]
+        zs = [z[s, j] for s in range(n_sys) for j in range(n_inp)]
+        return oracle_corr(xs, zs, method, variant, min_pairs)
+    raise AssertionError(level)  # pragma: no cover
+
+
+def broadcast_oracle(func, x, z, core_ndim, *args, **kwargs):
+    """Apply a 1-D or 2-D oracle to every slice of the broadcast inputs.
+
+    ``x`` and ``z`` are broadcast against each other; ``func(x_slice, z_slice,
+    *args, **kwargs)`` is called for every index of the leading shape (all but
+    the last ``core_ndim`` axes) and must return ``(r, n)``. Returns float64
+    ``r`` and int64 ``n`` arrays of the leading shape.
+    """
+    xb, zb = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64))
+    lead = xb.shape[: xb.ndim - core_ndim]
+    r = np.full(lead, np.nan, dtype=np.float64)
+    n = np.zeros(lead, dtype=np.int64)
+    for idx in np.ndindex(*lead):
+        r[idx], n[idx] = func(xb[idx], zb[idx], *args, **kwargs)
+    return r, n
+
+
+def assert_same(actual, expected):
+    """Assert that a kernel's ``(r, n)`` equals the oracle's ``(r, n)``.
+
+    Same shapes, float64 ``r`` and int64 ``n``, equal counts, NaN in the same
+    places, and ``r`` equal within :data:`ATOL`.
+    """
+    r, n = (np.asarray(a) for a in actual)
+    r_exp, n_exp = expected
+    assert r.shape == r_exp.shape, (r.shape, r_exp.shape)
+    assert n.shape == n_exp.shape, (n.shape, n_exp.shape)
+    assert r.dtype == np.float64, r.dtype
+    assert n.dtype == np.int64, n.dtype
+    np.testing.assert_array_equal(n, n_exp, err_msg="counts differ")
+    np.testing.assert_array_equal(np.isnan(r), np.isnan(r_exp), err_msg="NaN positions differ")
+    np.testing.assert_allclose(r, r_exp, rtol=0, atol=ATOL)
