@@ -120,7 +120,8 @@ def wcorr_gemm(x, z, weights, *, method="pearson", variant="b", min_pairs=3):
     pv = valid[:, i] & valid[:, j]
     # pair weights and pair indicators are small integers: float32 GEMMs are exact
     # (every partial sum stays far below 2**24) and twice as fast as float64
-    PW = (W[:, i] * W[:, j]).astype(np.float32).T  # (P, B)
+    wt = np.ascontiguousarray(W.T, dtype=np.float32)  # (S, B): row gathers below are fast
+    PW = wt[i] * wt[j]  # (P, B) pair weights
     with np.errstate(invalid="ignore"):
         dx = x[:, i] - x[:, j]
         dz = z[:, i] - z[:, j]

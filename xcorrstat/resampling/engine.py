@@ -10,6 +10,7 @@ by default, a ``dask.distributed`` cluster when a Client is active.
 from __future__ import annotations
 
 import sys
+import threading
 import warnings
 
 import dask
@@ -17,6 +18,7 @@ import dask.array as dsa
 from dask.array.core import PerformanceWarning
 import numpy as np
 import xarray as xr
+from threadpoolctl import ThreadpoolController
 
 from ..schema import INPUT, SYSTEM, check_finite
 from .draws import bootstrap_indices, canonical_dims
@@ -73,6 +75,45 @@ def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: str, met
     return int(max(1, min(1000, _BLOCK_ELEMS // max(per_draw, 1))))
 
 
+class _SingleThreadedBlas:
+    """While any task runs, BLAS uses one thread: Dask already runs one task per core,
+    and nested BLAS threads on the same cores slow every task down many times over.
+
+    Reference-counted across Dask's worker threads; the user's setting comes back
+    when the last running task ends.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._limiter = None
+        self._controller = None  # made on first use (it inspects the loaded libraries once)
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._depth == 0:
+                if self._controller is None:
+                    self._controller = ThreadpoolController()
+                self._limiter = self._controller.limit(limits=1, user_api="blas")
+            self._depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._depth -= 1
+            if self._depth == 0 and self._limiter is not None:
+                self._limiter.restore_original_limits()
+                self._limiter = None
+
+
+_BLAS_ONE_THREAD = _SingleThreadedBlas()
+
+
+def _block_task(x, z, ids, **kwargs):
+    """A Dask task: one block with single-threaded BLAS."""
+    with _BLAS_ONE_THREAD:
+        return _block(x, z, ids, **kwargs)
+
+
 def _block(x, z, ids, *, seed, dims, sizes, batch, kw):
     """Statistic and n of draws ``ids`` for one block: x, z (..., S, I) -> (2, ..., B)."""
     check_finite(x, "metric scores")
@@ -115,8 +156,8 @@ def bootstrap_draws(
     eager = x.chunks is None and z.chunks is None
     if eager and x.size * n_resamples <= _SMALL_WORK and not _client_active():
         # small eager problems: one block in this thread beats building a task graph
-        out = _block(x.values, z.values, np.arange(n_resamples), seed=seed, dims=resample, sizes=sizes,
-                     batch=batch, kw=kw)
+        out = _block_task(x.values, z.values, np.arange(n_resamples), seed=seed, dims=resample, sizes=sizes,
+                          batch=batch, kw=kw)
         return (xr.DataArray(out[0], dims=dims, coords=coords),
                 xr.DataArray(out[1].astype(np.int64), dims=dims, coords=coords))
     if metric_chunk is None:
@@ -132,7 +173,7 @@ def bootstrap_draws(
         # many small draw chunks are deliberate when `batch` is small
         warnings.simplefilter("ignore", PerformanceWarning)
         out = dsa.blockwise(
-            _block, "k" + letters + "r",
+            _block_task, "k" + letters + "r",
             xd, letters + "si",
             zd, letters + "si",
             ids, "r",
