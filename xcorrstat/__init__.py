@@ -20,6 +20,7 @@ from .io import from_dataframe, read
 from .options import get_options, set_options
 from .resampling.bootstrap import bootstrap, fisher
 from .resampling.meanscore import format_ci, mean_ci, paired_difference_ci
+from .resampling.permutation import permutation_test
 
 __all__ = [
     "__version__",
@@ -33,6 +34,7 @@ __all__ = [
     "kernels",
     "mean_ci",
     "paired_difference_ci",
+    "permutation_test",
     "read",
     "set_options",
 ]

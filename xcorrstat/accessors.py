@@ -16,6 +16,7 @@ from .correlate import correlate
 from .io import from_dataframe
 from .resampling.bootstrap import bootstrap, fisher
 from .resampling.meanscore import mean_ci, paired_difference_ci
+from .resampling.permutation import permutation_test
 
 __all__ = ["CorrstatAccessor", "CorrstatFrameAccessor"]
 
@@ -47,6 +48,7 @@ class _Common:
     fisher = _forward(fisher)
     mean_ci = _forward(mean_ci)
     paired_difference_ci = _forward(paired_difference_ci)
+    permutation_test = _forward(permutation_test)
 
 
 @xr.register_dataset_accessor("corrstat")

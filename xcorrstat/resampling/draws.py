@@ -28,6 +28,8 @@ __all__ = [
     "bootstrap_indices",
     "counts_from_indices",
     "bootstrap_counts",
+    "permutation_masks",
+    "PERMUTE_SCHEMES",
 ]
 
 _CANONICAL = ("system", "input")
@@ -92,18 +94,64 @@ def bootstrap_indices(seed: int, draws, sizes: Sequence[int]) -> list[np.ndarray
     >>> bool((bootstrap_indices(0, [700], [16, 100])[1] == inp_idx[1]).all())
     True
     """
+    samplers = [((int(n),), lambda g, shape, n=int(n): g.integers(0, n, size=shape)) for n in sizes]
+    return _blocked_draws(seed, draws, samplers)
+
+
+PERMUTE_SCHEMES = ("system", "input", "cells", "system-xor-input")
+
+
+def permutation_masks(seed: int, draws, n_systems: int, n_inputs: int, scheme: str) -> np.ndarray:
+    """Swap masks ``(len(draws), S, I)`` of bools: True where X and Y swap in that draw.
+
+    ``scheme``: ``"system"`` flips whole system rows (PERM-SYSTEMS), ``"input"`` whole
+    input columns (PERM-INPUTS), ``"cells"`` every (system, input) cell independently
+    (PERM-BOTH), ``"system-xor-input"`` a row flip XOR a column flip. Each flip is a
+    fair coin. These are the masks a test uses to swap explicitly.
+
+    Examples
+    --------
+    >>> m = permutation_masks(0, [0, 1], 3, 4, "system")
+    >>> m.shape, bool((m == m[:, :, :1]).all())
+    ((2, 3, 4), True)
+    """
+    coin = lambda g, shape: g.integers(0, 2, size=shape, dtype=np.int8).astype(bool)  # noqa: E731
+    if scheme == "cells":
+        (m,) = _blocked_draws(seed, draws, [((n_systems, n_inputs), coin)])
+        return m
+    if scheme == "system":
+        (rows,) = _blocked_draws(seed, draws, [((n_systems,), coin)])
+        return np.repeat(rows[:, :, None], n_inputs, axis=2)
+    if scheme == "input":
+        (cols,) = _blocked_draws(seed, draws, [((n_inputs,), coin)])
+        return np.repeat(cols[:, None, :], n_systems, axis=1)
+    if scheme == "system-xor-input":
+        rows, cols = _blocked_draws(seed, draws, [((n_systems,), coin), ((n_inputs,), coin)])
+        return rows[:, :, None] ^ cols[:, None, :]
+    raise ValueError(f"scheme must be one of {PERMUTE_SCHEMES!r}, got {scheme!r}")
+
+
+def _blocked_draws(seed: int, draws, samplers) -> list[np.ndarray]:
+    """Rows ``draws`` of per-block samples: one generator per block of ``DRAW_BLOCK`` draw ids.
+
+    ``samplers`` is a list of ``(shape, sample)`` with ``sample(generator, (DRAW_BLOCK, *shape))``;
+    a block's generator serves them in order.
+    """
     draws = np.atleast_1d(np.asarray(draws, dtype=np.int64))
     if draws.size and draws.min() < 0:
         raise ValueError("draw ids must be non-negative")
-    out = [np.empty((draws.size, int(n)), dtype=np.int64) for n in sizes]
+    out: list[np.ndarray | None] = [None] * len(samplers)
     blocks = draws // DRAW_BLOCK
     for block in np.unique(blocks):  # one generator per block of draw ids
         g = draw_generator(seed, block)
         mine = blocks == block
         rows = draws[mine] % DRAW_BLOCK
-        for arr, n in zip(out, sizes):
-            arr[mine] = g.integers(0, n, size=(DRAW_BLOCK, int(n)))[rows]
-    return out
+        for k, (shape, sample) in enumerate(samplers):
+            values = sample(g, (DRAW_BLOCK, *shape))
+            if out[k] is None:
+                out[k] = np.empty((draws.size, *shape), dtype=values.dtype)
+            out[k][mine] = values[rows]
+    return [o if o is not None else np.empty((0, *shape)) for o, (shape, _) in zip(out, samplers)]
 
 
 def counts_from_indices(indices: np.ndarray, n: int) -> np.ndarray:
