@@ -9,8 +9,10 @@ nlpstats -- a row flip XOR a column flip. A draw's statistic is
 ``r(X', Z) - r(Y', Z)`` at the requested level.
 
 This first version evaluates a batch of swapped matrices with the vectorised level
-kernels (no loop per draw); the mask-linear shortcuts of the engine notes are a
-planned speed-up with the same draws and results.
+kernels (no loop per draw); at system level the swapped means come from exact sums
+of the raw scores mapped by the z-score map, so ties between system means survive
+standardisation. The mask-linear shortcuts of the engine notes are a planned
+speed-up with the same draws and results.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from typing import Literal
 import numpy as np
 import xarray as xr
 
-from ..kernels import LEVELS, METHODS, VARIANTS, level_correlation
+from ..kernels import LEVELS, METHODS, VARIANTS, corr, level_correlation
+from ..kernels.exactsum import exact_parts
 from ..options import OPTIONS
 from ..schema import INPUT, SYSTEM, check_finite, split_scores
 from ..validation import check_choice, check_min_pairs, check_positive_int
@@ -86,26 +89,78 @@ def permutation_pvalue(draws, observed, *, alternative="greater", pvalue="plus-o
     return np.where((b > 0) & ~np.isnan(observed[..., 0]), p, np.nan)
 
 
+def _affine(a):
+    """Scale and shift of the z-score map of each (..., S, I) matrix: z = scale * a + shift."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.nanmean(a, axis=(-2, -1), keepdims=True)
+        scale = 1.0 / np.nanstd(a, axis=(-2, -1), keepdims=True)
+    return scale, -mean * scale
+
+
+def _swapped_system_means(x, y, z, m):
+    """Per-draw system means of X', Y' (z-scored) and Z over the cells both present: (..., B, S) each.
+
+    Means are taken of the raw scores with exact sums, then mapped by the z-score
+    map (means commute with it): systems whose raw sums tie keep tied means, which
+    rank statistics need. Swapping rounded z-scores cell by cell would break them.
+    """
+    (sx, hx), (sy, hy) = _affine(x), _affine(y)
+    vz = ~np.isnan(z)[..., None, :, :]
+    vx = ~np.isnan(x)[..., None, :, :]
+    vy = ~np.isnan(y)[..., None, :, :]
+    keep = ~m
+    parts = {k: exact_parts(np.where(np.isnan(a), 0.0, a), a.shape[-1])[..., None, :, :]
+             for k, a in (("x", x), ("y", y), ("z", z))}
+
+    def exact_sum(name, mask):
+        return sum(np.sum(p * mask, axis=-1) for p in parts[name])  # each part's sum is exact
+
+    out = []
+    for from_x, from_y in ((keep & vx & vz, m & vy & vz), (m & vx & vz, keep & vy & vz)):
+        cx, cy = from_x.sum(axis=-1), from_y.sum(axis=-1)
+        count = cx + cy
+        with np.errstate(invalid="ignore", divide="ignore"):  # a constant score has no z-score map
+            sums = sx[..., None, 0, :] * exact_sum("x", from_x) + hx[..., None, 0, :] * cx
+            sums = sums + (sy[..., None, 0, :] * exact_sum("y", from_y) + hy[..., None, 0, :] * cy)
+            mean = np.where(count > 0, sums / count, np.nan)
+            zmean = np.where(count > 0, exact_sum("z", from_x | from_y) / count, np.nan)
+        out.append((mean, zmean))
+    return out
+
+
+def _draw_deltas(x, y, z, m, kw):
+    """delta' of every draw in a batch of masks m (B, S, I): returns (..., B)."""
+    level = kw["level"]
+    if level == "system":
+        (mx, zx), (my, zy) = _swapped_system_means(x, y, z, m)
+        corr_kw = {k: kw[k] for k in ("method", "variant", "min_pairs")}
+        delta = corr(mx, zx, **corr_kw)[0] - corr(my, zy, **corr_kw)[0]
+        if not kw["skipna"]:
+            missing = (np.isnan(x) | np.isnan(y) | np.isnan(z)).any(axis=(-2, -1))
+            delta = np.where(missing[..., None], np.nan, delta)
+        return delta
+    zx, zy = standardise(x), standardise(y)  # cell-wise: equal raw cells stay equal
+    xs, ys, zs = zx[..., None, :, :], zy[..., None, :, :], z[..., None, :, :]
+    xp = np.where(m, ys, xs)
+    yp = np.where(m, xs, ys)
+    zb = np.broadcast_to(zs, xp.shape)
+    return level_correlation(xp, zb, **kw)[0] - level_correlation(yp, zb, **kw)[0]
+
+
 def _delta_block(x, y, z, *, seed, scheme, n_resamples, batch, kw):
     """Observed delta and the draws' deltas for (..., S, I) blocks: returns (..., 1 + B)."""
     check_finite(x, "x scores")
     check_finite(y, "y scores")
     check_finite(z, "target scores")
-    x, y = standardise(x), standardise(y)
     x, y, z = np.broadcast_arrays(x, y, z)
     out = np.empty(x.shape[:-2] + (1 + n_resamples,), dtype=np.float64)
+    # correlations are unchanged by the z-score map, so the observed delta uses the raw scores
     out[..., 0] = level_correlation(x, z, **kw)[0] - level_correlation(y, z, **kw)[0]
     s, i = x.shape[-2:]
-    xs, ys, zs = x[..., None, :, :], y[..., None, :, :], z[..., None, :, :]
     for start in range(0, n_resamples, batch):  # batches of draws, each one array computation
         ids = np.arange(start, min(start + batch, n_resamples))
         m = permutation_masks(seed, ids, s, i, scheme)  # (B, S, I)
-        xp = np.where(m, ys, xs)
-        yp = np.where(m, xs, ys)
-        zb = np.broadcast_to(zs, xp.shape)
-        out[..., 1 + start : 1 + start + ids.size] = (
-            level_correlation(xp, zb, **kw)[0] - level_correlation(yp, zb, **kw)[0]
-        )
+        out[..., 1 + start : 1 + start + ids.size] = _draw_deltas(x, y, z, m, kw)
     return out
 
 
