@@ -41,15 +41,15 @@ _SUMMEVAL_ATTRS = {
     "title": "SummEval: human judgments and automatic metric scores for 16 "
              "summarization systems on 100 CNN/DailyMail test documents",
     "source": "Human judgments: SummEval (Yale-LILY/SummEval). Metric scores: as "
-              "computed for Deutsch, Dror & Roth (2022) "
+              "computed for Deutsch, Dror & Roth (2021) "
               "(CogComp/stat-analysis-experiments).",
     "references": "Fabbri, A. R., Kryscinski, W., McCann, B., Xiong, C., Socher, R. & "
                   "Radev, D. (2021). SummEval: Re-evaluating Summarization Evaluation. "
                   "Transactions of the Association for Computational Linguistics (TACL), "
-                  "9, 391-409. | Deutsch, D., Dror, R. & Roth, D. (2022). A Statistical "
+                  "9, 391-409. | Deutsch, D., Dror, R. & Roth, D. (2021). A Statistical "
                   "Analysis of Summarization Evaluation Metrics Using Resampling "
                   "Methods. Transactions of the Association for Computational "
-                  "Linguistics (TACL), 10. | Please cite both works when using "
+                  "Linguistics (TACL), 9, 1132-1146. | Please cite both works when using "
                   "this data.",
     "license": "Human judgments: MIT licence (SummEval, Yale-LILY/SummEval); metric "
                "scores: Apache-2.0 (CogComp/stat-analysis-experiments).",
@@ -88,7 +88,7 @@ def summeval() -> xr.Dataset:
     The human judgments are from SummEval (Fabbri et al., 2021, "SummEval:
     Re-evaluating Summarization Evaluation", TACL; MIT licence,
     Yale-LILY/SummEval).  The metric scores are those computed for Deutsch,
-    Dror & Roth (2022), "A Statistical Analysis of Summarization Evaluation
+    Dror & Roth (2021), "A Statistical Analysis of Summarization Evaluation
     Metrics Using Resampling Methods", TACL (repository
     CogComp/stat-analysis-experiments, Apache-2.0).  Please cite both works
     when you use this data.

@@ -113,8 +113,9 @@ def bootstrap(
         ``correlation`` (the point estimate) with its ``n``, ``low``, ``high``,
         ``n_undefined`` (draws whose statistic is undefined, left out of the
         quantiles) and optionally ``distribution``; attrs record every option.
-        Dask-backed input gives a lazy result; NumPy input is computed on the
-        active Dask scheduler (threads, or a distributed Client).
+        Dask-backed input gives a lazy result. NumPy input is computed at once:
+        on the active ``dask.distributed`` Client if there is one, else on Dask's
+        threaded scheduler, or -- for small problems -- directly in the calling thread.
 
     Examples
     --------
@@ -138,8 +139,7 @@ def bootstrap(
     x, z, _ = split_scores(data, target=target, metrics=metrics)
     lazy = x.chunks is not None or z.chunks is not None
     if batch is None:
-        chunk = x.chunksizes["metric"][0] if x.chunks is not None else default_metric_chunk(x.sizes["metric"])
-        batch = default_batch(chunk, x.sizes[SYSTEM], x.sizes[INPUT], level, method)
+        batch = default_batch(default_metric_chunk(x.sizes["metric"]), x.sizes[SYSTEM], x.sizes[INPUT], level, method)
     batch = min(check_positive_int(batch, "batch"), n_resamples)
     seed = resolve_seed(rng)
     kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs,

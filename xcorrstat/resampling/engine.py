@@ -161,8 +161,8 @@ def bootstrap_draws(
         return (xr.DataArray(out[0], dims=dims, coords=coords),
                 xr.DataArray(out[1].astype(np.int64), dims=dims, coords=coords))
     if metric_chunk is None:
-        # keep a Dask user's metric chunks; split eager data into about two tasks per core
-        metric_chunk = x.chunksizes["metric"] if x.chunks is not None else default_metric_chunk(x.sizes["metric"])
+        # about two tasks per core along `metric` (results do not depend on it)
+        metric_chunk = default_metric_chunk(x.sizes["metric"])
     chunks = {"metric": metric_chunk, SYSTEM: -1, INPUT: -1}
     xd = x.chunk(chunks).data
     zd = z.chunk(chunks).data

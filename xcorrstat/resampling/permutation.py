@@ -3,7 +3,7 @@
 H0 (``alternative="greater"``): ``rho(X, Z) - rho(Y, Z) <= 0``. X and Y are first
 standardised (z-scores over all their non-missing cells), then each draw swaps X and
 Y under a 0/1 mask keyed by draw id (:func:`.draws.permutation_masks`): per
-(system, input) cell for PERM-BOTH (Algorithm 2 of Deutsch, Dror & Roth 2022), per
+(system, input) cell for PERM-BOTH (Algorithm 2 of Deutsch, Dror & Roth 2021), per
 system row (PERM-SYSTEMS), per input column (PERM-INPUTS), or -- for parity with
 nlpstats -- a row flip XOR a column flip. A draw's statistic is
 ``r(X', Z) - r(Y', Z)`` at the requested level.
