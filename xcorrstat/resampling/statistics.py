@@ -115,9 +115,17 @@ def resampled_level_correlation(
     ----------
     x, z : array_like (..., S, I)
         Scores; leading axes broadcast.
-    sys_idx, inp_idx : ndarray (B, S) / (B, I) of int, optional
-        Drawn system / input indices; ``None`` keeps that dim fixed. At least one
-        must be given (it sets B).
+    level : {"system", "input", "global"}
+    method : {"pearson", "spearman", "kendall"}
+    variant : {"b", "c"}
+        Kendall's tau variant.
+    sys_idx : ndarray (B, S) of int, optional
+        Drawn system indices; ``None`` keeps the systems fixed.
+    inp_idx : ndarray (B, I) of int, optional
+        Drawn input indices; ``None`` keeps the inputs fixed. At least one of the
+        two must be given (it sets B).
+    min_pairs, complete_inputs, skipna
+        As in :func:`xcorrstat.kernels.level_correlation`.
 
     Returns
     -------
