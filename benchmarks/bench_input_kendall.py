@@ -16,7 +16,7 @@ import numpy as np
 import xarray as xr
 from scipy.stats import kendalltau
 
-import xcorrstat
+import xcorrstat  # noqa: F401  (registers the .corrstat accessor)
 
 
 def make(n_metrics, n_systems, n_inputs, seed=0):

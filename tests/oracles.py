@@ -168,3 +168,12 @@ def assert_same(actual, expected):
     np.testing.assert_array_equal(n, n_exp, err_msg="counts differ")
     np.testing.assert_array_equal(np.isnan(r), np.isnan(r_exp), err_msg="NaN positions differ")
     np.testing.assert_allclose(r, r_exp, rtol=0, atol=ATOL)
+
+
+def assert_values_same(actual, expected, what=""):
+    """Assert equal shapes, NaN in the same places, and values equal within :data:`ATOL`."""
+    actual = np.asarray(actual, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    assert actual.shape == expected.shape, what
+    np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected), err_msg=f"NaN positions {what}")
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=ATOL, equal_nan=True, err_msg=what)

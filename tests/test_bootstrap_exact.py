@@ -26,7 +26,7 @@ import math
 import numpy as np
 import pytest
 import xarray as xr
-from oracles import ATOL, LEVELS, METHOD_VARIANTS, MV_IDS, oracle_level
+from oracles import assert_values_same, LEVELS, METHOD_VARIANTS, MV_IDS, oracle_level
 from scipy import stats
 
 import xcorrstat
@@ -92,14 +92,6 @@ def to_dataset(X, Z):
     return ds
 
 
-def assert_same(actual, expected, what=""):
-    actual = np.asarray(actual, dtype=np.float64)
-    expected = np.asarray(expected, dtype=np.float64)
-    assert actual.shape == expected.shape, what
-    np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected), err_msg=f"NaN positions {what}")
-    np.testing.assert_allclose(actual, expected, rtol=0, atol=ATOL, equal_nan=True, err_msg=what)
-
-
 # --------------------------------------------------------------------------- #
 # 1. resampled_level_correlation against the expanded resample
 # --------------------------------------------------------------------------- #
@@ -116,7 +108,7 @@ def test_draws_equal_expanded_oracle(level, method, variant, resample, nan_frac,
     )
     r_exp, n_exp = oracle_draws(X, Z, level, method, variant, sys_idx, inp_idx)
     assert r.shape == n.shape == (X.shape[0], N_DRAWS)
-    assert_same(r, r_exp)
+    assert_values_same(r, r_exp)
     np.testing.assert_array_equal(n, n_exp)
 
 
@@ -131,7 +123,7 @@ def test_system_level_complete_inputs_equal_expanded_oracle(method, variant, res
         sys_idx=sys_idx, inp_idx=inp_idx, complete_inputs=True,
     )
     r_exp, n_exp = oracle_draws(X, Z, "system", method, variant, sys_idx, inp_idx, complete_inputs=True)
-    assert_same(r, r_exp)
+    assert_values_same(r, r_exp)
     np.testing.assert_array_equal(n, n_exp)
 
 
@@ -144,7 +136,7 @@ def test_global_level_long_vectors_equal_expanded_oracle(method, variant):
         X, Z, level="global", method=method, variant=variant, sys_idx=sys_idx, inp_idx=inp_idx
     )
     r_exp, n_exp = oracle_draws(X, Z, "global", method, variant, sys_idx, inp_idx)
-    assert_same(r, r_exp)
+    assert_values_same(r, r_exp)
     np.testing.assert_array_equal(n, n_exp)
 
 
@@ -156,7 +148,7 @@ def test_min_pairs_applies_to_the_expanded_resample(level):
         X, Z, level=level, method="spearman", sys_idx=sys_idx, inp_idx=inp_idx, min_pairs=5
     )
     r_exp, n_exp = oracle_draws(X, Z, level, "spearman", "b", sys_idx, inp_idx, min_pairs=5)
-    assert_same(r, r_exp)
+    assert_values_same(r, r_exp)
     np.testing.assert_array_equal(n, n_exp)
 
 
@@ -187,11 +179,11 @@ def test_labelled_distribution_and_point_equal_oracle(level, method, variant, re
     assert res.attrs["seed"] == seed
     sys_idx, inp_idx = draw_indices(seed, resample, 7, 9, N_DRAWS)
     r_exp, n_exp = oracle_draws(X, Z, level, method, variant, sys_idx, inp_idx)
-    assert_same(res["distribution"].values, r_exp, "distribution")
+    assert_values_same(res["distribution"].values, r_exp, "distribution")
     np.testing.assert_array_equal(res["distribution_n"].values, n_exp)
 
     point = [oracle_level(X[m], Z, level, method, variant) for m in range(X.shape[0])]
-    assert_same(res["correlation"].values, [p[0] for p in point], "point estimate")
+    assert_values_same(res["correlation"].values, [p[0] for p in point], "point estimate")
     np.testing.assert_array_equal(res["n"].values, [p[1] for p in point])
 
 
@@ -227,8 +219,8 @@ def test_percentile_and_basic_intervals_are_quantiles_of_defined_draws(level, re
             expected = (q_low, q_high)
         else:
             expected = (2 * theta - q_high, 2 * theta - q_low)
-        assert_same(res["low"].values[m], expected[0], f"low m{m}")
-        assert_same(res["high"].values[m], expected[1], f"high m{m}")
+        assert_values_same(res["low"].values[m], expected[0], f"low m{m}")
+        assert_values_same(res["high"].values[m], expected[1], f"high m{m}")
         assert int(res["n_undefined"].values[m]) == int(np.isnan(d).sum())
 
 
@@ -304,9 +296,9 @@ def test_bca_equals_scipy_with_replayed_indices(level, method, variant, dim, sci
     assert replay.served == n_draws
     expected_calls = 1 if scipy_batch is None else -(-n_draws // scipy_batch)
     assert len(replay.calls) == expected_calls
-    assert_same(res["distribution"].values[0], ref.bootstrap_distribution, "distribution vs scipy")
-    assert_same(res["low"].values[0], ref.confidence_interval.low, "bca low")
-    assert_same(res["high"].values[0], ref.confidence_interval.high, "bca high")
+    assert_values_same(res["distribution"].values[0], ref.bootstrap_distribution, "distribution vs scipy")
+    assert_values_same(res["low"].values[0], ref.confidence_interval.low, "bca low")
+    assert_values_same(res["high"].values[0], ref.confidence_interval.high, "bca high")
 
 
 def test_bca_equals_scipy_unvectorised_system_ids():
@@ -330,8 +322,8 @@ def test_bca_equals_scipy_unvectorised_system_ids():
     )
     assert replay.served == n_draws and len(replay.calls) == 1
     assert replay.calls[0][2] == (n_draws, n_sys)
-    assert_same(res["low"].values[0], ref.confidence_interval.low, "bca low")
-    assert_same(res["high"].values[0], ref.confidence_interval.high, "bca high")
+    assert_values_same(res["low"].values[0], ref.confidence_interval.low, "bca low")
+    assert_values_same(res["high"].values[0], ref.confidence_interval.high, "bca high")
 
 
 def test_bca_with_both_dims_raises():
@@ -362,7 +354,7 @@ def test_undefined_draws_are_nan_counted_and_left_out(level, method, variant, ci
     sys_idx, _ = draw_indices(seed, ("system",), 3, 5, n_draws)
     r_exp, _ = oracle_draws(X, Z, level, method, variant, sys_idx, None)
     dist = res["distribution"].values
-    assert_same(dist, r_exp, "distribution")
+    assert_values_same(dist, r_exp, "distribution")
     single = np.array([len(set(row)) == 1 for row in sys_idx])
     assert single.any()
     assert np.isnan(dist[0, single]).all()  # NaN, never 0
@@ -373,8 +365,8 @@ def test_undefined_draws_are_nan_counted_and_left_out(level, method, variant, ci
     q_low, q_high = np.quantile(defined, [0.025, 0.975])
     theta = oracle_level(X[0], Z, level, method, variant)[0]
     expected = (q_low, q_high) if ci == "percentile" else (2 * theta - q_high, 2 * theta - q_low)
-    assert_same(res["low"].values[0], expected[0])
-    assert_same(res["high"].values[0], expected[1])
+    assert_values_same(res["low"].values[0], expected[0])
+    assert_values_same(res["high"].values[0], expected[1])
 
     # all draws undefined: count is every draw, bounds and estimate are NaN (not 0)
     assert int(res["n_undefined"].values[1]) == n_draws
@@ -391,15 +383,15 @@ def test_undefined_draws_from_missing_cells():
                                 n_resamples=200, rng=1, keep_distribution=True)
     sys_idx, inp_idx = draw_indices(1, "both", 4, 4, 200)
     r_exp, n_exp = oracle_draws(X, Z, "input", "pearson", "b", sys_idx, inp_idx)
-    assert_same(res["distribution"].values, r_exp)
+    assert_values_same(res["distribution"].values, r_exp)
     np.testing.assert_array_equal(res["distribution_n"].values, n_exp)
     np.testing.assert_array_equal(res["n_undefined"].values, np.isnan(r_exp).sum(axis=-1))
     assert np.isnan(r_exp).any()
     for m in range(3):
         d = r_exp[m][~np.isnan(r_exp[m])]
         if d.size:
-            assert_same(res["low"].values[m], np.quantile(d, 0.025))
-            assert_same(res["high"].values[m], np.quantile(d, 0.975))
+            assert_values_same(res["low"].values[m], np.quantile(d, 0.025))
+            assert_values_same(res["high"].values[m], np.quantile(d, 0.975))
         else:
             assert np.isnan(res["low"].values[m]) and np.isnan(res["high"].values[m])
 
@@ -440,9 +432,9 @@ def test_fisher_equals_textbook_formula(level, method, confidence_level):
         n = oracle_fisher_n(X[m], Z, level)
         low, high = oracle_fisher(r, n, method, confidence_level)
         assert int(res["n"].values[m]) == n
-        assert_same(res["correlation"].values[m], r)
-        assert_same(res["low"].values[m], low, f"low m{m}")
-        assert_same(res["high"].values[m], high, f"high m{m}")
+        assert_values_same(res["correlation"].values[m], r)
+        assert_values_same(res["low"].values[m], low, f"low m{m}")
+        assert_values_same(res["high"].values[m], high, f"high m{m}")
         assert not np.isnan(low)
 
 
@@ -456,8 +448,8 @@ def test_fisher_nan_when_n_at_most_b(method, n_sys, defined):
         r, _ = oracle_level(X[m], Z, "system", method, "b")
         low, high = oracle_fisher(r, n_sys, method, 0.95)
         assert np.isnan(low) != defined
-        assert_same(res["low"].values[m], low)
-        assert_same(res["high"].values[m], high)
+        assert_values_same(res["low"].values[m], low)
+        assert_values_same(res["high"].values[m], high)
         assert int(res["n"].values[m]) == n_sys
 
 

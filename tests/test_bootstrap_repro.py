@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-import xcorrstat
+import xcorrstat  # noqa: F401  (registers the .corrstat accessor)
 from xcorrstat.resampling.draws import bootstrap_indices
 
 N_METRICS = 10

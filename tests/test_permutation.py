@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 import xarray as xr
 from conftest import make_scores
-from oracles import ATOL, LEVELS, METHOD_VARIANTS, MV_IDS, oracle_level
+from oracles import assert_values_same, LEVELS, METHOD_VARIANTS, MV_IDS, oracle_level
 
 import xcorrstat
 from xcorrstat.resampling import permutation as permutation_module
@@ -105,14 +105,6 @@ def oracle_distribution(X, Y, Z, masks, level, method, variant, **kw):
     ])
 
 
-def assert_same(actual, expected, what=""):
-    actual = np.asarray(actual, dtype=np.float64)
-    expected = np.asarray(expected, dtype=np.float64)
-    assert actual.shape == expected.shape, what
-    np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected), err_msg=f"NaN positions {what}")
-    np.testing.assert_allclose(actual, expected, rtol=0, atol=ATOL, equal_nan=True, err_msg=what)
-
-
 def expected_pvalue(dist, delta, alternative, pvalue):
     """Monte-Carlo p-value over the defined draws, with ties within TIE_TOLERANCE counted as extreme."""
     d = dist[~np.isnan(dist)]
@@ -157,9 +149,9 @@ def test_draws_equal_swapped_oracle(level, method, variant, permute, nan_frac):
     assert res["distribution"].dims == ("resample",)
     masks = permutation_masks(seed, range(N_DRAWS), *X.shape, scheme)
     expected = oracle_distribution(X, Y, Z, masks, level, method, variant)
-    assert_same(res["distribution"].values, expected, "distribution")
+    assert_values_same(res["distribution"].values, expected, "distribution")
     assert int(res["n_undefined"]) == int(np.isnan(expected).sum())
-    assert_same(res["delta"].values, oracle_delta(zscore(X), zscore(Y), Z, level, method, variant), "delta")
+    assert_values_same(res["delta"].values, oracle_delta(zscore(X), zscore(Y), Z, level, method, variant), "delta")
     assert res.attrs["permute"] == scheme
 
 
@@ -176,8 +168,8 @@ def test_draws_equal_swapped_oracle_any_integer_scores(level, method, variant, p
     perm, scheme = PERMUTES[permute]
     res = run(to_dataset(X, Y, Z), level=level, method=method, variant=variant, permute=perm, rng=31)
     masks = permutation_masks(31, range(N_DRAWS), *X.shape, scheme)
-    assert_same(res["distribution"].values, oracle_distribution(X, Y, Z, masks, level, method, variant))
-    assert_same(res["delta"].values, oracle_delta(zscore(X), zscore(Y), Z, level, method, variant))
+    assert_values_same(res["distribution"].values, oracle_distribution(X, Y, Z, masks, level, method, variant))
+    assert_values_same(res["delta"].values, oracle_delta(zscore(X), zscore(Y), Z, level, method, variant))
 
 
 def test_draws_across_draw_blocks_equal_swapped_oracle():
@@ -185,7 +177,7 @@ def test_draws_across_draw_blocks_equal_swapped_oracle():
     X, Y, Z = matrices(301, nan_frac=0.1, exact=True)
     res = run(to_dataset(X, Y, Z), level="global", method="kendall", n_resamples=300, rng=99, batch=7)
     masks = permutation_masks(99, range(300), *X.shape, "cells")
-    assert_same(res["distribution"].values, oracle_distribution(X, Y, Z, masks, "global", "kendall", "b"))
+    assert_values_same(res["distribution"].values, oracle_distribution(X, Y, Z, masks, "global", "kendall", "b"))
 
 
 @pytest.mark.parametrize("level", LEVELS)
@@ -194,8 +186,8 @@ def test_min_pairs_applies_to_swapped_matrices(level):
     res = run(to_dataset(X, Y, Z), level=level, method="spearman", min_pairs=5, rng=4)
     masks = permutation_masks(4, range(N_DRAWS), *X.shape, "cells")
     expected = oracle_distribution(X, Y, Z, masks, level, "spearman", "b", min_pairs=5)
-    assert_same(res["distribution"].values, expected)
-    assert_same(res["delta"].values, oracle_delta(zscore(X), zscore(Y), Z, level, "spearman", "b", min_pairs=5))
+    assert_values_same(res["distribution"].values, expected)
+    assert_values_same(res["delta"].values, oracle_delta(zscore(X), zscore(Y), Z, level, "spearman", "b", min_pairs=5))
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ from ..kernels.exactsum import exact_parts
 from ..options import OPTIONS
 from ..schema import INPUT, SYSTEM, check_finite, split_scores
 from ..validation import check_choice, check_min_pairs, check_positive_int
-from .draws import PERMUTE_SCHEMES, permutation_masks, resolve_seed
+from .draws import permutation_masks, resolve_seed
 from .engine import compute_with_progress
 
 __all__ = ["permutation_test", "standardise", "permutation_pvalue"]
