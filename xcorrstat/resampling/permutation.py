@@ -25,6 +25,7 @@ import xarray as xr
 
 from ..kernels import LEVELS, METHODS, VARIANTS, corr, level_correlation
 from ..kernels.exactsum import exact_parts
+from ..kernels.swap import swap_supported, swapped_deltas
 from ..options import OPTIONS
 from ..schema import INPUT, SYSTEM, check_finite, split_scores
 from ..validation import check_choice, check_min_pairs, check_positive_int
@@ -131,6 +132,16 @@ def _swapped_system_means(x, y, z, m):
 def _draw_deltas(x, y, z, m, kw):
     """delta' of every draw in a batch of masks m (B, S, I): returns (..., B)."""
     level = kw["level"]
+    zx, zy = standardise(x), standardise(y)  # cell-wise: equal raw cells stay equal
+    if swap_supported(zx, zy, level=level, method=kw["method"], variant=kw["variant"]):
+        lead = x.shape[:-2]
+        flat = [a.reshape((-1,) + a.shape[-2:]) for a in (zx, zy, z)]
+        delta = swapped_deltas(*flat, m, level=level, method=kw["method"], min_pairs=kw["min_pairs"])
+        delta = delta.reshape(lead + (m.shape[0],))
+        if not kw["skipna"]:
+            missing = (np.isnan(x) | np.isnan(y) | np.isnan(z)).any(axis=(-2, -1))
+            delta = np.where(missing[..., None], np.nan, delta)
+        return delta
     if level == "system":
         (mx, zx), (my, zy) = _swapped_system_means(x, y, z, m)
         corr_kw = {k: kw[k] for k in ("method", "variant", "min_pairs")}
@@ -139,7 +150,6 @@ def _draw_deltas(x, y, z, m, kw):
             missing = (np.isnan(x) | np.isnan(y) | np.isnan(z)).any(axis=(-2, -1))
             delta = np.where(missing[..., None], np.nan, delta)
         return delta
-    zx, zy = standardise(x), standardise(y)  # cell-wise: equal raw cells stay equal
     xs, ys, zs = zx[..., None, :, :], zy[..., None, :, :], z[..., None, :, :]
     xp = np.where(m, ys, xs)
     yp = np.where(m, xs, ys)

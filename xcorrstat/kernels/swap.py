@@ -1,0 +1,226 @@
+"""Level correlations of swapped score matrices, for a batch of swap masks at once.
+
+A permutation draw swaps two standardised metrics X and Y cell by cell under a 0/1
+mask m: ``X' = X + m (Y - X)``, ``Y' = Y - m (Y - X)``. Because ``m**2 == m``:
+
+* the sums behind Pearson's r are **linear** in m (per input, per system or over all
+  cells), so a batch of masks times a few precomputed arrays gives every draw;
+* Kendall's numerator and tie counts at input level are **bilinear** in m: with the
+  four sign matrices ``sign(u_a - v_b)`` for u, v in {X, Y}, the sign of a pair of
+  swapped cells is ``P00 + m_a (P10 - P00) + m_b (P01 - P00) + m_a m_b Q`` with
+  ``Q = P00 - P01 - P10 + P11``; Y' is X' under the mask ``1 - m`` and shares the
+  quadratic part. No sorting or comparison happens per draw.
+
+The integer-valued forms are summed in float32 when that is exact (every partial sum
+below 2**24) and float64 otherwise. Every result equals the statistic of
+:func:`xcorrstat.kernels.level_correlation` on the explicitly swapped matrices
+(the tests check this to 1e-12).
+
+These kernels need X and Y missing in the same cells (the valid set of every
+correlation is then the same in every draw). :func:`swap_supported` says whether
+a case is covered; other cases are computed on the swapped matrices themselves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["swap_supported", "swapped_deltas"]
+
+_F32_EXACT = 2**24
+
+
+def swap_supported(zx, zy, *, level: str, method: str, variant: str) -> bool:
+    """True when :func:`swapped_deltas` covers this level, method and missing-value pattern."""
+    if not np.array_equal(np.isnan(zx), np.isnan(zy)):
+        return False
+    if method == "pearson":
+        return level in ("system", "input", "global")
+    return method == "kendall" and variant == "b" and level == "input"
+
+
+def swapped_deltas(zx, zy, z, masks, *, level: str, method: str, min_pairs: int, batch_pairs: int = 0):
+    """``r(X', Z) - r(Y', Z)`` for every mask: zx, zy, z ``(P, S, I)``, masks ``(B, S, I)`` -> ``(P, B)``.
+
+    ``zx`` and ``zy`` are the standardised metrics (missing in the same cells), ``z``
+    the target. Undefined correlations follow the library's rule (fewer than
+    ``min_pairs`` valid pairs or a constant vector give NaN; at input level the
+    average runs over the inputs defined in that draw).
+    """
+    zx, zy, z = (np.asarray(a, dtype=np.float64) for a in (zx, zy, z))
+    m = np.asarray(masks, dtype=bool)
+    if level == "system":
+        return _system_pearson(zx, zy, z, m, min_pairs)
+    if level == "global":
+        shape = zx.shape[:-2] + (-1, 1)
+        rx, ry = _input_pearson(zx.reshape(shape), zy.reshape(shape), z.reshape(shape),
+                                m.reshape(m.shape[0], -1, 1), min_pairs)
+        return rx[..., 0, :] - ry[..., 0, :]
+    if method == "pearson":
+        rx, ry = _input_pearson(zx, zy, z, m, min_pairs)
+    else:
+        rx, ry = _input_kendall(zx, zy, z, m, min_pairs)
+    return _average_defined(rx) - _average_defined(ry)
+
+
+def _average_defined(r):
+    """Mean over axis -2 (inputs) of the defined values: (P, I, B) -> (P, B)."""
+    defined = ~np.isnan(r)
+    count = defined.sum(axis=-2)
+    total = np.where(defined, r, 0.0).sum(axis=-2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / count, np.nan)
+
+
+def _per_input_masks(m, dtype):
+    """(B, S, I) bool -> (I, B, S) in ``dtype``."""
+    return np.ascontiguousarray(np.transpose(m, (2, 0, 1)), dtype=dtype)
+
+
+def _linear(mt, coef):
+    """Linear forms per input: mt (I, B, S), coef (P, K, S, I) -> (P, K, I, B)."""
+    p, k, s, i = coef.shape
+    c = np.ascontiguousarray(np.transpose(coef, (3, 2, 0, 1)).reshape(i, s, p * k), dtype=mt.dtype)
+    out = np.matmul(mt, c)  # (I, B, P*K)
+    return np.transpose(out.reshape(i, -1, p, k), (2, 3, 0, 1)).astype(np.float64)
+
+
+def _constant_swapped(a, b, valid, n, mt):
+    """Whether X' (a swapped with b) and Y' are constant per input and draw: two (P, I, B) bool arrays.
+
+    X'[s0] is a[s0] or b[s0] for the first valid system s0, so X' is constant iff every
+    valid cell of X' equals one of those two values -- a count that is linear in m.
+    """
+    s0 = np.argmax(valid, axis=-2)  # (P, I)
+    const_x = np.zeros(a.shape[:1] + a.shape[2:] + (mt.shape[1],), dtype=bool)
+    const_y = np.zeros_like(const_x)
+    for src in (a, b):  # the two candidate values
+        v = np.take_along_axis(src, s0[:, None, :], axis=-2)  # (P, 1, I)
+        ea = (valid & (a == v)).astype(np.float64)
+        eb = (valid & (b == v)).astype(np.float64)
+        lin = _linear(mt.astype(np.float64), (eb - ea)[:, None])[:, 0]  # (P, I, B)
+        const_x |= ea.sum(axis=-2)[..., None] + lin == n[..., None]
+        const_y |= eb.sum(axis=-2)[..., None] - lin == n[..., None]
+    return const_x, const_y
+
+
+def _input_pearson(zx, zy, z, m, min_pairs):
+    """Per-input Pearson r of X' and Y' with Z for every draw: two (P, I, B) arrays."""
+    valid = ~np.isnan(zx) & ~np.isnan(z)
+    n = valid.sum(axis=-2)  # (P, I)
+    nn = np.maximum(n, 1)
+    a = np.where(valid, zx, 0.0)
+    b = np.where(valid, zy, 0.0)
+    c = np.where(valid, z, 0.0)
+    # a common shift of X and Y per input leaves every r unchanged and keeps the sums small
+    shift = ((a + b).sum(axis=-2) / (2 * nn))[:, None, :]
+    a = np.where(valid, a - shift, 0.0)
+    b = np.where(valid, b - shift, 0.0)
+    c = np.where(valid, c - (c.sum(axis=-2) / nn)[:, None, :], 0.0)
+    d = b - a
+    mt = _per_input_masks(m, np.float64)
+    lin = _linear(mt, np.stack([d, b * b - a * a, d * c], axis=1))  # (P, 3, I, B)
+    base = np.stack([a, a * a, a * c, b, b * b, b * c], axis=1).sum(axis=-2)[..., None]  # (P, 6, I, 1)
+    szz = (c * c).sum(axis=-2)[..., None]
+    const_x, const_y = _constant_swapped(np.where(valid, zx, 0.0), np.where(valid, zy, 0.0), valid, n, mt)
+    zmin = np.min(z, axis=-2, where=valid, initial=np.inf)
+    zmax = np.max(z, axis=-2, where=valid, initial=-np.inf)
+    bad = ((n < max(int(min_pairs), 2)) | ~(zmin < zmax))[..., None]
+    out = []
+    for sign, k, const in ((1.0, 0, const_x), (-1.0, 3, const_y)):
+        s1 = base[:, k] + sign * lin[:, 0]
+        s2 = base[:, k + 1] + sign * lin[:, 1]
+        s3 = base[:, k + 2] + sign * lin[:, 2]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            var = np.maximum(s2 - s1 * s1 / nn[..., None], 0.0)
+            r = np.clip(s3 / np.sqrt(var * szz), -1.0, 1.0)
+        out.append(np.where(bad | const, np.nan, r))
+    return out[0], out[1]
+
+
+def _system_pearson(zx, zy, z, m, min_pairs):
+    """System-level Pearson delta: per-draw system means are linear in m. Returns (P, B)."""
+    from .correlation import pearson
+
+    valid = ~np.isnan(zx) & ~np.isnan(z)
+    count = valid.sum(axis=-1)  # (P, S)
+    a = np.where(valid, zx, 0.0)
+    d = np.where(valid, zy, 0.0) - a
+    mf = m.astype(np.float64)
+    swapped = np.einsum("bsi,psi->pbs", mf, d)  # sum over inputs of m * d, per system and draw
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_x = np.where(count[:, None] > 0, (a.sum(axis=-1)[:, None] + swapped) / count[:, None], np.nan)
+        mean_y = np.where(count[:, None] > 0,
+                          (np.where(valid, zy, 0.0).sum(axis=-1)[:, None] - swapped) / count[:, None], np.nan)
+        mean_z = np.where(count > 0, np.where(valid, z, 0.0).sum(axis=-1) / count, np.nan)[:, None]
+    rx, _ = pearson(mean_x, mean_z, min_pairs=min_pairs)
+    ry, _ = pearson(mean_y, mean_z, min_pairs=min_pairs)
+    return rx - ry
+
+
+def _pair_signs(u, v, valid_u, valid_v):
+    """sign(u_a - v_b) and [u_a == v_b] over system pairs: (P, S, I) x2 -> (P, I, S, S) x2."""
+    ut = np.transpose(u, (0, 2, 1))[..., :, None]
+    vt = np.transpose(v, (0, 2, 1))[..., None, :]
+    ok = np.transpose(valid_u, (0, 2, 1))[..., :, None] & np.transpose(valid_v, (0, 2, 1))[..., None, :]
+    with np.errstate(invalid="ignore"):
+        return np.where(ok, np.sign(ut - vt), 0.0), (ok & (ut == vt)).astype(np.float64)
+
+
+def _input_kendall(zx, zy, z, m, min_pairs):
+    """Per-input Kendall tau-b of X' and Y' with Z for every draw: two (P, I, B) arrays."""
+    p, s, i = zx.shape
+    valid = ~np.isnan(zx) & ~np.isnan(z)
+    n = valid.sum(axis=-2)  # (P, I)
+    upper = np.triu(np.ones((s, s), dtype=bool), 1)
+    vt = np.transpose(valid, (0, 2, 1))
+    w = (vt[..., :, None] & vt[..., None, :] & upper).astype(np.float64)  # valid pairs a < b: (P, I, S, S)
+    s00, e00 = _pair_signs(zx, zx, valid, valid)
+    s01, e01 = _pair_signs(zx, zy, valid, valid)
+    s10, e10 = _pair_signs(zy, zx, valid, valid)
+    s11, e11 = _pair_signs(zy, zy, valid, valid)
+    sz, ez = _pair_signs(z, z, valid, valid)
+    wn = w * sz  # numerator weights
+    n0 = w.sum(axis=(-2, -1))
+    tz = (w * ez).sum(axis=(-2, -1))
+
+    def parts(weight, t00, t01, t10, t11):
+        """Constants, linear coefficients (per system) and quadratic matrix of one form, X' and Y'."""
+        const_x, const_y = (weight * t00).sum(axis=(-2, -1)), (weight * t11).sum(axis=(-2, -1))
+        lin_x = (weight * (t10 - t00)).sum(axis=-1) + (weight * (t01 - t00)).sum(axis=-2)  # (P, I, S)
+        lin_y = (weight * (t01 - t11)).sum(axis=-1) + (weight * (t10 - t11)).sum(axis=-2)
+        quad = weight * (t00 - t01 - t10 + t11)
+        return const_x, const_y, lin_x, lin_y, quad
+
+    num = parts(wn, s00, s01, s10, s11)
+    tie = parts(w, e00, e01, e10, e11)
+    dtype = np.float32 if 8 * s * s < _F32_EXACT else np.float64
+    mt = _per_input_masks(m, dtype)  # (I, B, S)
+    coef = np.stack([num[2], num[3], tie[2], tie[3]], axis=1)  # (P, 4, I, S)
+    lin = _linear(mt, np.transpose(coef, (0, 1, 3, 2)))  # (P, 4, I, B)
+    quad = _quadratic(mt, np.stack([num[4], tie[4]], axis=1))  # (P, 2, I, B)
+    bad = ((n < max(int(min_pairs), 2)) | (n0 - tz <= 0))[..., None]
+    out = []
+    for k, (c_num, c_tie) in enumerate(((num[0], tie[0]), (num[1], tie[1]))):
+        numerator = c_num[..., None] + lin[:, k] + quad[:, 0]
+        ties = c_tie[..., None] + lin[:, 2 + k] + quad[:, 1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tau = numerator / np.sqrt((n0 - tz)[..., None] * (n0[..., None] - ties))
+        out.append(np.where(bad | (n0[..., None] - ties <= 0), np.nan, np.clip(tau, -1.0, 1.0)))
+    return out[0], out[1]
+
+
+def _quadratic(mt, g):
+    """Quadratic forms m^T G m per input and draw: mt (I, B, S), g (P, K, I, S, S) -> (P, K, I, B)."""
+    p, k, i, s, _ = g.shape
+    if p * k < s:  # few forms: (B, S) @ (S, S) per input and form, then a row-wise dot with m
+        gt = np.ascontiguousarray(np.transpose(g, (2, 3, 0, 1, 4)).reshape(i, s, p * k * s), dtype=mt.dtype)
+        prod = np.matmul(mt, gt).reshape(i, -1, p * k, s)  # (I, B, PK, S)
+        out = np.einsum("ibfs,ibs->fib", prod, mt, dtype=np.float64)
+        return out.reshape(p, k, i, -1)
+    # many forms: outer products of the mask over system pairs, then one GEMM per input
+    a_idx, b_idx = np.triu_indices(s, 1)  # g is zero on and below the diagonal
+    flat = np.ascontiguousarray(np.transpose(g[..., a_idx, b_idx], (2, 3, 0, 1)).reshape(i, -1, p * k))
+    outer = mt[..., a_idx] * mt[..., b_idx]  # (I, B, pairs)
+    out = np.matmul(outer, flat.astype(mt.dtype))  # (I, B, PK)
+    return np.transpose(out.reshape(i, -1, p, k), (2, 3, 0, 1)).astype(np.float64)
