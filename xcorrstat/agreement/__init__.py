@@ -1,0 +1,35 @@
+"""Agreement analyses on any labelled dim: correlation matrices, Jaccard of selected sets, leaderboards.
+
+The questions benchmark studies ask of themselves -- do two settings of a
+hyperparameter give the same results, do two strategies pick the same items, do
+two evaluation choices rank the competitors the same way -- as calls on labelled
+data:
+
+* :func:`matrix`: Pearson/Spearman/Kendall correlations between every pair of
+  labels of a dim (or, with ``level=``, between the scores of a score Dataset);
+* :func:`jaccard`: pairwise Jaccard similarity of sets held as boolean masks;
+* :func:`leaderboard` and :func:`leaderboard_agreement`: leaderboards of
+  competitors over conditions and Kendall tau-b between them, with bootstrap
+  intervals over the conditions;
+* :func:`synthetic_benchmark`: a small seeded benchmark to try them on.
+
+Results compare a dim with its copy ``f"{dim}_2"``.
+"""
+
+from ._common import pair_dim
+from .selection import jaccard, jaccard_kernel
+from .ranking import MISSING_RULES, leaderboard, leaderboard_agreement
+from .corrmatrix import matrix
+from .synthetic import STRATEGIES, synthetic_benchmark
+
+__all__ = [
+    "MISSING_RULES",
+    "STRATEGIES",
+    "jaccard",
+    "jaccard_kernel",
+    "leaderboard",
+    "leaderboard_agreement",
+    "matrix",
+    "pair_dim",
+    "synthetic_benchmark",
+]

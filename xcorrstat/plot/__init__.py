@@ -1,0 +1,15 @@
+"""Plots of xcorrstat results (needs matplotlib: ``pip install "xcorrstat[plot]"``).
+
+matplotlib is imported only when a plot is drawn, so importing this package
+works without it.
+"""
+
+from .agreement import (
+    CMAPS,
+    heatmap,
+    plot_jaccard,
+    plot_leaderboard_agreement,
+    plot_matrix,
+)
+
+__all__ = ["CMAPS", "heatmap", "plot_jaccard", "plot_leaderboard_agreement", "plot_matrix"]
