@@ -252,3 +252,21 @@ def test_dask_input_gives_lazy_result(ds):
     eager = run(ds, SMALL, batch=7)
     with dask.config.set(scheduler="synchronous"):
         assert_reproduced(res.compute(), eager)
+
+
+@pytest.mark.parametrize("test", ["permutation", "bootstrap"])
+def test_compare_on_distributed_cluster_gives_the_same_pvalues(test, client):
+    from distributed import get_task_stream
+
+    from conftest import make_scores
+
+    data = make_scores(n_metrics=4, n_systems=6, n_inputs=9, seed=17, nan_frac=0.05)
+    opts = dict(target="human", test=test, level="input", method="kendall", n_resamples=80, rng=23,
+                correction="holm")
+    with get_task_stream(client) as stream:
+        on_cluster = data.corrstat.compare(**opts, batch=9)
+    assert len(stream.data) > 0, "the cluster's workers did not run the draws"
+    client.close()  # the same call with no Client: local threads
+    local = data.corrstat.compare(**opts)
+    np.testing.assert_array_equal(on_cluster["pvalue"].values, local["pvalue"].values)
+    np.testing.assert_array_equal(on_cluster["cluster"].values, local["cluster"].values)

@@ -15,16 +15,20 @@ Examples
 from . import datasets, kernels
 from . import accessors as _accessors  # noqa: F401  (registers .corrstat)
 from ._version import __version__
+from .compare import compare
 from .correlate import correlate
 from .io import from_dataframe, read
 from .options import get_options, set_options
 from .resampling.bootstrap import bootstrap, fisher
 from .resampling.meanscore import format_ci, mean_ci, paired_difference_ci
+from .resampling.paired import paired_bootstrap_test
 from .resampling.permutation import permutation_test
+from .williams import williams_test
 
 __all__ = [
     "__version__",
     "bootstrap",
+    "compare",
     "correlate",
     "datasets",
     "fisher",
@@ -33,8 +37,10 @@ __all__ = [
     "get_options",
     "kernels",
     "mean_ci",
+    "paired_bootstrap_test",
     "paired_difference_ci",
     "permutation_test",
     "read",
     "set_options",
+    "williams_test",
 ]

@@ -12,11 +12,14 @@ from typing import Any, Callable
 import pandas as pd
 import xarray as xr
 
+from .compare import compare
 from .correlate import correlate
 from .io import from_dataframe
 from .resampling.bootstrap import bootstrap, fisher
 from .resampling.meanscore import mean_ci, paired_difference_ci
+from .resampling.paired import paired_bootstrap_test
 from .resampling.permutation import permutation_test
+from .williams import williams_test
 
 __all__ = ["CorrstatAccessor", "CorrstatFrameAccessor"]
 
@@ -49,6 +52,9 @@ class _Common:
     mean_ci = _forward(mean_ci)
     paired_difference_ci = _forward(paired_difference_ci)
     permutation_test = _forward(permutation_test)
+    paired_bootstrap_test = _forward(paired_bootstrap_test)
+    williams_test = _forward(williams_test)
+    compare = _forward(compare)
 
 
 @xr.register_dataset_accessor("corrstat")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["swap_supported", "swapped_deltas"]
+__all__ = ["prepare_swap", "swap_supported", "swapped_deltas"]
 
 _F32_EXACT = 2**24
 
@@ -39,7 +39,7 @@ def swap_supported(zx, zy, *, level: str, method: str, variant: str) -> bool:
     return method == "kendall" and variant == "b" and level == "input"
 
 
-def swapped_deltas(zx, zy, z, masks, *, level: str, method: str, min_pairs: int, batch_pairs: int = 0):
+def swapped_deltas(zx, zy, z, masks, *, level: str, method: str, min_pairs: int):
     """``r(X', Z) - r(Y', Z)`` for every mask: zx, zy, z ``(P, S, I)``, masks ``(B, S, I)`` -> ``(P, B)``.
 
     ``zx`` and ``zy`` are the standardised metrics (missing in the same cells), ``z``
@@ -47,20 +47,35 @@ def swapped_deltas(zx, zy, z, masks, *, level: str, method: str, min_pairs: int,
     ``min_pairs`` valid pairs or a constant vector give NaN; at input level the
     average runs over the inputs defined in that draw).
     """
+    return prepare_swap(zx, zy, z, level=level, method=method, min_pairs=min_pairs)(masks)
+
+
+def prepare_swap(zx, zy, z, *, level: str, method: str, min_pairs: int):
+    """Precompute what does not depend on the masks; returns ``deltas(masks) -> (P, B)``.
+
+    Use it when many batches of masks meet the same matrices (the precomputed pair
+    matrices of Kendall's tau are the costly part).
+    """
     zx, zy, z = (np.asarray(a, dtype=np.float64) for a in (zx, zy, z))
-    m = np.asarray(masks, dtype=bool)
     if level == "system":
-        return _system_pearson(zx, zy, z, m, min_pairs)
+        return lambda masks: _system_pearson(zx, zy, z, np.asarray(masks, dtype=bool), min_pairs)
     if level == "global":
         shape = zx.shape[:-2] + (-1, 1)
-        rx, ry = _input_pearson(zx.reshape(shape), zy.reshape(shape), z.reshape(shape),
-                                m.reshape(m.shape[0], -1, 1), min_pairs)
-        return rx[..., 0, :] - ry[..., 0, :]
-    if method == "pearson":
-        rx, ry = _input_pearson(zx, zy, z, m, min_pairs)
-    else:
-        rx, ry = _input_kendall(zx, zy, z, m, min_pairs)
-    return _average_defined(rx) - _average_defined(ry)
+        run = _input_pearson(zx.reshape(shape), zy.reshape(shape), z.reshape(shape), min_pairs)
+
+        def deltas(masks):
+            m = np.asarray(masks, dtype=bool)
+            rx, ry = run(m.reshape(m.shape[0], -1, 1))
+            return rx[..., 0, :] - ry[..., 0, :]
+
+        return deltas
+    run = (_input_pearson if method == "pearson" else _input_kendall)(zx, zy, z, min_pairs)
+
+    def deltas(masks):
+        rx, ry = run(np.asarray(masks, dtype=bool))
+        return _average_defined(rx) - _average_defined(ry)
+
+    return deltas
 
 
 def _average_defined(r):
@@ -104,8 +119,8 @@ def _constant_swapped(a, b, valid, n, mt):
     return const_x, const_y
 
 
-def _input_pearson(zx, zy, z, m, min_pairs):
-    """Per-input Pearson r of X' and Y' with Z for every draw: two (P, I, B) arrays."""
+def _input_pearson(zx, zy, z, min_pairs):
+    """Per-input Pearson r of X' and Y' with Z: returns ``run(m) -> two (P, I, B) arrays``."""
     valid = ~np.isnan(zx) & ~np.isnan(z)
     n = valid.sum(axis=-2)  # (P, I)
     nn = np.maximum(n, 1)
@@ -118,24 +133,30 @@ def _input_pearson(zx, zy, z, m, min_pairs):
     b = np.where(valid, b - shift, 0.0)
     c = np.where(valid, c - (c.sum(axis=-2) / nn)[:, None, :], 0.0)
     d = b - a
-    mt = _per_input_masks(m, np.float64)
-    lin = _linear(mt, np.stack([d, b * b - a * a, d * c], axis=1))  # (P, 3, I, B)
+    coef = np.stack([d, b * b - a * a, d * c], axis=1)
     base = np.stack([a, a * a, a * c, b, b * b, b * c], axis=1).sum(axis=-2)[..., None]  # (P, 6, I, 1)
     szz = (c * c).sum(axis=-2)[..., None]
-    const_x, const_y = _constant_swapped(np.where(valid, zx, 0.0), np.where(valid, zy, 0.0), valid, n, mt)
+    raw_x, raw_y = np.where(valid, zx, 0.0), np.where(valid, zy, 0.0)
     zmin = np.min(z, axis=-2, where=valid, initial=np.inf)
     zmax = np.max(z, axis=-2, where=valid, initial=-np.inf)
     bad = ((n < max(int(min_pairs), 2)) | ~(zmin < zmax))[..., None]
-    out = []
-    for sign, k, const in ((1.0, 0, const_x), (-1.0, 3, const_y)):
-        s1 = base[:, k] + sign * lin[:, 0]
-        s2 = base[:, k + 1] + sign * lin[:, 1]
-        s3 = base[:, k + 2] + sign * lin[:, 2]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            var = np.maximum(s2 - s1 * s1 / nn[..., None], 0.0)
-            r = np.clip(s3 / np.sqrt(var * szz), -1.0, 1.0)
-        out.append(np.where(bad | const, np.nan, r))
-    return out[0], out[1]
+
+    def run(m):
+        mt = _per_input_masks(m, np.float64)
+        lin = _linear(mt, coef)  # (P, 3, I, B)
+        const_x, const_y = _constant_swapped(raw_x, raw_y, valid, n, mt)
+        out = []
+        for sign, k, const in ((1.0, 0, const_x), (-1.0, 3, const_y)):
+            s1 = base[:, k] + sign * lin[:, 0]
+            s2 = base[:, k + 1] + sign * lin[:, 1]
+            s3 = base[:, k + 2] + sign * lin[:, 2]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                var = np.maximum(s2 - s1 * s1 / nn[..., None], 0.0)
+                r = np.clip(s3 / np.sqrt(var * szz), -1.0, 1.0)
+            out.append(np.where(bad | const, np.nan, r))
+        return out[0], out[1]
+
+    return run
 
 
 def _system_pearson(zx, zy, z, m, min_pairs):
@@ -167,8 +188,8 @@ def _pair_signs(u, v, valid_u, valid_v):
         return np.where(ok, np.sign(ut - vt), 0.0), (ok & (ut == vt)).astype(np.float64)
 
 
-def _input_kendall(zx, zy, z, m, min_pairs):
-    """Per-input Kendall tau-b of X' and Y' with Z for every draw: two (P, I, B) arrays."""
+def _input_kendall(zx, zy, z, min_pairs):
+    """Per-input Kendall tau-b of X' and Y' with Z: returns ``run(m) -> two (P, I, B) arrays``."""
     p, s, i = zx.shape
     valid = ~np.isnan(zx) & ~np.isnan(z)
     n = valid.sum(axis=-2)  # (P, I)
@@ -194,33 +215,51 @@ def _input_kendall(zx, zy, z, m, min_pairs):
 
     num = parts(wn, s00, s01, s10, s11)
     tie = parts(w, e00, e01, e10, e11)
+    del s00, e00, s01, e01, s10, e10, s11, e11, sz, ez, w, wn
     dtype = np.float32 if 8 * s * s < _F32_EXACT else np.float64
-    mt = _per_input_masks(m, dtype)  # (I, B, S)
-    coef = np.stack([num[2], num[3], tie[2], tie[3]], axis=1)  # (P, 4, I, S)
-    lin = _linear(mt, np.transpose(coef, (0, 1, 3, 2)))  # (P, 4, I, B)
-    quad = _quadratic(mt, np.stack([num[4], tie[4]], axis=1))  # (P, 2, I, B)
+    coef = np.transpose(np.stack([num[2], num[3], tie[2], tie[3]], axis=1), (0, 1, 3, 2))  # (P, 4, S, I)
+    quad_g = _quadratic_operand(np.stack([num[4], tie[4]], axis=1), dtype)
     bad = ((n < max(int(min_pairs), 2)) | (n0 - tz <= 0))[..., None]
-    out = []
-    for k, (c_num, c_tie) in enumerate(((num[0], tie[0]), (num[1], tie[1]))):
-        numerator = c_num[..., None] + lin[:, k] + quad[:, 0]
-        ties = c_tie[..., None] + lin[:, 2 + k] + quad[:, 1]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            tau = numerator / np.sqrt((n0 - tz)[..., None] * (n0[..., None] - ties))
-        out.append(np.where(bad | (n0[..., None] - ties <= 0), np.nan, np.clip(tau, -1.0, 1.0)))
-    return out[0], out[1]
+    consts = ((num[0], tie[0]), (num[1], tie[1]))
+
+    def run(m):
+        mt = _per_input_masks(m, dtype)  # (I, B, S)
+        lin = _linear(mt, coef)  # (P, 4, I, B)
+        quad = _quadratic(mt, quad_g)  # (P, 2, I, B)
+        out = []
+        for k, (c_num, c_tie) in enumerate(consts):
+            numerator = c_num[..., None] + lin[:, k] + quad[:, 0]
+            ties = c_tie[..., None] + lin[:, 2 + k] + quad[:, 1]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                tau = numerator / np.sqrt((n0 - tz)[..., None] * (n0[..., None] - ties))
+            out.append(np.where(bad | (n0[..., None] - ties <= 0), np.nan, np.clip(tau, -1.0, 1.0)))
+        return out[0], out[1]
+
+    return run
 
 
-def _quadratic(mt, g):
-    """Quadratic forms m^T G m per input and draw: mt (I, B, S), g (P, K, I, S, S) -> (P, K, I, B)."""
+def _quadratic_operand(g, dtype):
+    """Lay out the quadratic matrices g (P, K, I, S, S), zero on and below the diagonal, for the GEMMs."""
     p, k, i, s, _ = g.shape
     if p * k < s:  # few forms: (B, S) @ (S, S) per input and form, then a row-wise dot with m
-        gt = np.ascontiguousarray(np.transpose(g, (2, 3, 0, 1, 4)).reshape(i, s, p * k * s), dtype=mt.dtype)
-        prod = np.matmul(mt, gt).reshape(i, -1, p * k, s)  # (I, B, PK, S)
-        out = np.einsum("ibfs,ibs->fib", prod, mt, dtype=np.float64)
-        return out.reshape(p, k, i, -1)
+        flat = np.transpose(g, (2, 3, 0, 1, 4)).reshape(i, s, p * k * s)
+        return "few", (p, k), np.ascontiguousarray(flat, dtype=dtype)
     # many forms: outer products of the mask over system pairs, then one GEMM per input
-    a_idx, b_idx = np.triu_indices(s, 1)  # g is zero on and below the diagonal
-    flat = np.ascontiguousarray(np.transpose(g[..., a_idx, b_idx], (2, 3, 0, 1)).reshape(i, -1, p * k))
+    a_idx, b_idx = np.triu_indices(s, 1)
+    flat = np.transpose(g[..., a_idx, b_idx], (2, 3, 0, 1)).reshape(i, -1, p * k)
+    return "many", (p, k, a_idx, b_idx), np.ascontiguousarray(flat, dtype=dtype)
+
+
+def _quadratic(mt, operand):
+    """Quadratic forms m^T G m per input and draw: mt (I, B, S) -> (P, K, I, B)."""
+    kind, shape, flat = operand
+    i, b, s = mt.shape
+    if kind == "few":
+        p, k = shape
+        prod = np.matmul(mt, flat).reshape(i, b, p * k, s)  # (I, B, PK, S)
+        out = np.einsum("ibfs,ibs->fib", prod, mt, dtype=np.float64)
+        return out.reshape(p, k, i, b)
+    p, k, a_idx, b_idx = shape
     outer = mt[..., a_idx] * mt[..., b_idx]  # (I, B, pairs)
-    out = np.matmul(outer, flat.astype(mt.dtype))  # (I, B, PK)
-    return np.transpose(out.reshape(i, -1, p, k), (2, 3, 0, 1)).astype(np.float64)
+    out = np.matmul(outer, flat)  # (I, B, PK)
+    return np.transpose(out.reshape(i, b, p, k), (2, 3, 0, 1)).astype(np.float64)

@@ -8,11 +8,13 @@ system row (PERM-SYSTEMS), per input column (PERM-INPUTS), or -- for parity with
 nlpstats -- a row flip XOR a column flip. A draw's statistic is
 ``r(X', Z) - r(Y', Z)`` at the requested level.
 
-This first version evaluates a batch of swapped matrices with the vectorised level
-kernels (no loop per draw); at system level the swapped means come from exact sums
+Draws are computed in batches of masks with array algebra, never one at a time:
+Pearson at every level and Kendall's tau-b at input level use the mask-linear and
+mask-bilinear kernels of :mod:`xcorrstat.kernels.swap` when X and Y are missing in
+the same cells; other cases evaluate the batch of swapped matrices with the
+vectorised level kernels. At system level those swapped means come from exact sums
 of the raw scores mapped by the z-score map, so ties between system means survive
-standardisation. The mask-linear shortcuts of the engine notes are a planned
-speed-up with the same draws and results.
+standardisation. Both routes give the statistic of the explicitly swapped matrices.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import xarray as xr
 
 from ..kernels import LEVELS, METHODS, VARIANTS, corr, level_correlation
 from ..kernels.exactsum import exact_parts
-from ..kernels.swap import swap_supported, swapped_deltas
+from ..kernels.swap import prepare_swap, swap_supported
 from ..options import OPTIONS
 from ..schema import INPUT, SYSTEM, check_finite, split_scores
 from ..validation import check_choice, check_min_pairs, check_positive_int
@@ -129,32 +131,42 @@ def _swapped_system_means(x, y, z, m):
     return out
 
 
-def _draw_deltas(x, y, z, m, kw):
-    """delta' of every draw in a batch of masks m (B, S, I): returns (..., B)."""
+def draw_deltas(x, y, z, kw):
+    """A function ``deltas(m)`` giving delta' of every draw of a mask batch ``m`` (B, S, I) as (..., B).
+
+    x, y, z are raw (..., S, I) scores of equal shape. Work that does not depend on
+    the masks (z-scores, the kernels' precomputed pair matrices) is done once here.
+    """
     level = kw["level"]
     zx, zy = standardise(x), standardise(y)  # cell-wise: equal raw cells stay equal
+    missing = None
+    if not kw["skipna"]:
+        missing = (np.isnan(x) | np.isnan(y) | np.isnan(z)).any(axis=(-2, -1))[..., None]
     if swap_supported(zx, zy, level=level, method=kw["method"], variant=kw["variant"]):
         lead = x.shape[:-2]
         flat = [a.reshape((-1,) + a.shape[-2:]) for a in (zx, zy, z)]
-        delta = swapped_deltas(*flat, m, level=level, method=kw["method"], min_pairs=kw["min_pairs"])
-        delta = delta.reshape(lead + (m.shape[0],))
-        if not kw["skipna"]:
-            missing = (np.isnan(x) | np.isnan(y) | np.isnan(z)).any(axis=(-2, -1))
-            delta = np.where(missing[..., None], np.nan, delta)
-        return delta
-    if level == "system":
-        (mx, zx), (my, zy) = _swapped_system_means(x, y, z, m)
-        corr_kw = {k: kw[k] for k in ("method", "variant", "min_pairs")}
-        delta = corr(mx, zx, **corr_kw)[0] - corr(my, zy, **corr_kw)[0]
-        if not kw["skipna"]:
-            missing = (np.isnan(x) | np.isnan(y) | np.isnan(z)).any(axis=(-2, -1))
-            delta = np.where(missing[..., None], np.nan, delta)
-        return delta
-    xs, ys, zs = zx[..., None, :, :], zy[..., None, :, :], z[..., None, :, :]
-    xp = np.where(m, ys, xs)
-    yp = np.where(m, xs, ys)
-    zb = np.broadcast_to(zs, xp.shape)
-    return level_correlation(xp, zb, **kw)[0] - level_correlation(yp, zb, **kw)[0]
+        fast = prepare_swap(*flat, level=level, method=kw["method"], min_pairs=kw["min_pairs"])
+
+        def deltas(m):
+            delta = fast(m).reshape(lead + (m.shape[0],))
+            return delta if missing is None else np.where(missing, np.nan, delta)
+
+        return deltas
+    corr_kw = {k: kw[k] for k in ("method", "variant", "min_pairs")}
+
+    def materialised(m):
+        if level == "system":
+            (mx, zmx), (my, zmy) = _swapped_system_means(x, y, z, m)
+            delta = corr(mx, zmx, **corr_kw)[0] - corr(my, zmy, **corr_kw)[0]
+        else:
+            xs, ys, zs = zx[..., None, :, :], zy[..., None, :, :], z[..., None, :, :]
+            xp = np.where(m, ys, xs)
+            yp = np.where(m, xs, ys)
+            zb = np.broadcast_to(zs, xp.shape)
+            delta = level_correlation(xp, zb, **kw)[0] - level_correlation(yp, zb, **kw)[0]
+        return delta if missing is None else np.where(missing, np.nan, delta)
+
+    return materialised
 
 
 def _delta_block(x, y, z, *, seed, scheme, n_resamples, batch, kw):
@@ -167,10 +179,11 @@ def _delta_block(x, y, z, *, seed, scheme, n_resamples, batch, kw):
     # correlations are unchanged by the z-score map, so the observed delta uses the raw scores
     out[..., 0] = level_correlation(x, z, **kw)[0] - level_correlation(y, z, **kw)[0]
     s, i = x.shape[-2:]
+    deltas = draw_deltas(x, y, z, kw)
     for start in range(0, n_resamples, batch):  # batches of draws, each one array computation
         ids = np.arange(start, min(start + batch, n_resamples))
         m = permutation_masks(seed, ids, s, i, scheme)  # (B, S, I)
-        out[..., 1 + start : 1 + start + ids.size] = _draw_deltas(x, y, z, m, kw)
+        out[..., 1 + start : 1 + start + ids.size] = deltas(m)
     return out
 
 
