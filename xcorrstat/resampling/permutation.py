@@ -33,6 +33,7 @@ from ..schema import INPUT, SYSTEM, check_finite, split_scores
 from ..validation import check_choice, check_min_pairs, check_positive_int
 from .draws import permutation_masks, resolve_seed
 from .engine import compute_with_progress
+from .sequential import settled
 
 __all__ = ["permutation_test", "standardise", "permutation_pvalue"]
 
@@ -75,6 +76,14 @@ def permutation_pvalue(draws, observed, *, alternative="greater", pvalue="plus-o
     ``fraction``: ``#{as extreme} / B``. Two-sided compares ``|draw|`` with ``|observed|``.
     Draws within ``TIE_TOLERANCE`` of the observed value count as extreme.
     """
+    count, b = _extreme_count(draws, observed, alternative)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = (1.0 + count) / (1.0 + b) if pvalue == "plus-one" else count / b
+    return np.where((b > 0) & ~np.isnan(np.asarray(observed, dtype=np.float64)), p, np.nan)
+
+
+def _extreme_count(draws, observed, alternative):
+    """Draws at least as extreme as the observed value, and defined draws, over the last axis."""
     draws = np.asarray(draws, dtype=np.float64)
     observed = np.asarray(observed, dtype=np.float64)[..., None]
     defined = ~np.isnan(draws)
@@ -85,11 +94,7 @@ def permutation_pvalue(draws, observed, *, alternative="greater", pvalue="plus-o
             extreme = draws <= observed + TIE_TOLERANCE
         else:
             extreme = np.abs(draws) >= np.abs(observed) - TIE_TOLERANCE
-    count = np.sum(extreme & defined, axis=-1)
-    b = defined.sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = (1.0 + count) / (1.0 + b) if pvalue == "plus-one" else count / b
-    return np.where((b > 0) & ~np.isnan(observed[..., 0]), p, np.nan)
+    return np.sum(extreme & defined, axis=-1), defined.sum(axis=-1)
 
 
 def _affine(a):
@@ -169,21 +174,41 @@ def draw_deltas(x, y, z, kw):
     return materialised
 
 
-def _delta_block(x, y, z, *, seed, scheme, n_resamples, batch, kw):
-    """Observed delta and the draws' deltas for (..., S, I) blocks: returns (..., 1 + B)."""
+def _delta_block(x, y, z, *, seed, scheme, n_resamples, batch, kw, stop=None):
+    """Observed delta, the draws' deltas and the number of draws made: returns (..., 2 + B).
+
+    With ``stop = (alpha, risk, alternative)`` drawing ends after the first batch at
+    which every decision at ``alpha`` is settled (:mod:`.sequential`); draws not made are NaN.
+    """
     check_finite(x, "x scores")
     check_finite(y, "y scores")
     check_finite(z, "target scores")
     x, y, z = np.broadcast_arrays(x, y, z)
-    out = np.empty(x.shape[:-2] + (1 + n_resamples,), dtype=np.float64)
+    out = np.full(x.shape[:-2] + (2 + n_resamples,), np.nan)
     # correlations are unchanged by the z-score map, so the observed delta uses the raw scores
     out[..., 0] = level_correlation(x, z, **kw)[0] - level_correlation(y, z, **kw)[0]
     s, i = x.shape[-2:]
     deltas = draw_deltas(x, y, z, kw)
+    made = np.full(x.shape[:-2], n_resamples, dtype=np.int64)  # draws kept per test
+    open_ = np.ones(x.shape[:-2], dtype=bool)
     for start in range(0, n_resamples, batch):  # batches of draws, each one array computation
         ids = np.arange(start, min(start + batch, n_resamples))
         m = permutation_masks(seed, ids, s, i, scheme)  # (B, S, I)
         out[..., 1 + start : 1 + start + ids.size] = deltas(m)
+        if stop is not None and start + ids.size < n_resamples:
+            # each test stops at its own first settled look, whatever else shares the block
+            alpha, risk, alternative = stop
+            k, b = _extreme_count(out[..., 1 : 1 + start + ids.size], out[..., 0], alternative)
+            done = settled(k, b, alpha=alpha, risk=risk, n_looks=-(-n_resamples // batch))
+            done |= (b == 0) | np.isnan(out[..., 0])
+            made = np.where(open_ & done, start + ids.size, made)
+            open_ &= ~done
+            if not open_.any():
+                break
+    if stop is not None:
+        unused = np.arange(n_resamples) >= made[..., None]
+        out[..., 1 : 1 + n_resamples] = np.where(unused, np.nan, out[..., 1 : 1 + n_resamples])
+    out[..., -1] = made
     return out
 
 
@@ -205,6 +230,8 @@ def permutation_test(
     keep_distribution: bool = False,
     skipna: bool = True,
     min_pairs: int | None = None,
+    early_stop: float | None = None,
+    risk: float = 1e-3,
     progress: bool = False,
 ) -> xr.Dataset:
     """Permutation test of ``rho(x, target) - rho(y, target)`` at a level.
@@ -236,11 +263,23 @@ def permutation_test(
         Permutations per batch (memory ~ batch x systems x inputs).
     keep_distribution : bool
         Also return every draw's delta along a ``resample`` dim.
+    early_stop : float, optional
+        Off by default. A level ``alpha``: stop drawing once the decision "p <= alpha"
+        is settled -- after each batch (a look) an exact Clopper-Pearson interval for
+        the Monte-Carlo p-value at confidence ``1 - risk / looks`` lies wholly below or
+        above ``alpha`` (:mod:`xcorrstat.resampling.sequential`). The chance that the
+        decision differs from the one with unlimited draws is then at most ``risk``.
+        Each test stops at its own first settled look (draws after it are NaN and not
+        counted), so results do not depend on chunking. Looks are every ``batch``
+        draws (default 100 when early stopping is on).
+    risk : float
+        Resampling risk of ``early_stop``, strictly between 0 and 1.
 
     Returns
     -------
     Dataset
-        ``delta`` (observed), ``pvalue``, ``n_undefined`` (draws whose delta is
+        ``delta`` (observed), ``pvalue``, ``n_resamples_used`` (draws made: all of
+        them unless ``early_stop`` ended the test sooner), ``n_undefined`` (draws whose delta is
         undefined, left out) and optionally ``distribution``; attrs record every option.
 
     Examples
@@ -257,6 +296,7 @@ def permutation_test(
     check_choice(variant, VARIANTS, "variant", " (Kendall's tau-b or tau-c)")
     check_choice(alternative, ALTERNATIVES, "alternative")
     check_choice(pvalue, PVALUES, "pvalue")
+    batch_arg = batch
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     scheme = _scheme(permute)
@@ -268,6 +308,15 @@ def permutation_test(
     xs, ys = scores.isel(metric=0, drop=True), scores.isel(metric=1, drop=True)
     cells = xs.sizes[SYSTEM] * xs.sizes[INPUT]
     batch = check_positive_int(batch, "batch") if batch is not None else max(1, min(1000, _BLOCK_ELEMS // (8 * cells)))
+    stop = None
+    if early_stop is not None:
+        for value, name in ((early_stop, "early_stop"), (risk, "risk")):
+            ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+            if not ok or not 0.0 < float(value) < 1.0:
+                raise ValueError(f"{name} must be a number strictly between 0 and 1 (or early_stop=None), got {value!r}")
+        stop = (float(early_stop), float(risk), alternative)
+        if batch_arg is None:
+            batch = min(batch, 100)
     seed = resolve_seed(rng)
     kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs, skipna=bool(skipna))
     lazy = any(v.chunks is not None for v in (xs, ys, z))
@@ -279,24 +328,27 @@ def permutation_test(
         output_core_dims=[["_draws"]],
         dask="parallelized",
         output_dtypes=[np.float64],
-        dask_gufunc_kwargs={"output_sizes": {"_draws": 1 + n_resamples}},
-        kwargs=dict(seed=seed, scheme=scheme, n_resamples=n_resamples, batch=batch, kw=kw),
+        dask_gufunc_kwargs={"output_sizes": {"_draws": 2 + n_resamples}},
+        kwargs=dict(seed=seed, scheme=scheme, n_resamples=n_resamples, batch=batch, kw=kw, stop=stop),
     )
     observed = both.isel(_draws=0, drop=True)
-    draws = both.isel(_draws=slice(1, None)).rename(_draws="resample")
+    draws = both.isel(_draws=slice(1, -1)).rename(_draws="resample")
+    used = both.isel(_draws=-1, drop=True).astype(np.int64)
     p = xr.apply_ufunc(
         permutation_pvalue, draws, observed,
         input_core_dims=[["resample"], []],
         kwargs=dict(alternative=alternative, pvalue=pvalue),
         dask="parallelized", output_dtypes=[np.float64],
     )
-    out = xr.Dataset({"delta": observed, "pvalue": p, "n_undefined": draws.isnull().sum("resample")})
+    n_undefined = draws.isnull().sum("resample") - (n_resamples - used)
+    out = xr.Dataset({"delta": observed, "pvalue": p, "n_resamples_used": used, "n_undefined": n_undefined})
     if keep_distribution:
         out["distribution"] = draws
     out.attrs = {
         "test": "permutation", "x": str(x), "y": str(y), "target": str(target),
         "level": level, "method": method, "variant": variant if method == "kendall" else "",
         "permute": scheme, "n_resamples": n_resamples, "alternative": alternative, "pvalue": pvalue,
+        "early_stop": "off" if stop is None else f"alpha={stop[0]:g}, risk={stop[1]:g}",
         "seed": seed, "batch": batch, "skipna": int(bool(skipna)), "min_pairs": min_pairs,
         "standardised": "x and y z-scored over all their non-missing cells",
     }

@@ -1,0 +1,36 @@
+"""Early stopping of Monte-Carlo p-values with a controlled resampling risk.
+
+A Monte-Carlo p-value estimates ``pi``, the share of all possible draws at least as
+extreme as the observed statistic. The decision "reject at alpha" is settled once
+we are confident on which side of ``alpha`` ``pi`` lies. After each look (a batch of
+draws) an exact Clopper-Pearson interval for ``pi`` is formed from the extreme count
+``k`` among the ``b`` draws so far, at confidence ``1 - risk / n_looks``; drawing stops
+when the interval lies entirely below or above ``alpha``. By the union bound over the
+(at most ``n_looks``) looks, the probability that the early decision differs from the
+one with unlimited draws is at most ``risk`` (the "resampling risk" of Gandy 2009,
+here with a simple Bonferroni spending of ``risk`` over the looks).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+__all__ = ["clopper_pearson", "settled"]
+
+
+def clopper_pearson(k, b, level):
+    """Exact two-sided interval ``(low, high)`` for a binomial proportion with confidence ``level``."""
+    k = np.asarray(k, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    tail = (1.0 - level) / 2.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(k > 0, special.betaincinv(k, b - k + 1.0, tail), 0.0)
+        high = np.where(k < b, special.betaincinv(k + 1.0, b - k, 1.0 - tail), 1.0)
+    return low, high
+
+
+def settled(k, b, *, alpha: float, risk: float, n_looks: int):
+    """True where the decision ``pi <= alpha`` is settled after ``b`` draws with ``k`` extreme ones."""
+    low, high = clopper_pearson(k, b, 1.0 - risk / max(int(n_looks), 1))
+    return (high < alpha) | (low > alpha)
