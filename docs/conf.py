@@ -38,6 +38,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
     "sphinx_autosummary_accessors",
+    "matplotlib.sphinxext.plot_directive",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
@@ -49,6 +50,14 @@ templates_path = ["_templates", sphinx_autosummary_accessors.templates_path]
 
 myst_enable_extensions = ["amsmath", "colon_fence", "deflist", "dollarmath"]
 myst_heading_anchors = 3
+
+# -- Figures -----------------------------------------------------------------
+
+# ``.. plot::`` blocks run at build time and embed the figures they draw.
+plot_include_source = True
+plot_html_show_source_link = False
+plot_html_show_formats = False
+plot_formats = [("png", 110)]
 
 # -- API reference -----------------------------------------------------------
 

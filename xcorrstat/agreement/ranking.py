@@ -257,9 +257,21 @@ def leaderboard_agreement(
 
     Parameters
     ----------
-    data, var, competitor, condition, rank, missing, higher_is_better
-        As in :func:`leaderboard`. A list ``var`` stacks the variables along a
-        ``variable`` dim, which is then the default ``between``.
+    data : Dataset or DataArray
+        Scores with competitor, condition and ``between`` dims; other dims are batch dims.
+    var : str or list of str, optional
+        The variable of a Dataset; a list stacks several along a ``variable`` dim,
+        which is then the default ``between`` (compare evaluation measures).
+    competitor : str
+        The dim of the things ranked.
+    condition : str
+        The dim averaged over, and resampled by the bootstrap.
+    rank : bool, default False
+        Average per-condition ranks instead of scores (see :func:`leaderboard`).
+    missing : {"complete", "available"}
+        The missing-cell rule of :func:`leaderboard`, applied to each leaderboard.
+    higher_is_better : bool, default True
+        Whether a higher score is better.
     between : str
         The dim whose labels give the leaderboards compared (for example the values
         of a hyperparameter). Other dims are batch dims.
@@ -306,7 +318,7 @@ def leaderboard_agreement(
     (('batch_size', 'batch_size_2'), 0)
     """
     da = _stack_vars(data, var)
-    if between is None and VARIABLE_DIM in da.dims and not isinstance(var, str):
+    if between is None and isinstance(var, Sequence) and not isinstance(var, str):
         between = VARIABLE_DIM
     competitor, condition = _check_common(da, competitor, condition, rank, missing, higher_is_better)
     between = check_dim(da, between, "between")
@@ -339,9 +351,8 @@ def leaderboard_agreement(
              "min_pairs": min_pairs}
     if n_resamples is not None:
         seed = resolve_seed(rng)
-        per_draw = int(np.prod([s for d, s in da.sizes.items() if d != between], dtype=np.int64)) * da.sizes[between]
-        if batch is None:
-            batch = max(1, _BATCH_ELEMS // max(per_draw, 1))
+        if batch is None:  # one batch's weighted table (draws x every cell) stays near _BATCH_ELEMS
+            batch = max(1, _BATCH_ELEMS // max(da.size, 1))
         batch = min(check_positive_int(batch, "batch"), n_resamples)
         ids = xr.DataArray(np.arange(n_resamples), dims=[RESAMPLE_DIM])
         if da.chunks is not None:

@@ -110,7 +110,7 @@ def heatmap(
         lines = [str(c).split("\n") for c in cells.ravel()] if cells is not None else [[format(1.0, fmt)]]
         chars = max(len(line) for cell in lines for line in cell)
         n_lines = max(len(cell) for cell in lines)
-        width = 2.6 + da.shape[1] * max(0.55, 0.085 * chars + 0.15)
+        width = 2.6 + da.shape[1] * max(0.55, 0.07 * chars + 0.15)
         height = 1.6 + da.shape[0] * (0.32 + 0.18 * n_lines)
         _, ax = plt.subplots(figsize=(width, height), layout="constrained")
     image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
@@ -147,8 +147,14 @@ def plot_matrix(result: xr.DataArray, *, ax: Any = None, annotate: bool = True, 
     ----------
     result : DataArray
         A (label, label') matrix; select one label of any batch dim first.
-    ax, annotate, fmt, title
-        As in :func:`heatmap`; the default title names the method and the dim.
+    ax : matplotlib Axes, optional
+        Where to draw; default a new figure.
+    annotate : bool, default True
+        Write each cell's value in the cell.
+    fmt : str, default ".2f"
+        Format of the annotations.
+    title : str, optional
+        Axes title; the default names the method, the compared dim and the level.
     cmap : str, optional
         Override the colour map.
 
@@ -185,8 +191,14 @@ def plot_jaccard(result: xr.DataArray, *, ax: Any = None, annotate: bool = True,
     ----------
     result : DataArray
         A (label, label') matrix; select one label of any kept dim first.
-    ax, annotate, fmt, title
-        As in :func:`heatmap`.
+    ax : matplotlib Axes, optional
+        Where to draw; default a new figure.
+    annotate : bool, default True
+        Write each cell's value in the cell.
+    fmt : str, default ".2f"
+        Format of the annotations.
+    title : str, optional
+        Axes title; the default names the analysis.
     cmap : str, optional
         Override the colour map.
 
@@ -225,8 +237,14 @@ def plot_leaderboard_agreement(result: xr.Dataset, *, ax: Any = None, annotate: 
     result : Dataset
         The result, with ``tau`` of exactly two dims (select one label of any batch
         dim first).
-    ax, annotate, fmt, title
-        As in :func:`heatmap`.
+    ax : matplotlib Axes, optional
+        Where to draw; default a new figure.
+    annotate : bool, default True
+        Write each cell's value in the cell.
+    fmt : str, default ".2f"
+        Format of the annotations.
+    title : str, optional
+        Axes title; the default names the analysis.
     show_ci : bool
         Write the interval under the estimate in each off-diagonal cell.
     cmap : str, optional
