@@ -12,7 +12,7 @@ Examples
 0.75
 """
 
-from . import datasets, kernels
+from . import agreement, datasets, kernels, plot
 from . import accessors as _accessors  # noqa: F401  (registers .corrstat)
 from ._version import __version__
 from .compare import compare
@@ -27,6 +27,7 @@ from .williams import williams_test
 
 __all__ = [
     "__version__",
+    "agreement",
     "bootstrap",
     "compare",
     "correlate",
@@ -40,6 +41,7 @@ __all__ = [
     "paired_bootstrap_test",
     "paired_difference_ci",
     "permutation_test",
+    "plot",
     "read",
     "set_options",
     "williams_test",

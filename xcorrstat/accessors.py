@@ -12,6 +12,7 @@ from typing import Any, Callable
 import pandas as pd
 import xarray as xr
 
+from .agreement import jaccard, leaderboard, leaderboard_agreement, matrix
 from .compare import compare
 from .correlate import correlate
 from .io import from_dataframe
@@ -64,6 +65,12 @@ class CorrstatAccessor(_Common):
 
     def __init__(self, obj: xr.Dataset | xr.DataArray) -> None:
         self._obj = obj
+
+    # agreement analyses work on any dims, so they live on xarray objects only
+    matrix = _forward(matrix)
+    jaccard = _forward(jaccard)
+    leaderboard = _forward(leaderboard)
+    leaderboard_agreement = _forward(leaderboard_agreement)
 
 
 @pd.api.extensions.register_dataframe_accessor("corrstat")
