@@ -11,5 +11,15 @@ from .agreement import (
     plot_leaderboard_agreement,
     plot_matrix,
 )
+from .significance import plot_ci, plot_distribution, plot_significance
 
-__all__ = ["CMAPS", "heatmap", "plot_jaccard", "plot_leaderboard_agreement", "plot_matrix"]
+__all__ = [
+    "CMAPS",
+    "heatmap",
+    "plot_ci",
+    "plot_distribution",
+    "plot_jaccard",
+    "plot_leaderboard_agreement",
+    "plot_matrix",
+    "plot_significance",
+]
