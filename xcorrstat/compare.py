@@ -25,7 +25,7 @@ from .resampling.paired import paired_bootstrap_pvalue
 from .resampling.pairs import PAIR_DIM, pair_permutation_draws
 from .resampling.permutation import ALTERNATIVES, PVALUES, _scheme, permutation_pvalue
 from .schema import INPUT, METRIC, SYSTEM, split_scores
-from .validation import check_choice, check_min_pairs, check_positive_int
+from .validation import check_choice, check_min_pairs, check_positive_int, check_unit_interval
 from .williams import _check as _check_williams
 from .williams import dependent_correlations
 from .kernels.dependent import williams
@@ -184,9 +184,7 @@ def compare(
     check_choice(family, FAMILIES, "family")
     if correction is not None:
         check_choice(correction, CORRECTIONS, "correction", " or None")
-    ok = isinstance(alpha, (int, float, np.integer, np.floating)) and not isinstance(alpha, bool)
-    if not ok or not 0.0 < float(alpha) < 1.0:
-        raise ValueError(f"alpha must be a number strictly between 0 and 1, got {alpha!r}")
+    alpha = check_unit_interval(alpha, "alpha")
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     if not isinstance(target, str):

@@ -19,12 +19,17 @@ def check_positive_int(value, name: str, *, allow_none: bool = False) -> int | N
     return int(value)
 
 
-def check_confidence_level(value) -> float:
-    """``value`` as a float strictly between 0 and 1."""
+def check_unit_interval(value, name: str, note: str = "") -> float:
+    """``value`` as a float strictly between 0 and 1 (a level, a coverage, a risk)."""
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     if not ok or not 0.0 < float(value) < 1.0:
-        raise ValueError(f"confidence_level must be a number strictly between 0 and 1, got {value!r}")
+        raise ValueError(f"{name} must be a number strictly between 0 and 1{note}, got {value!r}")
     return float(value)
+
+
+def check_confidence_level(value) -> float:
+    """``value`` as a float strictly between 0 and 1."""
+    return check_unit_interval(value, "confidence_level")
 
 
 def check_min_pairs(value) -> int:

@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..validation import check_choice
+from ..validation import check_choice, check_unit_interval
 
 __all__ = ["CORRECTIONS", "adjust_pvalues", "reject"]
 
@@ -118,7 +118,5 @@ def reject(
     >>> reject([0.168, 0.297, 0.357, 0.019, 0.218, 0.001], alpha=0.10, method="holm")
     array([False, False, False,  True, False,  True])
     """
-    ok = isinstance(alpha, (int, float, np.integer, np.floating)) and not isinstance(alpha, bool)
-    if not ok or not 0.0 < float(alpha) < 1.0:
-        raise ValueError(f"alpha must be a number strictly between 0 and 1, got {alpha!r}")
+    alpha = check_unit_interval(alpha, "alpha")
     return adjust_pvalues(p, method=method, axis=axis) <= alpha

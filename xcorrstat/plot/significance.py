@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..validation import check_unit_interval
 from .agreement import _pyplot
 
 __all__ = ["plot_ci", "plot_significance", "plot_distribution"]
@@ -269,8 +270,7 @@ def plot_significance(
     _check_dims(result["correlation"], ("metric",), "correlation")
     if alpha is None:
         alpha = float(result.attrs.get("alpha", 0.05))
-    if not 0.0 < float(alpha) < 1.0:
-        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha!r}")
+    alpha = check_unit_interval(alpha, "alpha")
     has_cluster = "cluster" in result.variables
     keep = ["pvalue", "significant", "correlation"] + (["cluster"] if has_cluster else [])
     result = result[keep].compute()

@@ -30,7 +30,7 @@ from ..kernels.exactsum import exact_parts
 from ..kernels.swap import prepare_swap, swap_supported
 from ..options import OPTIONS
 from ..schema import INPUT, SYSTEM, check_finite, split_scores
-from ..validation import check_choice, check_min_pairs, check_positive_int
+from ..validation import check_choice, check_min_pairs, check_positive_int, check_unit_interval
 from .draws import permutation_masks, resolve_seed
 from .engine import compute_with_progress
 from .sequential import settled
@@ -310,11 +310,8 @@ def permutation_test(
     batch = check_positive_int(batch, "batch") if batch is not None else max(1, min(1000, _BLOCK_ELEMS // (8 * cells)))
     stop = None
     if early_stop is not None:
-        for value, name in ((early_stop, "early_stop"), (risk, "risk")):
-            ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-            if not ok or not 0.0 < float(value) < 1.0:
-                raise ValueError(f"{name} must be a number strictly between 0 and 1 (or early_stop=None), got {value!r}")
-        stop = (float(early_stop), float(risk), alternative)
+        stop = (check_unit_interval(early_stop, "early_stop", " (or None: off)"),
+                check_unit_interval(risk, "risk"), alternative)
         if batch_arg is None:
             batch = min(batch, 100)
     seed = resolve_seed(rng)
