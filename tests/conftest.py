@@ -30,3 +30,13 @@ def make_scores(*, n_metrics=4, n_systems=6, n_inputs=8, seed=0, nan_frac=0.0, t
     ds = xr.Dataset(data, coords=coords)
     ds["human"].attrs["role"] = "human"
     return ds
+
+
+def to_dataset(X, Y, Z):
+    """Two metrics `mx`, `my` and the target `human` from (system, input) matrices."""
+    n_sys, n_inp = X.shape
+    coords = {"system": [f"sys{s}" for s in range(n_sys)], "input": [f"doc{j}" for j in range(n_inp)]}
+    dims = ("system", "input")
+    ds = xr.Dataset({"mx": (dims, X), "my": (dims, Y), "human": (dims, Z)}, coords=coords)
+    ds["human"].attrs["role"] = "human"
+    return ds

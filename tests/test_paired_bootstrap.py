@@ -20,6 +20,7 @@ import dask
 import numpy as np
 import pytest
 import xarray as xr
+from conftest import to_dataset
 from oracles import assert_values_same, LEVELS, METHOD_VARIANTS, MV_IDS, oracle_level
 
 import xcorrstat
@@ -45,15 +46,6 @@ def matrices(seed, *, nan_frac=0.15, n_sys=5, n_inp=7):
         return v
 
     return draw(), draw(), draw()
-
-
-def to_dataset(X, Y, Z):
-    n_sys, n_inp = X.shape
-    coords = {"system": [f"sys{s}" for s in range(n_sys)], "input": [f"doc{j}" for j in range(n_inp)]}
-    dims = ("system", "input")
-    ds = xr.Dataset({"mx": (dims, X), "my": (dims, Y), "human": (dims, Z)}, coords=coords)
-    ds["human"].attrs["role"] = "human"
-    return ds
 
 
 def draw_indices(seed, dims, n_sys, n_inp, n_draws):

@@ -26,7 +26,7 @@ import time
 import numpy as np
 import pytest
 import xarray as xr
-from conftest import make_scores
+from conftest import make_scores, to_dataset
 from oracles import assert_values_same, LEVELS, METHOD_VARIANTS, MV_IDS, oracle_level
 
 import xcorrstat
@@ -82,15 +82,6 @@ def matrices(seed, *, nan_frac, exact):
     shape = (int(rng.integers(4, 8)), int(rng.integers(5, 10)))
     draw = exact_integer_scores if exact else integer_scores
     return draw(rng, shape, nan_frac), draw(rng, shape, nan_frac), integer_scores(rng, shape, nan_frac)
-
-
-def to_dataset(X, Y, Z):
-    n_sys, n_inp = X.shape
-    coords = {"system": [f"sys{s}" for s in range(n_sys)], "input": [f"doc{j}" for j in range(n_inp)]}
-    dims = ("system", "input")
-    ds = xr.Dataset({"mx": (dims, X), "my": (dims, Y), "human": (dims, Z)}, coords=coords)
-    ds["human"].attrs["role"] = "human"
-    return ds
 
 
 def oracle_delta(X, Y, Z, level, method, variant, **kw):

@@ -215,7 +215,7 @@ def compare(
             pair_draws = pair_permutation_draws(x, z, pairs=(pi, pk), seed=seed, scheme=scheme,
                                                 n_resamples=n_resamples, kw=kw, batch=batch)
             dist = xr.apply_ufunc(
-                _as_matrix, pair_draws.chunk({PAIR_DIM: -1}) if lazy or pair_draws.chunks else pair_draws,
+                _as_matrix, pair_draws.chunk({PAIR_DIM: -1}) if pair_draws.chunks is not None else pair_draws,
                 input_core_dims=[[PAIR_DIM, RESAMPLE_DIM]],
                 output_core_dims=[[METRIC, OTHER, RESAMPLE_DIM]],
                 kwargs=dict(pi=pi, pk=pk, m=m),
