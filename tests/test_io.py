@@ -185,21 +185,28 @@ def test_metric_without_value(wide, kw):
 
 def test_duplicate_rows(wide):
     df = pd.concat([wide, wide.iloc[[5, 1]], wide.iloc[[5]]])
-    with pytest.raises(ValueError, match=r"3 duplicate row\(s\) for \(system, input\) "
-                                         r"= \('S1', 'd1'\)"):
+    n = len(wide)
+    # the first repeated row is wide's row 5 (data row 6), appended as data row n + 1
+    with pytest.raises(ValueError, match=rf"3 duplicate row\(s\) for \(system, input\): "
+                                         rf"data row {n + 1} repeats data row 6, \('S1', 'd1'\)"):
         from_dataframe(df)
 
 
 def test_duplicate_rows_long(wide):
     long = _long(wide)
-    with pytest.raises(ValueError, match=r"1 duplicate.*\(system, input, metric\) = "
-                                         r"\('S2', 'd3', 'bleu'\)"):
+    with pytest.raises(ValueError, match=rf"1 duplicate.*\(system, input, metric\): data row "
+                                         rf"{len(long) + 1} repeats data row 1, \('S2', 'd3', 'bleu'\)"):
         from_dataframe(pd.concat([long, long.iloc[[0]]]), metric="metric", value="score")
 
 
 def test_non_numeric_column(wide):
     df = wide.assign(comment="ok")
-    with pytest.raises(TypeError, match="column 'comment' has dtype .*numeric"):
+    with pytest.raises(TypeError, match="column 'comment' has dtype .*numeric.*first non-numeric "
+                                        "entry: 'ok' in data row 1"):
+        from_dataframe(df)
+    df = wide.astype({"chrf": object})
+    df.loc[4, "chrf"] = "n/a"
+    with pytest.raises(TypeError, match="column 'chrf' has dtype object.*'n/a' in data row 5"):
         from_dataframe(df)
     long = _long(wide).astype({"score": str})
     with pytest.raises(TypeError, match="value='score' column has dtype"):
@@ -209,7 +216,7 @@ def test_non_numeric_column(wide):
 def test_infinite_values(wide):
     df = wide.copy()
     df.loc[[0, 3], "chrf"] = [np.inf, -np.inf]
-    with pytest.raises(ValueError, match=r"column 'chrf' has 2 infinite"):
+    with pytest.raises(ValueError, match=r"column 'chrf' has 2 infinite value\(s\) \(first in data row 1\)"):
         from_dataframe(df)
 
 
@@ -225,7 +232,7 @@ def test_empty_table(wide):
 def test_missing_labels(wide, col, arg):
     df = wide.astype({col: object})
     df.loc[2, col] = None
-    with pytest.raises(ValueError, match=f"{arg}: 1 missing label"):
+    with pytest.raises(ValueError, match=f"{arg}: 1 missing label\\(s\\), first in data row 3"):
         from_dataframe(df)
 
 

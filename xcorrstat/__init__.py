@@ -23,6 +23,8 @@ from .resampling.bootstrap import bootstrap, fisher
 from .resampling.meanscore import format_ci, mean_ci, paired_difference_ci
 from .resampling.paired import paired_bootstrap_test
 from .resampling.permutation import permutation_test
+from .reporting import Report, report
+from .tidy import tidy
 from .williams import williams_test
 
 __all__ = [
@@ -43,6 +45,9 @@ __all__ = [
     "permutation_test",
     "plot",
     "read",
+    "Report",
+    "report",
     "set_options",
+    "tidy",
     "williams_test",
 ]

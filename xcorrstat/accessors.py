@@ -20,6 +20,8 @@ from .resampling.bootstrap import bootstrap, fisher
 from .resampling.meanscore import mean_ci, paired_difference_ci
 from .resampling.paired import paired_bootstrap_test
 from .resampling.permutation import permutation_test
+from .reporting import report
+from .tidy import tidy
 from .williams import williams_test
 
 __all__ = ["CorrstatAccessor", "CorrstatFrameAccessor"]
@@ -56,6 +58,7 @@ class _Common:
     paired_bootstrap_test = _forward(paired_bootstrap_test)
     williams_test = _forward(williams_test)
     compare = _forward(compare)
+    report = _forward(report)
 
 
 @xr.register_dataset_accessor("corrstat")
@@ -71,6 +74,8 @@ class CorrstatAccessor(_Common):
     jaccard = _forward(jaccard)
     leaderboard = _forward(leaderboard)
     leaderboard_agreement = _forward(leaderboard_agreement)
+    # results are xarray objects: a tidy frame of one
+    tidy = _forward(tidy)
 
 
 @pd.api.extensions.register_dataframe_accessor("corrstat")

@@ -1,4 +1,4 @@
-"""Command line: ``xcorrstat correlate [FILE] --target COL``.
+"""Command line: ``xcorrstat report [FILE] --target COL`` and ``xcorrstat correlate [FILE] --target COL``.
 
 With no FILE the bundled SummEval data is used (target ``expert_relevance``).
 """
@@ -16,6 +16,7 @@ from .correlate import correlate
 from .datasets import summeval
 from .io import read
 from .kernels import LEVELS, METHODS
+from .kernels.corrections import CORRECTIONS
 
 __all__ = ["main", "correlation_table"]
 
@@ -53,11 +54,59 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--metrics", nargs="+", help="metric columns (default: every column but the target "
                    "and --human columns)")
     c.add_argument("--human", nargs="+", default=None, help="other human columns to leave out of the metrics")
-    c.add_argument("--system-col", default="system", help="column of system labels (default: system)")
-    c.add_argument("--input-col", default="input", help="column of input labels (default: input)")
+    _data_options(c)
     c.add_argument("--format", choices=("table", "csv", "json"), default="table")
     c.add_argument("--digits", type=int, default=3, help="decimals in the table (default 3)")
+
+    r = sub.add_parser(
+        "report",
+        help="ranked table of every metric's correlation with CI and significance cluster, plus figures",
+        description="For each level: every metric's correlation with the target, its bootstrap CI "
+        "(BOOT-BOTH by default) and its significance cluster from tests of all metric pairs (PERM-BOTH, "
+        "Holm-corrected, by default). Prints the ranked tables and writes to --out the tables (CSV, JSON), "
+        "the CI forest plot and the pairwise significance matrix (PNG, SVG) and a self-contained HTML page.",
+    )
+    r.add_argument("file", nargs="?", help="CSV/TSV/JSONL/Parquet/netCDF file, one row per (system, input); "
+                   "default: the bundled SummEval data")
+    r.add_argument("--target", help=f"human score column (default for the bundled data: {DEFAULT_TARGET})")
+    r.add_argument("--level", nargs="+", choices=LEVELS, default=["system", "input"],
+                   help="levels (default: system input)")
+    r.add_argument("--method", choices=METHODS, default="pearson", help="correlation (default pearson)")
+    r.add_argument("--variant", choices=("b", "c"), default="b", help="Kendall tau variant (default b)")
+    r.add_argument("--metrics", nargs="+", help="metric columns (default: every column but the target "
+                   "and --human columns)")
+    r.add_argument("--human", nargs="+", default=None, help="other human columns to leave out of the metrics")
+    _data_options(r)
+    r.add_argument("--n-resamples", type=int, default=1000,
+                   help="bootstrap resamples and permutation draws (default 1000)")
+    r.add_argument("--resample", nargs="+", choices=("system", "input"), default=["system", "input"],
+                   help="dims the bootstrap resamples (default: system input = BOOT-BOTH)")
+    r.add_argument("--test", choices=("permutation", "bootstrap", "williams"), default="permutation",
+                   help="test of each metric pair (default permutation)")
+    r.add_argument("--permute", nargs="+", choices=("system", "input"), default=["system", "input"],
+                   help="dims the permutation test swaps along (default: system input = PERM-BOTH)")
+    r.add_argument("--confidence-level", type=float, default=0.95, help="of the CIs (default 0.95)")
+    r.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    r.add_argument("--correction", choices=(*CORRECTIONS, "none"), default="holm",
+                   help="multiple-testing correction of each metric's comparisons (default holm)")
+    r.add_argument("--seed", type=int, default=0,
+                   help="seed of the draws (default 0, so a report is reproducible)")
+    r.add_argument("--out", default="xcorrstat-report",
+                   help="directory for the tables, figures and HTML page (default ./xcorrstat-report)")
+    r.add_argument("--figure-format", nargs="+", choices=("png", "svg", "pdf"), default=["png", "svg"],
+                   help="figure file formats (default: png svg)")
+    r.add_argument("--no-files", action="store_true", help="only print the tables; write nothing")
+    r.add_argument("--digits", type=int, default=3, help="decimals in the printed table (default 3)")
+    r.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bars or status lines on stderr (the tables still go to stdout)")
     return p
+
+
+def _data_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--system-col", default=None,
+                   help="column of system labels (default: guessed: system, sys, model, ...)")
+    p.add_argument("--input-col", default=None,
+                   help="column of input labels (default: guessed: input, doc, doc_id, segment, item, ...)")
 
 
 def _load(args):
@@ -92,12 +141,49 @@ def _correlate_command(args, out) -> None:
         out.write(table.to_string(float_format=lambda v: f"{v:.{args.digits}f}", na_rep="nan") + "\n")
 
 
+def _report_command(args, out, err) -> None:
+    from .reporting import report
+
+    if args.n_resamples < 1:
+        raise ValueError(f"--n-resamples must be a positive integer, got {args.n_resamples}")
+    if not args.no_files:
+        try:
+            import matplotlib
+        except ImportError:
+            raise ImportError('the report\'s figures need matplotlib: pip install "xcorrstat[plot]", '
+                              "or pass --no-files to only print the tables") from None
+        matplotlib.use("Agg")  # files only: no window, whatever the platform's default backend
+    ds, target, source = _load(args)
+    log = None if args.quiet else err
+    if log is not None:
+        print(f"xcorrstat report: {source}, target {target!r}", file=log, flush=True)
+    rep = report(
+        ds, target=target, metrics=args.metrics, level=list(args.level), method=args.method,
+        variant=args.variant, resample=tuple(args.resample), test=args.test, permute=tuple(args.permute),
+        n_resamples=args.n_resamples, confidence_level=args.confidence_level, alpha=args.alpha,
+        correction=None if args.correction == "none" else args.correction, rng=args.seed,
+        progress=not args.quiet, log=log, source=source,
+    )
+    out.write(rep.to_text(digits=args.digits))
+    out.flush()
+    if args.no_files:
+        return
+    if log is not None:
+        print(f"writing tables, figures and the HTML page to {args.out}", file=log, flush=True)
+    written = rep.save(args.out, formats=args.figure_format)
+    if log is not None:
+        for what, path in written.items():
+            print(f"  {what}: {path}", file=log)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``xcorrstat`` command; returns the exit code."""
     args = _parser().parse_args(argv)
     try:
         if args.command == "correlate":
             _correlate_command(args, sys.stdout)
+        elif args.command == "report":
+            _report_command(args, sys.stdout, sys.stderr)
     except (ValueError, TypeError, KeyError, FileNotFoundError, ImportError) as err:
         print(f"xcorrstat: error: {err}", file=sys.stderr)
         return 2

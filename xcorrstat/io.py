@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-__all__ = ["SUPPORTED_FORMATS", "from_dataframe", "read"]
+__all__ = ["LABEL_GUESSES", "SUPPORTED_FORMATS", "from_dataframe", "guess_label_columns", "read"]
 
 #: Formats understood by :func:`read`.
 SUPPORTED_FORMATS = ("csv", "tsv", "jsonl", "parquet", "netcdf")
@@ -55,19 +55,36 @@ def _names(value: Sequence[Hashable] | str | None, arg: str) -> list[Hashable]:
                         f"got {type(value).__name__}") from None
 
 
+def _row(position: int) -> str:
+    """How a row is named in messages: its 1-based position among the data rows."""
+    return f"data row {position + 1}"
+
+
+def _first_non_numeric(values: Any) -> str:
+    """' (first: data row k holds 'abc')' for a column with a non-numeric entry, else ''."""
+    if not isinstance(values, pd.Series):
+        return ""
+    numeric = pd.to_numeric(values, errors="coerce")
+    bad = np.flatnonzero(numeric.isna().to_numpy() & values.notna().to_numpy())
+    if bad.size == 0:
+        return ""
+    return f"; first non-numeric entry: {values.iloc[bad[0]]!r} in {_row(int(bad[0]))}"
+
+
 def _score_array(values: Any, dtype: Any, what: str) -> np.ndarray:
     """Check that scores are bool/int/float and finite-or-NaN; return float64."""
     if not (pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_integer_dtype(dtype)
             or pd.api.types.is_float_dtype(dtype)):
         raise TypeError(f"{what} has dtype {dtype}; scores must be numeric "
-                        "(bool, integer or float)")
+                        f"(bool, integer or float){_first_non_numeric(values)}")
     if isinstance(values, pd.Series):
         out = values.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         out = np.asarray(values, dtype=np.float64)
-    n_inf = int(np.isinf(out).sum())
-    if n_inf:
-        raise ValueError(f"{what} has {n_inf} infinite value(s); scores must be "
+    inf = np.flatnonzero(np.isinf(out))
+    if inf.size:
+        where = f" (first in {_row(int(inf[0]))})" if out.ndim == 1 else ""
+        raise ValueError(f"{what} has {inf.size} infinite value(s){where}; scores must be "
                          "finite, with NaN for missing cells")
     return out
 
@@ -192,16 +209,20 @@ def from_dataframe(
 
     label_cols = keys if metric is None else [*keys, metric]
     for col in label_cols:
-        n_missing = int(df[col].isna().sum())
-        if n_missing:
-            raise ValueError(f"{args[col]}: {n_missing} missing label(s); every row "
-                             "needs a label")
-    dup = df.duplicated(subset=label_cols, keep="first")
+        missing = np.flatnonzero(df[col].isna().to_numpy())
+        if missing.size:
+            raise ValueError(f"{args[col]}: {missing.size} missing label(s), first in "
+                             f"{_row(int(missing[0]))}; every row needs a label")
+    dup = df.duplicated(subset=label_cols, keep="first").to_numpy()
     n_dup = int(dup.sum())
     if n_dup:
-        first = tuple(df.loc[dup, label_cols].iloc[0].tolist())
-        raise ValueError(f"{n_dup} duplicate row(s) for ({', '.join(map(str, label_cols))})"
-                         f" = {first!r}; each combination must appear only once")
+        pos = int(np.flatnonzero(dup)[0])
+        first = tuple(df[label_cols].iloc[pos].tolist())
+        same = df[label_cols].iloc[:pos].eq(df[label_cols].iloc[pos]).all(axis=1).to_numpy()
+        earlier = int(np.flatnonzero(same)[0])
+        raise ValueError(f"{n_dup} duplicate row(s) for ({', '.join(map(str, label_cols))}): "
+                         f"{_row(pos)} repeats {_row(earlier)}, {first!r}; each combination "
+                         "must appear only once")
 
     if metric is None:
         score_cols = [c for c in df.columns if c not in keys]
@@ -246,6 +267,43 @@ def from_dataframe(
 
     ds = xr.Dataset({k: (out_dims, v) for k, v in data.items()}, coords=coords)
     return _set_roles(ds, human)
+
+
+#: Column names tried, in order (case-insensitive), when a file's label columns are not named.
+LABEL_GUESSES = {
+    "system": ("system", "sys", "system_id", "system_name", "sys_id", "sys_name", "model", "model_name",
+               "model_id", "mt_system"),
+    "input": ("input", "input_id", "doc", "doc_id", "document", "document_id", "segment", "seg_id",
+              "segment_id", "item", "item_id", "example", "example_id", "instance_id", "source_id", "id"),
+}
+
+
+def guess_label_columns(columns: Sequence[Hashable], *, system: str | None = None,
+                        input: str | None = None) -> tuple[str, str]:
+    """The system and input label columns of a table: the given names, else the first of
+    :data:`LABEL_GUESSES` present (case-insensitive).
+
+    Raises ValueError naming the columns tried and the columns the table has when none is found.
+
+    Examples
+    --------
+    >>> guess_label_columns(["sys_name", "doc_id", "bleu", "human"])
+    ('sys_name', 'doc_id')
+    """
+    names = [str(c) for c in columns]
+    lower = {n.lower(): n for n in reversed(names)}
+    found = {}
+    for dim, given in (("system", system), ("input", input)):
+        if given is not None:
+            found[dim] = given
+            continue
+        hit = next((lower[g] for g in LABEL_GUESSES[dim] if g in lower and lower[g] not in found.values()), None)
+        if hit is None:
+            option = "system" if dim == "system" else "input"
+            raise ValueError(f"no {dim} label column found: tried {list(LABEL_GUESSES[dim])}; the table has "
+                             f"columns {names}; name it with {option}=... (--{option}-col on the command line)")
+        found[dim] = hit
+    return found["system"], found["input"]
 
 
 def _format_of(path: str, format: str | None) -> tuple[str, bool]:
@@ -313,7 +371,10 @@ def read(path: str | os.PathLike[str], *, format: str | None = None,
         Override the format implied by the extension.
     **kwargs
         Passed on to :func:`from_dataframe` (``system``, ``input``,
-        ``metric``, ``value``, ``dims``, ``human``).  For netCDF files
+        ``metric``, ``value``, ``dims``, ``human``).  For table formats a
+        missing or None ``system``/``input`` is guessed from the columns
+        (:func:`guess_label_columns`: ``system``, ``sys``, ``model`` ...;
+        ``input``, ``doc``, ``doc_id``, ``segment``, ``item`` ...).  For netCDF files
         ``system``/``input`` rename those dims, ``dims`` must name existing
         dims, ``human`` sets roles, and ``metric``/``value`` are errors.
 
@@ -352,6 +413,7 @@ def read(path: str | os.PathLike[str], *, format: str | None = None,
         raise ValueError(f"file is empty: {path!r}")
 
     if fmt == "netcdf":
+        kwargs = {k: v for k, v in kwargs.items() if not (k in _DIMS and v is None)}
         return _from_netcdf(xr.load_dataset(path), path, **kwargs)
     if fmt == "parquet" and importlib.util.find_spec("pyarrow") is None:
         raise ImportError("reading Parquet needs pyarrow: install pyarrow to read "
@@ -370,4 +432,7 @@ def read(path: str | os.PathLike[str], *, format: str | None = None,
         raise ValueError(f"file is empty: {path!r}") from None
     if len(df) == 0:
         raise ValueError(f"no rows in {path!r}")
+    if kwargs.get("system") is None or kwargs.get("input") is None:
+        kwargs["system"], kwargs["input"] = guess_label_columns(
+            df.columns, system=kwargs.get("system"), input=kwargs.get("input"))
     return from_dataframe(df, **kwargs)

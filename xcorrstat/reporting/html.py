@@ -1,0 +1,111 @@
+"""A report as HTML: tables for a notebook, and a self-contained page with the figures."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from typing import Any
+
+import numpy as np
+
+from .._version import __version__
+
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 72em;
+       color: #222; line-height: 1.45; padding: 0 1em; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; }
+table.xcorrstat { border-collapse: collapse; font-size: 0.9em; margin: 0.5em 0 1.5em; }
+table.xcorrstat th, table.xcorrstat td { padding: 0.2em 0.7em; border-bottom: 1px solid #ddd; }
+table.xcorrstat th { text-align: left; background: #f4f4f4; }
+table.xcorrstat td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.levels { display: flex; flex-wrap: wrap; gap: 2em; align-items: flex-start; }
+figure { margin: 1em 0; } figure img { max-width: 100%; height: auto; }
+figcaption { font-size: 0.9em; color: #555; max-width: 60em; }
+.settings { font-size: 0.9em; color: #444; }
+"""
+
+
+def _num(value: float, digits: int = 3) -> str:
+    return "nan" if value is None or np.isnan(value) else f"{value:.{digits}f}"
+
+
+def _level_table(rows) -> str:
+    head = "<tr><th>rank</th><th>metric</th><th>r</th><th>CI low</th><th>CI high</th><th>cluster</th></tr>"
+    body = []
+    for row in rows.itertuples():
+        body.append(
+            "<tr>"
+            f"<td class='num'>{row.rank if row.rank else '-'}</td><td>{html.escape(str(row.metric))}</td>"
+            f"<td class='num'>{_num(row.correlation)}</td><td class='num'>{_num(row.low)}</td>"
+            f"<td class='num'>{_num(row.high)}</td><td class='num'>{row.cluster if row.cluster else '-'}</td>"
+            "</tr>"
+        )
+    return f"<table class='xcorrstat'>{head}{''.join(body)}</table>"
+
+
+def _settings_html(report) -> str:
+    s = report.settings
+    correction = s["correction"] or "no correction"
+    return (
+        f"<p class='settings'>{html.escape(s['method'].capitalize())} correlation with "
+        f"<code>{html.escape(s['target'])}</code> ({html.escape(s['source'])}; "
+        f"{report.intervals.sizes['metric']} metrics). "
+        f"{s['confidence_level']:.0%} {s['ci_scheme']} percentile bootstrap CIs, {s['n_resamples']} resamples; "
+        f"significance clusters from {html.escape(s['test_scheme'])} tests of every metric pair "
+        f"({html.escape(correction)} correction, alpha = {s['alpha']:g}); seed {s['seed']}.</p>"
+    )
+
+
+def tables_html(report) -> str:
+    """The ranked tables side by side (a notebook's rich repr)."""
+    table = report.table()
+    parts = []
+    for lev in report.levels:
+        sub = table[table["level"] == lev]
+        parts.append(f"<div><h3>{html.escape(lev.capitalize())} level</h3>{_level_table(sub)}</div>")
+    return f"<div>{_settings_html(report)}<div class='levels'>{''.join(parts)}</div></div>"
+
+
+def _png_data_uri(fig: Any, dpi: int) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def page_html(report, figures: dict[str, Any], *, dpi: int = 110) -> str:
+    """A self-contained HTML page: settings, ranked tables and both figures (embedded PNGs)."""
+    s = report.settings
+    ci_uri = _png_data_uri(figures["ci"], dpi)
+    sig_uri = _png_data_uri(figures["significance"], dpi)
+    correction = s["correction"] or "no"
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>xcorrstat report: correlation with {html.escape(s['target'])}</title>
+<style>{_STYLE}</style>
+</head>
+<body>
+<h1>Metric correlations with <code>{html.escape(s['target'])}</code></h1>
+{_settings_html(report)}
+<h2>Ranked metrics</h2>
+<p>Metrics in the same cluster are not significantly different from the best metric of the cluster;
+a metric starts a new cluster when a metric of the cluster above is significantly better.</p>
+<div class='levels'>{''.join(
+        f"<div><h3>{html.escape(lev.capitalize())} level</h3>"
+        f"{_level_table(report.table()[lambda t, lev=lev: t['level'] == lev])}</div>"
+        for lev in report.levels)}</div>
+<h2>Confidence intervals</h2>
+<figure><img src="{ci_uri}" alt="Forest plot of every metric's correlation with its confidence interval">
+<figcaption>Point: the correlation; bar: its {s['confidence_level']:.0%} {s['ci_scheme']} percentile bootstrap
+interval. Metrics ordered by their {html.escape(report.levels[0])}-level correlation.</figcaption></figure>
+<h2>Pairwise significance</h2>
+<figure><img src="{sig_uri}" alt="Pairwise significance matrix of the metric comparisons">
+<figcaption>Row metric tested as better than column metric ({html.escape(s['test_scheme'])}). Filled cell:
+p &le; {s['alpha']:g}, coloured by the p-value; black outline: still significant after the {html.escape(correction)}
+correction; red lines separate the significance clusters.</figcaption></figure>
+<p class='settings'>Made with xcorrstat {html.escape(__version__)}.</p>
+</body>
+</html>
+"""
