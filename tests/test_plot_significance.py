@@ -244,3 +244,21 @@ def test_plot_distribution_errors(boot):
         xplot.plot_distribution(boot, metric="nope")
     with pytest.raises(ValueError, match="correlation"):
         xplot.plot_distribution(boot[["distribution"]])
+
+
+def test_accessor_plot_namespace(summeval):
+    metrics = ["meteor", "rouge_2_f1", "qa_eval_f1"]
+    cmp = summeval.corrstat.compare(target="expert_relevance", metrics=metrics, n_resamples=50, rng=0)
+    ax = cmp.corrstat.plot()
+    assert ax.get_ylabel() == "metric (better)"
+    ci = summeval.corrstat.fisher(target="expert_relevance", metrics=metrics)
+    ax = ci.corrstat.plot()
+    assert sorted(t.get_text() for t in ax.get_yticklabels()) == sorted(metrics)
+    assert ci.corrstat.plot.ci(sort=False).get_yticklabels()[0].get_text() == "meteor"
+    boot = summeval.corrstat.bootstrap(target="expert_relevance", metrics=metrics, n_resamples=50, rng=0,
+                                       keep_distribution=True)
+    assert boot.corrstat.plot.distribution() is not None
+    assert xcorrstat.plot.plot_ci.__doc__ == type(ci.corrstat.plot).ci.__doc__
+    with pytest.raises(ValueError, match="no default plot for this result"):
+        summeval[metrics].corrstat.plot()
+    plt.close("all")

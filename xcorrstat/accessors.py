@@ -16,6 +16,7 @@ from .agreement import jaccard, leaderboard, leaderboard_agreement, matrix
 from .compare import compare
 from .correlate import correlate
 from .io import from_dataframe
+from .plot.namespace import PlotMethods
 from .resampling.bootstrap import bootstrap, fisher
 from .resampling.meanscore import mean_ci, paired_difference_ci
 from .resampling.paired import paired_bootstrap_test
@@ -74,8 +75,13 @@ class CorrstatAccessor(_Common):
     jaccard = _forward(jaccard)
     leaderboard = _forward(leaderboard)
     leaderboard_agreement = _forward(leaderboard_agreement)
-    # results are xarray objects: a tidy frame of one
+    # results are xarray objects: a tidy frame of one, and its plots
     tidy = _forward(tidy)
+
+    @property
+    def plot(self) -> PlotMethods:
+        """The plots of this result: ``.plot()`` picks one, ``.plot.ci()``, ``.plot.significance()`` ... name one."""
+        return PlotMethods(self._obj)
 
 
 @pd.api.extensions.register_dataframe_accessor("corrstat")
