@@ -90,8 +90,9 @@ def page_html(report, figures: dict[str, Any], *, dpi: int = 110) -> str:
 <h1>Metric correlations with <code>{html.escape(s['target'])}</code></h1>
 {_settings_html(report)}
 <h2>Ranked metrics</h2>
-<p>Metrics in the same cluster are not significantly different from the best metric of the cluster;
-a metric starts a new cluster when a metric of the cluster above is significantly better.</p>
+<p>Significance clusters, in order of correlation: a metric opens a new cluster when a metric of the
+current cluster is significantly better than it (after the correction), so within a cluster no metric is
+significantly better than one ranked below it. Rank 0 and cluster "-" mark an undefined correlation.</p>
 <div class='levels'>{''.join(
         f"<div><h3>{html.escape(lev.capitalize())} level</h3>"
         f"{_level_table(report.table()[lambda t, lev=lev: t['level'] == lev])}</div>"
