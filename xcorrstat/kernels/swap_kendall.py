@@ -88,7 +88,7 @@ def input_kendall_swap(zx, zy, z, *, min_pairs: int, variant: str = "b", eps=0.0
         w_tie = w
         base = np.zeros_like(n0)
 
-    def parts(weight, k):
+    def parts(weight, k, forms):
         t00, t01, t10, t11 = (forms[key][k] for key in ((0, 0), (0, 1), (1, 0), (1, 1)))
         const_x, const_y = (weight * t00).sum(axis=(-2, -1)), (weight * t11).sum(axis=(-2, -1))
         lin_x = (weight * (t10 - t00)).sum(axis=-1) + (weight * (t01 - t00)).sum(axis=-2)  # (P, I, S)
@@ -96,8 +96,8 @@ def input_kendall_swap(zx, zy, z, *, min_pairs: int, variant: str = "b", eps=0.0
         quad = weight * (t00 - t01 - t10 + t11)
         return const_x, const_y, lin_x, lin_y, quad
 
-    num = parts(w_num, 0)
-    tie = parts(w_tie, 1)
+    num = parts(w_num, 0, forms)
+    tie = parts(w_tie, 1, forms)
     del forms, sg, tg, w, w_num, w_tie
     dtype = np.float32 if 16 * s * s < _F32_EXACT else np.float64
     coef = np.transpose(np.stack([num[2], num[3], tie[2], tie[3]], axis=1), (0, 1, 3, 2))  # (P, 4, S, I)
