@@ -28,6 +28,7 @@ import numpy as np
 __all__ = ["prepare_swap", "swap_supported", "swapped_deltas"]
 
 _F32_EXACT = 2**24
+_INPUT_BLOCK = 16  # inputs per GEMM block of the quadratic forms
 
 
 def swap_supported(zx, zy, *, level: str, method: str, variant: str) -> bool:
@@ -260,6 +261,10 @@ def _quadratic(mt, operand):
         out = np.einsum("ibfs,ibs->fib", prod, mt, dtype=np.float64)
         return out.reshape(p, k, i, b)
     p, k, a_idx, b_idx = shape
-    outer = mt[..., a_idx] * mt[..., b_idx]  # (I, B, pairs)
-    out = np.matmul(outer, flat)  # (I, B, PK)
-    return np.transpose(out.reshape(i, b, p, k), (2, 3, 0, 1)).astype(np.float64)
+    out = np.empty((p, k, i, b))
+    for start in range(0, i, _INPUT_BLOCK):  # blocks of inputs keep the mask outer products in cache
+        sl = slice(start, start + _INPUT_BLOCK)
+        outer = mt[sl][..., a_idx] * mt[sl][..., b_idx]  # (i, B, pairs)
+        part = np.matmul(outer, flat[sl])  # (i, B, PK)
+        out[:, :, sl] = np.transpose(part.reshape(-1, b, p, k), (2, 3, 0, 1))
+    return out

@@ -108,24 +108,39 @@ def input_kendall_swap(zx, zy, z, *, min_pairs: int, variant: str = "b", eps=0.0
     def run(m):
         mt = _per_input_masks(np.asarray(m, dtype=bool), dtype)  # (I, B, S)
         lin = _linear(mt, coef)  # (P, 4, I, B)
-        quad = _quadratic(mt, quad_g)  # (P, 2, I, B)
+        quad = _quadratic(mt, quad_g)  # (P, 2, I, B); X' and Y' share it
+        if variant in ("acc23", "23"):
+            both = quad[:, 0]
+            both += quad[:, 1]
         out = []
-        for k, (c_num, c_tie) in enumerate(consts):
-            numerator = c_num[..., None] + lin[:, k] + quad[:, 0]
-            ties = c_tie[..., None] + lin[:, 2 + k] + quad[:, 1]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                if variant == "b":
-                    stat = numerator / np.sqrt((n0 - tz)[..., None] * (n0[..., None] - ties))
-                    bad = few[..., None] | ((n0 - tz) <= 0)[..., None] | (n0[..., None] - ties <= 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for k, (c_num, c_tie) in enumerate(consts):
+                if variant in ("acc23", "23"):  # (numerator + gold-ordered pairs + tie form) / 2N
+                    stat = lin[:, k] + lin[:, 2 + k]
+                    stat += both
+                    stat += (c_num + base + c_tie)[..., None]
+                    stat /= (2.0 * n0)[..., None]
+                    if variant == "23":
+                        stat *= 2.0
+                        stat -= 1.0
                 elif variant == "a":
-                    stat = numerator / n0[..., None]
-                    bad = few[..., None]
+                    stat = lin[:, k] + quad[:, 0]
+                    stat += c_num[..., None]
+                    stat /= n0[..., None]
                 else:
-                    acc = (numerator + base[..., None] + ties) / (2.0 * n0[..., None])
-                    stat = acc if variant == "acc23" else 2.0 * acc - 1.0
-                    bad = few[..., None]
-                bad = np.broadcast_to(bad, stat.shape)
-            out.append(np.where(bad, np.nan, np.clip(stat, -1.0, 1.0)))
+                    stat = lin[:, k] + quad[:, 0]
+                    stat += c_num[..., None]
+                    untied = lin[:, 2 + k] + quad[:, 1]
+                    untied += c_tie[..., None]
+                    np.subtract(n0[..., None], untied, out=untied)  # pairs not tied in the metric
+                    stat[untied <= 0] = np.nan
+                    untied *= (n0 - tz)[..., None]
+                    np.sqrt(untied, out=untied)
+                    stat /= untied
+                    stat[(n0 - tz) <= 0] = np.nan
+                stat[few] = np.nan
+                np.clip(stat, -1.0, 1.0, out=stat)
+                out.append(stat)
         return out[0], out[1]
 
     return run
