@@ -102,7 +102,8 @@ class Report:
     def _heading(self) -> str:
         s = self.settings
         correction = s["correction"] or "no correction"
-        return (f"{s['method'].capitalize()} correlation with {s['target']!r} ({s['source']}; "
+        where = f"{s['source']}; " if s["source"] else ""
+        return (f"{s['method'].capitalize()} correlation with {s['target']!r} ({where}"
                 f"{self.intervals.sizes['metric']} metrics)\n"
                 f"{s['confidence_level']:.0%} {s['ci_scheme']} percentile CIs, {s['n_resamples']} resamples; "
                 f"clusters from {s['test_scheme']} tests ({correction}, alpha = {s['alpha']:g}); seed {s['seed']}")
@@ -244,7 +245,7 @@ def report(
     intervals.attrs = {k: v for k, v in boots[0].attrs.items() if k != "level"}
     comparisons.attrs = {k: v for k, v in comps[0].attrs.items() if k != "level"}
     settings = {
-        "source": source or "data", "target": str(target), "levels": levels, "method": method,
+        "source": source, "target": str(target), "levels": levels, "method": method,
         "variant": variant if method == "kendall" else "",
         "resample": intervals.attrs.get("resample"), "ci_scheme": _scheme(resample, "BOOT"),
         "test": test, "test_scheme": _scheme(permute, "PERM") if test == "permutation" else test,

@@ -49,12 +49,20 @@ def _settings_html(report) -> str:
     correction = s["correction"] or "no correction"
     return (
         f"<p class='settings'>{html.escape(s['method'].capitalize())} correlation with "
-        f"<code>{html.escape(s['target'])}</code> ({html.escape(s['source'])}; "
+        f"<code>{html.escape(s['target'])}</code> ({html.escape(s['source']) + '; ' if s['source'] else ''}"
         f"{report.intervals.sizes['metric']} metrics). "
         f"{s['confidence_level']:.0%} {s['ci_scheme']} percentile bootstrap CIs, {s['n_resamples']} resamples; "
         f"significance clusters from {html.escape(s['test_scheme'])} tests of every metric pair "
         f"({html.escape(correction)} correction, alpha = {s['alpha']:g}); seed {s['seed']}.</p>"
     )
+
+
+_NOTEBOOK_STYLE = (
+    "<style>.xcorrstat-report .levels { display: flex; flex-wrap: wrap; gap: 2em; align-items: flex-start; }"
+    " .xcorrstat-report table.xcorrstat th, .xcorrstat-report table.xcorrstat td { padding: 0.15em 0.6em; }"
+    " .xcorrstat-report td.num { text-align: right; font-variant-numeric: tabular-nums; }"
+    " .xcorrstat-report caption { font-weight: bold; text-align: left; }</style>"
+)
 
 
 def tables_html(report) -> str:
@@ -63,8 +71,10 @@ def tables_html(report) -> str:
     parts = []
     for lev in report.levels:
         sub = table[table["level"] == lev]
-        parts.append(f"<div><h3>{html.escape(lev.capitalize())} level</h3>{_level_table(sub)}</div>")
-    return f"<div>{_settings_html(report)}<div class='levels'>{''.join(parts)}</div></div>"
+        caption = f"<caption>{html.escape(lev.capitalize())} level</caption>"
+        parts.append(f"<div>{_level_table(sub).replace('>', '>' + caption, 1)}</div>")
+    return (f"<div class='xcorrstat-report'>{_NOTEBOOK_STYLE}{_settings_html(report)}"
+            f"<div class='levels'>{''.join(parts)}</div></div>")
 
 
 def _png_data_uri(fig: Any, dpi: int) -> str:
