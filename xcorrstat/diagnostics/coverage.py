@@ -1,0 +1,264 @@
+"""How often does a confidence interval cover the correlation of new data? (split-half simulation)
+
+Deutsch, Dror & Roth (2022, Table 1): in each trial the systems and the inputs are
+split at random into two halves, A and B. An interval is built on the quadrant
+A systems x A inputs and checked against the correlation on the disjoint quadrant
+B x B. A method whose intervals contain that held-out correlation about as often
+as their confidence level says describes the variation of new systems and new
+inputs; one that covers it far less often is too narrow for that purpose.
+
+Every trial is a set of count vectors over the full data: the quadrant's
+bootstrap draws put zero weight outside A, and the held-out correlation is the
+level correlation under the 0/1 weights of B. So trials x resamples are one batch
+of draws for :func:`xcorrstat.resampling.statistics.resampled_level_correlation`,
+and blocks of trials are Dask tasks. Trial t's split and draws come from
+``SeedSequence(seed, spawn_key=(t,))`` only, so the result does not depend on how
+trials are blocked or scheduled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Literal
+
+import numpy as np
+import xarray as xr
+
+from ..kernels import LEVELS, METHODS, level_correlation
+from ..options import OPTIONS
+from ..resampling.draws import resolve_seed
+from ..resampling.engine import compute_with_progress
+from ..resampling.intervals import fisher_ci, percentile_ci
+from ..resampling.statistics import resampled_level_correlation
+from ..schema import INPUT, SYSTEM, check_finite, split_scores
+from ..validation import check_choice, check_min_pairs, check_positive_int, check_unit_interval
+
+__all__ = ["CI_METHODS", "ci_coverage", "split_trial"]
+
+#: Interval methods of :func:`ci_coverage`, and the dims each bootstrap resamples.
+CI_METHODS = {
+    "fisher": None,
+    "bootstrap-system": ("system",),
+    "bootstrap-input": ("input",),
+    "bootstrap-both": ("system", "input"),
+}
+
+
+def split_trial(seed: int, trial: int, n_systems: int, n_inputs: int, n_resamples: int):
+    """Trial ``trial``'s split and bootstrap draws, from ``SeedSequence(seed, spawn_key=(trial,))`` alone.
+
+    Returns ``(a_sys, b_sys, a_inp, b_inp, sys_draws, inp_draws)``: the sorted label
+    positions of the two halves (A gets ``n // 2``, B the rest) and, for the
+    quadrant A x A, ``n_resamples`` draws with replacement of positions *within* A
+    (``a_sys[sys_draws]`` are the drawn systems).
+    """
+    gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(int(trial),))))
+    ps, pi = gen.permutation(n_systems), gen.permutation(n_inputs)
+    hs, hi = n_systems // 2, n_inputs // 2
+    a_sys, b_sys = np.sort(ps[:hs]), np.sort(ps[hs:])
+    a_inp, b_inp = np.sort(pi[:hi]), np.sort(pi[hi:])
+    sys_draws = gen.integers(0, hs, size=(n_resamples, hs))
+    inp_draws = gen.integers(0, hi, size=(n_resamples, hi))
+    return a_sys, b_sys, a_inp, b_inp, sys_draws, inp_draws
+
+
+def _quadrant(a, sys_pos, inp_pos):
+    return a[..., sys_pos, :][..., inp_pos]
+
+
+def _one_trial(x, z, split, *, level, methods, confidence_level, kw):
+    """(M, K, 3): [low, high, held-out correlation] of each method for one trial.
+
+    The quadrants are gathered first, so each bootstrap works on (S/2, I/2) matrices;
+    a dim that is not resampled keeps its fixed-unit fast path.
+    """
+    a_sys, b_sys, a_inp, b_inp, sys_draws, inp_draws = split
+    xa, za = _quadrant(x, a_sys, a_inp), _quadrant(z, a_sys, a_inp)
+    xb, zb = _quadrant(x, b_sys, b_inp), _quadrant(z, b_sys, b_inp)
+    point_kw = dict(kw, complete_inputs=False)
+    truth, _ = level_correlation(xb, zb, level=level, **point_kw)
+    out = np.full(x.shape[:-2] + (len(methods), 3), np.nan)
+    out[..., 2] = truth[..., None]
+    for k, name in enumerate(methods):
+        dims = CI_METHODS[name]
+        if dims is None:
+            r, n = level_correlation(xa, za, level=level, **point_kw)
+            if level == "input":  # as fisher(): the most systems correlated for one input
+                n = (~np.isnan(xa) & ~np.isnan(za)).sum(axis=-2).max(axis=-1)
+            low, high = fisher_ci(r, n, method=kw["method"], confidence_level=confidence_level)
+        else:
+            r, _ = resampled_level_correlation(
+                xa, za, level=level, sys_idx=sys_draws if "system" in dims else None,
+                inp_idx=inp_draws if "input" in dims else None, **kw)
+            low, high = percentile_ci(r, confidence_level)
+        out[..., k, 0] = low
+        out[..., k, 1] = high
+    return out
+
+
+def _trial_block(x, z, trials, *, seed, level, methods, n_resamples, confidence_level, kw):
+    """(M, K, T, 3) array of [low, high, held-out correlation] for each method k and trial t."""
+    s, i = x.shape[-2:]
+    # one trial at a time, each a vectorised computation over all its draws and metrics
+    parts = [_one_trial(x, z, split_trial(seed, t, s, i, n_resamples), level=level, methods=methods,
+                        confidence_level=confidence_level, kw=kw) for t in trials]
+    return np.stack(parts, axis=-2)
+
+
+def _default_trial_block(n_trials: int) -> int:
+    # a few dozen tasks: enough to keep every core busy, few enough to schedule cheaply
+    return int(max(1, min(50, -(-n_trials // 32))))
+
+
+def ci_coverage(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    target: Hashable,
+    metric: Hashable | Sequence[Hashable],
+    level: Literal["system", "input", "global"] | Sequence[str] = ("system", "input"),
+    method: Literal["pearson", "spearman", "kendall"] = "pearson",
+    variant: Literal["b", "c"] = "b",
+    methods: Sequence[str] = ("fisher", "bootstrap-system", "bootstrap-input", "bootstrap-both"),
+    n_trials: int = 1000,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    rng: int | np.random.Generator | np.random.SeedSequence | None = None,
+    trial_batch: int | None = None,
+    skipna: bool = True,
+    min_pairs: int | None = None,
+    progress: bool = False,
+) -> xr.Dataset:
+    """Coverage of confidence intervals on held-out data, by split-half simulation.
+
+    Each trial splits the systems and the inputs at random into halves A and B,
+    builds each interval on the quadrant A x A and checks whether the correlation
+    on the quadrant B x B falls inside it (Deutsch, Dror & Roth, 2022, Table 1).
+
+    Parameters
+    ----------
+    data : Dataset or DataArray
+        Scores with ``system`` and ``input`` dims.
+    target : str
+        Human score.
+    metric : str or list of str
+        Metric(s); several metrics share the trials and draws.
+    level : str or list of str, default ("system", "input")
+    method : {"pearson", "spearman", "kendall"}, default "pearson"
+    variant : {"b", "c"}
+        Kendall's tau variant.
+    methods : sequence of str
+        From ``"fisher"``, ``"bootstrap-system"``, ``"bootstrap-input"``,
+        ``"bootstrap-both"`` (percentile intervals resampling those dims).
+    n_trials : int, default 1000
+        Random splits.
+    n_resamples : int, default 1000
+        Bootstrap draws per trial and interval.
+    confidence_level : float, default 0.95
+    rng : int, Generator, SeedSequence or None
+        Seed; trial t uses ``SeedSequence(seed, spawn_key=(t,))`` alone.
+    trial_batch : int, optional
+        Trials per Dask task (default: about 32 tasks, at most 50 trials each).
+    skipna, min_pairs
+        As in :func:`xcorrstat.correlate`.
+    progress : bool, default False
+        Progress bar on stderr.
+
+    Returns
+    -------
+    Dataset
+        Over (``metric``, ``level``, ``ci_method``): ``contained`` (share of trials whose
+        held-out correlation lies in the interval), ``too_high`` (the held-out value is
+        above the interval), ``too_low``, ``mc_se`` (Monte-Carlo standard error of
+        ``contained``), ``width`` (mean interval width) and ``n_trials`` (trials where
+        both the interval and the held-out correlation are defined; the others are left
+        out of the shares). Attrs record every option and the seed.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> cov = xcorrstat.diagnostics.ci_coverage(ds, target="expert_relevance", metric="qa_eval_f1",
+    ...                                         n_trials=50, n_resamples=200, rng=0)
+    >>> sorted(cov["contained"].dims)
+    ['ci_method', 'level', 'metric']
+    """
+    levels = [level] if isinstance(level, str) else list(level)
+    if not levels:
+        raise ValueError(f"level must be one of {LEVELS} or a list of them, got an empty list")
+    for lev in levels:
+        check_choice(lev, LEVELS, "level")
+    check_choice(method, METHODS, "method")
+    check_choice(variant, ("b", "c"), "variant")
+    methods = [methods] if isinstance(methods, str) else list(methods)
+    if not methods:
+        raise ValueError(f"methods must name at least one of {tuple(CI_METHODS)}")
+    for name in methods:
+        check_choice(name, tuple(CI_METHODS), "methods")
+    n_trials = check_positive_int(n_trials, "n_trials")
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    confidence_level = check_unit_interval(confidence_level, "confidence_level")
+    min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
+    seed = resolve_seed(rng)
+    metrics = [metric] if isinstance(metric, str) else list(metric)
+    x, z, _ = split_scores(data, target=target, metrics=metrics)
+    extra = [d for d in x.dims if d not in ("metric", SYSTEM, INPUT)]
+    if extra or z.ndim != 2:
+        raise ValueError(f"ci_coverage needs data with only system and input dims (and metric); "
+                         f"select one label of {extra or list(z.dims)} first")
+    x = x.transpose("metric", SYSTEM, INPUT)
+    z = z.transpose(SYSTEM, INPUT)
+    xv = np.asarray(x.values, dtype=np.float64)
+    zv = np.asarray(z.values, dtype=np.float64)
+    check_finite(xv, "metric scores")
+    check_finite(zv, "target scores")
+    s, i = zv.shape
+    if s < 4 or i < 2:
+        raise ValueError(f"ci_coverage needs at least 4 systems and 2 inputs to split in halves, got {s} x {i}")
+    block = check_positive_int(trial_batch, "trial_batch") if trial_batch is not None else \
+        _default_trial_block(n_trials)
+
+    import dask
+    import dask.array as da
+
+    kw = dict(method=method, variant=variant, min_pairs=int(min_pairs), skipna=bool(skipna))
+    per_level = []
+    for lev in levels:
+        parts = []
+        for start in range(0, n_trials, block):
+            trials = range(start, min(start + block, n_trials))
+            task = dask.delayed(_trial_block)(xv, zv, trials, seed=seed, level=lev, methods=methods,
+                                              n_resamples=n_resamples, confidence_level=confidence_level,
+                                              kw=kw)
+            parts.append(da.from_delayed(task, shape=(len(metrics), len(methods), len(trials), 3),
+                                         dtype=np.float64))
+        per_level.append(da.concatenate(parts, axis=2))
+    values = compute_with_progress(da.stack(per_level, axis=1), bool(progress))  # (M, L, K, T, 3)
+    low, high, truth = values[..., 0], values[..., 1], values[..., 2]
+    ok = ~np.isnan(low) & ~np.isnan(high) & ~np.isnan(truth)
+    count = ok.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        inside = np.where(ok, (truth >= low) & (truth <= high), False).sum(axis=-1) / count
+        above = np.where(ok, truth > high, False).sum(axis=-1) / count
+        below = np.where(ok, truth < low, False).sum(axis=-1) / count
+        width = np.where(ok, high - low, 0.0).sum(axis=-1) / count
+        se = np.sqrt(inside * (1 - inside) / count)
+    dims = ("metric", "level", "ci_method")
+    coords = {"metric": x["metric"].values, "level": levels, "ci_method": methods}
+    out = xr.Dataset(
+        {"contained": (dims, inside), "too_high": (dims, above), "too_low": (dims, below),
+         "mc_se": (dims, se), "width": (dims, width), "n_trials": (dims, count.astype(np.int64))},
+        coords=coords,
+    )
+    out["contained"].attrs["long_name"] = "share of trials whose held-out (B x B) correlation is in the interval"
+    out["too_high"].attrs["long_name"] = "share of trials whose held-out correlation is above the interval"
+    out["too_low"].attrs["long_name"] = "share of trials whose held-out correlation is below the interval"
+    out["mc_se"].attrs["long_name"] = "Monte-Carlo standard error of contained"
+    out.attrs = {
+        "statistic": "split-half coverage of confidence intervals", "target": str(target),
+        "method": method, "variant": variant if method == "kendall" else "", "n_trials": n_trials,
+        "n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed,
+        "split": "systems and inputs each split in halves A (n // 2) and B (the rest); interval on A x A, "
+                 "checked against the correlation on B x B",
+        "min_pairs": int(min_pairs), "skipna": int(bool(skipna)),
+    }
+    return out
