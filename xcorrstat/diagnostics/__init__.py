@@ -5,5 +5,6 @@ Roth (2022) answer it with two simulations and a normality check; here each is o
 """
 
 from .coverage import CI_METHODS, ci_coverage
+from .normality import normality
 
-__all__ = ["CI_METHODS", "ci_coverage"]
+__all__ = ["CI_METHODS", "ci_coverage", "normality"]
