@@ -6,5 +6,6 @@ Roth (2022) answer it with two simulations and a normality check; here each is o
 
 from .coverage import CI_METHODS, ci_coverage
 from .normality import normality
+from .power import POWER_TESTS, degrade, power_analysis
 
-__all__ = ["CI_METHODS", "ci_coverage", "normality"]
+__all__ = ["CI_METHODS", "POWER_TESTS", "ci_coverage", "degrade", "normality", "power_analysis"]

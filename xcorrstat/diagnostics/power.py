@@ -1,0 +1,259 @@
+"""How often does a test find the better metric? Power and type-I error by simulation.
+
+Deutsch, Dror & Roth (2022, Figure 3) compare tests by their power: take a metric,
+make a worse version of it by adding noise, and count how often each test says the
+original is better. Here any test of the library runs on every trial and every
+amount of degradation at once: the trials and amounts are extra dims of the data,
+which every test broadcasts over.
+
+Built-in degradation: ``y = x + amount * sd(x) * e`` with ``e`` iid standard normal
+per cell, drawn for trial t from ``SeedSequence(seed, spawn_key=(t, k))`` alone (k = 0
+for the degraded metric, 1 for the second, exchangeable copy used for the type-I
+error), and shared by every amount, so the power curves are monotone up to the
+tests' own Monte-Carlo error. ``sd(x)`` is the standard deviation of all the
+metric's cells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Literal
+
+import numpy as np
+import xarray as xr
+
+from ..kernels import LEVELS, METHODS
+from ..resampling.draws import resolve_seed
+from ..resampling.paired import paired_bootstrap_test
+from ..resampling.permutation import permutation_test
+from ..schema import INPUT, SYSTEM, as_dataset, check_finite
+from ..validation import check_choice, check_positive_int, check_unit_interval
+from ..williams import williams_test
+
+__all__ = ["POWER_TESTS", "degrade", "power_analysis"]
+
+#: The tests of :func:`power_analysis`: (function, dims it permutes or resamples).
+POWER_TESTS = {
+    "perm-both": ("permutation", ("system", "input")),
+    "perm-systems": ("permutation", ("system",)),
+    "perm-inputs": ("permutation", ("input",)),
+    "boot-both": ("bootstrap", ("system", "input")),
+    "boot-systems": ("bootstrap", ("system",)),
+    "boot-inputs": ("bootstrap", ("input",)),
+    "williams": ("williams", ()),
+}
+
+TRIAL, AMOUNT = "trial", "noise"
+
+
+def _noise(seed: int, trials: Sequence[int], shape: tuple[int, int], copy: int) -> np.ndarray:
+    """(T, S, I) standard normal noise; trial t's comes from SeedSequence(seed, spawn_key=(t, copy))."""
+    return np.stack([
+        np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(int(t), copy))))
+        .standard_normal(shape) for t in trials
+    ])
+
+
+def degrade(x: xr.DataArray, *, noise: Sequence[float], n_trials: int, rng=None, copy: int = 0) -> xr.DataArray:
+    """Degraded copies ``x + amount * sd(x) * e`` of a (system, input) score matrix.
+
+    Returns a DataArray over (``trial``, ``noise``, system, input); ``e`` depends on the
+    seed, the trial and ``copy`` only (the same for every amount). Missing cells stay
+    missing.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> y = xcorrstat.diagnostics.degrade(ds["qa_eval_f1"], noise=[0.0, 1.0], n_trials=3, rng=0)
+    >>> dict(y.sizes)
+    {'trial': 3, 'noise': 2, 'system': 16, 'input': 100}
+    """
+    seed = resolve_seed(rng)
+    amounts = np.asarray(list(noise), dtype=np.float64)
+    if amounts.ndim != 1 or amounts.size == 0 or np.any(amounts < 0) or not np.all(np.isfinite(amounts)):
+        raise ValueError(f"noise must be a non-empty list of amounts >= 0, got {list(noise)!r}")
+    x = x.transpose(SYSTEM, INPUT)
+    values = np.asarray(x.values, dtype=np.float64)
+    sd = float(np.nanstd(values))
+    e = _noise(seed, range(n_trials), values.shape, copy)  # (T, S, I)
+    out = values[None, None] + amounts[None, :, None, None] * sd * e[:, None]
+    coords = {TRIAL: np.arange(n_trials), AMOUNT: amounts, SYSTEM: x[SYSTEM].values, INPUT: x[INPUT].values}
+    da = xr.DataArray(out, dims=(TRIAL, AMOUNT, SYSTEM, INPUT), coords=coords)
+    da.attrs = {"degradation": "x + noise * sd(x) * e, e iid standard normal per cell", "seed": seed, "sd": sd}
+    return da
+
+
+def _run(name, ds, *, x, y, target, level, method, n_resamples, seed, alpha):
+    kind, dims = POWER_TESTS[name]
+    if kind == "permutation":
+        res = permutation_test(ds, x=x, y=y, target=target, level=level, method=method, permute=dims,
+                               n_resamples=n_resamples, rng=seed)
+    elif kind == "bootstrap":
+        res = paired_bootstrap_test(ds, x=x, y=y, target=target, level=level, method=method, resample=dims,
+                                    n_resamples=n_resamples, rng=seed)
+    else:
+        if level not in ("system", "global") or method not in ("pearson", "spearman"):
+            return None
+        res = williams_test(ds, x=x, y=y, target=target, level=level, method=method)
+    return res["pvalue"] <= alpha
+
+
+def power_analysis(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    target: Hashable,
+    metric: Hashable,
+    degraded: xr.DataArray | None = None,
+    noise: Sequence[float] = (0.0, 0.25, 0.5, 1.0, 2.0),
+    tests: Sequence[str] = ("perm-both", "boot-both", "williams"),
+    level: Literal["system", "input", "global"] = "system",
+    method: Literal["pearson", "spearman", "kendall"] = "pearson",
+    n_trials: int = 100,
+    n_resamples: int = 1000,
+    alpha: float = 0.05,
+    n_inputs: int | None = None,
+    type_one: bool = True,
+    rng: int | np.random.Generator | np.random.SeedSequence | None = None,
+) -> xr.Dataset:
+    """Power of each test to find that a metric beats a degraded version of itself, and type-I error.
+
+    Parameters
+    ----------
+    data : Dataset or DataArray
+        Scores with ``system`` and ``input`` dims.
+    target, metric : str
+        The human score and the metric to degrade.
+    degraded : DataArray, optional
+        Your own degraded versions, over (``noise``, system, input) -- one matrix per
+        amount of degradation (any labels) -- or (``trial``, ``noise``, system, input).
+        Default: the built-in degradation (:func:`degrade`) at the amounts ``noise``.
+    noise : sequence of float
+        Amounts of the built-in degradation (multiples of the metric's sd).
+    tests : sequence of str
+        From ``"perm-both"``, ``"perm-systems"``, ``"perm-inputs"``, ``"boot-both"``,
+        ``"boot-systems"``, ``"boot-inputs"`` and ``"williams"`` (system and global
+        level, Pearson or Spearman only; NaN elsewhere).
+    level, method
+        The correlation compared.
+    n_trials : int, default 100
+        Simulated datasets per amount.
+    n_resamples : int, default 1000
+        Draws of each permutation or bootstrap test.
+    alpha : float, default 0.05
+        A test detects the better metric when its one-sided p-value is at most alpha.
+    n_inputs : int, optional
+        Inputs sampled (without replacement) per trial, to study power at a smaller
+        sample; default all.
+    type_one : bool, default True
+        Also run each test on two exchangeable degraded copies (same amount,
+        independent noise), whose rejection rate estimates the type-I error.
+    rng : int, Generator, SeedSequence or None
+        Seed of the noise, the input samples and the tests' draws.
+
+    Returns
+    -------
+    Dataset
+        Over (``test``, ``noise``): ``power`` (share of trials where the test finds
+        ``metric`` better than its degraded version), ``power_se`` (its Monte-Carlo
+        standard error) and, with ``type_one``, ``type1_error`` and ``type1_se``
+        (where the two copies are exchangeable: only for amounts > 0 with the
+        built-in degradation). ``.to_dataframe()`` gives the tidy table for power curves.
+
+    Notes
+    -----
+    The trials and amounts are extra dims of one Dataset, so each test runs once,
+    vectorised over them; its draws (keyed by draw id) are shared by all trials, while
+    the data of every trial are independent.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> pw = xcorrstat.diagnostics.power_analysis(ds, target="expert_relevance", metric="qa_eval_f1",
+    ...                                            noise=[0.0, 1.0], tests=["perm-both"], n_trials=10,
+    ...                                            n_resamples=100, rng=0)
+    >>> dict(pw["power"].sizes)
+    {'test': 1, 'noise': 2}
+    """
+    ds = as_dataset(data)
+    for name, value in (("target", target), ("metric", metric)):
+        if value not in ds.data_vars:
+            raise ValueError(f"{name}={value!r} is not a variable of the data; available: {list(ds.data_vars)}")
+    check_choice(level, LEVELS, "level")
+    check_choice(method, METHODS, "method")
+    tests = [tests] if isinstance(tests, str) else list(tests)
+    if not tests:
+        raise ValueError(f"tests must name at least one of {tuple(POWER_TESTS)}")
+    for name in tests:
+        check_choice(name, tuple(POWER_TESTS), "tests")
+    n_trials = check_positive_int(n_trials, "n_trials")
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    alpha = check_unit_interval(alpha, "alpha")
+    seed = resolve_seed(rng)
+    x = ds[metric].astype(np.float64).transpose(SYSTEM, INPUT)
+    z = ds[target].astype(np.float64).transpose(SYSTEM, INPUT)
+    check_finite(x.values, f"metric {metric!r}")
+
+    if degraded is None:
+        y = degrade(x, noise=noise, n_trials=n_trials, rng=seed, copy=0)
+        y2 = degrade(x, noise=noise, n_trials=n_trials, rng=seed, copy=1) if type_one else None
+        source = "built-in: x + noise * sd(x) * e"
+    else:
+        if not isinstance(degraded, xr.DataArray) or AMOUNT not in degraded.dims:
+            raise ValueError(f"degraded must be a DataArray with a {AMOUNT!r} dim (and system, input), "
+                             f"got {type(degraded).__name__}")
+        extra = set(degraded.dims) - {AMOUNT, TRIAL, SYSTEM, INPUT}
+        if extra or not {SYSTEM, INPUT} <= set(degraded.dims):
+            raise ValueError(f"degraded must have dims ({AMOUNT!r}, [{TRIAL!r},] system, input), "
+                             f"got {tuple(degraded.dims)}")
+        y = degraded.astype(np.float64)
+        if TRIAL not in y.dims:
+            y = y.expand_dims({TRIAL: n_trials})
+        y = y.transpose(TRIAL, AMOUNT, SYSTEM, INPUT).assign_coords({TRIAL: np.arange(y.sizes[TRIAL])})
+        y2, type_one, source = None, False, "user-supplied"
+    n_t = y.sizes[TRIAL]
+
+    data_vars = {"metric": x, "degraded": y, "target": z}
+    if y2 is not None:
+        data_vars["copy"] = y2
+    sim = xr.Dataset(data_vars)
+    for name in ("metric", "degraded", "copy"):
+        if name in sim:
+            sim[name].attrs = {}
+    sim["target"].attrs["role"] = "human"
+    if n_inputs is not None:
+        n_inputs = check_positive_int(n_inputs, "n_inputs")
+        if n_inputs > sim.sizes[INPUT]:
+            raise ValueError(f"n_inputs={n_inputs} is more than the {sim.sizes[INPUT]} inputs of the data")
+        keep = np.zeros((n_t, sim.sizes[INPUT]), dtype=bool)
+        for t in range(n_t):  # each trial's sample comes from its own seed
+            gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(t, 2))))
+            keep[t, gen.choice(sim.sizes[INPUT], n_inputs, replace=False)] = True
+        mask = xr.DataArray(keep, dims=(TRIAL, INPUT))
+        sim = sim.where(mask)
+
+    kw = dict(target="target", level=level, method=method, n_resamples=n_resamples, seed=seed, alpha=alpha)
+    power, type1 = [], []
+    for name in tests:
+        hit = _run(name, sim, x="metric", y="degraded", **kw)
+        power.append(hit.astype(np.float64).mean(TRIAL) if hit is not None
+                     else xr.full_like(y.isel({TRIAL: 0, SYSTEM: 0, INPUT: 0}, drop=True), np.nan))
+        if type_one:
+            hit = _run(name, sim, x="degraded", y="copy", **kw)
+            rate = (hit.astype(np.float64).mean(TRIAL) if hit is not None
+                    else xr.full_like(y.isel({TRIAL: 0, SYSTEM: 0, INPUT: 0}, drop=True), np.nan))
+            type1.append(rate.where(rate[AMOUNT] > 0))
+    out = xr.Dataset({"power": xr.concat(power, dim="test", coords="minimal", compat="override")})
+    out["power_se"] = np.sqrt(out["power"] * (1 - out["power"]) / n_t)
+    if type_one:
+        out["type1_error"] = xr.concat(type1, dim="test", coords="minimal", compat="override")
+        out["type1_se"] = np.sqrt(out["type1_error"] * (1 - out["type1_error"]) / n_t)
+    out = out.assign_coords(test=tests).drop_vars([c for c in out.coords if c not in ("test", AMOUNT)])
+    out["power"].attrs["long_name"] = f"share of trials with p <= {alpha:g} for metric > degraded metric"
+    out.attrs = {
+        "statistic": "power by simulation", "target": str(target), "metric": str(metric), "level": level,
+        "method": method, "alpha": alpha, "n_trials": n_t, "n_resamples": n_resamples, "seed": seed,
+        "degradation": source, "n_inputs": n_inputs if n_inputs is not None else "all",
+    }
+    return out
