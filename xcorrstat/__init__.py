@@ -12,7 +12,7 @@ Examples
 0.75
 """
 
-from . import agreement, datasets, kernels, plot
+from . import agreement, datasets, diagnostics, kernels, plot
 from . import accessors as _accessors  # noqa: F401  (registers .corrstat)
 from ._version import __version__
 from .compare import compare
@@ -34,6 +34,7 @@ __all__ = [
     "compare",
     "correlate",
     "datasets",
+    "diagnostics",
     "fisher",
     "format_ci",
     "from_dataframe",

@@ -15,6 +15,7 @@ import xarray as xr
 from .agreement import jaccard, leaderboard, leaderboard_agreement, matrix
 from .compare import compare
 from .correlate import correlate
+from .diagnostics import ci_coverage, normality, power_analysis
 from .io import from_dataframe
 from .plot.namespace import PlotMethods
 from .resampling.bootstrap import bootstrap, fisher
@@ -60,6 +61,9 @@ class _Common:
     williams_test = _forward(williams_test)
     compare = _forward(compare)
     report = _forward(report)
+    ci_coverage = _forward(ci_coverage)
+    power_analysis = _forward(power_analysis)
+    normality = _forward(normality)
 
 
 @xr.register_dataset_accessor("corrstat")

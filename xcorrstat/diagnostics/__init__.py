@@ -1,7 +1,7 @@
 """Method validation on your own data: CI coverage, power and type-I error, normality.
 
 Which interval and which test should you trust on *your* annotations? Deutsch, Dror &
-Roth (2022) answer it with two simulations and a normality check; here each is one call.
+Roth (2021) answer it with two simulations and a normality check; here each is one call.
 """
 
 from .coverage import CI_METHODS, ci_coverage

@@ -1,6 +1,6 @@
 """How often does a confidence interval cover the correlation of new data? (split-half simulation)
 
-Deutsch, Dror & Roth (2022, Table 1): in each trial the systems and the inputs are
+Deutsch, Dror & Roth (2021, Table 1): in each trial the systems and the inputs are
 split at random into two halves, A and B. An interval is built on the quadrant
 A systems x A inputs and checked against the correlation on the disjoint quadrant
 B x B. A method whose intervals contain that held-out correlation about as often
@@ -132,7 +132,7 @@ def ci_coverage(
 
     Each trial splits the systems and the inputs at random into halves A and B,
     builds each interval on the quadrant A x A and checks whether the correlation
-    on the quadrant B x B falls inside it (Deutsch, Dror & Roth, 2022, Table 1).
+    on the quadrant B x B falls inside it (Deutsch, Dror & Roth, 2021, Table 1).
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """Are the scores normal enough for Fisher intervals and Williams' test? (Shapiro-Wilk report)
 
-Deutsch, Dror & Roth (2022, Table 2) check the normality assumption behind the
+Deutsch, Dror & Roth (2021, Table 2) check the normality assumption behind the
 Fisher transformation and Williams' test: at system level, whether the per-system
 means of each score look normal; at input level, for how many inputs the scores of
 the systems do not.
