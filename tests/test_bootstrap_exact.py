@@ -457,7 +457,7 @@ def test_fisher_nan_when_n_at_most_b(method, n_sys, defined):
 # 6. published interval on SummEval
 # --------------------------------------------------------------------------- #
 def test_summeval_rouge2_system_kendall_boot_both(summeval):
-    # Deutsch, Dror & Roth (2022): ROUGE-2 vs expert relevance, system-level Kendall,
+    # Deutsch, Dror & Roth (2021): ROUGE-2 vs expert relevance, system-level Kendall,
     # BOOT-BOTH 95% interval [-0.09, 0.84]
     res = summeval.corrstat.bootstrap(
         target="expert_relevance", metrics=["rouge_2_f1"], level="system", method="kendall",
