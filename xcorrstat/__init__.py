@@ -24,6 +24,7 @@ from .resampling.meanscore import format_ci, mean_ci, paired_difference_ci
 from .resampling.paired import paired_bootstrap_test
 from .resampling.permutation import permutation_test
 from .reporting import Report, report
+from .ties import calibrate_ties
 from .tidy import tidy
 from .williams import williams_test
 
@@ -31,6 +32,7 @@ __all__ = [
     "__version__",
     "agreement",
     "bootstrap",
+    "calibrate_ties",
     "compare",
     "correlate",
     "datasets",

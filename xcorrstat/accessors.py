@@ -23,6 +23,7 @@ from .resampling.meanscore import mean_ci, paired_difference_ci
 from .resampling.paired import paired_bootstrap_test
 from .resampling.permutation import permutation_test
 from .reporting import report
+from .ties import calibrate_ties
 from .tidy import tidy
 from .williams import williams_test
 
@@ -64,6 +65,7 @@ class _Common:
     ci_coverage = _forward(ci_coverage)
     power_analysis = _forward(power_analysis)
     normality = _forward(normality)
+    calibrate_ties = _forward(calibrate_ties)
 
 
 @xr.register_dataset_accessor("corrstat")

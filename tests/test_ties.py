@@ -1,0 +1,164 @@
+"""Tie calibration: the sweep equals a brute-force search over every candidate threshold,
+and reproduces mt-metrics-eval's tie-calibration reference cases (tests/data/mtme_fixtures.json).
+
+Case -> call (the flat vectors become (system, input) Datasets by ``mtme_cases.scores``):
+
+| mt-metrics-eval | xcorrstat |
+|---|---|
+| ``KendallWithTiesOpt(average_by="none")`` | ``calibrate_ties(level="global")`` |
+| ``average_by="item"`` | ``level="input"`` |
+| ``average_by="sys"`` | ``level="within_system"`` |
+| ``tau_optimization(metric, human)`` (one row) | one input with the row's items as systems, ``level="input"`` |
+| ``tau_optimization`` on matrices (rows averaged) | rows as inputs, ``level="input"`` |
+
+Not mapped: the two ``sample_rate`` cases (mt-metrics-eval samples pairs to make its search
+affordable; the sweep is exact over all pairs and has no sample rate).
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import xcorrstat
+from conftest import make_scores
+from mtme_cases import ids, load, scores
+from xcorrstat.kernels.ties import calibrate_epsilon
+
+
+def _brute(x, z):
+    """Every candidate threshold, every pair counted again: (best epsilon, best mean acc_eq)."""
+    groups, n = x.shape
+    pairs = [(g, a, b) for g in range(groups) for a, b in itertools.combinations(range(n), 2)
+             if not np.isnan([x[g, a], x[g, b], z[g, a], z[g, b]]).any()]
+    if not pairs:
+        return np.nan, np.nan
+    candidates = sorted({0.0} | {abs(x[g, a] - x[g, b]) for g, a, b in pairs})
+    best = None
+    for eps in candidates:
+        accs = []
+        for g in range(groups):
+            mine = [(a, b) for gg, a, b in pairs if gg == g]
+            if not mine:
+                continue
+            agree = 0
+            for a, b in mine:
+                dm, dg = x[g, a] - x[g, b], z[g, a] - z[g, b]
+                agree += (0.0 if abs(dm) <= eps else np.sign(dm)) == np.sign(dg)
+            accs.append(agree / len(mine))
+        value = float(np.mean(accs))
+        if best is None or value > best[1] + 1e-12:
+            best = (eps, value)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_sweep_equals_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    groups, n = int(rng.integers(1, 6)), int(rng.integers(2, 8))
+    x = rng.integers(0, 6, (groups, n)) / 2.0
+    z = rng.integers(0, 3, (groups, n)).astype(float)
+    if seed % 3 == 0:
+        x[rng.random((groups, n)) < 0.25] = np.nan
+        z[rng.random((groups, n)) < 0.1] = np.nan
+    eps, best, thresholds, objective = calibrate_epsilon(x, z)
+    ref = _brute(x, z)
+    np.testing.assert_allclose([eps, best], ref, atol=1e-12)
+    tau_eps, tau, _, _ = calibrate_epsilon(x, z, variant="23")
+    np.testing.assert_allclose([tau_eps, tau], [ref[0], 2 * ref[1] - 1], atol=1e-12)
+
+
+def test_labelled_levels_and_all_metrics_at_once():
+    ds = make_scores(n_metrics=3, n_systems=6, n_inputs=7, seed=9, ties=True, nan_frac=0.1)
+    for level in ("input", "within_system", "global", "system"):
+        res = xcorrstat.calibrate_ties(ds, target="human", level=level)
+        for m in ("m0", "m1", "m2"):
+            x, z = ds[m].values, ds["human"].values
+            if level == "input":
+                gx, gz = x.T, z.T
+            elif level == "within_system":
+                gx, gz = x, z
+            elif level == "global":
+                gx, gz = x.reshape(1, -1), z.reshape(1, -1)
+            else:
+                valid = ~np.isnan(x) & ~np.isnan(z)
+                gx = np.array([[x[s][valid[s]].mean() for s in range(6)]])
+                gz = np.array([[z[s][valid[s]].mean() for s in range(6)]])
+            np.testing.assert_allclose([float(res["epsilon"].sel(metric=m)), float(res["correlation"].sel(metric=m))],
+                                       _brute(gx, gz), atol=1e-12)
+        assert res.attrs["level"] == level
+
+
+def test_extra_dims_curve_and_errors():
+    ds = make_scores(n_metrics=2, n_systems=5, n_inputs=6, seed=3, ties=True, extra=("lp", 2))
+    res = xcorrstat.calibrate_ties(ds, target="human", keep_curve=True)
+    assert set(res["epsilon"].dims) == {"metric", "lp"} and "candidate" in res["objective"].dims
+    # the optimum is the curve's maximum
+    np.testing.assert_allclose(res["correlation"].values, res["objective"].max("candidate").values, atol=1e-12)
+    assert ds.corrstat.calibrate_ties(target="human").equals(xcorrstat.calibrate_ties(ds, target="human"))
+    with pytest.raises(ValueError, match="variant must be one of"):
+        xcorrstat.calibrate_ties(ds, target="human", variant="b")
+    with pytest.raises(ValueError, match="level must be one of"):
+        xcorrstat.calibrate_ties(ds, target="human", level="document")
+
+
+def test_no_pairs_is_undefined():
+    ds = make_scores(n_metrics=1, n_systems=3, n_inputs=2, seed=0)
+    ds["m0"][:] = np.nan
+    res = xcorrstat.calibrate_ties(ds, target="human")
+    assert np.isnan(float(res["epsilon"][0])) and np.isnan(float(res["correlation"][0]))
+
+
+LEVEL = {"none": "global", "item": "input", "sys": "within_system"}
+CASES = load("Correlation.KendallWithTiesOpt", "stats.KendallWithTiesOpt",
+             "AverageCorrelation(KendallWithTiesOpt")
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids(CASES))
+def test_mtme_kendall_with_ties_opt(case):
+    a = case["args"]
+    ds = scores(a["num_sys"], a["gold"], m=a["metric"])
+    res = xcorrstat.calibrate_ties(ds, target="human", level=LEVEL[a["average_by"]], variant=a["variant"])
+    exp = case["expected"]
+    corr, eps = (exp["corr"], exp["epsilon"]) if isinstance(exp, dict) else (exp, None)
+    tol = max(case["tolerance"]["abs"], 1e-12)
+    assert float(res["correlation"][0]) == pytest.approx(corr, abs=tol)
+    if eps is not None:
+        assert float(res["epsilon"][0]) == pytest.approx(eps, abs=1e-12)
+
+
+TAU_OPT = [c for c in load("tau_optimization.") if "thresholds" in c["expected"] and "taus" in c["expected"]
+           and "metric_rows" not in c["args"]]
+
+
+@pytest.mark.parametrize("case", TAU_OPT, ids=ids(TAU_OPT))
+def test_mtme_tau_optimization_one_row(case):
+    a, exp = case["args"], case["expected"]
+    # one row of items = the systems of one input
+    ds = scores(len(a["metric"]), a["human"], m=a["metric"])
+    res = xcorrstat.calibrate_ties(ds, target="human", level="input", keep_curve=True)
+    curve = res.isel(metric=0)
+    keep = ~np.isnan(curve["threshold"].values)
+    np.testing.assert_allclose(curve["threshold"].values[keep], exp["thresholds"], atol=1e-12)
+    np.testing.assert_allclose(curve["objective"].values[keep], exp["taus"], atol=1e-12)
+    assert float(curve["epsilon"]) == exp["best_threshold"]
+    assert float(curve["correlation"]) == pytest.approx(exp["best_tau"], abs=1e-12)
+
+
+def test_mtme_tau_optimization_rows_averaged():
+    case = load(names=("tau_optimization/regression_example",))[0]
+    a, exp = case["args"], case["expected"]
+    rows_m = np.array([[np.nan if v is None else v for v in r] for r in a["metric_rows"]], dtype=float)
+    rows_h = np.array([[np.nan if v is None else v for v in r] for r in a["human_rows"]], dtype=float)
+    # rows are groups: inputs, with the row's items as systems
+    dims = ("system", "input")
+    ds = xr.Dataset({"m": (dims, rows_m.T), "human": (dims, rows_h.T)})
+    ds["human"].attrs["role"] = "human"
+    res = xcorrstat.calibrate_ties(ds, target="human", level="input", keep_curve=True).isel(metric=0)
+    keep = ~np.isnan(res["threshold"].values)
+    np.testing.assert_allclose(res["threshold"].values[keep], exp["thresholds"], atol=1e-12)
+    np.testing.assert_allclose(res["objective"].values[keep], exp["taus"], atol=1e-12)
+    assert float(res["epsilon"]) == exp["best_threshold"]
+    assert float(res["correlation"]) == pytest.approx(exp["best_tau"], abs=1e-12)
+
