@@ -559,7 +559,7 @@ ARGS = dict(x="m0", y="m1", target="human", n_resamples=10, rng=0)
         (dict(batch=0), ValueError, "batch must be a positive integer"),
         (dict(level="document"), ValueError, "level must be one of"),
         (dict(method="cosine"), ValueError, "method must be one of"),
-        (dict(variant="a", method="kendall"), ValueError, "variant must be one of"),
+        (dict(variant="d", method="kendall"), ValueError, "variant must be one of"),
         (dict(min_pairs=1), ValueError, "min_pairs must be an integer >= 2"),
         (dict(target=["human"]), TypeError, "target must be one score name"),
         (dict(rng=-1), ValueError, "non-negative"),

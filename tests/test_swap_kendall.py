@@ -109,3 +109,48 @@ def test_identities_and_bad_input():
         input_kendall_swap(x[None], y[None], z[None], min_pairs=2, variant="c")
     with pytest.raises(ValueError, match="eps must be finite and >= 0"):
         input_kendall_swap(x[None], y[None], z[None], min_pairs=2, eps=-1.0)
+
+
+@pytest.mark.parametrize("variant", ["a", "b", "23", "acc23"])
+@pytest.mark.parametrize("level", ["input", "global"])
+def test_permutation_test_variants_equal_explicit_swaps(variant, level):
+    """permutation_test's draws (fast path at input level, swapped matrices elsewhere) equal
+    the level statistic of the explicitly swapped standardised matrices, same masks."""
+    import xcorrstat
+    from conftest import to_dataset
+    from xcorrstat.kernels import level_correlation
+    from xcorrstat.resampling.draws import permutation_masks
+    from xcorrstat.resampling.permutation import standardise
+
+    rng = np.random.default_rng(12)
+    x = rng.integers(0, 4, (6, 7)).astype(float)
+    y = rng.integers(0, 4, (6, 7)).astype(float)
+    z = rng.integers(0, 3, (6, 7)).astype(float)
+    res = xcorrstat.permutation_test(to_dataset(x, y, z), x="mx", y="my", target="human", level=level,
+                                     method="kendall", variant=variant, n_resamples=40, rng=5,
+                                     keep_distribution=True, min_pairs=2)
+    masks = permutation_masks(5, np.arange(40), 6, 7, "cells")
+    zx, zy = standardise(x), standardise(y)
+    kw = dict(level=level, method="kendall", variant=variant, min_pairs=2)
+    for r, m in enumerate(masks):
+        xp, yp = np.where(m, zy, zx), np.where(m, zx, zy)
+        expected = level_correlation(xp, z, **kw)[0] - level_correlation(yp, z, **kw)[0]
+        np.testing.assert_allclose(float(res["distribution"][r]), expected, atol=1e-12, equal_nan=True)
+    observed = level_correlation(x, z, **kw)[0] - level_correlation(y, z, **kw)[0]
+    assert float(res["delta"]) == pytest.approx(float(observed), abs=1e-12)
+
+
+def test_compare_takes_variants_with_the_permutation_test_only():
+    import xcorrstat
+    from conftest import make_scores
+
+    ds = make_scores(n_metrics=3, n_systems=6, n_inputs=8, seed=2, ties=True)
+    res = xcorrstat.compare(ds, target="human", level="input", method="kendall", variant="acc23",
+                            n_resamples=50, rng=0)
+    one = xcorrstat.permutation_test(ds, x="m0", y="m2", target="human", level="input", method="kendall",
+                                     variant="acc23", n_resamples=50, rng=0)
+    assert float(res["pvalue"].sel(metric="m0", other_metric="m2")) == float(one["pvalue"])
+    with pytest.raises(ValueError, match="variant='acc23' is available with test='permutation'"):
+        xcorrstat.compare(ds, target="human", method="kendall", variant="acc23", test="bootstrap")
+    with pytest.raises(ValueError, match="variant must be one of"):
+        xcorrstat.bootstrap(ds, target="human", method="kendall", variant="acc23")

@@ -16,6 +16,7 @@ import xarray as xr
 
 from .correlate import level_statistic
 from .kernels import LEVELS, METHODS, VARIANTS
+from .kernels.correlation import KENDALL_VARIANTS
 from .kernels.clusters import greedy_clusters
 from .kernels.corrections import CORRECTIONS, adjust_pvalues
 from .options import OPTIONS
@@ -85,7 +86,7 @@ def compare(
     test: Literal["permutation", "bootstrap", "williams"] = "permutation",
     level: Literal["system", "input", "global"] = "system",
     method: Literal["pearson", "spearman", "kendall"] = "pearson",
-    variant: Literal["b", "c"] = "b",
+    variant: Literal["b", "c", "a", "23", "acc23"] = "b",
     permute: str | tuple[str, ...] = ("system", "input"),
     resample: str | tuple[str, ...] = ("system", "input"),
     n_resamples: int = 1000,
@@ -178,7 +179,10 @@ def compare(
     check_choice(test, TESTS, "test")
     check_choice(level, LEVELS, "level")
     check_choice(method, METHODS, "method")
-    check_choice(variant, VARIANTS, "variant", " (Kendall's tau-b or tau-c)")
+    check_choice(variant, KENDALL_VARIANTS, "variant", " (Kendall's variant)")
+    if variant not in VARIANTS and test != "permutation":
+        raise ValueError(f"variant={variant!r} is available with test='permutation'; the {test} test "
+                         f"supports {VARIANTS}")
     check_choice(alternative, ALTERNATIVES, "alternative")
     check_choice(pvalue, PVALUES, "pvalue")
     check_choice(family, FAMILIES, "family")

@@ -14,7 +14,9 @@ from typing import Literal
 import numpy as np
 import xarray as xr
 
-from .kernels import LEVELS, METHODS, VARIANTS, level_correlation
+from .kernels import METHODS, level_correlation
+from .kernels.correlation import KENDALL_VARIANTS
+from .kernels.levels import AVERAGES, CORRELATE_LEVELS
 from .options import OPTIONS
 from .schema import INPUT, SYSTEM, check_finite, split_scores
 from .validation import check_choice, check_min_pairs
@@ -24,7 +26,7 @@ __all__ = ["correlate", "METHOD_DIM"]
 # the dim a list of methods adds ("method" would clash with DataArray.sel(method=...))
 METHOD_DIM = "coefficient"
 
-Level = Literal["system", "input", "global"]
+Level = Literal["system", "input", "global", "within_system"]
 Method = Literal["pearson", "spearman", "kendall"]
 
 
@@ -75,11 +77,13 @@ def correlate(
     target: Hashable | Sequence[Hashable],
     level: Level | Sequence[Level] = "system",
     method: Method | Sequence[Method] = "pearson",
-    variant: Literal["b", "c"] = "b",
+    variant: Literal["b", "c", "a", "23", "acc23"] = "b",
     metrics: Sequence[Hashable] | None = None,
     skipna: bool = True,
     complete_inputs: bool = False,
     min_pairs: int | None = None,
+    epsilon: float = 0.0,
+    average: Literal["macro", "weighted"] = "macro",
 ) -> xr.DataArray:
     """Correlate every metric with a human target at a level, in one call.
 
@@ -89,14 +93,17 @@ def correlate(
         Scores with ``system`` and ``input`` dims (see :mod:`xcorrstat.schema`).
     target : str or list of str
         Human score(s) to correlate against; a list adds a ``target`` dim.
-    level : {"system", "input", "global"} or list of them
+    level : {"system", "input", "global", "within_system"} or list of them
         System level correlates per-system means; input level averages the per-input
-        correlations across systems; global level correlates all cells. A list adds a
+        correlations across systems; global level correlates all cells; within-system
+        level averages each system's correlation across its inputs. A list adds a
         ``level`` dim.
     method : {"pearson", "spearman", "kendall"} or list of them
         A list adds a ``coefficient`` dim (``r.sel(coefficient="kendall")``).
-    variant : {"b", "c"}
-        Kendall's tau variant (tau-b handles ties in both variables; tau-c is Stuart's).
+    variant : {"b", "c", "a", "23", "acc23"}
+        Kendall's variant: tau-b (ties in both variables), tau-c (Stuart's), tau-a,
+        tau_eq (``"23"``) or acc_eq (``"acc23"``, pairwise accuracy with ties; Deutsch et
+        al., 2023). tau_eq and acc_eq stay defined for a constant metric.
     metrics : list of str, optional
         Scores to correlate; default every score that is not a target and not marked
         ``attrs["role"] == "human"``.
@@ -106,6 +113,12 @@ def correlate(
         System level: average each system over only the inputs present for all systems.
     min_pairs : int, optional
         Fewest valid pairs for a defined correlation (default ``set_options(min_pairs=3)``).
+    epsilon : float, default 0
+        Kendall only: a pair whose metric scores differ by at most epsilon is a metric
+        tie (target ties need exact equality); see :func:`xcorrstat.calibrate_ties`.
+    average : {"macro", "weighted"}, default "macro"
+        Input and within-system levels: each defined group counts once, or is weighted
+        by its number of valid items.
 
     Returns
     -------
@@ -123,9 +136,14 @@ def correlate(
     >>> round(float(r.sel(metric="qa_eval_f1")), 2)
     0.77
     """
-    levels, level_dim = _choices(level, LEVELS, "level", "level")
+    levels, level_dim = _choices(level, CORRELATE_LEVELS, "level", "level")
     methods, method_dim = _choices(method, METHODS, "method", METHOD_DIM)
-    check_choice(variant, VARIANTS, "variant", " (Kendall's tau-b or tau-c)")
+    check_choice(variant, KENDALL_VARIANTS, "variant", " (Kendall's variant)")
+    check_choice(average, AVERAGES, "average")
+    if not isinstance(epsilon, (int, float, np.integer, np.floating)) or not np.isfinite(epsilon) or epsilon < 0:
+        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    if epsilon and methods != ["kendall"]:
+        raise ValueError(f"epsilon applies to method='kendall' only, got method={method!r}")
     if not isinstance(skipna, (bool, np.bool_)):
         raise TypeError(f"skipna must be True or False, got {skipna!r}")
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
@@ -137,7 +155,8 @@ def correlate(
         for meth in methods:
             r, n = level_statistic(
                 x, z, level=lev, method=meth, variant=variant, min_pairs=int(min_pairs),
-                complete_inputs=bool(complete_inputs), skipna=bool(skipna),
+                complete_inputs=bool(complete_inputs), skipna=bool(skipna), epsilon=float(epsilon),
+                average=average,
             )
             cols.append(xr.Dataset({"correlation": r, "n": n}))
         rows.append(_stack(cols, METHOD_DIM, methods) if method_dim else cols[0])
@@ -153,7 +172,10 @@ def correlate(
         "skipna": int(bool(skipna)),
         "complete_inputs": int(bool(complete_inputs)),
         "min_pairs": int(min_pairs),
-        "n_meaning": "systems (system level), defined inputs (input level), cells (global level)",
+        "epsilon": float(epsilon),
+        "average": average,
+        "n_meaning": "systems (system level), defined inputs (input level), defined systems "
+                     "(within-system level), cells (global level)",
     }
     out.coords["n"].attrs["long_name"] = "number of units the correlation used"
     return out

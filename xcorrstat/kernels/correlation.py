@@ -20,10 +20,16 @@ from scipy.stats import rankdata
 
 from .tau import kendall_pairwise, kendall_sorted
 
-__all__ = ["corr", "pearson", "spearman", "kendall", "METHODS", "VARIANTS"]
+__all__ = ["corr", "pearson", "spearman", "kendall", "METHODS", "VARIANTS", "KENDALL_VARIANTS"]
 
 METHODS = ("pearson", "spearman", "kendall")
+#: Kendall variants of every call (the resampling engines implement these two)
 VARIANTS = ("b", "c")
+#: Kendall variants of the point statistics (correlate and the kernels): tau-a, tau-b, tau-c,
+#: tau_eq ("23") and acc_eq ("acc23") of Deutsch et al. (2023)
+KENDALL_VARIANTS = ("a", "b", "c", "23", "acc23")
+#: With epsilon > 0 the pair kernel is used up to this length (its cost grows with n^2)
+EPSILON_MAX_N = 8192
 
 # Vectors up to this length use the O(n^2) pair kernel (fast for systems);
 # longer ones use the O(n log^2 n) sort-and-merge kernel (global level).
@@ -105,25 +111,50 @@ def spearman(x, z, *, min_pairs: int = 3):
     return _finish(rho, _undefined(x, z, valid, n, min_pairs), n)
 
 
-def kendall(x, z, *, variant: str = "b", min_pairs: int = 3):
-    """Kendall's tau-b or tau-c along the last axis; returns ``(tau, n)``.
+def kendall(x, z, *, variant: str = "b", min_pairs: int = 3, epsilon: float = 0.0):
+    """A Kendall variant along the last axis; returns ``(tau, n)``.
 
+    ``variant``: ``"b"``, ``"c"``, ``"a"`` ((C - D) / N), ``"23"`` (tau_eq) or ``"acc23"``
+    (acc_eq, pairwise accuracy with ties). ``epsilon`` makes a pair whose x values
+    differ by at most epsilon a tie in x (the metric); z ties need exact equality.
     Short vectors (systems) use an exact pair-sign kernel, long ones (global level)
     an exact O(n log^2 n) merge-count kernel; both are vectorised over leading axes.
+
+    Undefined (NaN): fewer than ``min_pairs`` valid pairs; for a, b and c also a
+    constant x or z (for b, also every pair tied in x within epsilon). tau_eq and
+    acc_eq count ties as agreement or disagreement, so they stay defined for a
+    constant vector.
     """
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS!r} for Kendall, got {variant!r}")
+    if variant not in KENDALL_VARIANTS:
+        raise ValueError(f"variant must be one of {KENDALL_VARIANTS!r} for Kendall, got {variant!r}")
+    epsilon = float(epsilon)
+    if not np.isfinite(epsilon) or epsilon < 0:
+        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    if epsilon > 0 and variant == "c":
+        raise ValueError("epsilon > 0 is not defined for tau-c (its m counts distinct values); use another variant")
     x, z = _prepare(x, z)
     length = x.shape[-1]
-    kernel = kendall_pairwise if length <= PAIRWISE_MAX_N else kendall_sorted
+    if epsilon > 0 and length > EPSILON_MAX_N:
+        raise ValueError(f"epsilon > 0 compares every pair of a vector; {length} values per correlation is more "
+                         f"than {EPSILON_MAX_N} (use the input or system level)")
     x, z = np.broadcast_arrays(x, z)
     valid = ~np.isnan(x) & ~np.isnan(z)
     n = valid.sum(axis=-1)
-    tau = kernel(x, z, valid, variant=variant)
-    return _finish(np.clip(tau, -1.0, 1.0), _undefined(x, z, valid, n, min_pairs), n)
+    if length <= PAIRWISE_MAX_N or epsilon > 0:
+        tau = kendall_pairwise(x, z, valid, variant=variant, epsilon=epsilon)
+    else:
+        tau = kendall_sorted(x, z, valid, variant=variant)
+    if variant in ("23", "acc23"):
+        undefined = (n < max(int(min_pairs), 2))
+    else:
+        undefined = _undefined(x, z, valid, n, min_pairs)
+        if variant == "b" and epsilon > 0:
+            with np.errstate(invalid="ignore"):
+                undefined = undefined | np.isnan(tau)  # every pair tied within epsilon
+    return _finish(np.clip(tau, -1.0, 1.0), undefined, n)
 
 
-def corr(x, z, *, method: str = "pearson", variant: str = "b", min_pairs: int = 3):
+def corr(x, z, *, method: str = "pearson", variant: str = "b", min_pairs: int = 3, epsilon: float = 0.0):
     """Correlate ``x`` with ``z`` along the last axis, broadcasting leading axes.
 
     Parameters
@@ -131,10 +162,12 @@ def corr(x, z, *, method: str = "pearson", variant: str = "b", min_pairs: int = 
     x, z : array_like
         Paired observations on the last axis; leading axes broadcast.
     method : {"pearson", "spearman", "kendall"}
-    variant : {"b", "c"}
-        Kendall's tau variant (ignored by the other methods).
+    variant : {"b", "c", "a", "23", "acc23"}
+        Kendall's variant (ignored by the other methods); see :func:`kendall`.
     min_pairs : int
         Fewest valid pairs for a defined statistic (default 3).
+    epsilon : float, default 0
+        Kendall only: metric (x) differences of at most epsilon are ties.
 
     Returns
     -------
@@ -151,10 +184,12 @@ def corr(x, z, *, method: str = "pearson", variant: str = "b", min_pairs: int = 
     >>> np.round(r, 3).tolist(), n.tolist()
     ([0.667, nan], [4, 4])
     """
+    if epsilon and method != "kendall":
+        raise ValueError(f"epsilon applies to Kendall's variants only, got method={method!r}")
     if method == "pearson":
         return pearson(x, z, min_pairs=min_pairs)
     if method == "spearman":
         return spearman(x, z, min_pairs=min_pairs)
     if method == "kendall":
-        return kendall(x, z, variant=variant, min_pairs=min_pairs)
+        return kendall(x, z, variant=variant, min_pairs=min_pairs, epsilon=epsilon)
     raise ValueError(f"method must be one of {METHODS!r}, got {method!r}")

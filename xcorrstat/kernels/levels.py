@@ -4,7 +4,12 @@
   present) across systems;
 * ``input``: correlate across systems for each input, then average the defined
   per-input correlations;
-* ``global``: correlate all (system, input) cells.
+* ``global``: correlate all (system, input) cells;
+* ``within_system``: correlate across inputs for each system, then average the
+  defined per-system correlations (mt-metrics-eval's ``average_by="sys"``).
+
+The two averaging levels take ``average="macro"`` (each group counts once) or
+``"weighted"`` (each group weighted by its number of valid items).
 
 Systems are on axis -2 and inputs on axis -1; all leading axes broadcast, so one
 call serves every metric (and every extra batch dim) at once.
@@ -16,9 +21,13 @@ import numpy as np
 
 from .correlation import corr
 
-__all__ = ["LEVELS", "level_correlation", "system_means", "average_defined"]
+__all__ = ["LEVELS", "CORRELATE_LEVELS", "AVERAGES", "level_correlation", "system_means", "average_defined"]
 
+#: Levels of every call (the resampling engines implement these three)
 LEVELS = ("system", "input", "global")
+#: Levels of the point statistics (correlate and the kernels)
+CORRELATE_LEVELS = LEVELS + ("within_system",)
+AVERAGES = ("macro", "weighted")
 
 
 def system_means(x, z, *, complete_inputs: bool = False):
@@ -43,13 +52,17 @@ def system_means(x, z, *, complete_inputs: bool = False):
     return np.where(count > 0, mx, np.nan), np.where(count > 0, mz, np.nan)
 
 
-def average_defined(r, axis: int = -1):
-    """Mean of the non-NaN values along ``axis`` and their count (NaN, 0 if none)."""
+def average_defined(r, axis: int = -1, weights=None):
+    """Mean of the non-NaN values along ``axis`` and their count (NaN, 0 if none).
+
+    With ``weights`` (broadcast to ``r``) the mean is weighted.
+    """
     r = np.asarray(r, dtype=np.float64)
     defined = ~np.isnan(r)
     count = defined.sum(axis=axis)
+    w = np.ones_like(r) if weights is None else np.broadcast_to(np.asarray(weights, dtype=np.float64), r.shape)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.sum(r, axis=axis, where=defined) / count
+        mean = np.sum(r * w, axis=axis, where=defined) / np.sum(w, axis=axis, where=defined)
     return np.where(count > 0, mean, np.nan), count.astype(np.int64)
 
 
@@ -63,6 +76,8 @@ def level_correlation(
     min_pairs: int = 3,
     complete_inputs: bool = False,
     skipna: bool = True,
+    epsilon: float = 0.0,
+    average: str = "macro",
 ):
     """Correlation of ``x`` with ``z`` at a level, over arrays shaped ``(..., S, I)``.
 
@@ -70,23 +85,29 @@ def level_correlation(
     ----------
     x, z : array_like
         Scores with systems on axis -2 and inputs on axis -1; leading axes broadcast.
-    level : {"system", "input", "global"}
+    level : {"system", "input", "global", "within_system"}
     method : {"pearson", "spearman", "kendall"}
-    variant : {"b", "c"}
-        Kendall's tau variant.
+    variant : {"b", "c", "a", "23", "acc23"}
+        Kendall's variant (see :func:`xcorrstat.kernels.kendall`).
     min_pairs : int
         Fewest valid pairs for a defined correlation.
     complete_inputs : bool
         System level only: use only inputs present for every system.
     skipna : bool
         If False, any missing cell makes the result NaN.
+    epsilon : float
+        Kendall only: metric differences of at most epsilon are ties.
+    average : {"macro", "weighted"}
+        Input and within-system levels: every defined group counts once, or is
+        weighted by its number of valid items (both scores present).
 
     Returns
     -------
     r : ndarray
         The level correlation over the broadcast leading shape.
     n : ndarray of int64
-        Systems (system level), defined inputs (input level) or cells (global level) used.
+        Systems (system level), defined inputs (input level), defined systems
+        (within-system level) or cells (global level) used.
 
     Examples
     --------
@@ -102,17 +123,21 @@ def level_correlation(
         raise ValueError("x and z need a system axis (-2) and an input axis (-1)")
     if x.shape[-2:] != z.shape[-2:]:
         raise ValueError(f"x and z must share (system, input) shape, got {x.shape[-2:]} and {z.shape[-2:]}")
-    kw = dict(method=method, variant=variant, min_pairs=min_pairs)
+    if average not in AVERAGES:
+        raise ValueError(f"average must be one of {AVERAGES!r}, got {average!r}")
+    kw = dict(method=method, variant=variant, min_pairs=min_pairs, epsilon=epsilon)
     if level == "system":
         mx, mz = system_means(x, z, complete_inputs=complete_inputs)
         r, n = corr(mx, mz, **kw)
-    elif level == "input":
-        r_in, _ = corr(np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2), **kw)
-        r, n = average_defined(r_in, axis=-1)
+    elif level in ("input", "within_system"):
+        if level == "input":
+            x, z = np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2)
+        r_in, n_in = corr(x, z, **kw)
+        r, n = average_defined(r_in, axis=-1, weights=n_in if average == "weighted" else None)
     elif level == "global":
         r, n = corr(x.reshape(x.shape[:-2] + (-1,)), z.reshape(z.shape[:-2] + (-1,)), **kw)
     else:
-        raise ValueError(f"level must be one of {LEVELS!r}, got {level!r}")
+        raise ValueError(f"level must be one of {CORRELATE_LEVELS!r}, got {level!r}")
     if not skipna:
         missing = np.isnan(x).any(axis=(-2, -1)) | np.isnan(z).any(axis=(-2, -1))
         r = np.where(missing, np.nan, r)

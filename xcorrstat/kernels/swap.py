@@ -9,7 +9,8 @@ mask m: ``X' = X + m (Y - X)``, ``Y' = Y - m (Y - X)``. Because ``m**2 == m``:
   four sign matrices ``sign(u_a - v_b)`` for u, v in {X, Y}, the sign of a pair of
   swapped cells is ``P00 + m_a (P10 - P00) + m_b (P01 - P00) + m_a m_b Q`` with
   ``Q = P00 - P01 - P10 + P11``; Y' is X' under the mask ``1 - m`` and shares the
-  quadratic part. No sorting or comparison happens per draw.
+  quadratic part. No sorting or comparison happens per draw. Tau-a, tau-b, tau_eq and
+  acc_eq are all such forms (:mod:`xcorrstat.kernels.swap_kendall`).
 
 The integer-valued forms are summed in float32 when that is exact (every partial sum
 below 2**24) and float64 otherwise. Every result equals the statistic of
@@ -27,6 +28,7 @@ import numpy as np
 
 __all__ = ["prepare_swap", "swap_supported", "swapped_deltas"]
 
+SWAP_KENDALL_VARIANTS = ("a", "b", "23", "acc23")  # input-level Kendall variants of the fast path
 _F32_EXACT = 2**24
 _INPUT_BLOCK = 16  # inputs per GEMM block of the quadratic forms
 
@@ -37,10 +39,10 @@ def swap_supported(zx, zy, *, level: str, method: str, variant: str) -> bool:
         return False
     if method == "pearson":
         return level in ("system", "input", "global")
-    return method == "kendall" and variant == "b" and level == "input"
+    return method == "kendall" and variant in SWAP_KENDALL_VARIANTS and level == "input"
 
 
-def swapped_deltas(zx, zy, z, masks, *, level: str, method: str, min_pairs: int):
+def swapped_deltas(zx, zy, z, masks, *, level: str, method: str, min_pairs: int, variant: str = "b"):
     """``r(X', Z) - r(Y', Z)`` for every mask: zx, zy, z ``(P, S, I)``, masks ``(B, S, I)`` -> ``(P, B)``.
 
     ``zx`` and ``zy`` are the standardised metrics (missing in the same cells), ``z``
@@ -48,10 +50,10 @@ def swapped_deltas(zx, zy, z, masks, *, level: str, method: str, min_pairs: int)
     ``min_pairs`` valid pairs or a constant vector give NaN; at input level the
     average runs over the inputs defined in that draw).
     """
-    return prepare_swap(zx, zy, z, level=level, method=method, min_pairs=min_pairs)(masks)
+    return prepare_swap(zx, zy, z, level=level, method=method, min_pairs=min_pairs, variant=variant)(masks)
 
 
-def prepare_swap(zx, zy, z, *, level: str, method: str, min_pairs: int):
+def prepare_swap(zx, zy, z, *, level: str, method: str, min_pairs: int, variant: str = "b"):
     """Precompute what does not depend on the masks; returns ``deltas(masks) -> (P, B)``.
 
     Use it when many batches of masks meet the same matrices (the precomputed pair
@@ -70,7 +72,12 @@ def prepare_swap(zx, zy, z, *, level: str, method: str, min_pairs: int):
             return rx[..., 0, :] - ry[..., 0, :]
 
         return deltas
-    run = (_input_pearson if method == "pearson" else _input_kendall)(zx, zy, z, min_pairs)
+    if method == "pearson":
+        run = _input_pearson(zx, zy, z, min_pairs)
+    else:
+        from .swap_kendall import input_kendall_swap
+
+        run = input_kendall_swap(zx, zy, z, min_pairs=min_pairs, variant=variant)
 
     def deltas(masks):
         rx, ry = run(np.asarray(masks, dtype=bool))
@@ -178,65 +185,6 @@ def _system_pearson(zx, zy, z, m, min_pairs):
     rx, _ = pearson(mean_x, mean_z, min_pairs=min_pairs)
     ry, _ = pearson(mean_y, mean_z, min_pairs=min_pairs)
     return rx - ry
-
-
-def _pair_signs(u, v, valid_u, valid_v):
-    """sign(u_a - v_b) and [u_a == v_b] over system pairs: (P, S, I) x2 -> (P, I, S, S) x2."""
-    ut = np.transpose(u, (0, 2, 1))[..., :, None]
-    vt = np.transpose(v, (0, 2, 1))[..., None, :]
-    ok = np.transpose(valid_u, (0, 2, 1))[..., :, None] & np.transpose(valid_v, (0, 2, 1))[..., None, :]
-    with np.errstate(invalid="ignore"):
-        return np.where(ok, np.sign(ut - vt), 0.0), (ok & (ut == vt)).astype(np.float64)
-
-
-def _input_kendall(zx, zy, z, min_pairs):
-    """Per-input Kendall tau-b of X' and Y' with Z: returns ``run(m) -> two (P, I, B) arrays``."""
-    p, s, i = zx.shape
-    valid = ~np.isnan(zx) & ~np.isnan(z)
-    n = valid.sum(axis=-2)  # (P, I)
-    upper = np.triu(np.ones((s, s), dtype=bool), 1)
-    vt = np.transpose(valid, (0, 2, 1))
-    w = (vt[..., :, None] & vt[..., None, :] & upper).astype(np.float64)  # valid pairs a < b: (P, I, S, S)
-    s00, e00 = _pair_signs(zx, zx, valid, valid)
-    s01, e01 = _pair_signs(zx, zy, valid, valid)
-    s10, e10 = _pair_signs(zy, zx, valid, valid)
-    s11, e11 = _pair_signs(zy, zy, valid, valid)
-    sz, ez = _pair_signs(z, z, valid, valid)
-    wn = w * sz  # numerator weights
-    n0 = w.sum(axis=(-2, -1))
-    tz = (w * ez).sum(axis=(-2, -1))
-
-    def parts(weight, t00, t01, t10, t11):
-        """Constants, linear coefficients (per system) and quadratic matrix of one form, X' and Y'."""
-        const_x, const_y = (weight * t00).sum(axis=(-2, -1)), (weight * t11).sum(axis=(-2, -1))
-        lin_x = (weight * (t10 - t00)).sum(axis=-1) + (weight * (t01 - t00)).sum(axis=-2)  # (P, I, S)
-        lin_y = (weight * (t01 - t11)).sum(axis=-1) + (weight * (t10 - t11)).sum(axis=-2)
-        quad = weight * (t00 - t01 - t10 + t11)
-        return const_x, const_y, lin_x, lin_y, quad
-
-    num = parts(wn, s00, s01, s10, s11)
-    tie = parts(w, e00, e01, e10, e11)
-    del s00, e00, s01, e01, s10, e10, s11, e11, sz, ez, w, wn
-    dtype = np.float32 if 8 * s * s < _F32_EXACT else np.float64
-    coef = np.transpose(np.stack([num[2], num[3], tie[2], tie[3]], axis=1), (0, 1, 3, 2))  # (P, 4, S, I)
-    quad_g = _quadratic_operand(np.stack([num[4], tie[4]], axis=1), dtype)
-    bad = ((n < max(int(min_pairs), 2)) | (n0 - tz <= 0))[..., None]
-    consts = ((num[0], tie[0]), (num[1], tie[1]))
-
-    def run(m):
-        mt = _per_input_masks(m, dtype)  # (I, B, S)
-        lin = _linear(mt, coef)  # (P, 4, I, B)
-        quad = _quadratic(mt, quad_g)  # (P, 2, I, B)
-        out = []
-        for k, (c_num, c_tie) in enumerate(consts):
-            numerator = c_num[..., None] + lin[:, k] + quad[:, 0]
-            ties = c_tie[..., None] + lin[:, 2 + k] + quad[:, 1]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                tau = numerator / np.sqrt((n0 - tz)[..., None] * (n0[..., None] - ties))
-            out.append(np.where(bad | (n0[..., None] - ties <= 0), np.nan, np.clip(tau, -1.0, 1.0)))
-        return out[0], out[1]
-
-    return run
 
 
 def _quadratic_operand(g, dtype):

@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .swap import _F32_EXACT, _linear, _per_input_masks, _quadratic, _quadratic_operand
+from .swap import _F32_EXACT, SWAP_KENDALL_VARIANTS, _linear, _per_input_masks, _quadratic, _quadratic_operand
 
 __all__ = ["SWAP_KENDALL_VARIANTS", "input_kendall_swap"]
-
-SWAP_KENDALL_VARIANTS = ("a", "b", "23", "acc23")
 
 
 def _pair_forms(u, v, valid, eps):

@@ -22,10 +22,24 @@ __all__ = ["kendall_pairwise", "kendall_sorted", "tau_from_counts"]
 _PAIR_BLOCK_ELEMS = 1 << 22
 
 
-def tau_from_counts(con_minus_dis, tot, tx, tz, n, m, variant):
-    """Tau-b or tau-c from pair counts (all arrays of the same shape)."""
+def tau_from_counts(con_minus_dis, tot, tx, tz, n, m, variant, txz=None):
+    """A Kendall variant from pair counts (all arrays of the same shape).
+
+    ``tx``/``tz`` count the pairs tied in x/z (joint ties included) and ``txz`` the
+    pairs tied in both (needed by ``"23"`` and ``"acc23"``). ``"a"``: (C - D) / N;
+    ``"23"``: tau_eq = (C + T_xz - D - T_x_only - T_z_only) / N; ``"acc23"``: acc_eq =
+    (C + T_xz) / N, with ``C = (N - tx - tz + txz + (C - D)) / 2``.
+    """
     con_minus_dis = np.asarray(con_minus_dis, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
+        if variant in ("a", "23", "acc23"):
+            total = np.asarray(tot, dtype=np.float64)
+            if variant == "a":
+                return con_minus_dis / total
+            txz = np.asarray(txz, dtype=np.float64)
+            if variant == "23":
+                return (con_minus_dis + 3.0 * txz - tx - tz) / total
+            return ((total - tx - tz + txz + con_minus_dis) / 2.0 + txz) / total
         if variant == "b":
             return con_minus_dis / np.sqrt((tot - tx).astype(np.float64)) / np.sqrt(
                 (tot - tz).astype(np.float64)
@@ -43,34 +57,39 @@ def _distinct(a: np.ndarray, valid: np.ndarray) -> np.ndarray:
     return np.sum(new & ~np.isnan(s), axis=-1)
 
 
-def _pair_block(x, z, valid, variant):
+def _pair_block(x, z, valid, variant, epsilon=0.0):
     length = x.shape[-1]
     i, j = np.triu_indices(length, 1)
     with np.errstate(invalid="ignore"):
         dx = x[..., i] - x[..., j]
         dz = z[..., i] - z[..., j]
     pv = valid[..., i] & valid[..., j]
-    sx = (dx > 0).astype(np.int8) - (dx < 0).astype(np.int8)
+    tie_x = np.abs(dx) <= epsilon  # epsilon = 0: exact ties
+    sx = ((dx > 0).astype(np.int8) - (dx < 0).astype(np.int8)) * ~tie_x
     sz = (dz > 0).astype(np.int8) - (dz < 0).astype(np.int8)
     cmd = np.sum(sx * sz, axis=-1, where=pv, dtype=np.int64)  # C - D
-    tx = np.sum((dx == 0) & pv, axis=-1, dtype=np.int64)
+    tx = np.sum(tie_x & pv, axis=-1, dtype=np.int64)
     tz = np.sum((dz == 0) & pv, axis=-1, dtype=np.int64)
+    txz = np.sum(tie_x & (dz == 0) & pv, axis=-1, dtype=np.int64)
     n = valid.sum(axis=-1, dtype=np.int64)
     tot = n * (n - 1) // 2
     m = None
     if variant == "c":
         m = np.minimum(_distinct(x, valid), _distinct(z, valid))
-    return tau_from_counts(cmd, tot, tx, tz, n, m, variant)
+    return tau_from_counts(cmd, tot, tx, tz, n, m, variant, txz)
 
 
-def kendall_pairwise(x, z, valid, *, variant="b"):
-    """Tau from all pair signs: O(n^2) per row, vectorised over rows (short vectors)."""
+def kendall_pairwise(x, z, valid, *, variant="b", epsilon=0.0):
+    """Tau from all pair signs: O(n^2) per row, vectorised over rows (short vectors).
+
+    ``epsilon`` turns differences of x with ``|dx| <= epsilon`` into ties.
+    """
     lead = x.shape[:-1]
     length = x.shape[-1]
     rows = int(np.prod(lead, dtype=np.int64))
     pairs = max(length * (length - 1) // 2, 1)
     if rows * pairs <= _PAIR_BLOCK_ELEMS:
-        return _pair_block(x, z, valid, variant)
+        return _pair_block(x, z, valid, variant, epsilon)
     xf = np.broadcast_to(x, x.shape).reshape(rows, length)
     zf = np.broadcast_to(z, z.shape).reshape(rows, length)
     vf = valid.reshape(rows, length)
@@ -78,7 +97,7 @@ def kendall_pairwise(x, z, valid, *, variant="b"):
     step = max(_PAIR_BLOCK_ELEMS // pairs, 1)
     for start in range(0, rows, step):  # memory blocks, not one per metric
         stop = min(start + step, rows)
-        out[start:stop] = _pair_block(xf[start:stop], zf[start:stop], vf[start:stop], variant)
+        out[start:stop] = _pair_block(xf[start:stop], zf[start:stop], vf[start:stop], variant, epsilon)
     return out.reshape(lead)
 
 
@@ -167,4 +186,4 @@ def kendall_sorted(x, z, valid, *, variant="b"):
     m = None
     if variant == "c":
         m = np.minimum(rx.max(axis=-1, where=vf, initial=-1), rz.max(axis=-1, where=vf, initial=-1)) + 1
-    return tau_from_counts(cmd, tot, tx, tz, n, m, variant).reshape(lead)
+    return tau_from_counts(cmd, tot, tx, tz, n, m, variant, txz).reshape(lead)

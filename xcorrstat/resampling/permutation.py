@@ -25,7 +25,8 @@ from typing import Literal
 import numpy as np
 import xarray as xr
 
-from ..kernels import LEVELS, METHODS, VARIANTS, corr, level_correlation
+from ..kernels import LEVELS, METHODS, corr, level_correlation
+from ..kernels.correlation import KENDALL_VARIANTS
 from ..kernels.exactsum import exact_parts
 from ..kernels.swap import prepare_swap, swap_supported
 from ..options import OPTIONS
@@ -150,7 +151,8 @@ def draw_deltas(x, y, z, kw):
     if swap_supported(zx, zy, level=level, method=kw["method"], variant=kw["variant"]):
         lead = x.shape[:-2]
         flat = [a.reshape((-1,) + a.shape[-2:]) for a in (zx, zy, z)]
-        fast = prepare_swap(*flat, level=level, method=kw["method"], min_pairs=kw["min_pairs"])
+        fast = prepare_swap(*flat, level=level, method=kw["method"], min_pairs=kw["min_pairs"],
+                            variant=kw["variant"])
 
         def deltas(m):
             delta = fast(m).reshape(lead + (m.shape[0],))
@@ -220,7 +222,7 @@ def permutation_test(
     target: Hashable,
     level: Literal["system", "input", "global"] = "system",
     method: Literal["pearson", "spearman", "kendall"] = "pearson",
-    variant: Literal["b", "c"] = "b",
+    variant: Literal["b", "c", "a", "23", "acc23"] = "b",
     permute: str | tuple[str, ...] = ("system", "input"),
     n_resamples: int = 1000,
     alternative: Literal["greater", "less", "two-sided"] = "greater",
@@ -293,7 +295,7 @@ def permutation_test(
     """
     check_choice(level, LEVELS, "level")
     check_choice(method, METHODS, "method")
-    check_choice(variant, VARIANTS, "variant", " (Kendall's tau-b or tau-c)")
+    check_choice(variant, KENDALL_VARIANTS, "variant", " (Kendall's variant)")
     check_choice(alternative, ALTERNATIVES, "alternative")
     check_choice(pvalue, PVALUES, "pvalue")
     batch_arg = batch
