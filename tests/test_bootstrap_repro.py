@@ -270,3 +270,23 @@ def test_compare_on_distributed_cluster_gives_the_same_pvalues(test, client):
     local = data.corrstat.compare(**opts)
     np.testing.assert_array_equal(on_cluster["pvalue"].values, local["pvalue"].values)
     np.testing.assert_array_equal(on_cluster["cluster"].values, local["cluster"].values)
+
+
+def test_compare_acc_eq_with_a_task_dim_on_cluster_gives_the_same_pvalues(client):
+    from distributed import get_task_stream
+
+    from conftest import make_scores
+
+    data = make_scores(n_metrics=4, n_systems=6, n_inputs=9, seed=5, ties=True, extra=("task", 3))
+    opts = dict(target="human", level="input", method="kendall", variant="acc23", n_resamples=60, rng=4,
+                correction="holm")
+    with get_task_stream(client) as stream:
+        on_cluster = data.corrstat.compare(**opts, batch=7)
+    assert len(stream.data) > 0, "the cluster's workers did not run the draws"
+    client.close()
+    local = data.corrstat.compare(**opts)
+    assert set(local["pvalue"].dims) == {"task", "metric", "other_metric"}
+    np.testing.assert_array_equal(on_cluster["pvalue"].values, local["pvalue"].values)
+    # each task is tested on its own scores, with the draws every task shares
+    one = data.sel(task="task1").corrstat.compare(**opts)
+    np.testing.assert_array_equal(local["pvalue"].sel(task="task1").values, one["pvalue"].values)
