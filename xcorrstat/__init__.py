@@ -24,6 +24,7 @@ from .resampling.meanscore import format_ci, mean_ci, paired_difference_ci
 from .resampling.paired import paired_bootstrap_test
 from .resampling.permutation import permutation_test
 from .reporting import Report, report
+from .pairwise import kendall_like, pairwise_accuracy
 from .ties import calibrate_ties
 from .tidy import tidy
 from .williams import williams_test
@@ -41,10 +42,12 @@ __all__ = [
     "format_ci",
     "from_dataframe",
     "get_options",
+    "kendall_like",
     "kernels",
     "mean_ci",
     "paired_bootstrap_test",
     "paired_difference_ci",
+    "pairwise_accuracy",
     "permutation_test",
     "plot",
     "read",

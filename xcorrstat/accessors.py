@@ -23,6 +23,7 @@ from .resampling.meanscore import mean_ci, paired_difference_ci
 from .resampling.paired import paired_bootstrap_test
 from .resampling.permutation import permutation_test
 from .reporting import report
+from .pairwise import kendall_like, pairwise_accuracy
 from .ties import calibrate_ties
 from .tidy import tidy
 from .williams import williams_test
@@ -66,6 +67,8 @@ class _Common:
     power_analysis = _forward(power_analysis)
     normality = _forward(normality)
     calibrate_ties = _forward(calibrate_ties)
+    pairwise_accuracy = _forward(pairwise_accuracy)
+    kendall_like = _forward(kendall_like)
 
 
 @xr.register_dataset_accessor("corrstat")

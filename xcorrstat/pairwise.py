@@ -1,0 +1,150 @@
+"""Pairwise statistics on labelled data: pairwise accuracy and WMT's DARR Kendall-like tau.
+
+Pairs are formed within each group of a level (the systems of each input, the inputs of
+each system, all cells, or the per-system means) and, with ``pool=`` dims, within each
+label of those dims too (e.g. system pairs within each language pair), then pooled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Literal
+
+import numpy as np
+import xarray as xr
+
+from .kernels.pairwise import agreement_counts, kendall_like_counts
+from .schema import INPUT, SYSTEM, check_finite, split_scores
+from .ties import MAX_GROUP, TIE_LEVELS, _groups
+from .validation import check_choice
+
+__all__ = ["kendall_like", "pairwise_accuracy"]
+
+Level = Literal["system", "input", "within_system", "global"]
+
+
+def _counts(data, target, metrics, level, pool, func):
+    check_choice(level, tuple(TIE_LEVELS), "level")
+    x, z, several = split_scores(data, target=target, metrics=metrics)
+    if several:
+        raise ValueError("target must be one human score, got a list")
+    check_finite(x.values, "metric scores")
+    check_finite(z.values, "target scores")
+    pool = [pool] if isinstance(pool, str) else list(pool or [])
+    for dim in pool:
+        if dim not in x.dims or dim in (SYSTEM, INPUT, "metric"):
+            raise ValueError(f"pool={dim!r} must name an extra dim of the data, such as a language pair; "
+                             f"the data has dims {tuple(x.dims)}")
+    batch = [d for d in x.dims if d not in (SYSTEM, INPUT)]
+    x = x.transpose(*batch, SYSTEM, INPUT)
+    z = z.broadcast_like(x).transpose(*batch, SYSTEM, INPUT)
+    gx, gz = _groups(x.values.astype(np.float64), z.values.astype(np.float64), level)
+    if gx.shape[-1] > MAX_GROUP:
+        raise ValueError(f"level={level!r} compares groups of {gx.shape[-1]} items; more than {MAX_GROUP} is not "
+                         "supported, use level='input' or 'within_system'")
+    first, second = func(gx, gz)  # (..., G): summed over each group's pairs, then over the groups
+    coords = {d: x[d] for d in batch}
+    out = xr.Dataset({"first": (batch, first.sum(axis=-1)), "second": (batch, second.sum(axis=-1))}, coords=coords)
+    return out.sum(pool) if pool else out
+
+
+def pairwise_accuracy(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    target: Hashable,
+    metrics: Sequence[Hashable] | None = None,
+    level: Level = "system",
+    pool: str | Sequence[str] | None = None,
+) -> xr.Dataset:
+    """Share of pairs the metric orders like the target (ties agree only with ties).
+
+    Parameters
+    ----------
+    data : Dataset or DataArray
+        Scores with ``system`` and ``input`` dims.
+    target : str
+        Human score.
+    metrics : list of str, optional
+        Default every non-human variable.
+    level : {"system", "input", "within_system", "global"}, default "system"
+        Pairs of per-system means (system-ranking accuracy); of the systems within each
+        input; of the inputs within each system; of all cells.
+    pool : str or list of str, optional
+        Extra dims (e.g. ``"lp"``) whose pairs are pooled: pairs are formed within each
+        label and the counts summed, as in WMT's accuracy over many language pairs.
+
+    Returns
+    -------
+    Dataset
+        ``accuracy`` (agreeing pairs / valid pairs, NaN without pairs), ``n_agree`` and
+        ``n_pairs`` over ``metric`` (and the dims not pooled).
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> acc = xcorrstat.pairwise_accuracy(ds, target="expert_relevance", metrics=["qa_eval_f1"])
+    >>> int(acc["n_pairs"][0])
+    120
+    """
+    counts = _counts(data, target, metrics, level, pool, agreement_counts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc = counts["first"] / counts["second"].where(counts["second"] > 0)
+    out = xr.Dataset({"accuracy": acc, "n_agree": counts["first"], "n_pairs": counts["second"]})
+    pooled = [pool] if isinstance(pool, str) else list(pool or [])
+    out.attrs = {"statistic": "pairwise accuracy (sign agreement; ties agree only with ties)",
+                 "target": str(target), "level": level, "pooled": ", ".join(map(str, pooled))}
+    return out
+
+
+def kendall_like(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    target: Hashable,
+    metrics: Sequence[Hashable] | None = None,
+    threshold: float = 25.0,
+    level: Level = "input",
+    pool: str | Sequence[str] | None = None,
+) -> xr.Dataset:
+    """WMT's DARR Kendall-like tau: ``(C - D) / (C + D)`` over pairs whose gold scores differ enough.
+
+    Only pairs with ``|gold difference| >= threshold`` count (WMT: 25 points of a 0-100
+    direct assessment). Such a pair is concordant when the metric orders it the same way
+    strictly and discordant otherwise, metric ties included. The counts are pooled over
+    all groups of the level (mt-metrics-eval's ``macro=False``, its default).
+
+    Parameters
+    ----------
+    data, target, metrics, level, pool
+        As in :func:`pairwise_accuracy` (default level: the systems of each input).
+    threshold : float, default 25.0
+        Smallest gold difference of a pair that counts.
+
+    Returns
+    -------
+    Dataset
+        ``correlation`` (NaN without a counted pair), ``concordant``, ``discordant`` and
+        ``n_pairs`` over ``metric``.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> tau = xcorrstat.kendall_like(ds, target="expert_relevance", metrics=["qa_eval_f1"], threshold=1.0)
+    >>> -1 <= float(tau["correlation"][0]) <= 1
+    True
+    """
+    threshold = float(threshold)
+    if not np.isfinite(threshold) or threshold < 0:
+        raise ValueError(f"threshold must be a finite number >= 0, got {threshold!r}")
+    counts = _counts(data, target, metrics, level, pool,
+                     lambda gx, gz: kendall_like_counts(gx, gz, threshold=threshold))
+    c, d = counts["first"], counts["second"]
+    n = c + d
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = (c - d) / n.where(n > 0)
+    out = xr.Dataset({"correlation": tau, "concordant": c, "discordant": d, "n_pairs": n})
+    pooled = [pool] if isinstance(pool, str) else list(pool or [])
+    out.attrs = {"statistic": "DARR Kendall-like tau (pooled)", "target": str(target), "level": level,
+                 "threshold": threshold, "pooled": ", ".join(map(str, pooled))}
+    return out
