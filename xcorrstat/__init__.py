@@ -25,6 +25,7 @@ from .resampling.paired import paired_bootstrap_test
 from .resampling.permutation import permutation_test
 from .reporting import Report, report
 from .pairwise import kendall_like, pairwise_accuracy
+from .softpairwise import soft_pairwise_accuracy
 from .ties import calibrate_ties
 from .tidy import tidy
 from .williams import williams_test
@@ -54,6 +55,7 @@ __all__ = [
     "Report",
     "report",
     "set_options",
+    "soft_pairwise_accuracy",
     "tidy",
     "williams_test",
 ]

@@ -24,6 +24,7 @@ from .resampling.paired import paired_bootstrap_test
 from .resampling.permutation import permutation_test
 from .reporting import report
 from .pairwise import kendall_like, pairwise_accuracy
+from .softpairwise import soft_pairwise_accuracy
 from .ties import calibrate_ties
 from .tidy import tidy
 from .williams import williams_test
@@ -69,6 +70,7 @@ class _Common:
     calibrate_ties = _forward(calibrate_ties)
     pairwise_accuracy = _forward(pairwise_accuracy)
     kendall_like = _forward(kendall_like)
+    soft_pairwise_accuracy = _forward(soft_pairwise_accuracy)
 
 
 @xr.register_dataset_accessor("corrstat")
