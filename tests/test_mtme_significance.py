@@ -1,0 +1,88 @@
+"""mt-metrics-eval's significance reference cases through xcorrstat's calls.
+
+| mt-metrics-eval | xcorrstat |
+|---|---|
+| ``WilliamsTest(r12, r13, r23, n, one_sided=True)`` | ``kernels.williams`` with ``alternative`` toward the larger correlation (it takes ``|t|``) |
+| ``WilliamsSigDiff(m1, m2, pearsonr)`` (system level) | ``williams_test(level="system", alternative="greater")`` |
+| ``WilliamsSigDiff(m1, m2, item-averaged pearsonr)`` | ``kernels.williams`` of ``correlate(level="input")`` values with their ``n`` |
+| ``PermutationSigDiff`` delta, ``average_by`` none/item | ``permutation_test(level="global"/"input")["delta"]`` |
+| ``PermutationSigDiff`` delta, ``average_by="sys"`` | difference of ``correlate(level="within_system")`` |
+
+Only the deterministic part of a permutation case (delta) is recorded upstream.
+``replace_nans_with_zeros=True`` is not offered (undefined rows are left out, never 0).
+"""
+
+import numpy as np
+import pytest
+
+import xcorrstat
+from mtme_cases import ids, load, scores
+from xcorrstat.kernels import williams
+
+LEVEL = {"none": "global", "item": "input", "sys": "within_system"}
+
+
+@pytest.mark.parametrize("case", load("stats.WilliamsTest"), ids=ids(load("stats.WilliamsTest")))
+def test_williams_test(case):
+    a = case["args"]
+    alternative = "greater" if a["r12"] >= a["r13"] else "less"
+    res = williams(a["r12"], a["r13"], a["r23"], a["n"], alternative=alternative)
+    assert float(res.pvalue) == pytest.approx(case["expected"], abs=1e-9)
+
+
+def test_williams_sig_diff_system_level():
+    case = load(names=("WilliamsSigDiff/pearson/system_level",))[0]
+    a, exp = case["args"], case["expected"]
+    ds = scores(a["num_sys"], a["gold"], m1=a["metric1"], m2=a["metric2"])
+    res = ds.corrstat.williams_test(target="human", x="m1", y="m2", level="system", alternative="greater")
+    assert float(res["pvalue"]) == pytest.approx(exp["pvalue"], abs=5e-4)
+    assert float(res["r_xz"]) == pytest.approx(exp["r1"], abs=5e-4)
+    assert float(res["r_yz"]) == pytest.approx(exp["r2"], abs=5e-4)
+
+
+def test_williams_sig_diff_item_averaged():
+    case = load(names=("WilliamsSigDiff/pearson/item_avg_with_nones",))[0]
+    a, exp = case["args"], case["expected"]
+    ds = scores(a["num_sys"], a["gold"], m1=a["metric1"], m2=a["metric2"])
+    r = ds.corrstat.correlate(target="human", metrics=["m1", "m2"], level="input", min_pairs=2)
+    r12 = float(ds.corrstat.correlate(target="m1", metrics=["m2"], level="input", min_pairs=2)[0])
+    # mt-metrics-eval's n is the length of the flat vector, missing entries included
+    res = williams(float(r.sel(metric="m1")), float(r.sel(metric="m2")), r12, a["n"], alternative="greater")
+    assert float(r.sel(metric="m1")) == pytest.approx(exp["r1"], abs=5e-4)
+    assert float(r.sel(metric="m2")) == pytest.approx(exp["r2"], abs=5e-4)
+    assert float(res.pvalue) == pytest.approx(exp["pvalue"], abs=5e-4)
+
+
+PERM = [c for c in load("stats.PermutationSigDiff(") if "TiesOpt" not in c["function"]]
+
+
+@pytest.mark.parametrize("case", PERM, ids=ids(PERM))
+def test_permutation_sig_diff_delta(case):
+    a = case["args"]
+    ds = scores(a["num_sys"], a["gold"], m1=a["metric1"], m2=a["metric2"])
+    method = "kendall" if "endall" in case["function"] else "pearson"
+    variant = a.get("variant", "b")
+    level = LEVEL[a["average_by"]]
+    if level == "within_system":
+        r = ds.corrstat.correlate(target="human", metrics=["m1", "m2"], level=level, method=method,
+                                  variant=variant, min_pairs=2)
+        delta = float(r.sel(metric="m2") - r.sel(metric="m1"))
+    else:
+        res = ds.corrstat.permutation_test(target="human", x="m2", y="m1", level=level, method=method,
+                                           variant=variant, n_resamples=20, rng=0, min_pairs=2)
+        delta = float(res["delta"])
+    expected = case["expected"]["delta"]
+    if a.get("replace_nans_with_zeros"):
+        # upstream counts the undefined (constant) rows as 0; xcorrstat leaves them out
+        expected = load(names=("PermutationSigDiff.delta/pearson/sys/nan0=False",))[0]["expected"]["delta"]
+    assert delta == pytest.approx(expected, abs=max(case["tolerance"]["abs"], 1e-12))
+
+
+def test_permutation_sig_diff_with_calibrated_ties():
+    case = load(names=("PermutationSigDiff.delta/KendallWithTiesOpt.acc23/item",))[0]
+    a = case["args"]
+    ds = scores(a["num_sys"], a["gold"], m1=a["metric1"], m2=a["metric2"])
+    cal = ds.corrstat.calibrate_ties(target="human", level="input")
+    delta = float(cal["correlation"].sel(metric="m2") - cal["correlation"].sel(metric="m1"))
+    assert delta == pytest.approx(case["expected"]["delta"], abs=5e-8)
+    assert np.isfinite(cal["epsilon"]).all()
