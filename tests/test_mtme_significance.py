@@ -15,7 +15,6 @@ Only the deterministic part of a permutation case (delta) is recorded upstream.
 import numpy as np
 import pytest
 
-import xcorrstat
 from mtme_cases import ids, load, scores
 from xcorrstat.kernels import williams
 
@@ -86,3 +85,22 @@ def test_permutation_sig_diff_with_calibrated_ties():
     delta = float(cal["correlation"].sel(metric="m2") - cal["correlation"].sel(metric="m1"))
     assert delta == pytest.approx(case["expected"]["delta"], abs=5e-8)
     assert np.isfinite(cal["epsilon"]).all()
+
+
+PAIRWISE_PERM = load("stats.PairwisePermutationSigDiff")
+
+
+@pytest.mark.parametrize("case", PAIRWISE_PERM, ids=ids(PAIRWISE_PERM))
+def test_pairwise_permutation_sig_diff_delta(case):
+    """Each metric keeps its own epsilon: the calibrated one when upstream passes None."""
+    a = case["args"]
+    ds = scores(a["num_sys"], a["gold"], m1=a["metric1"], m2=a["metric2"])
+    level = LEVEL[a["average_by"]]
+    if a["epsilon1"] is None:
+        cal = ds.corrstat.calibrate_ties(target="human", level=level, variant=a["variant"])
+        values = {m: float(cal["correlation"].sel(metric=m)) for m in ("m1", "m2")}
+    else:
+        values = {m: float(ds.corrstat.correlate(target="human", metrics=[m], level=level, method="kendall",
+                                                 variant=a["variant"], epsilon=a[f"epsilon{m[-1]}"],
+                                                 min_pairs=2)[0]) for m in ("m1", "m2")}
+    assert values["m2"] - values["m1"] == pytest.approx(case["expected"]["delta"], abs=5e-8)

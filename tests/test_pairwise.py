@@ -95,3 +95,37 @@ def test_mtme_agreement():
     a, exp = case["args"], case["expected"]
     res = xcorrstat.pairwise_accuracy(scores(1, a["gold"], m=a["metric"]), target="human", level="global")
     assert int(res["n_agree"][0]) == exp["agree"] and int(res["n_pairs"][0]) == exp["num_pairs"]
+
+
+@pytest.mark.parametrize("level", ["input", "within_system", "global", "system"])
+def test_pairwise_difference_pearson_against_pair_loops(level):
+    ds = make_scores(n_metrics=2, n_systems=5, n_inputs=6, seed=4, nan_frac=0.15)
+    res = xcorrstat.pairwise_difference_pearson(ds, target="human", level=level)
+    for m in ("m0", "m1"):
+        pairs = [p for rx, rz in _rows(ds[m].values, ds["human"].values, level) for p in _pairs(rx, rz)]
+        dm, dg = np.array(pairs).T
+        expected = np.sum(dm * dg) / np.sqrt(np.sum(dm**2) * np.sum(dg**2))
+        assert float(res["correlation"].sel(metric=m)) == pytest.approx(expected, abs=1e-12)
+
+
+PDP = load("Correlation.Pearson(pdp", "AverageCorrelation(pearsonr, num_sys=2, average_by=item, pdp",
+           "AverageCorrelation(pearsonr, num_sys=2, average_by=none, pdp", "AverageCorrelation(pearsonr, num_sys=1")
+PDP_LEVEL = {"none": "global", "item": "input", "sys": "within_system"}
+
+
+@pytest.mark.parametrize("case", PDP, ids=ids(PDP))
+def test_mtme_pdp(case):
+    """``Pearson(pdp=True)``; mt-metrics-eval's other PDP case (a Kendall function with pdp) has no
+    counterpart: PDP is a Pearson correlation by definition."""
+    a, exp = case["args"], case["expected"]
+    ds = scores(a["num_sys"], a["gold"], m=a["metric"])
+    level = PDP_LEVEL[a["average_by"]]
+    if isinstance(exp, dict) and exp.get("raises"):
+        with pytest.raises(ValueError, match="pairs need at least 2"):
+            xcorrstat.pairwise_difference_pearson(ds, target="human", level=level)
+        return
+    r = float(xcorrstat.pairwise_difference_pearson(ds, target="human", level=level)["correlation"][0])
+    assert r == pytest.approx(exp, abs=case["tolerance"]["abs"])
+    if level == "global":  # on one group PDP is plain Pearson
+        assert r == pytest.approx(float(xcorrstat.correlate(ds, target="human", level="global", min_pairs=2)[0]),
+                                  abs=1e-12)

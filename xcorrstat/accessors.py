@@ -23,7 +23,7 @@ from .resampling.meanscore import mean_ci, paired_difference_ci
 from .resampling.paired import paired_bootstrap_test
 from .resampling.permutation import permutation_test
 from .reporting import report
-from .pairwise import kendall_like, pairwise_accuracy
+from .pairwise import kendall_like, pairwise_accuracy, pairwise_difference_pearson
 from .softpairwise import soft_pairwise_accuracy
 from .ties import calibrate_ties
 from .tidy import tidy
@@ -70,6 +70,7 @@ class _Common:
     calibrate_ties = _forward(calibrate_ties)
     pairwise_accuracy = _forward(pairwise_accuracy)
     kendall_like = _forward(kendall_like)
+    pairwise_difference_pearson = _forward(pairwise_difference_pearson)
     soft_pairwise_accuracy = _forward(soft_pairwise_accuracy)
 
 

@@ -13,12 +13,12 @@ from typing import Literal
 import numpy as np
 import xarray as xr
 
-from .kernels.pairwise import agreement_counts, kendall_like_counts
+from .kernels.pairwise import agreement_counts, difference_sums, kendall_like_counts
 from .schema import INPUT, SYSTEM, check_finite, split_scores
 from .ties import MAX_GROUP, TIE_LEVELS, _groups
 from .validation import check_choice
 
-__all__ = ["kendall_like", "pairwise_accuracy"]
+__all__ = ["kendall_like", "pairwise_accuracy", "pairwise_difference_pearson"]
 
 Level = Literal["system", "input", "within_system", "global"]
 
@@ -42,9 +42,11 @@ def _counts(data, target, metrics, level, pool, func):
     if gx.shape[-1] > MAX_GROUP:
         raise ValueError(f"level={level!r} compares groups of {gx.shape[-1]} items; more than {MAX_GROUP} is not "
                          "supported, use level='input' or 'within_system'")
-    first, second = func(gx, gz)  # (..., G): summed over each group's pairs, then over the groups
+    if gx.shape[-1] < 2:
+        raise ValueError(f"level={level!r} gives groups of {gx.shape[-1]} item(s); pairs need at least 2")
+    parts = func(gx, gz)  # each (..., G): summed over each group's pairs, then over the groups
     coords = {d: x[d] for d in batch}
-    out = xr.Dataset({"first": (batch, first.sum(axis=-1)), "second": (batch, second.sum(axis=-1))}, coords=coords)
+    out = xr.Dataset({f"part{k}": (batch, part.sum(axis=-1)) for k, part in enumerate(parts)}, coords=coords)
     return out.sum(pool) if pool else out
 
 
@@ -89,8 +91,8 @@ def pairwise_accuracy(
     """
     counts = _counts(data, target, metrics, level, pool, agreement_counts)
     with np.errstate(invalid="ignore", divide="ignore"):
-        acc = counts["first"] / counts["second"].where(counts["second"] > 0)
-    out = xr.Dataset({"accuracy": acc, "n_agree": counts["first"], "n_pairs": counts["second"]})
+        acc = counts["part0"] / counts["part1"].where(counts["part1"] > 0)
+    out = xr.Dataset({"accuracy": acc, "n_agree": counts["part0"], "n_pairs": counts["part1"]})
     pooled = [pool] if isinstance(pool, str) else list(pool or [])
     out.attrs = {"statistic": "pairwise accuracy (sign agreement; ties agree only with ties)",
                  "target": str(target), "level": level, "pooled": ", ".join(map(str, pooled))}
@@ -139,7 +141,7 @@ def kendall_like(
         raise ValueError(f"threshold must be a finite number >= 0, got {threshold!r}")
     counts = _counts(data, target, metrics, level, pool,
                      lambda gx, gz: kendall_like_counts(gx, gz, threshold=threshold))
-    c, d = counts["first"], counts["second"]
+    c, d = counts["part0"], counts["part1"]
     n = c + d
     with np.errstate(invalid="ignore", divide="ignore"):
         tau = (c - d) / n.where(n > 0)
@@ -147,4 +149,47 @@ def kendall_like(
     pooled = [pool] if isinstance(pool, str) else list(pool or [])
     out.attrs = {"statistic": "DARR Kendall-like tau (pooled)", "target": str(target), "level": level,
                  "threshold": threshold, "pooled": ", ".join(map(str, pooled))}
+    return out
+
+
+def pairwise_difference_pearson(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    target: Hashable,
+    metrics: Sequence[Hashable] | None = None,
+    level: Level = "input",
+    pool: str | Sequence[str] | None = None,
+) -> xr.Dataset:
+    """Pairwise difference Pearson (PDP): Pearson's r of the metric's and the target's pair differences.
+
+    The differences of every valid pair of every group of the level are pooled into one
+    vector each, and correlated without centring (differences are antisymmetric, so their
+    mean over both orders is 0): ``r = sum dm dg / sqrt(sum dm^2 sum dg^2)``. On one group it
+    equals plain Pearson; mt-metrics-eval's ``Pearson(pdp=True)``.
+
+    Parameters
+    ----------
+    data, target, metrics, level, pool
+        As in :func:`pairwise_accuracy` (default level: the systems of each input).
+
+    Returns
+    -------
+    Dataset
+        ``correlation`` over ``metric`` (NaN when either side's differences are all 0).
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> pdp = xcorrstat.pairwise_difference_pearson(ds, target="expert_relevance", metrics=["qa_eval_f1"])
+    >>> -1 <= float(pdp["correlation"][0]) <= 1
+    True
+    """
+    sums = _counts(data, target, metrics, level, pool, difference_sums)
+    den = np.sqrt(sums["part1"] * sums["part2"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (sums["part0"] / den.where(den > 0)).clip(-1.0, 1.0)
+    out = xr.Dataset({"correlation": r})
+    out.attrs = {"statistic": "pairwise difference Pearson (uncentred, pooled over groups)",
+                 "target": str(target), "level": level}
     return out

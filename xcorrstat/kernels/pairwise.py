@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["agreement_counts", "kendall_like_counts"]
+__all__ = ["agreement_counts", "difference_sums", "kendall_like_counts"]
 
 
 def _pairs(x, z):
@@ -43,3 +43,11 @@ def kendall_like_counts(x, z, *, threshold: float):
         concordant = used & (np.sign(dx) == np.sign(dz)) & (dx != 0)
     c = concordant.sum(axis=-1, dtype=np.int64)
     return c, used.sum(axis=-1, dtype=np.int64) - c
+
+
+def difference_sums(x, z):
+    """``(sum dx dz, sum dx^2, sum dz^2)`` over the valid pairs: the parts of the pairwise
+    difference Pearson correlation (an uncentred correlation of pair differences)."""
+    dx, dz, ok = _pairs(x, z)
+    dx, dz = np.where(ok, dx, 0.0), np.where(ok, dz, 0.0)
+    return (dx * dz).sum(axis=-1), (dx * dx).sum(axis=-1), (dz * dz).sum(axis=-1)
