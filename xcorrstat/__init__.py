@@ -26,12 +26,14 @@ from .resampling.permutation import permutation_test
 from .reporting import Report, report
 from .pairwise import kendall_like, pairwise_accuracy, pairwise_difference_pearson
 from .softpairwise import soft_pairwise_accuracy
+from .tasks import aggregate_tasks
 from .ties import calibrate_ties
 from .tidy import tidy
 from .williams import williams_test
 
 __all__ = [
     "__version__",
+    "aggregate_tasks",
     "agreement",
     "bootstrap",
     "calibrate_ties",
