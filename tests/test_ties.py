@@ -162,3 +162,36 @@ def test_mtme_tau_optimization_rows_averaged():
     assert float(res["epsilon"]) == exp["best_threshold"]
     assert float(res["correlation"]) == pytest.approx(exp["best_tau"], abs=1e-12)
 
+
+
+# mt-metrics-eval's layout cases: which scores each level groups, in xcorrstat's own layout code
+RESHAPE = load("stats._Reshape", "stats._ReshapeAndFilter", "Correlation.__init__")
+
+
+@pytest.mark.parametrize("case", RESHAPE, ids=ids(RESHAPE))
+def test_mtme_layout_cases(case):
+    from xcorrstat.ties import _groups
+
+    a, exp = case["args"], case["expected"]
+    if case["function"] == "Correlation.__init__":
+        ds = scores(a["num_sys"], a["gold"], m=a["metric"])
+        assert ds.sizes["system"] == exp["num_sys"] and ds.sizes["input"] == exp["num_items"]
+        assert int(ds["human"].isnull().sum()) == exp["none_count"]
+        return
+    level = LEVEL[a["average_by"]]
+    if "vector" in a:  # _Reshape: the rows a level correlates
+        ds = scores(a["num_sys"], a["vector"], m=a["vector"])
+        rows, _ = _groups(ds["m"].values, ds["human"].values, level)
+        assert list(rows.shape) == exp["shape"]
+        np.testing.assert_array_equal(rows, np.array(exp["matrix"], dtype=float))
+        return
+    # _ReshapeAndFilter: rows without their missing-gold entries, empty rows dropped, concatenated
+    ds = scores(a["num_sys"], a["gold"], m1=a["metric1"], m2=a["metric2"])
+    gold_rows, m1_rows = _groups(ds["m1"].values, ds["human"].values, level)[::-1]
+    m2_rows, _ = _groups(ds["m2"].values, ds["human"].values, level)
+    keep = ~np.isnan(gold_rows)
+    lens = [int(k.sum()) for k in keep if k.any()]
+    assert lens == exp["lens"]
+    np.testing.assert_array_equal(gold_rows[keep], exp["gold"])
+    np.testing.assert_array_equal(m1_rows[keep], exp["metric1"])
+    np.testing.assert_array_equal(m2_rows[keep], exp["metric2"])
