@@ -177,3 +177,37 @@ def assert_values_same(actual, expected, what=""):
     assert actual.shape == expected.shape, what
     np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected), err_msg=f"NaN positions {what}")
     np.testing.assert_allclose(actual, expected, rtol=0, atol=ATOL, equal_nan=True, err_msg=what)
+
+
+# --------------------------------------------------------------------------- #
+# Kendall variants by counting pairs
+# --------------------------------------------------------------------------- #
+def kendall_counts(pairs):
+    """(C, D, T_g, T_m, T_gm) of an iterable of (metric difference, gold difference, metric epsilon)."""
+    counts = dict(c=0, d=0, tg=0, tm=0, tgm=0)
+    for dm, dg, eps in pairs:
+        metric_tie, gold_tie = abs(dm) <= eps, dg == 0
+        if metric_tie and gold_tie:
+            counts["tgm"] += 1
+        elif gold_tie:
+            counts["tg"] += 1
+        elif metric_tie:
+            counts["tm"] += 1
+        elif math.copysign(1, dm) == math.copysign(1, dg):
+            counts["c"] += 1
+        else:
+            counts["d"] += 1
+    return counts["c"], counts["d"], counts["tg"], counts["tm"], counts["tgm"]
+
+
+def kendall_from_counts(c, d, tg, tm, tgm, variant):
+    """tau-a, tau-b, tau_eq ("23") or acc_eq ("acc23") from pair counts (NaN where tau-b is 0/0)."""
+    n = c + d + tg + tm + tgm
+    if variant == "a":
+        return (c - d) / n
+    if variant == "b":
+        den = (n - tg - tgm) * (n - tm - tgm)
+        return math.nan if den <= 0 else (c - d) / math.sqrt(den)
+    if variant == "acc23":
+        return (c + tgm) / n
+    return (c + tgm - d - tg - tm) / n

@@ -5,19 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
+from oracles import kendall_counts, kendall_from_counts
 from xcorrstat.kernels.swap_kendall import input_kendall_swap
-
-
-def _variant(c, d, tg, tm, tgm, variant):
-    n = c + d + tg + tm + tgm
-    if variant == "a":
-        return (c - d) / n
-    if variant == "b":
-        den = (n - tg - tgm) * (n - tm - tgm)
-        return np.nan if den <= 0 else (c - d) / np.sqrt(den)
-    if variant == "acc23":
-        return (c + tgm) / n
-    return (c + tgm - d - tg - tm) / n
 
 
 def _oracle(x, y, z, masks, eps, variant, min_pairs):
@@ -32,23 +21,9 @@ def _oracle(x, y, z, masks, eps, variant, min_pairs):
                 rows = [a for a in range(s) if not np.isnan(vals[a, j]) and not np.isnan(z[a, j])]
                 if len(rows) < max(min_pairs, 2):
                     continue
-                c = d = tg = tm = tgm = 0
-                for a, a2 in itertools.combinations(rows, 2):
-                    e = eps[src[a, j], src[a2, j]]
-                    dm = vals[a, j] - vals[a2, j]
-                    dg = z[a, j] - z[a2, j]
-                    mt, gt = abs(dm) <= e, dg == 0
-                    if mt and gt:
-                        tgm += 1
-                    elif gt:
-                        tg += 1
-                    elif mt:
-                        tm += 1
-                    elif np.sign(dm) == np.sign(dg):
-                        c += 1
-                    else:
-                        d += 1
-                out[which, j, b] = _variant(c, d, tg, tm, tgm, variant)
+                counts = kendall_counts((vals[a, j] - vals[a2, j], z[a, j] - z[a2, j], eps[src[a, j], src[a2, j]])
+                                        for a, a2 in itertools.combinations(rows, 2))
+                out[which, j, b] = kendall_from_counts(*counts, variant)
     return out
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import xarray as xr
 
 from .kernels.pairwise import agreement_counts, difference_sums, kendall_like_counts
-from .schema import INPUT, SYSTEM, check_finite, split_scores
+from .schema import aligned_scores
 from .ties import MAX_GROUP, TIE_LEVELS, _groups
 from .validation import check_choice
 
@@ -25,19 +25,12 @@ Level = Literal["system", "input", "within_system", "global"]
 
 def _counts(data, target, metrics, level, pool, func):
     check_choice(level, tuple(TIE_LEVELS), "level")
-    x, z, several = split_scores(data, target=target, metrics=metrics)
-    if several:
-        raise ValueError("target must be one human score, got a list")
-    check_finite(x.values, "metric scores")
-    check_finite(z.values, "target scores")
+    x, z, batch = aligned_scores(data, target=target, metrics=metrics)
     pool = [pool] if isinstance(pool, str) else list(pool or [])
     for dim in pool:
-        if dim not in x.dims or dim in (SYSTEM, INPUT, "metric"):
+        if dim not in batch or dim == "metric":
             raise ValueError(f"pool={dim!r} must name an extra dim of the data, such as a language pair; "
                              f"the data has dims {tuple(x.dims)}")
-    batch = [d for d in x.dims if d not in (SYSTEM, INPUT)]
-    x = x.transpose(*batch, SYSTEM, INPUT)
-    z = z.broadcast_like(x).transpose(*batch, SYSTEM, INPUT)
     gx, gz = _groups(x.values.astype(np.float64), z.values.astype(np.float64), level)
     if gx.shape[-1] > MAX_GROUP:
         raise ValueError(f"level={level!r} compares groups of {gx.shape[-1]} items; more than {MAX_GROUP} is not "

@@ -20,7 +20,8 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 import xarray as xr
 
-__all__ = ["SYSTEM", "INPUT", "METRIC", "TARGET", "as_dataset", "split_scores", "select_scores", "stack_scores", "check_finite"]
+__all__ = ["SYSTEM", "INPUT", "METRIC", "TARGET", "as_dataset", "split_scores", "select_scores", "stack_scores",
+           "check_finite", "aligned_scores"]
 
 SYSTEM = "system"
 INPUT = "input"
@@ -176,3 +177,19 @@ def split_scores(data, *, target, metrics=None) -> tuple[xr.DataArray, xr.DataAr
         z = ds[targets[0]].astype(np.float64, copy=False)
     x.attrs, z.attrs = {}, {}
     return x.rename(None), z.rename(None), several
+
+
+def aligned_scores(data, *, target, metrics=None) -> tuple[xr.DataArray, xr.DataArray, list[Hashable]]:
+    """Metric scores X and the one target Z, finite-or-NaN, both ``(*batch, system, input)``.
+
+    Z is broadcast to X's batch dims (``metric`` and any extra dims), so the two arrays
+    line up cell by cell; ``batch`` lists those leading dims.
+    """
+    x, z, several = split_scores(data, target=target, metrics=metrics)
+    if several:
+        raise ValueError(f"target must be one human score, got a list: {target!r}")
+    check_finite(x.values, "metric scores")
+    check_finite(z.values, "target scores")
+    batch = [d for d in x.dims if d not in (SYSTEM, INPUT)]
+    x = x.transpose(*batch, SYSTEM, INPUT)
+    return x, z.broadcast_like(x).transpose(*batch, SYSTEM, INPUT), batch

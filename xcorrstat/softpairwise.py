@@ -20,7 +20,7 @@ import numpy as np
 import xarray as xr
 
 from .resampling.draws import permutation_masks, resolve_seed
-from .schema import INPUT, SYSTEM, check_finite, split_scores
+from .schema import INPUT, SYSTEM, aligned_scores
 from .validation import check_positive_int
 
 __all__ = ["pairwise_pvalues", "soft_pairwise_accuracy"]
@@ -83,16 +83,8 @@ def soft_pairwise_accuracy(
     """
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     seed = resolve_seed(rng)
-    x, z, several = split_scores(data, target=target, metrics=metrics)
-    if several:
-        raise ValueError("target must be one human score, got a list")
-    check_finite(x.values, "metric scores")
-    check_finite(z.values, "target scores")
-    batch = [d for d in x.dims if d not in (SYSTEM, INPUT)]
-    x = x.transpose(*batch, SYSTEM, INPUT)
-    z = z.transpose(*[d for d in batch if d in z.dims], SYSTEM, INPUT)
+    x, zb, batch = aligned_scores(data, target=target, metrics=metrics)
     # a cell missing in the metric or the target is left out of both (the library's one rule)
-    zb = z.broadcast_like(x).transpose(*batch, SYSTEM, INPUT)
     x, zb = x.where(zb.notnull()), zb.where(x.notnull())
     n_sys, n_inp = x.sizes[SYSTEM], x.sizes[INPUT]
     signs = 1.0 - 2.0 * permutation_masks(seed, np.arange(n_resamples), 1, n_inp, "cells")[:, 0, :]

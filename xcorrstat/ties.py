@@ -14,7 +14,7 @@ import xarray as xr
 
 from .kernels.ties import TIE_VARIANTS, calibrate_epsilon
 from .kernels.levels import system_means
-from .schema import INPUT, SYSTEM, check_finite, split_scores
+from .schema import aligned_scores
 from .validation import check_choice
 
 __all__ = ["TIE_LEVELS", "calibrate_ties"]
@@ -98,14 +98,7 @@ def calibrate_ties(
     """
     check_choice(level, tuple(TIE_LEVELS), "level")
     check_choice(variant, TIE_VARIANTS, "variant", " (acc_eq or tau_eq)")
-    x, z, several = split_scores(data, target=target, metrics=metrics)
-    if several:
-        raise ValueError("target must be one human score for tie calibration, got a list")
-    check_finite(x.values, "metric scores")
-    check_finite(z.values, "target scores")
-    batch = [d for d in x.dims if d not in (SYSTEM, INPUT)]
-    x = x.transpose(*batch, SYSTEM, INPUT)
-    z = z.broadcast_like(x).transpose(*batch, SYSTEM, INPUT)
+    x, z, batch = aligned_scores(data, target=target, metrics=metrics)
     gx, gz = _groups(x.values.astype(np.float64), z.values.astype(np.float64), level)
     if gx.shape[-1] > MAX_GROUP:
         raise ValueError(f"level={level!r} compares groups of {gx.shape[-1]} items ({gx.shape[-1] ** 2 // 2} "

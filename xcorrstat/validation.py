@@ -44,3 +44,13 @@ def check_choice(value, allowed: Sequence[str], name: str, note: str = "") -> st
     if not isinstance(value, str) or value not in allowed:
         raise ValueError(f"{name} must be one of {tuple(allowed)!r}{note}, got {value!r}")
     return value
+
+
+def check_choices(values, allowed: Sequence[str], name: str) -> list[str]:
+    """``values`` (a name or a non-empty list of names, each one of ``allowed``) as a list."""
+    values = [values] if isinstance(values, str) else list(values)
+    if not values:
+        raise ValueError(f"{name} must name at least one of {tuple(allowed)!r}")
+    for value in values:
+        check_choice(value, allowed, name)
+    return values

@@ -31,7 +31,7 @@ from ..resampling.engine import compute_with_progress
 from ..resampling.intervals import fisher_ci, percentile_ci
 from ..resampling.statistics import resampled_level_correlation
 from ..schema import INPUT, SYSTEM, check_finite, split_scores
-from ..validation import check_choice, check_min_pairs, check_positive_int, check_unit_interval
+from ..validation import check_choice, check_choices, check_min_pairs, check_positive_int, check_unit_interval
 
 __all__ = ["CI_METHODS", "ci_coverage", "split_trial"]
 
@@ -189,11 +189,7 @@ def ci_coverage(
         check_choice(lev, LEVELS, "level")
     check_choice(method, METHODS, "method")
     check_choice(variant, ("b", "c"), "variant")
-    methods = [methods] if isinstance(methods, str) else list(methods)
-    if not methods:
-        raise ValueError(f"methods must name at least one of {tuple(CI_METHODS)}")
-    for name in methods:
-        check_choice(name, tuple(CI_METHODS), "methods")
+    methods = check_choices(methods, tuple(CI_METHODS), "methods")
     n_trials = check_positive_int(n_trials, "n_trials")
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     confidence_level = check_unit_interval(confidence_level, "confidence_level")

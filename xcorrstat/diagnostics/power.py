@@ -27,7 +27,7 @@ from ..resampling.draws import resolve_seed
 from ..resampling.paired import paired_bootstrap_test
 from ..resampling.permutation import permutation_test
 from ..schema import INPUT, SYSTEM, as_dataset, check_finite
-from ..validation import check_choice, check_positive_int, check_unit_interval
+from ..validation import check_choice, check_choices, check_positive_int, check_unit_interval
 from ..williams import williams_test
 
 __all__ = ["POWER_TESTS", "degrade", "power_analysis"]
@@ -189,11 +189,7 @@ def power_analysis(
             raise ValueError(f"{name}={value!r} is not a variable of the data; available: {list(ds.data_vars)}")
     check_choice(level, LEVELS, "level")
     check_choice(method, METHODS, "method")
-    tests = [tests] if isinstance(tests, str) else list(tests)
-    if not tests:
-        raise ValueError(f"tests must name at least one of {tuple(POWER_TESTS)}")
-    for name in tests:
-        check_choice(name, tuple(POWER_TESTS), "tests")
+    tests = check_choices(tests, tuple(POWER_TESTS), "tests")
     n_trials = check_positive_int(n_trials, "n_trials")
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     alpha = check_unit_interval(alpha, "alpha")
