@@ -367,7 +367,7 @@ def test_attrs_record_every_option():
     (dict(batch=0), ValueError, "batch must be a positive integer"),
     (dict(level="document"), ValueError, "level must be one of"),
     (dict(method="cosine"), ValueError, "method must be one of"),
-    (dict(variant="a"), ValueError, "variant must be one of"),
+    (dict(variant="d"), ValueError, "variant must be one of"),
     (dict(min_pairs=1), ValueError, "min_pairs must be"),
     (dict(skipna="yes"), TypeError, "skipna must be"),
     (dict(rng=-1), ValueError, "rng must be"),

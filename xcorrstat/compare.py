@@ -25,6 +25,7 @@ from .resampling.engine import RESAMPLE_DIM, bootstrap_draws, check_resample, co
 from .resampling.paired import paired_bootstrap_pvalue
 from .resampling.pairs import PAIR_DIM, pair_permutation_draws
 from .resampling.permutation import ALTERNATIVES, PVALUES, _scheme, permutation_pvalue
+from .resampling.statistics import check_bootstrap_variant
 from .schema import INPUT, METRIC, SYSTEM, split_scores
 from .validation import check_choice, check_min_pairs, check_positive_int, check_unit_interval
 from .williams import _check as _check_williams
@@ -180,9 +181,11 @@ def compare(
     check_choice(level, LEVELS, "level")
     check_choice(method, METHODS, "method")
     check_choice(variant, KENDALL_VARIANTS, "variant", " (Kendall's variant)")
-    if variant not in VARIANTS and test != "permutation":
-        raise ValueError(f"variant={variant!r} is available with test='permutation'; the {test} test "
-                         f"supports {VARIANTS}")
+    if variant not in VARIANTS and test == "williams":
+        raise ValueError(f"variant={variant!r} is available with test='permutation' or 'bootstrap'; the williams "
+                         f"test supports {VARIANTS}")
+    if test == "bootstrap":
+        check_bootstrap_variant(level, method, variant)
     check_choice(alternative, ALTERNATIVES, "alternative")
     check_choice(pvalue, PVALUES, "pvalue")
     check_choice(family, FAMILIES, "family")

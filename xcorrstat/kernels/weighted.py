@@ -9,11 +9,18 @@ weighted statistic with weights ``w``:
   ``R_a = sum_b w_b [x_b < x_a] + (sum_b w_b [x_b = x_a] + 1) / 2``;
 * Kendall: with pair weight ``w_a w_b``, ``C - D = sum_{a<b} w_a w_b s^x_ab s^z_ab``;
   ties ``t_x = sum_{a<b} w_a w_b [x_a = x_b] + sum_a w_a (w_a - 1) / 2`` (copies of one
-  system are tied with each other), ``n = sum w`` and ``n0 = n (n - 1) / 2``.
+  system are tied with each other, in both variables), ``n = sum w`` and
+  ``n0 = n (n - 1) / 2``. Every variant of :func:`xcorrstat.kernels.kendall` follows
+  from these weighted counts; with ``epsilon``, a pair with ``|x_a - x_b| <= epsilon``
+  is a tie in x.
+* The pair-share variants -- tau-a, tau_eq (``"23"``) and acc_eq (``"acc23"``) -- compare
+  *distinct* units only: two copies of one unit are not a pair (acc_eq and tau_eq would
+  count such a pair, tied in both, as agreement, shifting every draw up by about
+  ``(1 - acc) / S``). Their pairs number ``n0 = (n^2 - sum w^2) / 2``, with no self ties.
 
 The undefined rule is the plain one on the expanded vectors: fewer than
 ``min_pairs`` expanded pairs, or a vector constant over the drawn units (for
-Kendall: every expanded pair tied, ``t_x == n0``).
+Kendall: every expanded pair tied, ``t_x == n0``; tau_eq and acc_eq stay defined).
 
 Two layouts: :func:`wcorr` takes weights that broadcast against the data (one set
 per row), :func:`wcorr_gemm` takes fixed rows and a batch of weight vectors and
@@ -27,7 +34,7 @@ import numpy as np
 from .correlation import _constant
 from .tau import _distinct, tau_from_counts
 
-__all__ = ["wcorr", "wcorr_gemm"]
+__all__ = ["wcorr", "wcorr_gemm", "DISTINCT_PAIR_VARIANTS"]
 
 
 def _pair_index(length):
@@ -36,6 +43,23 @@ def _pair_index(length):
 
 def _signs(d):
     return (d > 0).astype(np.int8) - (d < 0).astype(np.int8)
+
+
+#: Kendall variants whose draws compare distinct units only.
+DISTINCT_PAIR_VARIANTS = ("a", "23", "acc23")
+
+
+def _kendall_undefined(n, n0, tx0, tx, tz, variant, min_pairs):
+    """The plain Kendall kernel's undefined rule on weighted counts of the expanded vectors.
+
+    ``tx0`` counts exact ties in x, ``tx`` ties within epsilon: tau_eq and acc_eq need two
+    items only; the other variants are undefined for a constant vector, and tau-b also when
+    every pair is tied in x within epsilon (a zero denominator).
+    """
+    if variant in ("23", "acc23"):
+        return (n < max(int(min_pairs), 2)) | (n0 <= 0)
+    undefined = (n < min_pairs) | (tx0 >= n0) | (tz >= n0)
+    return undefined | (tx >= n0) if variant == "b" else undefined
 
 
 def _wpearson(x, z, wv, n):
@@ -57,12 +81,13 @@ def _wranks(a, wv):
     return np.einsum("...ab,...b->...a", less, wv) + (np.einsum("...ab,...b->...a", equal, wv) + 1.0) / 2.0
 
 
-def wcorr(x, z, w, *, method="pearson", variant="b", min_pairs=3):
+def wcorr(x, z, w, *, method="pearson", variant="b", min_pairs=3, epsilon=0.0):
     """Weighted correlation along the last axis; ``x``, ``z``, ``w`` broadcast.
 
     ``w`` holds non-negative integer multiplicities. Returns ``(r, n)`` with ``n`` the
     number of expanded valid pairs; the result equals the unweighted statistic on the
-    expanded vectors, including the undefined rule.
+    expanded vectors, including the undefined rule. ``variant`` and ``epsilon`` are
+    Kendall's (see :func:`xcorrstat.kernels.kendall`).
     """
     x, z, w = np.broadcast_arrays(
         np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64), np.asarray(w, dtype=np.float64)
@@ -76,14 +101,18 @@ def wcorr(x, z, w, *, method="pearson", variant="b", min_pairs=3):
             pw = wv[..., i] * wv[..., j]
             dx = x[..., i] - x[..., j]
             dz = z[..., i] - z[..., j]
-            self_ties = np.sum(wv * (wv - 1.0) / 2.0, axis=-1)
-            tx = np.sum(pw * (dx == 0), axis=-1) + self_ties
+            distinct = variant in DISTINCT_PAIR_VARIANTS
+            self_ties = 0.0 if distinct else np.sum(wv * (wv - 1.0) / 2.0, axis=-1)
+            tie_x = np.abs(dx) <= epsilon
+            tx0 = np.sum(pw * (dx == 0), axis=-1) + self_ties
+            tx = np.sum(pw * tie_x, axis=-1) + self_ties if epsilon else tx0
             tz = np.sum(pw * (dz == 0), axis=-1) + self_ties
-            n0 = n * (n - 1.0) / 2.0
-            undefined = (n < min_pairs) | (tx >= n0) | (tz >= n0)
-            cmd = np.sum(pw * _signs(dx) * _signs(dz), axis=-1)
+            txz = np.sum(pw * (tie_x & (dz == 0)), axis=-1) + self_ties
+            n0 = (n * n - np.sum(wv * wv, axis=-1)) / 2.0 if distinct else n * (n - 1.0) / 2.0
+            undefined = _kendall_undefined(n, n0, tx0, tx, tz, variant, min_pairs)
+            cmd = np.sum(pw * np.where(tie_x, 0, _signs(dx)) * _signs(dz), axis=-1)
             m = np.minimum(_distinct(x, valid), _distinct(z, valid)) if variant == "c" else None
-            r = tau_from_counts(cmd, n0, tx, tz, n, m, variant)
+            r = tau_from_counts(cmd, n0, tx, tz, n, m, variant, txz)
         elif method in ("pearson", "spearman"):
             undefined = (n < min_pairs) | _constant(x, valid) | _constant(z, valid)
             if method == "spearman":
@@ -95,7 +124,7 @@ def wcorr(x, z, w, *, method="pearson", variant="b", min_pairs=3):
     return r, n.astype(np.int64)
 
 
-def wcorr_gemm(x, z, weights, *, method="pearson", variant="b", min_pairs=3):
+def wcorr_gemm(x, z, weights, *, method="pearson", variant="b", min_pairs=3, epsilon=0.0):
     """Weighted correlation of fixed rows for a batch of weight vectors.
 
     Parameters
@@ -126,22 +155,33 @@ def wcorr_gemm(x, z, weights, *, method="pearson", variant="b", min_pairs=3):
         dx = x[:, i] - x[:, j]
         dz = z[:, i] - z[:, j]
     rows = x.shape[0]
+    with np.errstate(invalid="ignore"):
+        tie_x = (np.abs(dx) <= epsilon) & pv
     parts = [(dx == 0) & pv, (dz == 0) & pv]
     if method == "kendall":
-        parts.append(np.where(pv, _signs(dx) * _signs(dz), 0))
+        parts.append(np.where(pv & ~tie_x, _signs(dx) * _signs(dz), 0))
+        if epsilon:
+            parts.append(tie_x)
+        if variant in ("23", "acc23"):
+            parts.append(tie_x & (dz == 0))
     sums = np.concatenate([p.astype(np.float32) for p in parts]) @ PW  # one GEMM for all pair sums
-    self_ties = V @ (W * (W - 1.0) / 2.0).T
-    tx = sums[:rows].astype(np.float64) + self_ties
-    tz = sums[rows : 2 * rows].astype(np.float64) + self_ties
-    n0 = n * (n - 1.0) / 2.0
-    undefined = (n < min_pairs) | (tx >= n0) | (tz >= n0)
+    sums = sums.astype(np.float64).reshape(len(parts), rows, -1)
+    distinct = method == "kendall" and variant in DISTINCT_PAIR_VARIANTS
+    self_ties = 0.0 if distinct else V @ (W * (W - 1.0) / 2.0).T
+    tx0 = sums[0] + self_ties
+    tz = sums[1] + self_ties
+    n0 = (n * n - V @ (W * W).T) / 2.0 if distinct else n * (n - 1.0) / 2.0
+    undefined = (n < min_pairs) | (tx0 >= n0) | (tz >= n0)
     with np.errstate(invalid="ignore", divide="ignore"):
         if method == "kendall":
-            cmd = sums[2 * rows :].astype(np.float64)
+            cmd = sums[2]
+            tx = sums[3] + self_ties if epsilon else tx0
+            txz = sums[-1] + self_ties if variant in ("23", "acc23") else None
+            undefined = _kendall_undefined(n, n0, tx0, tx, tz, variant, min_pairs)
             m = None
             if variant == "c":
                 m = np.minimum(_distinct_gemm(x, valid, W), _distinct_gemm(z, valid, W))
-            r = tau_from_counts(cmd, n0, tx, tz, n, m, variant)
+            r = tau_from_counts(cmd, n0, tx, tz, n, m, variant, txz)
         elif method in ("pearson", "spearman"):
             if method == "spearman":
                 xr_, zr_ = _ranks_gemm(x, valid, W), _ranks_gemm(z, valid, W)  # (R, S, B)

@@ -10,6 +10,8 @@ import xarray as xr
 
 from ..correlate import level_statistic
 from ..kernels import LEVELS, METHODS, VARIANTS
+from ..kernels.correlation import KENDALL_VARIANTS
+from ..kernels.ties import TIE_VARIANTS
 from ..options import OPTIONS
 from ..schema import INPUT, SYSTEM, split_scores
 from .draws import resolve_seed
@@ -23,18 +25,45 @@ from .engine import (
 )
 from ..validation import check_choice, check_confidence_level, check_min_pairs, check_positive_int
 from .intervals import basic_ci, bca_ci, fisher_ci, percentile_ci
-from .statistics import resampled_level_correlation
+from .statistics import (
+    CALIBRATE_LEVELS,
+    check_bootstrap_variant,
+    resampled_calibration,
+    resampled_level_correlation,
+)
 
 __all__ = ["bootstrap", "fisher"]
 
 CI_METHODS = ("percentile", "basic", "bca")
 
 
-def _check_common(level, method, variant, min_pairs):
+def _check_common(level, method, variant, min_pairs, variants=VARIANTS):
     check_choice(level, LEVELS, "level")
     check_choice(method, METHODS, "method")
-    check_choice(variant, VARIANTS, "variant", " (Kendall's tau-b or tau-c)")
+    check_choice(variant, variants, "variant", " (Kendall's variant)")
     return check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
+
+
+def _check_epsilon(epsilon, *, level, method, variant, ci):
+    """``epsilon``: a metric-tie threshold >= 0, or ``"calibrate"`` (re-calibrated in every draw)."""
+    if isinstance(epsilon, str):
+        if epsilon != "calibrate":
+            raise ValueError(f"epsilon must be a number >= 0 or 'calibrate', got {epsilon!r}")
+        if method != "kendall" or variant not in TIE_VARIANTS:
+            raise ValueError(f"epsilon='calibrate' calibrates acc_eq or tau_eq: it needs method='kendall' and "
+                             f"variant in {TIE_VARIANTS}, got method={method!r}, variant={variant!r}")
+        check_choice(level, CALIBRATE_LEVELS, "level", " (epsilon='calibrate' re-calibrates per draw there)")
+        if ci == "bca":
+            raise ValueError("ci='bca' is not available with epsilon='calibrate'; use 'percentile' or 'basic'")
+        return epsilon
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(epsilon) or epsilon < 0:
+        raise ValueError(f"epsilon must be a finite number >= 0 or 'calibrate', got {epsilon!r}")
+    if epsilon and method != "kendall":
+        raise ValueError(f"epsilon applies to method='kendall' only, got method={method!r}")
+    if epsilon and variant == "c":
+        raise ValueError("epsilon > 0 is not defined for tau-c (its m counts distinct values); use another variant")
+    return float(epsilon)
 
 
 def _jackknife(x, z, dim, kw):
@@ -62,7 +91,8 @@ def bootstrap(
     target: Hashable | Sequence[Hashable],
     level: Literal["system", "input", "global"] = "system",
     method: Literal["pearson", "spearman", "kendall"] = "pearson",
-    variant: Literal["b", "c"] = "b",
+    variant: Literal["b", "c", "a", "23", "acc23"] = "b",
+    epsilon: float | Literal["calibrate"] = 0.0,
     metrics: Sequence[Hashable] | None = None,
     resample: str | Sequence[str] = ("system", "input"),
     n_resamples: int = 1000,
@@ -88,6 +118,14 @@ def bootstrap(
     ----------
     data, target, level, method, variant, metrics, skipna, complete_inputs, min_pairs
         As in :func:`xcorrstat.correlate` (one level and one method here).
+    epsilon : float or "calibrate", default 0
+        Kendall: a pair whose metric scores differ by at most epsilon is a metric tie.
+        ``"calibrate"`` (with ``variant="acc23"`` or ``"23"``, at system or input level)
+        calibrates epsilon as :func:`xcorrstat.calibrate_ties` does, on the data and
+        again in every draw, so the interval includes the uncertainty of the choice of
+        epsilon; the result then also has ``epsilon`` and its interval
+        ``epsilon_low``/``epsilon_high``. ``min_pairs`` does not apply there: as in
+        ``calibrate_ties``, every group with a valid pair counts.
     resample : str or tuple of str
         Dims to resample: ``"system"``, ``"input"`` or both.
     n_resamples : int
@@ -126,11 +164,14 @@ def bootstrap(
     >>> float(res["low"][0]) < float(res["correlation"][0]) < float(res["high"][0])
     True
     """
-    min_pairs = _check_common(level, method, variant, min_pairs)
+    min_pairs = _check_common(level, method, variant, min_pairs, KENDALL_VARIANTS)
+    check_bootstrap_variant(level, method, variant)
     dims = check_resample(resample)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     confidence_level = check_confidence_level(confidence_level)
     check_choice(ci, CI_METHODS, "ci")
+    epsilon = _check_epsilon(epsilon, level=level, method=method, variant=variant, ci=ci)
+    calibrate = epsilon == "calibrate"
     if ci == "bca" and len(dims) != 1:
         raise ValueError(
             f"ci='bca' needs exactly one resampled dim (its jackknife is over that dim's units), "
@@ -139,14 +180,16 @@ def bootstrap(
     x, z, _ = split_scores(data, target=target, metrics=metrics)
     lazy = x.chunks is not None or z.chunks is not None
     if batch is None:
-        batch = default_batch(default_metric_chunk(x.sizes["metric"]), x.sizes[SYSTEM], x.sizes[INPUT], level, method)
+        batch = default_batch(default_metric_chunk(x.sizes["metric"]), x.sizes[SYSTEM], x.sizes[INPUT], level, method,
+                              calibrate=calibrate)
     batch = min(check_positive_int(batch, "batch"), n_resamples)
     seed = resolve_seed(rng)
     kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs,
-              complete_inputs=bool(complete_inputs), skipna=bool(skipna))
+              complete_inputs=bool(complete_inputs), skipna=bool(skipna), epsilon=epsilon)
 
-    point = _point(x, z, kw)
-    draws, n_draws = bootstrap_draws(x, z, seed=seed, resample=dims, n_resamples=n_resamples, batch=batch, **kw)
+    point = _calibrated_point(x, z, level, variant) if calibrate else _point(x, z, kw)
+    draws, n_draws, *eps_draws = bootstrap_draws(x, z, seed=seed, resample=dims, n_resamples=n_resamples,
+                                                 batch=batch, **kw)
     defined = draws.notnull()
     n_undefined = (~defined).sum(RESAMPLE_DIM)
 
@@ -168,13 +211,28 @@ def bootstrap(
     )
     out = xr.Dataset({"correlation": point["correlation"], "low": low, "high": high, "n_undefined": n_undefined})
     out = out.assign_coords(n=point["n"])
+    if calibrate:
+        out["epsilon"] = point["epsilon"]
+        out["epsilon_low"], out["epsilon_high"] = xr.apply_ufunc(
+            percentile_ci, eps_draws[0], kwargs=dict(confidence_level=confidence_level),
+            input_core_dims=[[RESAMPLE_DIM]], output_core_dims=[[], []], dask="parallelized",
+            output_dtypes=[np.float64, np.float64], dask_gufunc_kwargs={"allow_rechunk": True},
+        )
+        out["epsilon"].attrs["long_name"] = "metric-tie threshold calibrated on the data"
+        out["epsilon_low"].attrs["long_name"] = f"lower bound of the {confidence_level:g} percentile interval " \
+                                                "of the per-draw calibrated epsilon"
+        out["epsilon_high"].attrs["long_name"] = f"upper bound of the {confidence_level:g} percentile interval " \
+                                                 "of the per-draw calibrated epsilon"
     if keep_distribution:
         out["distribution"] = draws
         out["distribution_n"] = n_draws
+        if calibrate:
+            out["epsilon_distribution"] = eps_draws[0]
     out.attrs = {
         "statistic": "level correlation with human judgments",
         "target": target if isinstance(target, str) else list(map(str, target)),
         "level": level, "method": method, "variant": variant if method == "kendall" else "",
+        "epsilon": epsilon if method == "kendall" else 0.0,
         "resample": list(dims), "n_resamples": n_resamples, "confidence_level": confidence_level,
         "ci": ci, "seed": seed, "batch": batch, "skipna": int(bool(skipna)),
         "complete_inputs": int(bool(complete_inputs)), "min_pairs": min_pairs,
@@ -190,6 +248,24 @@ def bootstrap(
 def _point(x, z, kw):
     r, n = level_statistic(x, z, **kw)
     return xr.Dataset({"correlation": r, "n": n})
+
+
+def _calibrated_point(x, z, level, variant):
+    """Tie calibration on the data itself: the draw in which every unit appears once."""
+
+    def run(xv, zv):
+        s, i = xv.shape[-2:]
+        return resampled_calibration(xv, zv, level=level, variant=variant, sys_idx=np.arange(s)[None],
+                                     inp_idx=np.arange(i)[None])
+
+    if x.chunks is not None or z.chunks is not None:
+        x, z = x.chunk({SYSTEM: -1, INPUT: -1}), z.chunk({SYSTEM: -1, INPUT: -1})
+    r, n, eps = xr.apply_ufunc(
+        lambda xv, zv: tuple(a[..., 0] for a in run(xv, zv)), x, z,
+        input_core_dims=[[SYSTEM, INPUT], [SYSTEM, INPUT]], output_core_dims=[[], [], []],
+        dask="parallelized", output_dtypes=[np.float64, np.int64, np.float64],
+    )
+    return xr.Dataset({"correlation": r, "n": n, "epsilon": eps})
 
 
 def fisher(

@@ -22,7 +22,7 @@ from threadpoolctl import ThreadpoolController
 
 from ..schema import INPUT, SYSTEM, check_finite
 from .draws import bootstrap_indices, canonical_dims
-from .statistics import resampled_level_correlation
+from .statistics import calibration_table, resampled_calibration, resampled_level_correlation
 
 __all__ = [
     "RESAMPLE_DIM",
@@ -58,14 +58,19 @@ def default_metric_chunk(n_metrics: int) -> int:
     return max(1, -(-n_metrics // max(2 * dask.system.CPU_COUNT, 1)))
 
 
-def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: str, method: str) -> int:
+def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: str, method: str,
+                  calibrate: bool = False) -> int:
     """Draws per batch (and per task) so one task's temporaries stay near 256 MB.
 
     The estimate counts the float64 temporaries one draw needs for ``n_metrics``
     metrics: pair arrays at system level, per-input sums (Kendall) or per-input
-    weighted ranks (Pearson/Spearman) at input level, the gathered cells at global level.
+    weighted ranks (Pearson/Spearman) at input level, the gathered cells at global level;
+    with ``calibrate``, the pair weights and calibration curve of every pair.
     """
     s, i = n_systems, n_inputs
+    if calibrate:
+        pairs = s * (s - 1) // 2 * (i if level == "input" else 1)
+        return int(max(1, min(1000, _BLOCK_ELEMS // max(n_metrics * 8 * pairs + i + s, 1))))
     if level == "system":
         per_draw = n_metrics * (4 * s * s + 2 * s) + i
     elif level == "input":
@@ -115,18 +120,30 @@ def _block_task(x, z, ids, **kwargs):
 
 
 def _block(x, z, ids, *, seed, dims, sizes, batch, kw):
-    """Statistic and n of draws ``ids`` for one block: x, z (..., S, I) -> (2, ..., B)."""
+    """Statistic and n (and the re-calibrated epsilon) of draws ``ids`` for one block:
+    x, z (..., S, I) -> (2 or 3, ..., B)."""
     check_finite(x, "metric scores")
     check_finite(z, "target scores")
     ids = np.asarray(ids).reshape(-1)
-    out = np.empty((2,) + x.shape[:-2] + (ids.size,), dtype=np.float64)
+    calibrate = _calibrates(kw)
+    out = np.empty((3 if calibrate else 2,) + x.shape[:-2] + (ids.size,), dtype=np.float64)
+    if calibrate:  # the pairs are sorted once per block, for all its batches
+        table = calibration_table(x, z, level=kw["level"])
     for start in range(0, ids.size, batch):  # batches of draws, never one draw at a time
         chunk = ids[start : start + batch]
         idx = dict(zip(dims, bootstrap_indices(seed, chunk, sizes)))
-        r, n = resampled_level_correlation(x, z, sys_idx=idx.get(SYSTEM), inp_idx=idx.get(INPUT), **kw)
-        out[0, ..., start : start + chunk.size] = r
-        out[1, ..., start : start + chunk.size] = n
+        if calibrate:
+            parts = resampled_calibration(x, z, level=kw["level"], variant=kw["variant"], table=table,
+                                          sys_idx=idx.get(SYSTEM), inp_idx=idx.get(INPUT))
+        else:
+            parts = resampled_level_correlation(x, z, sys_idx=idx.get(SYSTEM), inp_idx=idx.get(INPUT), **kw)
+        for k, part in enumerate(parts):
+            out[k, ..., start : start + chunk.size] = part
     return out
+
+
+def _calibrates(kw) -> bool:
+    return isinstance(kw.get("epsilon"), str) and kw["epsilon"] == "calibrate"
 
 
 def bootstrap_draws(
@@ -142,9 +159,11 @@ def bootstrap_draws(
 ) -> tuple[xr.DataArray, xr.DataArray]:
     """Lazy (Dask) draws of a level correlation: ``(r, n)`` over (..., resample).
 
-    ``x`` has a ``metric`` dim; it is chunked along ``metric`` (``metric_chunk``
-    metrics per task; default about two tasks per core) and the draws along
-    ``resample`` (``batch`` draws per task). ``system`` and ``input`` are never split.
+    With ``epsilon="calibrate"`` the metric-tie threshold is re-calibrated in every
+    draw and ``(r, n, epsilon)`` is returned. ``x`` has a ``metric`` dim; it is chunked
+    along ``metric`` (``metric_chunk`` metrics per task; default about two tasks per
+    core) and the draws along ``resample`` (``batch`` draws per task). ``system`` and
+    ``input`` are never split.
     """
     sizes = [x.sizes[d] for d in resample]
     x, z = xr.broadcast(x, z)  # z is shared: broadcasting is a view per block
@@ -158,8 +177,7 @@ def bootstrap_draws(
         # small eager problems: one block in this thread beats building a task graph
         out = _block_task(x.values, z.values, np.arange(n_resamples), seed=seed, dims=resample, sizes=sizes,
                           batch=batch, kw=kw)
-        return (xr.DataArray(out[0], dims=dims, coords=coords),
-                xr.DataArray(out[1].astype(np.int64), dims=dims, coords=coords))
+        return _draw_arrays(out, dims, coords)
     if metric_chunk is None:
         # about two tasks per core along `metric` (results do not depend on it)
         metric_chunk = default_metric_chunk(x.sizes["metric"])
@@ -177,15 +195,19 @@ def bootstrap_draws(
             xd, letters + "si",
             zd, letters + "si",
             ids, "r",
-            new_axes={"k": 2},
+            new_axes={"k": 3 if _calibrates(kw) else 2},
             concatenate=True,
             dtype=np.float64,
             meta=np.empty((0,) * (len(lead) + 2), dtype=np.float64),
             seed=seed, dims=resample, sizes=sizes, batch=batch, kw=kw,
         )
-    r = xr.DataArray(out[0], dims=dims, coords=coords)
-    n = xr.DataArray(out[1].astype(np.int64), dims=dims, coords=coords)
-    return r, n
+    return _draw_arrays(out, dims, coords)
+
+
+def _draw_arrays(out, dims, coords) -> tuple[xr.DataArray, ...]:
+    """(r, n[, epsilon]) as DataArrays from a block's stacked output."""
+    parts = [out[0], out[1].astype(np.int64)] + ([out[2]] if out.shape[0] == 3 else [])
+    return tuple(xr.DataArray(p, dims=dims, coords=coords) for p in parts)
 
 
 def _client_active() -> bool:

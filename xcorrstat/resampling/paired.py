@@ -23,7 +23,7 @@ import numpy as np
 import xarray as xr
 
 from ..correlate import level_statistic
-from ..kernels import LEVELS, METHODS, VARIANTS
+from ..kernels import LEVELS, METHODS
 from ..options import OPTIONS
 from ..schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, split_scores
 from ..validation import check_choice, check_confidence_level, check_min_pairs, check_positive_int
@@ -37,6 +37,7 @@ from .engine import (
     default_metric_chunk,
 )
 from .intervals import percentile_ci
+from .statistics import check_bootstrap_variant
 
 __all__ = ["paired_bootstrap_test", "paired_bootstrap_pvalue", "ALTERNATIVES", "PVALUES", "TIE_TOLERANCE"]
 
@@ -129,7 +130,7 @@ def paired_bootstrap_test(
     target: Hashable,
     level: Literal["system", "input", "global"] = "system",
     method: Literal["pearson", "spearman", "kendall"] = "pearson",
-    variant: Literal["b", "c"] = "b",
+    variant: Literal["b", "c", "a", "23", "acc23"] = "b",
     resample: str | Sequence[str] = ("system", "input"),
     n_resamples: int = 1000,
     alternative: Literal["greater", "less", "two-sided"] = "greater",
@@ -231,7 +232,7 @@ def paired_bootstrap_test(
     """
     check_choice(level, LEVELS, "level")
     check_choice(method, METHODS, "method")
-    check_choice(variant, VARIANTS, "variant", " (Kendall's tau-b or tau-c)")
+    check_bootstrap_variant(level, method, variant)
     check_choice(alternative, ALTERNATIVES, "alternative")
     check_choice(pvalue, PVALUES, "pvalue")
     if not isinstance(skipna, (bool, np.bool_)):

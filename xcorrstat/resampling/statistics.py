@@ -12,6 +12,11 @@ counts ``c``) or both. Every value returned equals
   by the input counts;
 * global level: the draw's cells are gathered (``S x I`` per draw) and correlated
   with the plain kernels -- one vectorised gather per batch.
+
+:func:`resampled_calibration` re-calibrates the metric-tie threshold of acc_eq /
+tau_eq in every draw: at input level from one sorted pair table per metric and the
+draws' count vectors (:mod:`xcorrstat.kernels.tiesweep`), at system level on the
+draw's per-system means.
 """
 
 from __future__ import annotations
@@ -20,10 +25,32 @@ import numpy as np
 
 from ..kernels.correlation import corr
 from ..kernels.exactsum import exact_weighted_sums
-from ..kernels.weighted import wcorr, wcorr_gemm
+from ..kernels.tiesweep import row_calibration, sorted_pairs, weighted_calibration
+from ..kernels.correlation import KENDALL_VARIANTS
+from ..kernels.weighted import DISTINCT_PAIR_VARIANTS, wcorr, wcorr_gemm
 from .draws import counts_from_indices
 
-__all__ = ["resampled_level_correlation"]
+__all__ = [
+    "resampled_level_correlation",
+    "resampled_calibration",
+    "calibration_table",
+    "check_bootstrap_variant",
+    "CALIBRATE_LEVELS",
+]
+
+#: Levels at which a bootstrap re-calibrates epsilon in every draw.
+CALIBRATE_LEVELS = ("system", "input")
+
+
+def check_bootstrap_variant(level: str, method: str, variant: str) -> None:
+    """Kendall's variants under bootstrap draws: every variant at system and input level;
+    at global level tau-b and tau-c only (the pair-share variants compare distinct units,
+    and a draw's cells are gathered as copies there)."""
+    if variant not in KENDALL_VARIANTS:
+        raise ValueError(f"variant must be one of {KENDALL_VARIANTS} (Kendall's variant), got {variant!r}")
+    if method == "kendall" and level == "global" and variant in DISTINCT_PAIR_VARIANTS:
+        raise ValueError(f"variant={variant!r} is resampled at level 'system' or 'input'; at level 'global' "
+                         "bootstrap draws support Kendall's variant 'b' or 'c'")
 
 
 def _flat(x, z):
@@ -108,6 +135,7 @@ def resampled_level_correlation(
     min_pairs: int = 3,
     complete_inputs: bool = False,
     skipna: bool = True,
+    epsilon: float = 0.0,
 ):
     """Level correlation of every draw in a batch.
 
@@ -117,8 +145,10 @@ def resampled_level_correlation(
         Scores; leading axes broadcast.
     level : {"system", "input", "global"}
     method : {"pearson", "spearman", "kendall"}
-    variant : {"b", "c"}
-        Kendall's tau variant.
+    variant : {"b", "c", "a", "23", "acc23"}
+        Kendall's variant.
+    epsilon : float
+        Kendall: metric differences of at most epsilon are ties.
     sys_idx : ndarray (B, S) of int, optional
         Drawn system indices; ``None`` keeps the systems fixed.
     inp_idx : ndarray (B, I) of int, optional
@@ -141,7 +171,7 @@ def resampled_level_correlation(
     b = (sys_idx if sys_idx is not None else inp_idx).shape[0]
     w = counts_from_indices(sys_idx, s).astype(np.float64) if sys_idx is not None else None
     c = counts_from_indices(inp_idx, i).astype(np.float64) if inp_idx is not None else None
-    kw = dict(method=method, variant=variant, min_pairs=min_pairs)
+    kw = dict(method=method, variant=variant, min_pairs=min_pairs, epsilon=float(epsilon))
     if level == "system":
         r, n = _system_level(x, z, w if w is not None else np.ones((b, s)), c, kw, complete_inputs)
     elif level == "input":
@@ -158,3 +188,63 @@ def resampled_level_correlation(
         missing = np.isnan(x).any(axis=(-2, -1)) | np.isnan(z).any(axis=(-2, -1))
         r = np.where(missing[:, None], np.nan, r)
     return r.reshape(lead + (b,)), n.reshape(lead + (b,))
+
+
+def calibration_table(x, z, *, level: str):
+    """The sorted pair table :func:`resampled_calibration` needs at input level (None at system
+    level, whose pairs change with every draw's means)."""
+    if level != "input":
+        return None
+    x, z, _ = _flat(x, z)
+    return sorted_pairs(np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2))
+
+
+def resampled_calibration(x, z, *, level: str, variant: str = "acc23", sys_idx=None, inp_idx=None, table=None):
+    """Tie calibration re-done in every draw of a batch: the acc_eq (tau_eq) optimum of each.
+
+    Parameters
+    ----------
+    x, z : array_like (..., S, I)
+        Scores; leading axes broadcast.
+    level : {"input", "system"}
+        Groups as in :func:`xcorrstat.calibrate_ties`: the systems of each input (one
+        epsilon shared by all inputs), or the per-system means. The pairs of a draw are
+        pairs of distinct drawn systems (two copies of one system are not compared).
+    variant : {"acc23", "23"}
+    sys_idx, inp_idx : ndarray (B, S), (B, I) of int, optional
+        Drawn indices (at least one).
+    table : dict, optional
+        Input level: :func:`xcorrstat.kernels.tiesweep.sorted_pairs` of the groups, to
+        sort the pairs once for many batches.
+
+    Returns
+    -------
+    r, n, epsilon : ndarray (..., B)
+        The objective at the draw's optimal threshold, the drawn groups with a pair
+        (inputs counted with multiplicity; at system level the drawn systems), and the
+        threshold; equal to :func:`xcorrstat.calibrate_ties` on the expanded resample
+        with the pairs of copies of one system left out.
+    """
+    x, z, lead = _flat(x, z)
+    m, s, i = x.shape
+    if sys_idx is None and inp_idx is None:
+        raise ValueError("resampled_calibration needs sys_idx or inp_idx")
+    b = (sys_idx if sys_idx is not None else inp_idx).shape[0]
+    if level == "input":
+        w = counts_from_indices(sys_idx, s) if sys_idx is not None else np.ones((b, s))
+        c = counts_from_indices(inp_idx, i) if inp_idx is not None else np.ones((b, i))
+        if table is None:
+            table = sorted_pairs(np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2))
+        eps, r, n = weighted_calibration(table, w, c, variant=variant)
+    elif level == "system":
+        valid = ~np.isnan(x) & ~np.isnan(z)
+        c = counts_from_indices(inp_idx, i).astype(np.float64) if inp_idx is not None else np.ones((b, i))
+        mx, mz = _weighted_means(x, z, valid, c)  # (M, S, B)
+        w = counts_from_indices(sys_idx, s) if sys_idx is not None else np.ones((b, s))
+        eps, r, n = row_calibration(np.swapaxes(mx, -1, -2), np.swapaxes(mz, -1, -2), w[None], variant=variant)
+    else:
+        raise ValueError(f"re-calibrating epsilon in every draw is supported at level {CALIBRATE_LEVELS}, "
+                         f"got {level!r}")
+    shape = lead + (b,)
+    return (np.asarray(r, np.float64).reshape(shape), np.asarray(n).astype(np.int64).reshape(shape),
+            np.asarray(eps, np.float64).reshape(shape))

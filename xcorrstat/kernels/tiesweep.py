@@ -1,0 +1,153 @@
+"""Tie calibration under bootstrap weights: the acc_eq-optimal epsilon of every draw, one sort per metric.
+
+A bootstrap draw gives each item of a group (a system of an input) a count ``w`` and
+each group (an input) a count ``c``. On the explicitly expanded resample a pair
+``(a, b)`` of distinct items of group ``g`` appears ``w_a w_b`` times; two copies of one
+item are not a pair (tied in both scores, they would count as agreement at every
+epsilon and shift every draw up by about ``(1 - acc_eq) / n``). Group ``g`` has
+``N_g = sum_{a<b} w_a w_b`` pairs over its valid items and counts ``c_g`` times in the
+average over groups. So the objective of the draw at threshold epsilon is
+
+    acc_eq(eps) = sum_g c_g / (N_g C) sum_{p in g} w_a w_b agree_p(eps),
+
+with ``C = sum_g c_g`` over the groups with a pair. ``agree_p`` switches once, from
+``before_p`` to ``after_p``, when epsilon reaches ``|dm_p|``: the pairs are sorted by
+``|dm|`` once per metric (the order does not depend on the draw) and every draw's
+whole calibration curve is a cumulative sum of its pair weights times the switches.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .ties import TIE_VARIANTS
+
+__all__ = ["sorted_pairs", "weighted_calibration", "row_calibration", "best_threshold"]
+
+
+def sorted_pairs(x, z):
+    """The valid pairs of every group, sorted by ``|dm|`` per leading index.
+
+    ``x``, ``z``: (M, G, n). Returns a dict of (M, P) arrays: ``dist`` (``|dm|``, inf for
+    an invalid pair), ``before``/``after`` (agreement while not / while a metric tie),
+    ``group``, ``a``, ``b`` (the pair's group and items), and ``valid`` (M, G, n).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    z = np.asarray(z, dtype=np.float64)
+    m, g, n = x.shape
+    a, b = np.triu_indices(n, 1)
+    valid = ~np.isnan(x) & ~np.isnan(z)
+    ok = valid[..., a] & valid[..., b]  # (M, G, P_g)
+    with np.errstate(invalid="ignore"):
+        dm = x[..., a] - x[..., b]
+        dg = z[..., a] - z[..., b]
+    dist = np.where(ok, np.abs(dm), np.inf).reshape(m, -1)
+    before = ((np.sign(dm) == np.sign(dg)) & ok).reshape(m, -1)
+    after = ((dg == 0) & ok).reshape(m, -1)
+    group = np.repeat(np.arange(g), a.size)
+    order = np.argsort(dist, axis=-1, kind="stable")
+    take = lambda v: np.take_along_axis(v, order, axis=-1)  # noqa: E731
+    return {"dist": take(dist), "before": take(before), "after": take(after), "group": group[order],
+            "a": np.tile(a, g)[order], "b": np.tile(b, g)[order], "valid": valid}
+
+
+def best_threshold(dist, level, base):
+    """The smallest candidate threshold with the highest objective, and that objective.
+
+    ``dist`` (..., P) sorted ``|dm|`` (inf for invalid pairs); ``level`` (..., P) the
+    objective once pairs 0..k are metric ties; ``base`` (...) the objective at 0 ties.
+    Candidates are 0 and the last pair of each distinct finite ``|dm|``; values within
+    1e-12 of the maximum count as equal, so summation order cannot move the optimum.
+    """
+    last = np.ones(dist.shape, dtype=bool)
+    last[..., :-1] = dist[..., 1:] != dist[..., :-1]
+    last &= np.isfinite(dist)
+    # epsilon = 0 is a candidate even when no pair is an exact metric tie (its objective is the base)
+    thresholds = np.concatenate([np.zeros(dist.shape[:-1] + (1,)), dist], axis=-1)
+    objective = np.concatenate([base[..., None], level], axis=-1)
+    candidate = np.concatenate([np.ones(dist.shape[:-1] + (1,), dtype=bool), last], axis=-1)
+    filled = np.where(candidate, objective, -np.inf)
+    top = filled.max(axis=-1, keepdims=True)
+    at = np.argmax(filled >= top - 1e-12, axis=-1)[..., None]
+    return np.take_along_axis(thresholds, at, axis=-1)[..., 0], np.take_along_axis(objective, at, axis=-1)[..., 0]
+
+
+def weighted_calibration(pairs, w, c, *, variant: str = "acc23"):
+    """Every draw's optimal epsilon and objective from one sorted pair table.
+
+    Parameters
+    ----------
+    pairs : dict
+        :func:`sorted_pairs` of (M, G, n) groups.
+    w : ndarray (B, n)
+        Item counts of each draw (the same for every group).
+    c : ndarray (B, G)
+        Group counts of each draw.
+    variant : {"acc23", "23"}
+        Objective: acc_eq, or tau_eq = 2 acc_eq - 1 (same optimum).
+
+    Returns
+    -------
+    epsilon, best, groups : ndarray (M, B)
+        Optimal threshold and objective of every draw (NaN where no drawn group has a
+        pair), and the drawn groups with a pair (counted with their multiplicity).
+    """
+    if variant not in TIE_VARIANTS:
+        raise ValueError(f"variant must be one of {TIE_VARIANTS} for tie calibration, got {variant!r}")
+    w = np.asarray(w, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64)
+    valid = pairs["valid"].astype(np.float64)  # (M, G, n)
+    n_g = valid @ w.T  # (M, G, B)
+    n_pairs = (n_g * n_g - valid @ (w * w).T) / 2.0  # pairs of distinct drawn items
+    has_pair = n_pairs > 0
+    groups = np.einsum("mgb,bg->mb", has_pair.astype(np.float64), c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        factor = np.where(has_pair, c.T[None] / (n_pairs * groups[:, None, :]), 0.0)
+    # (M, B, P): pair multiplicity times its group's factor, in each metric's sorted pair order
+    weight = np.moveaxis(np.take(w, pairs["a"], axis=1) * np.take(w, pairs["b"], axis=1), 0, 1)
+    weight *= np.take_along_axis(factor, pairs["group"][:, :, None], axis=1).transpose(0, 2, 1)
+    before = pairs["before"].astype(np.float64)
+    gain = pairs["after"] - before
+    base = np.einsum("mbp,mp->mb", weight, before)
+    level = np.cumsum(weight * gain[:, None, :], axis=-1)
+    level += base[..., None]
+    eps, best = best_threshold(np.broadcast_to(pairs["dist"][:, None, :], level.shape), level, base)
+    if variant == "23":
+        best = 2.0 * best - 1.0
+    undefined = groups == 0
+    return np.where(undefined, np.nan, eps), np.where(undefined, np.nan, best), groups
+
+
+def row_calibration(x, z, w, *, variant: str = "acc23"):
+    """The optimal epsilon of each row, one group per row, its items weighted by counts.
+
+    ``x``, ``z``, ``w`` broadcast to (..., n); each row has its own values (e.g. one draw's
+    per-system means) and is sorted on its own. Pairs are pairs of distinct items, with
+    multiplicity ``w_a w_b``. Returns ``epsilon``, ``best`` and the drawn valid items, each
+    (...); NaN where a row has no pair.
+    """
+    if variant not in TIE_VARIANTS:
+        raise ValueError(f"variant must be one of {TIE_VARIANTS} for tie calibration, got {variant!r}")
+    x, z, w = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(z, np.float64), np.asarray(w, np.float64))
+    a, b = np.triu_indices(x.shape[-1], 1)
+    valid = ~np.isnan(x) & ~np.isnan(z) & (w > 0)
+    ok = valid[..., a] & valid[..., b]
+    with np.errstate(invalid="ignore"):
+        dm = x[..., a] - x[..., b]
+        dg = z[..., a] - z[..., b]
+    pw = np.where(ok, w[..., a] * w[..., b], 0.0)
+    n_pairs = pw.sum(axis=-1, keepdims=True)
+    order = np.argsort(np.where(ok, np.abs(dm), np.inf), axis=-1, kind="stable")
+    take = lambda v: np.take_along_axis(v, order, axis=-1)  # noqa: E731
+    with np.errstate(invalid="ignore", divide="ignore"):
+        weight = take(pw) / n_pairs
+    before = take((np.sign(dm) == np.sign(dg)) & ok).astype(np.float64)
+    after = take((dg == 0) & ok).astype(np.float64)
+    base = np.sum(weight * before, axis=-1)
+    level = base[..., None] + np.cumsum(weight * (after - before), axis=-1)
+    eps, best = best_threshold(take(np.where(ok, np.abs(dm), np.inf)), level, base)
+    if variant == "23":
+        best = 2.0 * best - 1.0
+    undefined = n_pairs[..., 0] == 0
+    items = np.sum(np.where(valid, w, 0.0), axis=-1)
+    return np.where(undefined, np.nan, eps), np.where(undefined, np.nan, best), items
