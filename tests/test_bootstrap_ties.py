@@ -189,7 +189,9 @@ def test_no_self_pairs_keeps_draws_centred():
 @pytest.mark.parametrize("kwargs,match", [
     (dict(method="pearson", epsilon="calibrate"), "needs method='kendall'"),
     (dict(variant="b", epsilon="calibrate"), "needs method='kendall' and variant"),
-    (dict(level="global", epsilon="calibrate"), "level must be one of"),
+    (dict(level="global", epsilon="calibrate"), "at level 'global'"),
+    (dict(level="global", variant="23", epsilon="calibrate"), "at level 'global'"),
+    (dict(level="within_system", epsilon="calibrate"), "level must be one of"),
     (dict(epsilon="calibrate", ci="bca", resample="input"), "ci='bca' is not available"),
     (dict(epsilon="auto"), "epsilon must be a number >= 0 or 'calibrate'"),
     (dict(epsilon=-1.0), "epsilon must be a finite number"),
