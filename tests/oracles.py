@@ -95,7 +95,7 @@ def oracle_corr(xs, zs, method, variant, min_pairs=3):
     return scipy_statistic(a, b, method, variant), n
 
 
-def oracle_level(x, z, level, method, variant, *, min_pairs=3, complete_inputs=False):
+def oracle_level(x, z, level, method, variant, *, min_pairs=3, complete_inputs=False, average="macro"):
     """Level correlation of one ``(S, I)`` score matrix against another, by explicit loops.
 
     Returns ``(r, n)``: ``n`` is the number of valid pairs of the correlation
@@ -120,15 +120,18 @@ def oracle_level(x, z, level, method, variant, *, min_pairs=3, complete_inputs=F
                 mx.append(math.nan)
                 mz.append(math.nan)
         return oracle_corr(mx, mz, method, variant, min_pairs)
-    if level == "input":
+    if level in ("input", "within_system"):
+        # input level: each input's systems; within-system level: each system's inputs
+        rows = [(x[:, j], z[:, j]) for j in range(n_inp)] if level == "input" else list(zip(x, z))
         defined = []
-        for j in range(n_inp):
-            r, _ = oracle_corr(x[:, j], z[:, j], method, variant, min_pairs)
+        for rx, rz in rows:
+            r, _ = oracle_corr(rx, rz, method, variant, min_pairs)
             if not math.isnan(r):
-                defined.append(r)
+                size = sum(not (math.isnan(a) or math.isnan(b)) for a, b in zip(rx, rz))
+                defined.append((r, size if average == "weighted" else 1))
         if not defined:
             return math.nan, 0
-        return sum(defined) / len(defined), len(defined)
+        return sum(r * k for r, k in defined) / sum(k for _, k in defined), len(defined)
     if level == "global":
         xs = [x[s, j] for s in range(n_sys) for j in range(n_inp)]
         zs = [z[s, j] for s in range(n_sys) for j in range(n_inp)]

@@ -1,4 +1,5 @@
-"""Bootstrap of Kendall's variants with metric ties, and tie calibration re-done in every draw.
+"""Bootstrap of Kendall's variants with metric ties, tie calibration re-done in every draw, and the
+within-system level and weighted averages under resampling.
 
 Every draw is checked against pair loops on the explicitly expanded resample, built from
 the same indices (``bootstrap_indices``): the drawn systems and inputs are repeated, and
@@ -16,8 +17,10 @@ import xarray as xr
 
 import xcorrstat
 from conftest import make_scores
-from oracles import kendall_counts, kendall_from_counts
+from oracles import METHOD_VARIANTS, MV_IDS, assert_values_same, kendall_counts, kendall_from_counts
+from test_bootstrap_exact import draw_indices, make_matrices, oracle_draws
 from xcorrstat.resampling.draws import bootstrap_indices, canonical_dims
+from xcorrstat.resampling.statistics import resampled_level_correlation
 
 N_DRAWS = 10
 SEED = 5
@@ -71,12 +74,15 @@ def _oracle_draw(x, z, sys, inp, level, variant, eps):
     if level == "system":
         mx, mz = _system_means(x, z, sys, inp)
         return _variant_value(list(sys), mx, mz, variant, eps)
-    values = [_variant_value(list(sys), x[sys, i], z[sys, i], variant, eps) for i in inp]
+    if level == "input":
+        values = [_variant_value(list(sys), x[sys, i], z[sys, i], variant, eps) for i in inp]
+    else:  # within-system: each drawn system's drawn inputs
+        values = [_variant_value(list(inp), x[s, inp], z[s, inp], variant, eps) for s in sys]
     values = [v for v in values if not math.isnan(v)]
     return float(np.mean(values)) if values else math.nan
 
 
-@pytest.mark.parametrize("level", ["system", "input"])
+@pytest.mark.parametrize("level", ["system", "input", "within_system"])
 @pytest.mark.parametrize("resample", [("system",), ("input",), ("system", "input")])
 @pytest.mark.parametrize("variant,eps", [("a", 0.0), ("23", 0.0), ("acc23", 0.0), ("acc23", 1.0), ("b", 1.0),
                                          ("23", 0.5)])
@@ -191,7 +197,7 @@ def test_no_self_pairs_keeps_draws_centred():
     (dict(variant="b", epsilon="calibrate"), "needs method='kendall' and variant"),
     (dict(level="global", epsilon="calibrate"), "at level 'global'"),
     (dict(level="global", variant="23", epsilon="calibrate"), "at level 'global'"),
-    (dict(level="within_system", epsilon="calibrate"), "level must be one of"),
+    (dict(level="document", epsilon="calibrate"), "level must be one of"),
     (dict(epsilon="calibrate", ci="bca", resample="input"), "ci='bca' is not available"),
     (dict(epsilon="auto"), "epsilon must be a number >= 0 or 'calibrate'"),
     (dict(epsilon=-1.0), "epsilon must be a finite number"),
@@ -216,3 +222,41 @@ def test_paired_bootstrap_test_takes_the_variants():
             - _oracle_draw(ds["m1"].values, z, s, i, "input", "acc23", 0.0)
             for s, i in _indices(ds, ("system", "input"))]
     np.testing.assert_allclose(res["distribution"].values, want, atol=1e-12)
+
+
+@pytest.mark.parametrize("nan_frac", [0.0, 0.15], ids=["complete", "nan"])
+@pytest.mark.parametrize("resample", [("system",), ("input",), ("system", "input")])
+@pytest.mark.parametrize("method,variant", METHOD_VARIANTS, ids=MV_IDS)
+@pytest.mark.parametrize("level,average", [("within_system", "macro"), ("within_system", "weighted"),
+                                           ("input", "weighted")])
+def test_group_levels_and_weighted_average_equal_expanded_oracle(level, average, method, variant, resample,
+                                                                 nan_frac):
+    X, Z = make_matrices(31, nan_frac=nan_frac)
+    sys_idx, inp_idx = draw_indices(4, resample, X.shape[1], X.shape[2], N_DRAWS)
+    r, n = resampled_level_correlation(X, Z, level=level, method=method, variant=variant, average=average,
+                                       sys_idx=sys_idx, inp_idx=inp_idx)
+    r_exp, n_exp = oracle_draws(X, Z, level, method, variant, sys_idx, inp_idx, average=average)
+    assert_values_same(r, r_exp)
+    np.testing.assert_array_equal(n, n_exp)
+
+
+def test_within_system_labelled_bootstrap_and_calibration():
+    ds = _data(seed=5, n_systems=5, n_inputs=7)
+    res = xcorrstat.bootstrap(ds, target="human", level="within_system", method="kendall", variant="acc23",
+                              epsilon="calibrate", resample=("system", "input"), n_resamples=N_DRAWS, rng=SEED,
+                              keep_distribution=True)
+    cal = xcorrstat.calibrate_ties(ds, target="human", level="within_system")
+    np.testing.assert_allclose(res["correlation"], cal["correlation"], atol=1e-12)
+    np.testing.assert_array_equal(res["epsilon"], cal["epsilon"])
+    z = ds["human"].values
+    for m in ("m0", "m1"):
+        x = ds[m].values
+        want = np.array([_brute_calibration([(list(i), x[s_, i], z[s_, i]) for s_ in s])
+                         for s, i in _indices(ds, ("system", "input"))])
+        np.testing.assert_allclose(res["epsilon_distribution"].sel(metric=m), want[:, 0], atol=1e-12)
+        np.testing.assert_allclose(res["distribution"].sel(metric=m), want[:, 1], atol=1e-12)
+    weighted = xcorrstat.bootstrap(ds, target="human", level="within_system", method="pearson",
+                                   average="weighted", n_resamples=N_DRAWS, rng=SEED)
+    point = xcorrstat.correlate(ds, target="human", level="within_system", average="weighted")
+    np.testing.assert_allclose(weighted["correlation"], point, atol=1e-12)
+    assert weighted.attrs["average"] == "weighted"

@@ -11,6 +11,7 @@ import xarray as xr
 from ..correlate import level_statistic
 from ..kernels import LEVELS, METHODS, VARIANTS
 from ..kernels.correlation import KENDALL_VARIANTS
+from ..kernels.levels import AVERAGES, CORRELATE_LEVELS
 from ..kernels.ties import TIE_VARIANTS
 from ..options import OPTIONS
 from ..schema import INPUT, SYSTEM, split_scores
@@ -37,8 +38,8 @@ __all__ = ["bootstrap", "fisher"]
 CI_METHODS = ("percentile", "basic", "bca")
 
 
-def _check_common(level, method, variant, min_pairs, variants=VARIANTS):
-    check_choice(level, LEVELS, "level")
+def _check_common(level, method, variant, min_pairs, variants=VARIANTS, levels=LEVELS):
+    check_choice(level, levels, "level")
     check_choice(method, METHODS, "method")
     check_choice(variant, variants, "variant", " (Kendall's variant)")
     return check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
@@ -89,10 +90,11 @@ def bootstrap(
     data: xr.Dataset | xr.DataArray,
     *,
     target: Hashable | Sequence[Hashable],
-    level: Literal["system", "input", "global"] = "system",
+    level: Literal["system", "input", "global", "within_system"] = "system",
     method: Literal["pearson", "spearman", "kendall"] = "pearson",
     variant: Literal["b", "c", "a", "23", "acc23"] = "b",
     epsilon: float | Literal["calibrate"] = 0.0,
+    average: Literal["macro", "weighted"] = "macro",
     metrics: Sequence[Hashable] | None = None,
     resample: str | Sequence[str] = ("system", "input"),
     n_resamples: int = 1000,
@@ -116,11 +118,14 @@ def bootstrap(
 
     Parameters
     ----------
-    data, target, level, method, variant, metrics, skipna, complete_inputs, min_pairs
-        As in :func:`xcorrstat.correlate` (one level and one method here).
+    data, target, level, method, variant, metrics, skipna, complete_inputs, min_pairs, average
+        As in :func:`xcorrstat.correlate` (one level and one method here). At
+        within-system level, resampling inputs draws the items of each system's
+        correlation and resampling systems draws the groups averaged.
     epsilon : float or "calibrate", default 0
         Kendall: a pair whose metric scores differ by at most epsilon is a metric tie.
-        ``"calibrate"`` (with ``variant="acc23"`` or ``"23"``, at system or input level)
+        ``"calibrate"`` (with ``variant="acc23"`` or ``"23"``, at system, input or
+        within-system level)
         calibrates epsilon as :func:`xcorrstat.calibrate_ties` does, on the data and
         again in every draw, so the interval includes the uncertainty of the choice of
         epsilon; the result then also has ``epsilon`` and its interval
@@ -164,7 +169,8 @@ def bootstrap(
     >>> float(res["low"][0]) < float(res["correlation"][0]) < float(res["high"][0])
     True
     """
-    min_pairs = _check_common(level, method, variant, min_pairs, KENDALL_VARIANTS)
+    min_pairs = _check_common(level, method, variant, min_pairs, KENDALL_VARIANTS, CORRELATE_LEVELS)
+    check_choice(average, AVERAGES, "average")
     check_bootstrap_variant(level, method, variant)
     dims = check_resample(resample)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
@@ -185,7 +191,7 @@ def bootstrap(
     batch = min(check_positive_int(batch, "batch"), n_resamples)
     seed = resolve_seed(rng)
     kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs,
-              complete_inputs=bool(complete_inputs), skipna=bool(skipna), epsilon=epsilon)
+              complete_inputs=bool(complete_inputs), skipna=bool(skipna), epsilon=epsilon, average=average)
 
     point = _calibrated_point(x, z, level, variant) if calibrate else _point(x, z, kw)
     draws, n_draws, *eps_draws = bootstrap_draws(x, z, seed=seed, resample=dims, n_resamples=n_resamples,
@@ -232,7 +238,7 @@ def bootstrap(
         "statistic": "level correlation with human judgments",
         "target": target if isinstance(target, str) else list(map(str, target)),
         "level": level, "method": method, "variant": variant if method == "kendall" else "",
-        "epsilon": epsilon if method == "kendall" else 0.0,
+        "epsilon": epsilon if method == "kendall" else 0.0, "average": average,
         "resample": list(dims), "n_resamples": n_resamples, "confidence_level": confidence_level,
         "ci": ci, "seed": seed, "batch": batch, "skipna": int(bool(skipna)),
         "complete_inputs": int(bool(complete_inputs)), "min_pairs": min_pairs,

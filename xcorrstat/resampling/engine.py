@@ -68,6 +68,8 @@ def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: str, met
     with ``calibrate``, the pair weights and calibration curve of every pair.
     """
     s, i = n_systems, n_inputs
+    if level == "within_system":  # input level with the dims' roles swapped
+        level, s, i = "input", n_inputs, n_systems
     if calibrate:
         pairs = s * (s - 1) // 2 * (i if level == "input" else 1)
         return int(max(1, min(1000, _BLOCK_ELEMS // max(n_metrics * 8 * pairs + i + s, 1))))

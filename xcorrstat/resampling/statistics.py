@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 #: Levels at which a bootstrap re-calibrates epsilon in every draw.
-CALIBRATE_LEVELS = ("system", "input")
+CALIBRATE_LEVELS = ("system", "input", "within_system")
 
 
 def check_bootstrap_variant(level: str, method: str, variant: str) -> None:
@@ -92,27 +92,35 @@ def _system_level(x, z, w, c, kw, complete_inputs):
     return wcorr(np.swapaxes(mx, -1, -2), np.swapaxes(mz, -1, -2), w[None, :, :], **kw)
 
 
-def _input_level(x, z, w, c, kw):
+def _input_level(x, z, w, c, kw, average="macro"):
+    """Groups along the last axis (inputs, counts ``c``), items along axis -2 (systems,
+    weights ``w`` or fixed); ``average="weighted"`` weights each group by its valid items."""
     m, s, i = x.shape
     xt = np.swapaxes(x, -1, -2).reshape(m * i, s)
     zt = np.swapaxes(z, -1, -2).reshape(m * i, s)
     if w is None:
-        r_in, _ = corr(xt, zt, **kw)  # fixed per-input correlations
+        r_in, n_in = corr(xt, zt, **kw)  # fixed per-input correlations
         r_in = r_in.reshape(m, i)
         defined = ~np.isnan(r_in)
-        num = exact_weighted_sums(np.where(defined, r_in, 0.0), c)  # same bits whatever the batch
-        den = defined.astype(np.float64) @ c.T
+        size = n_in.reshape(m, i).astype(np.float64) if average == "weighted" else 1.0
+        # same bits whatever the batch
+        num = exact_weighted_sums(np.where(defined, r_in * size, 0.0), c)
+        den = np.where(defined, size, 0.0) @ c.T
+        count = defined.astype(np.float64) @ c.T
     else:
-        r_in, _ = wcorr_gemm(xt, zt, w, **kw)  # (M*I, B)
+        r_in, n_in = wcorr_gemm(xt, zt, w, **kw)  # (M*I, B)
         r_in = r_in.reshape(m, i, -1)
         defined = ~np.isnan(r_in)
+        size = n_in.reshape(m, i, -1).astype(np.float64) if average == "weighted" else np.ones(r_in.shape)
+        size = np.where(defined, size, 0.0)
         # (M, B, I) contiguous rows: each draw's sum over inputs is reduced the same way in any batch
-        weighted = np.ascontiguousarray(np.moveaxis(np.where(defined, r_in, 0.0), 1, 2)) * c[None]
+        weighted = np.ascontiguousarray(np.moveaxis(np.where(defined, r_in * size, 0.0), 1, 2)) * c[None]
         num = weighted.sum(axis=-1)
-        den = np.einsum("mib,bi->mb", defined.astype(np.float64), c)
+        den = np.einsum("mib,bi->mb", size, c)
+        count = np.einsum("mib,bi->mb", defined.astype(np.float64), c)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = num / den
-    return np.where(den > 0, r, np.nan), den.astype(np.int64)
+    return np.where(den > 0, r, np.nan), count.astype(np.int64)
 
 
 def _global_level(x, z, sys_idx, inp_idx, kw):
@@ -136,6 +144,7 @@ def resampled_level_correlation(
     complete_inputs: bool = False,
     skipna: bool = True,
     epsilon: float = 0.0,
+    average: str = "macro",
 ):
     """Level correlation of every draw in a batch.
 
@@ -143,7 +152,9 @@ def resampled_level_correlation(
     ----------
     x, z : array_like (..., S, I)
         Scores; leading axes broadcast.
-    level : {"system", "input", "global"}
+    level : {"system", "input", "global", "within_system"}
+        Within-system level is input level with the roles of the dims swapped: each
+        drawn system's correlation across its drawn inputs, averaged over the systems.
     method : {"pearson", "spearman", "kendall"}
     variant : {"b", "c", "a", "23", "acc23"}
         Kendall's variant.
@@ -154,7 +165,7 @@ def resampled_level_correlation(
     inp_idx : ndarray (B, I) of int, optional
         Drawn input indices; ``None`` keeps the inputs fixed. At least one of the
         two must be given (it sets B).
-    min_pairs, complete_inputs, skipna
+    min_pairs, complete_inputs, skipna, average
         As in :func:`xcorrstat.kernels.level_correlation`.
 
     Returns
@@ -175,13 +186,17 @@ def resampled_level_correlation(
     if level == "system":
         r, n = _system_level(x, z, w if w is not None else np.ones((b, s)), c, kw, complete_inputs)
     elif level == "input":
-        r, n = _input_level(x, z, w, c if c is not None else np.ones((b, i)), kw)
+        r, n = _input_level(x, z, w, c if c is not None else np.ones((b, i)), kw, average)
+    elif level == "within_system":
+        # groups are the systems (counts w), items the inputs (weights c)
+        r, n = _input_level(np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2), c,
+                            w if w is not None else np.ones((b, s)), kw, average)
     elif level == "global":
         si = sys_idx if sys_idx is not None else np.broadcast_to(np.arange(s), (b, s))
         ii = inp_idx if inp_idx is not None else np.broadcast_to(np.arange(i), (b, i))
         r, n = _global_level(x, z, si, ii, kw)
     else:
-        raise ValueError(f"level must be system, input or global, got {level!r}")
+        raise ValueError(f"level must be system, input, global or within_system, got {level!r}")
     r = np.asarray(r, dtype=np.float64).reshape(m, b)
     n = np.asarray(n, dtype=np.int64).reshape(m, b)
     if not skipna:
@@ -193,10 +208,10 @@ def resampled_level_correlation(
 def calibration_table(x, z, *, level: str):
     """The sorted pair table :func:`resampled_calibration` needs at input level (None at system
     level, whose pairs change with every draw's means)."""
-    if level != "input":
+    if level == "system":
         return None
     x, z, _ = _flat(x, z)
-    return sorted_pairs(np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2))
+    return sorted_pairs(*((np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2)) if level == "input" else (x, z)))
 
 
 def resampled_calibration(x, z, *, level: str, variant: str = "acc23", sys_idx=None, inp_idx=None, table=None):
@@ -206,16 +221,15 @@ def resampled_calibration(x, z, *, level: str, variant: str = "acc23", sys_idx=N
     ----------
     x, z : array_like (..., S, I)
         Scores; leading axes broadcast.
-    level : {"input", "system"}
+    level : {"input", "within_system", "system"}
         Groups as in :func:`xcorrstat.calibrate_ties`: the systems of each input (one
-        epsilon shared by all inputs), or the per-system means. The pairs of a draw are
+        epsilon shared by all inputs), the inputs of each system, or the per-system means. The pairs of a draw are
         pairs of distinct drawn systems (two copies of one system are not compared).
     variant : {"acc23", "23"}
     sys_idx, inp_idx : ndarray (B, S), (B, I) of int, optional
         Drawn indices (at least one).
     table : dict, optional
-        Input level: :func:`xcorrstat.kernels.tiesweep.sorted_pairs` of the groups, to
-        sort the pairs once for many batches.
+        :func:`calibration_table` of the data, to sort the pairs once for many batches.
 
     Returns
     -------
@@ -230,12 +244,14 @@ def resampled_calibration(x, z, *, level: str, variant: str = "acc23", sys_idx=N
     if sys_idx is None and inp_idx is None:
         raise ValueError("resampled_calibration needs sys_idx or inp_idx")
     b = (sys_idx if sys_idx is not None else inp_idx).shape[0]
-    if level == "input":
+    if level in ("input", "within_system"):
         w = counts_from_indices(sys_idx, s) if sys_idx is not None else np.ones((b, s))
         c = counts_from_indices(inp_idx, i) if inp_idx is not None else np.ones((b, i))
         if table is None:
-            table = sorted_pairs(np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2))
-        eps, r, n = weighted_calibration(table, w, c, variant=variant)
+            table = calibration_table(x, z, level=level)
+        # input level: groups are inputs, items systems; within-system level the other way round
+        items, groups = (w, c) if level == "input" else (c, w)
+        eps, r, n = weighted_calibration(table, items, groups, variant=variant)
     elif level == "system":
         valid = ~np.isnan(x) & ~np.isnan(z)
         c = counts_from_indices(inp_idx, i).astype(np.float64) if inp_idx is not None else np.ones((b, i))
