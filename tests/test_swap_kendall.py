@@ -115,7 +115,7 @@ def test_permutation_test_variants_equal_explicit_swaps(variant, level):
     assert float(res["delta"]) == pytest.approx(float(observed), abs=1e-12)
 
 
-def test_compare_takes_variants_with_the_permutation_test_only():
+def test_compare_takes_variants_with_the_permutation_and_bootstrap_tests():
     import xcorrstat
     from conftest import make_scores
 
@@ -125,7 +125,12 @@ def test_compare_takes_variants_with_the_permutation_test_only():
     one = xcorrstat.permutation_test(ds, x="m0", y="m2", target="human", level="input", method="kendall",
                                      variant="acc23", n_resamples=50, rng=0)
     assert float(res["pvalue"].sel(metric="m0", other_metric="m2")) == float(one["pvalue"])
-    with pytest.raises(ValueError, match="variant='acc23' is available with test='permutation'"):
-        xcorrstat.compare(ds, target="human", method="kendall", variant="acc23", test="bootstrap")
-    with pytest.raises(ValueError, match="variant must be one of"):
-        xcorrstat.bootstrap(ds, target="human", method="kendall", variant="acc23")
+    boot = xcorrstat.compare(ds, target="human", level="input", method="kendall", variant="acc23",
+                             test="bootstrap", n_resamples=50, rng=0)
+    pair = xcorrstat.paired_bootstrap_test(ds, x="m0", y="m2", target="human", level="input", method="kendall",
+                                           variant="acc23", n_resamples=50, rng=0)
+    assert float(boot["pvalue"].sel(metric="m0", other_metric="m2")) == float(pair["pvalue"])
+    with pytest.raises(ValueError, match="variant='acc23' is available with test='permutation' or 'bootstrap'"):
+        xcorrstat.compare(ds, target="human", method="kendall", variant="acc23", test="williams")
+    with pytest.raises(ValueError, match="at level 'global' bootstrap draws support"):
+        xcorrstat.bootstrap(ds, target="human", level="global", method="kendall", variant="acc23")

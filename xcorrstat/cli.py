@@ -16,11 +16,15 @@ from .correlate import correlate
 from .datasets import summeval
 from .io import read
 from .kernels import LEVELS, METHODS
+from .kernels.correlation import KENDALL_VARIANTS
 from .kernels.corrections import CORRECTIONS
+from .kernels.levels import AVERAGES, CORRELATE_LEVELS
 
 __all__ = ["main", "correlation_table"]
 
 DEFAULT_TARGET = "expert_relevance"
+KENDALL_NAMES = {"b": "tau-b", "c": "tau-c", "a": "tau-a", "23": "tau_eq", "acc23": "acc_eq"}
+VARIANT_HELP = "Kendall variant: b, c, a, 23 (tau_eq) or acc23 (acc_eq, pairwise accuracy with ties); default b"
 
 
 def correlation_table(result) -> pd.DataFrame:
@@ -48,9 +52,15 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("file", nargs="?", help="CSV/TSV/JSONL/Parquet/netCDF file, one row per (system, input); "
                    "default: the bundled SummEval data")
     c.add_argument("--target", help=f"human score column (default for the bundled data: {DEFAULT_TARGET})")
-    c.add_argument("--level", nargs="+", choices=LEVELS, default=list(LEVELS))
+    c.add_argument("--level", nargs="+", choices=CORRELATE_LEVELS, default=list(LEVELS),
+                   help="levels (default system input global; also within_system)")
     c.add_argument("--method", nargs="+", choices=METHODS, default=list(METHODS))
-    c.add_argument("--variant", choices=("b", "c"), default="b", help="Kendall tau variant (default b)")
+    c.add_argument("--variant", choices=KENDALL_VARIANTS, default="b", help=VARIANT_HELP)
+    c.add_argument("--epsilon", type=float, default=0.0,
+                   help="Kendall: metric differences of at most EPSILON are ties (default 0)")
+    c.add_argument("--average", choices=AVERAGES, default="macro",
+                   help="input and within-system levels: average the groups equally (macro, default) or "
+                   "weighted by their valid items")
     c.add_argument("--metrics", nargs="+", help="metric columns (default: every column but the target "
                    "and --human columns)")
     c.add_argument("--human", nargs="+", default=None, help="other human columns to leave out of the metrics")
@@ -72,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--level", nargs="+", choices=LEVELS, default=["system", "input"],
                    help="levels (default: system input)")
     r.add_argument("--method", choices=METHODS, default="pearson", help="correlation (default pearson)")
-    r.add_argument("--variant", choices=("b", "c"), default="b", help="Kendall tau variant (default b)")
+    r.add_argument("--variant", choices=KENDALL_VARIANTS, default="b", help=VARIANT_HELP)
     r.add_argument("--metrics", nargs="+", help="metric columns (default: every column but the target "
                    "and --human columns)")
     r.add_argument("--human", nargs="+", default=None, help="other human columns to leave out of the metrics")
@@ -122,7 +132,7 @@ def _correlate_command(args, out) -> None:
     ds, target, source = _load(args)
     result = correlate(
         ds, target=target, level=list(args.level), method=list(args.method),
-        variant=args.variant, metrics=args.metrics,
+        variant=args.variant, metrics=args.metrics, epsilon=args.epsilon, average=args.average,
     )
     table = correlation_table(result)
     if args.format == "csv":
@@ -133,9 +143,11 @@ def _correlate_command(args, out) -> None:
         out.write(long.to_json(orient="records", indent=1) + "\n")
         return
     n = result["n"].to_series().unstack(["level", "coefficient"]).max()
-    units = {"system": "systems", "input": "inputs", "global": "cells"}
+    units = {"system": "systems", "input": "inputs", "global": "cells", "within_system": "systems"}
     used = ", ".join(f"{lev}: n={int(n[lev].max())} {units[lev]}" for lev in args.level)
-    kendall = f", Kendall tau-{args.variant}" if "kendall" in args.method else ""
+    kendall = f", Kendall {KENDALL_NAMES[args.variant]}" if "kendall" in args.method else ""
+    if kendall and args.epsilon:
+        kendall += f" with metric ties within {args.epsilon:g}"
     out.write(f"Correlation with {target!r} ({source}; {table.shape[0]} metrics{kendall})\n{used}\n\n")
     with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200):
         out.write(table.to_string(float_format=lambda v: f"{v:.{args.digits}f}", na_rep="nan") + "\n")

@@ -155,7 +155,7 @@ def report(
     metrics: Sequence[Hashable] | None = None,
     level: str | Sequence[str] = ("system", "input"),
     method: Literal["pearson", "spearman", "kendall"] = "pearson",
-    variant: Literal["b", "c"] = "b",
+    variant: Literal["b", "c", "a", "23", "acc23"] = "b",
     resample: str | Sequence[str] = ("system", "input"),
     test: Literal["permutation", "bootstrap", "williams"] = "permutation",
     permute: str | Sequence[str] = ("system", "input"),
@@ -184,8 +184,8 @@ def report(
         Default every non-human variable.
     level : str or list of str, default ("system", "input")
     method : {"pearson", "spearman", "kendall"}, default "pearson"
-    variant : {"b", "c"}
-        Kendall's tau variant.
+    variant : {"b", "c", "a", "23", "acc23"}
+        Kendall's variant (tau-a, tau_eq and acc_eq: system and input level only).
     resample : str or tuple, default ("system", "input")
         Dims the bootstrap resamples (BOOT-BOTH by default).
     test : {"permutation", "bootstrap", "williams"}, default "permutation"
