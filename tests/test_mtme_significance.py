@@ -15,7 +15,7 @@ Only the deterministic part of a permutation case (delta) is recorded upstream.
 import numpy as np
 import pytest
 
-from mtme_cases import ids, load, scores
+from mtme_cases import case as fixture, ids, load, scores
 from xcorrstat.kernels import williams
 
 LEVEL = {"none": "global", "item": "input", "sys": "within_system"}
@@ -29,8 +29,14 @@ def test_williams_test(case):
     assert float(res.pvalue) == pytest.approx(case["expected"], abs=1e-9)
 
 
+SYSTEM_LEVEL = fixture("WilliamsSigDiff/pearson/system_level")
+ITEM_AVERAGED = fixture("WilliamsSigDiff/pearson/item_avg_with_nones")
+NAN0_FALSE = fixture("PermutationSigDiff.delta/pearson/sys/nan0=False")
+TIES_OPT = fixture("PermutationSigDiff.delta/KendallWithTiesOpt.acc23/item")
+
+
 def test_williams_sig_diff_system_level():
-    case = load(names=("WilliamsSigDiff/pearson/system_level",))[0]
+    case = SYSTEM_LEVEL
     a, exp = case["args"], case["expected"]
     ds = scores(a["num_sys"], a["gold"], m1=a["metric1"], m2=a["metric2"])
     res = ds.corrstat.williams_test(target="human", x="m1", y="m2", level="system", alternative="greater")
@@ -40,7 +46,7 @@ def test_williams_sig_diff_system_level():
 
 
 def test_williams_sig_diff_item_averaged():
-    case = load(names=("WilliamsSigDiff/pearson/item_avg_with_nones",))[0]
+    case = ITEM_AVERAGED
     a, exp = case["args"], case["expected"]
     ds = scores(a["num_sys"], a["gold"], m1=a["metric1"], m2=a["metric2"])
     r = ds.corrstat.correlate(target="human", metrics=["m1", "m2"], level="input", min_pairs=2)
@@ -52,7 +58,7 @@ def test_williams_sig_diff_item_averaged():
     assert float(res.pvalue) == pytest.approx(exp["pvalue"], abs=5e-4)
 
 
-PERM = [c for c in load("stats.PermutationSigDiff(") if "TiesOpt" not in c["function"]]
+PERM = load("stats.PermutationSigDiff(", where=lambda c: "TiesOpt" not in c["function"])
 
 
 @pytest.mark.parametrize("case", PERM, ids=ids(PERM))
@@ -73,12 +79,12 @@ def test_permutation_sig_diff_delta(case):
     expected = case["expected"]["delta"]
     if a.get("replace_nans_with_zeros"):
         # upstream counts the undefined (constant) rows as 0; xcorrstat leaves them out
-        expected = load(names=("PermutationSigDiff.delta/pearson/sys/nan0=False",))[0]["expected"]["delta"]
+        expected = NAN0_FALSE["expected"]["delta"]
     assert delta == pytest.approx(expected, abs=max(case["tolerance"]["abs"], 1e-12))
 
 
 def test_permutation_sig_diff_with_calibrated_ties():
-    case = load(names=("PermutationSigDiff.delta/KendallWithTiesOpt.acc23/item",))[0]
+    case = TIES_OPT
     a = case["args"]
     ds = scores(a["num_sys"], a["gold"], m1=a["metric1"], m2=a["metric2"])
     cal = ds.corrstat.calibrate_ties(target="human", level="input")

@@ -24,7 +24,7 @@ from .resampling.meanscore import format_ci, mean_ci, paired_difference_ci
 from .resampling.paired import paired_bootstrap_test
 from .resampling.permutation import permutation_test
 from .reporting import Report, report
-from .pairwise import kendall_like, pairwise_accuracy, pairwise_difference_pearson
+from .pairwise import kendall_like, pairwise_accuracy, pairwise_difference_pearson, pairwise_differences
 from .softpairwise import soft_pairwise_accuracy
 from .tasks import aggregate_tasks
 from .ties import calibrate_ties
@@ -52,6 +52,7 @@ __all__ = [
     "paired_difference_ci",
     "pairwise_accuracy",
     "pairwise_difference_pearson",
+    "pairwise_differences",
     "permutation_test",
     "plot",
     "read",

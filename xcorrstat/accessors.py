@@ -23,7 +23,7 @@ from .resampling.meanscore import mean_ci, paired_difference_ci
 from .resampling.paired import paired_bootstrap_test
 from .resampling.permutation import permutation_test
 from .reporting import report
-from .pairwise import kendall_like, pairwise_accuracy, pairwise_difference_pearson
+from .pairwise import kendall_like, pairwise_accuracy, pairwise_difference_pearson, pairwise_differences
 from .softpairwise import soft_pairwise_accuracy
 from .ties import calibrate_ties
 from .tidy import tidy
@@ -71,6 +71,7 @@ class _Common:
     pairwise_accuracy = _forward(pairwise_accuracy)
     kendall_like = _forward(kendall_like)
     pairwise_difference_pearson = _forward(pairwise_difference_pearson)
+    pairwise_differences = _forward(pairwise_differences)
     soft_pairwise_accuracy = _forward(soft_pairwise_accuracy)
 
 

@@ -18,7 +18,8 @@ from .kernels import METHODS, level_correlation
 from .kernels.correlation import KENDALL_VARIANTS
 from .kernels.levels import AVERAGES, CORRELATE_LEVELS
 from .options import OPTIONS
-from .schema import INPUT, SYSTEM, check_finite, split_scores
+from .pairwise import pdp_statistic
+from .schema import INPUT, SYSTEM, TARGET, check_finite, split_scores
 from .validation import check_choice, check_min_pairs
 
 __all__ = ["correlate", "METHOD_DIM"]
@@ -64,6 +65,32 @@ def level_statistic(x: xr.DataArray, z: xr.DataArray, **kwargs) -> tuple[xr.Data
     )
 
 
+def pdp_level_statistic(x: xr.DataArray, z: xr.DataArray, *, level: str, min_pairs: int,
+                        skipna: bool) -> tuple[xr.DataArray, xr.DataArray]:
+    """Pairwise difference Pearson and its number of valid pairs, of X (metric, ...) against one target Z."""
+    x, z = xr.broadcast(x, z)
+    batch = [d for d in x.dims if d not in (SYSTEM, INPUT)]
+    x, z = x.transpose(*batch, SYSTEM, INPUT), z.transpose(*batch, SYSTEM, INPUT)
+    check_finite(x.values, "metric scores")
+    check_finite(z.values, "target scores")
+    r, n = pdp_statistic(x, z, level=level)
+    r = r.where(n >= min_pairs)
+    if not skipna:  # any missing cell makes the correlation undefined
+        r = r.where(~(x.isnull() | z.isnull()).any([SYSTEM, INPUT]))
+    return r, n
+
+
+def _pdp_result(x: xr.DataArray, z: xr.DataArray, *, level: str, min_pairs: int, skipna: bool) -> xr.Dataset:
+    """``correlation`` and ``n`` of ``correlate(pdp=True)`` at one level, with a ``target`` dim for several."""
+    if TARGET not in z.dims:
+        r, n = pdp_level_statistic(x, z, level=level, min_pairs=min_pairs, skipna=skipna)
+        return xr.Dataset({"correlation": r, "n": n})
+    labels = list(z[TARGET].values)
+    parts = [_pdp_result(x, z.sel({TARGET: t}, drop=True), level=level, min_pairs=min_pairs, skipna=skipna)
+             for t in labels]
+    return _stack(parts, TARGET, labels)
+
+
 def _stack(parts: list[xr.Dataset], dim: str, labels: list[str]) -> xr.Dataset:
     # statistic and n get the new dim; scalar coords (e.g. a selected batch label) stay scalar
     return xr.concat(parts, dim=dim, data_vars="all", coords="minimal", compat="override").assign_coords(
@@ -84,6 +111,7 @@ def correlate(
     min_pairs: int | None = None,
     epsilon: float = 0.0,
     average: Literal["macro", "weighted"] = "macro",
+    pdp: bool = False,
 ) -> xr.DataArray:
     """Correlate every metric with a human target at a level, in one call.
 
@@ -119,6 +147,13 @@ def correlate(
     average : {"macro", "weighted"}, default "macro"
         Input and within-system levels: each defined group counts once, or is weighted
         by its number of valid items.
+    pdp : bool, default False
+        Pearson only: the pairwise difference Pearson correlation of each level instead
+        (mt-metrics-eval's ``Pearson(pdp=True)``; :func:`xcorrstat.pairwise_difference_pearson`):
+        Pearson's r, uncentred, of the metric's and the target's differences over every
+        valid pair of the level's groups (the systems of each input, the inputs of each
+        system, all cells, or the per-system means), pooled. ``n`` is then the number of
+        valid pairs, ``min_pairs`` applies to it, and it is computed eagerly.
 
     Returns
     -------
@@ -135,6 +170,9 @@ def correlate(
     >>> r = xcorrstat.correlate(ds, target="expert_relevance", level="system", method="kendall")
     >>> round(float(r.sel(metric="qa_eval_f1")), 2)
     0.77
+    >>> pdp = xcorrstat.correlate(ds, target="expert_relevance", level="input", pdp=True)
+    >>> pdp.attrs["pdp"], int(pdp["n"].sel(metric="qa_eval_f1"))
+    (1, 12000)
     """
     levels, level_dim = _choices(level, CORRELATE_LEVELS, "level", "level")
     methods, method_dim = _choices(method, METHODS, "method", METHOD_DIM)
@@ -146,6 +184,14 @@ def correlate(
         raise ValueError(f"epsilon applies to method='kendall' only, got method={method!r}")
     if not isinstance(skipna, (bool, np.bool_)):
         raise TypeError(f"skipna must be True or False, got {skipna!r}")
+    if not isinstance(pdp, (bool, np.bool_)):
+        raise TypeError(f"pdp must be True or False, got {pdp!r}")
+    if pdp and methods != ["pearson"]:
+        raise ValueError(f"pdp=True is the pairwise difference Pearson correlation: it needs method='pearson', "
+                         f"got method={method!r}")
+    if pdp and (complete_inputs or average != "macro"):
+        raise ValueError("pdp=True pools the pairs of every group: complete_inputs=True and average='weighted' "
+                         "do not apply to it")
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     x, z, _ = split_scores(data, target=target, metrics=metrics)
 
@@ -153,6 +199,9 @@ def correlate(
     for lev in levels:
         cols = []
         for meth in methods:
+            if pdp:
+                cols.append(_pdp_result(x, z, level=lev, min_pairs=int(min_pairs), skipna=bool(skipna)))
+                continue
             r, n = level_statistic(
                 x, z, level=lev, method=meth, variant=variant, min_pairs=int(min_pairs),
                 complete_inputs=bool(complete_inputs), skipna=bool(skipna), epsilon=float(epsilon),
@@ -174,7 +223,9 @@ def correlate(
         "min_pairs": int(min_pairs),
         "epsilon": float(epsilon),
         "average": average,
-        "n_meaning": "systems (system level), defined inputs (input level), defined systems "
+        "pdp": int(bool(pdp)),
+        "n_meaning": "valid pairs whose differences were correlated" if pdp else
+                     "systems (system level), defined inputs (input level), defined systems "
                      "(within-system level), cells (global level)",
     }
     out.coords["n"].attrs["long_name"] = "number of units the correlation used"

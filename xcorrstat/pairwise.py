@@ -1,4 +1,5 @@
-"""Pairwise statistics on labelled data: pairwise accuracy and WMT's DARR Kendall-like tau.
+"""Pairwise statistics on labelled data: pairwise accuracy, WMT's DARR Kendall-like tau,
+pairwise difference Pearson, and the pairwise differences themselves.
 
 Pairs are formed within each group of a level (the systems of each input, the inputs of
 each system, all cells, or the per-system means) and, with ``pool=`` dims, within each
@@ -13,14 +14,29 @@ from typing import Literal
 import numpy as np
 import xarray as xr
 
+from .agreement._common import check_labels, check_new_dim, pair_dim
 from .kernels.pairwise import agreement_counts, difference_sums, kendall_like_counts
 from .schema import aligned_scores
 from .ties import MAX_GROUP, TIE_LEVELS, _groups
 from .validation import check_choice
 
-__all__ = ["kendall_like", "pairwise_accuracy", "pairwise_difference_pearson"]
+__all__ = ["kendall_like", "pairwise_accuracy", "pairwise_difference_pearson", "pairwise_differences",
+           "pdp_statistic"]
 
 Level = Literal["system", "input", "within_system", "global"]
+
+
+def _group_sums(x: xr.DataArray, z: xr.DataArray, batch: list, level: str, func) -> xr.Dataset:
+    """``func``'s parts summed over each group's pairs and over the groups, for aligned (*batch, S, I) scores."""
+    gx, gz = _groups(x.values.astype(np.float64), z.values.astype(np.float64), level)
+    if gx.shape[-1] > MAX_GROUP:
+        raise ValueError(f"level={level!r} compares groups of {gx.shape[-1]} items; more than {MAX_GROUP} is not "
+                         "supported, use level='input' or 'within_system'")
+    if gx.shape[-1] < 2:
+        raise ValueError(f"level={level!r} gives groups of {gx.shape[-1]} item(s); pairs need at least 2")
+    parts = func(gx, gz)  # each (..., G): summed over each group's pairs, then over the groups
+    coords = {d: x[d] for d in batch}
+    return xr.Dataset({f"part{k}": (batch, part.sum(axis=-1)) for k, part in enumerate(parts)}, coords=coords)
 
 
 def _counts(data, target, metrics, level, pool, func):
@@ -31,16 +47,26 @@ def _counts(data, target, metrics, level, pool, func):
         if dim not in batch or dim == "metric":
             raise ValueError(f"pool={dim!r} must name an extra dim of the data, such as a language pair; "
                              f"the data has dims {tuple(x.dims)}")
-    gx, gz = _groups(x.values.astype(np.float64), z.values.astype(np.float64), level)
-    if gx.shape[-1] > MAX_GROUP:
-        raise ValueError(f"level={level!r} compares groups of {gx.shape[-1]} items; more than {MAX_GROUP} is not "
-                         "supported, use level='input' or 'within_system'")
-    if gx.shape[-1] < 2:
-        raise ValueError(f"level={level!r} gives groups of {gx.shape[-1]} item(s); pairs need at least 2")
-    parts = func(gx, gz)  # each (..., G): summed over each group's pairs, then over the groups
-    coords = {d: x[d] for d in batch}
-    out = xr.Dataset({f"part{k}": (batch, part.sum(axis=-1)) for k, part in enumerate(parts)}, coords=coords)
+    out = _group_sums(x, z, batch, level, func)
     return out.sum(pool) if pool else out
+
+
+def _pdp(sums: xr.Dataset) -> xr.DataArray:
+    """PDP from the summed parts of :func:`~xcorrstat.kernels.pairwise.difference_sums`."""
+    den = np.sqrt(sums["part1"] * sums["part2"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (sums["part0"] / den.where(den > 0)).clip(-1.0, 1.0)
+
+
+def pdp_statistic(x: xr.DataArray, z: xr.DataArray, *, level: str) -> tuple[xr.DataArray, xr.DataArray]:
+    """PDP and the number of valid pairs of aligned ``(*batch, system, input)`` scores, over the batch dims.
+
+    The computation behind :func:`pairwise_difference_pearson` and ``correlate(pdp=True)``.
+    """
+    check_choice(level, tuple(TIE_LEVELS), "level")
+    batch = [d for d in x.dims if d not in ("system", "input")]
+    sums = _group_sums(x, z, batch, level, difference_sums)
+    return _pdp(sums), sums["part3"]
 
 
 def pairwise_accuracy(
@@ -168,7 +194,9 @@ def pairwise_difference_pearson(
     Returns
     -------
     Dataset
-        ``correlation`` over ``metric`` (NaN when either side's differences are all 0).
+        ``correlation`` over ``metric`` (NaN when either side's differences are all 0) and
+        ``n_pairs``, the valid pairs pooled. ``correlate(..., pdp=True)`` gives the same
+        correlation as a correlate result.
 
     Examples
     --------
@@ -179,10 +207,87 @@ def pairwise_difference_pearson(
     True
     """
     sums = _counts(data, target, metrics, level, pool, difference_sums)
-    den = np.sqrt(sums["part1"] * sums["part2"])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = (sums["part0"] / den.where(den > 0)).clip(-1.0, 1.0)
-    out = xr.Dataset({"correlation": r})
+    out = xr.Dataset({"correlation": _pdp(sums), "n_pairs": sums["part3"]})
     out.attrs = {"statistic": "pairwise difference Pearson (uncentred, pooled over groups)",
                  "target": str(target), "level": level}
+    return out
+
+
+def _differences(da: xr.DataArray, dim: Hashable, epsilon: float) -> xr.DataArray:
+    if not isinstance(dim, Hashable) or dim not in da.dims:
+        raise ValueError(f"dim must name a dim of the data {tuple(da.dims)}, got {dim!r}")
+    if da.sizes[dim] < 2:
+        raise ValueError(f"dim={dim!r} has {da.sizes[dim]} label(s); pairwise differences need at least 2")
+    if da.dtype.kind not in "biuf":
+        raise TypeError(f"pairwise differences need numeric scores, got dtype {da.dtype} for {da.name!r}")
+    check_labels(da, dim, "dim")
+    other = pair_dim(dim)
+    check_new_dim(da, other, "dim")
+    base = da.astype(np.float64)
+    # the second copy carries only the labels of dim: other coords along dim stay on the first
+    second = base.drop_vars([c for c in base.coords if dim in base[c].dims and c != dim]).rename({dim: other})
+    diff = (second - base).transpose(dim, other, ...)
+    diff = diff.where(~(np.abs(diff) <= epsilon), 0.0)  # |d| <= epsilon is a tie (0); NaN stays NaN
+    diff.name = da.name
+    diff.attrs = {"long_name": f"score at {other} minus score at {dim}", "epsilon": epsilon}
+    return diff
+
+
+def pairwise_differences(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    dim: Hashable = "system",
+    epsilon: float = 0.0,
+) -> xr.Dataset | xr.DataArray:
+    """The difference of every ordered pair of labels along a dim: ``x[j] - x[i]``.
+
+    mt-metrics-eval's ``PairwiseDiffs`` and its pairwise-difference matrices, labelled: the
+    result has ``dim`` (label ``i``) and its second copy ``f"{dim}_2"`` (label ``j``, the
+    naming of the agreement analyses' pair dims) in front of the data's other dims, so
+    ``d.sel(system=i, system_2=j)`` is ``x[j] - x[i]`` on every input. Flattened in
+    row-major order, the (dim, dim_2) matrix is mt-metrics-eval's.
+
+    Parameters
+    ----------
+    data : Dataset or DataArray
+        Numeric scores with ``dim``. For a Dataset every data variable with ``dim`` is
+        differenced (variables without it are left out).
+    dim : str, default "system"
+        The dim whose labels are paired; it needs at least 2 labels.
+    epsilon : float, default 0
+        Finite, >= 0: a difference with ``|x[j] - x[i]| <= epsilon`` is a tie and set to 0
+        (the diagonal always is).
+
+    Returns
+    -------
+    DataArray or Dataset
+        Like ``data``, with dims ``(dim, f"{dim}_2", ...)``; NaN where either score is
+        missing. Lazy (Dask-backed) data stays lazy.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> import xcorrstat
+    >>> x = xr.DataArray([1.0, 2.0, 2.1, 3.0], dims="system", coords={"system": list("abcd")})
+    >>> d = xcorrstat.pairwise_differences(x, epsilon=0.2)
+    >>> d.dims
+    ('system', 'system_2')
+    >>> d.sel(system="a", system_2="d").item(), d.sel(system="b", system_2="c").item()
+    (2.0, 0.0)
+    """
+    ok = isinstance(epsilon, (int, float, np.integer, np.floating)) and not isinstance(epsilon, bool)
+    if not ok or not np.isfinite(epsilon) or epsilon < 0:
+        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    epsilon = float(epsilon)
+    if isinstance(data, xr.DataArray):
+        return _differences(data, dim, epsilon)
+    if not isinstance(data, xr.Dataset):
+        raise TypeError(f"data must be an xarray Dataset or DataArray, got {type(data).__name__}")
+    if not isinstance(dim, Hashable) or dim not in data.dims:
+        raise ValueError(f"dim must name a dim of the data {tuple(data.dims)}, got {dim!r}")
+    names = [k for k, v in data.data_vars.items() if dim in v.dims]
+    if not names:
+        raise ValueError(f"dim={dim!r}: no data variable has this dim")
+    out = xr.Dataset({k: _differences(data[k], dim, epsilon) for k in names})
+    out.attrs = {"statistic": f"pairwise differences x[{pair_dim(dim)}] - x[{dim}]", "epsilon": epsilon}
     return out

@@ -7,30 +7,42 @@ differences gives a p-value from the human scores and one from the metric scores
     SPA = 1 - mean over pairs i < j of |p_human(i, j) - p_metric(i, j)|.
 
 The test of a pair: ``p = share of draws with sum_k s_k d_k >= sum_k d_k``, with
-``d_k = score_i - score_j`` on input k (inputs where both systems have both scores) and
-random signs ``s_k``. The same sign draws serve every pair, the target and every metric;
-draw r comes from ``SeedSequence(seed, ...)`` by its id like every draw of the library.
+``d_k = score_i - score_j`` on input k and random signs ``s_k``. The same sign draws serve
+every pair, the target and every metric. Two sources of signs (``draws=``):
+
+* ``"by-id"``: draw r comes from ``SeedSequence(seed, ...)`` by its id like every draw of
+  the library; a cell missing in the metric or the target leaves that input out of both,
+  for each pair of systems.
+* ``"mt-metrics-eval"``: the sign matrix of mt-metrics-eval's ``pce.compute_pairwise_p_values``
+  and its float32 arithmetic, to reproduce published numbers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from typing import Literal
 
 import numpy as np
 import xarray as xr
 
 from .resampling.draws import permutation_masks, resolve_seed
 from .schema import INPUT, SYSTEM, aligned_scores
-from .validation import check_positive_int
+from .validation import check_choice, check_positive_int
 
-__all__ = ["pairwise_pvalues", "soft_pairwise_accuracy"]
+__all__ = ["DRAWS", "MTME_SEED", "mtme_signs", "pairwise_pvalues", "soft_pairwise_accuracy"]
+
+#: The sources of sign draws of :func:`soft_pairwise_accuracy`.
+DRAWS = ("by-id", "mt-metrics-eval")
+#: mt-metrics-eval's seed of the sign matrix (``compute_pairwise_p_values(..., seed=4)``).
+MTME_SEED = 4
 
 
 def pairwise_pvalues(scores, signs):
     """One-sided sign-flip p-values of every system pair: scores (..., S, I), signs (B, I) -> (..., P).
 
     Pairs are ``np.triu_indices(S, 1)``; ``p[i, j]`` is the share of draws whose sign-flipped
-    sum of differences reaches the observed sum (no +1: the share of draws itself).
+    sum of differences reaches the observed sum (no +1: the share of draws itself). A NaN
+    difference counts as 0 (the input is left out of that pair).
     """
     scores = np.asarray(scores, dtype=np.float64)
     a, b = np.triu_indices(scores.shape[-2], 1)
@@ -44,6 +56,57 @@ def pairwise_pvalues(scores, signs):
     return (flipped >= (observed - tol)[..., None]).mean(axis=-1)
 
 
+def mtme_signs(seed: int, n_resamples: int, n_inputs: int) -> np.ndarray:
+    """mt-metrics-eval's sign matrix: ``(n_resamples, n_inputs)`` float32 of -1 and +1.
+
+    ``default_rng(seed).random((n_resamples, n_inputs), dtype=float32)``, rounded half to
+    even (``rint``) to 0 or 1 and mapped to ``2 m - 1``.
+
+    Examples
+    --------
+    >>> s = mtme_signs(4, 1000, 3)
+    >>> s.shape, s.dtype.name, sorted(set(s.ravel().tolist()))
+    ((1000, 3), 'float32', [-1.0, 1.0])
+    """
+    u = np.random.default_rng(seed).random((n_resamples, n_inputs), dtype=np.float32)
+    return np.rint(u) * np.float32(2.0) - np.float32(1.0)
+
+
+def _mtme_pvalues(scores: np.ndarray, signs: np.ndarray) -> np.ndarray:
+    """p-values as mt-metrics-eval computes them: scores (..., S, L), float32 signs (B, L) -> (..., P).
+
+    float32 throughout: system scores are float32 sums, each draw's system sums a float32
+    matrix product, and a draw counts when its difference reaches the observed one exactly.
+    """
+    s32 = np.ascontiguousarray(scores, dtype=np.float32)
+    sums = s32.sum(axis=-1)  # (..., S)
+    partial = np.matmul(signs, np.swapaxes(s32, -1, -2))  # (..., B, S)
+    a, b = np.triu_indices(s32.shape[-2], 1)
+    null = partial[..., a] - partial[..., b]  # (..., B, P)
+    observed = sums[..., a] - sums[..., b]  # (..., P)
+    return (null >= observed[..., None, :]).sum(axis=-2) / signs.shape[0]
+
+
+def _spa_mtme(x: np.ndarray, z: np.ndarray, seed: int, n_resamples: int) -> tuple[np.ndarray, np.ndarray]:
+    """SPA of (..., S, I) metric scores against the target, mt-metrics-eval's way, and the inputs used."""
+    lead, (n_sys, n_inp) = x.shape[:-2], x.shape[-2:]
+    xf, zf = x.reshape(-1, n_sys, n_inp), z.reshape(-1, n_sys, n_inp)
+    # an input is used when every system has both scores there
+    kept = ~(np.isnan(xf) | np.isnan(zf)).any(axis=-2)  # (R, I)
+    n_pairs = n_sys * (n_sys - 1) // 2
+    spa = np.full(xf.shape[0], np.nan)
+    if n_pairs:
+        masks, which = np.unique(kept, axis=0, return_inverse=True)
+        which = np.asarray(which).reshape(-1)
+        for k, mask in enumerate(masks):  # one sign matrix per distinct set of used inputs
+            rows = which == k
+            signs = mtme_signs(seed, n_resamples, int(mask.sum()))
+            p_metric = _mtme_pvalues(xf[rows][..., mask], signs)
+            p_gold = _mtme_pvalues(zf[rows][..., mask], signs)
+            spa[rows] = 1.0 - np.abs(p_gold - p_metric).mean(axis=-1)
+    return spa.reshape(lead), kept.sum(axis=-1).reshape(lead)
+
+
 def soft_pairwise_accuracy(
     data: xr.Dataset | xr.DataArray,
     *,
@@ -51,6 +114,7 @@ def soft_pairwise_accuracy(
     metrics: Sequence[Hashable] | None = None,
     n_resamples: int = 1000,
     rng: int | np.random.Generator | np.random.SeedSequence | None = None,
+    draws: Literal["by-id", "mt-metrics-eval"] = "by-id",
 ) -> xr.Dataset:
     """Soft pairwise accuracy of every metric's system ranking (1 - pairwise confidence error).
 
@@ -65,13 +129,36 @@ def soft_pairwise_accuracy(
     n_resamples : int, default 1000
         Sign-flip draws of each pair's test (shared by every pair and metric).
     rng : int, Generator, SeedSequence or None
-        Seed of the draws; recorded in attrs.
+        Seed of the draws; recorded in attrs. With ``draws="mt-metrics-eval"`` it must be
+        an int (default there: 4, mt-metrics-eval's seed).
+    draws : {"by-id", "mt-metrics-eval"}, default "by-id"
+        ``"by-id"``: the library's draws, keyed by draw id; a cell missing in the metric or
+        the target is left out of both, for each pair of systems. ``"mt-metrics-eval"``:
+        mt-metrics-eval's sign matrix, to reproduce its (and WMT's published) values; see
+        Notes.
 
     Returns
     -------
     Dataset
         ``soft_pairwise_accuracy`` over ``metric`` (NaN with fewer than 2 systems), and
-        ``n_pairs``.
+        ``n_pairs``; with ``draws="mt-metrics-eval"`` also ``n_inputs``, the inputs used.
+
+    Notes
+    -----
+    ``draws="mt-metrics-eval"`` reproduces ``pce.compute_pairwise_p_values``: one
+    ``(n_resamples, L)`` matrix ``np.random.default_rng(seed).random(..., dtype=float32)``,
+    rounded with ``rint`` and mapped to ``2 m - 1``, serves every pair, the target and the
+    metric. ``L`` is the number of inputs left after dropping every input where any system
+    lacks the metric or the target score: mt-metrics-eval drops missing entries from its flat
+    vectors before reshaping them to (system, input), which lines up only when every system
+    misses the same inputs, and dropping whole inputs is that case. A metric whose scores
+    miss other inputs than another's gets its own ``L`` and so its own sign matrix. The
+    arithmetic follows mt-metrics-eval too: float32 scores, system scores as float32 sums,
+    each draw's sums from a float32 matrix product, and a draw counts when its difference
+    reaches the observed one exactly (``"by-id"`` works in float64 with a rounding
+    tolerance). On integer scores both are exact and agree; on fractional scores float32
+    rounding moves a few p-values by a draw or two, which is why this mode keeps it (a
+    different BLAS may still round a matrix product differently).
 
     Examples
     --------
@@ -80,23 +167,40 @@ def soft_pairwise_accuracy(
     >>> spa = xcorrstat.soft_pairwise_accuracy(ds, target="expert_relevance", metrics=["qa_eval_f1"], rng=0)
     >>> 0 <= float(spa["soft_pairwise_accuracy"][0]) <= 1
     True
+    >>> wmt = xcorrstat.soft_pairwise_accuracy(ds, target="expert_relevance", metrics=["qa_eval_f1"],
+    ...                                        draws="mt-metrics-eval")
+    >>> wmt.attrs["draws"], wmt.attrs["seed"]
+    ('mt-metrics-eval', 4)
     """
     n_resamples = check_positive_int(n_resamples, "n_resamples")
-    seed = resolve_seed(rng)
+    check_choice(draws, DRAWS, "draws")
+    if draws == "mt-metrics-eval":
+        if rng is None:
+            rng = MTME_SEED
+        if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
+            raise ValueError(f"rng must be a non-negative int seed with draws='mt-metrics-eval' (mt-metrics-eval "
+                             f"seeds default_rng with an int; its default is {MTME_SEED}), got {rng!r}")
+        seed = int(rng)
+    else:
+        seed = resolve_seed(rng)
     x, zb, batch = aligned_scores(data, target=target, metrics=metrics)
-    # a cell missing in the metric or the target is left out of both (the library's one rule)
-    x, zb = x.where(zb.notnull()), zb.where(x.notnull())
     n_sys, n_inp = x.sizes[SYSTEM], x.sizes[INPUT]
-    signs = 1.0 - 2.0 * permutation_masks(seed, np.arange(n_resamples), 1, n_inp, "cells")[:, 0, :]
-    p_metric = pairwise_pvalues(x.values, signs)
-    p_gold = pairwise_pvalues(zb.values, signs)
     n_pairs = n_sys * (n_sys - 1) // 2
-    with np.errstate(invalid="ignore"):
-        spa = 1.0 - np.abs(p_gold - p_metric).mean(axis=-1) if n_pairs else np.full(p_metric.shape[:-1], np.nan)
     coords = {d: x[d] for d in batch}
-    out = xr.Dataset({"soft_pairwise_accuracy": (batch, spa)}, coords=coords)
+    if draws == "mt-metrics-eval":
+        spa, used = _spa_mtme(x.values, zb.values, seed, n_resamples)
+        out = xr.Dataset({"soft_pairwise_accuracy": (batch, spa), "n_inputs": (batch, used)}, coords=coords)
+    else:
+        # a cell missing in the metric or the target is left out of both (the library's one rule)
+        x, zb = x.where(zb.notnull()), zb.where(x.notnull())
+        signs = 1.0 - 2.0 * permutation_masks(seed, np.arange(n_resamples), 1, n_inp, "cells")[:, 0, :]
+        p_metric = pairwise_pvalues(x.values, signs)
+        p_gold = pairwise_pvalues(zb.values, signs)
+        with np.errstate(invalid="ignore"):
+            spa = 1.0 - np.abs(p_gold - p_metric).mean(axis=-1) if n_pairs else np.full(p_metric.shape[:-1], np.nan)
+        out = xr.Dataset({"soft_pairwise_accuracy": (batch, spa)}, coords=coords)
     out["n_pairs"] = n_pairs
     out.attrs = {"statistic": "soft pairwise accuracy = 1 - mean |p_human - p_metric| over system pairs",
                  "test": "one-sided paired sign-flip test of the summed per-input differences",
-                 "target": str(target), "n_resamples": n_resamples, "seed": seed}
+                 "target": str(target), "n_resamples": n_resamples, "seed": seed, "draws": draws}
     return out

@@ -12,9 +12,10 @@ from typing import Literal
 import numpy as np
 import xarray as xr
 
-from .kernels.ties import TIE_VARIANTS, calibrate_epsilon
+from .kernels.ties import TIE_VARIANTS, calibrate_epsilon, sample_pairs, valid_pairs
 from .kernels.levels import system_means
-from .schema import aligned_scores
+from .resampling.draws import resolve_seed
+from .schema import METRIC, aligned_scores
 from .validation import check_choice
 
 __all__ = ["TIE_LEVELS", "calibrate_ties"]
@@ -41,6 +42,31 @@ def _groups(x: np.ndarray, z: np.ndarray, level: str) -> tuple[np.ndarray, np.nd
     return mx[..., None, :], mz[..., None, :]
 
 
+def _check_sample_rate(sample_rate) -> float:
+    ok = isinstance(sample_rate, (int, float, np.integer, np.floating)) and not isinstance(sample_rate, bool)
+    if not ok or not 0.0 < float(sample_rate) <= 1.0:
+        raise ValueError(f"sample_rate must be a number in (0, 1] (the share of pairs kept), got {sample_rate!r}")
+    return float(sample_rate)
+
+
+def _uniform_source(rng) -> tuple:
+    """``(random, attrs)``: ``random(k)`` gives k uniforms in one call; attrs record the seed."""
+    if isinstance(rng, np.random.RandomState):
+        # numpy's legacy generator (what np.random.seed drives): its stream is used as it stands
+        return rng.random_sample, {"rng": "numpy.random.RandomState"}
+    seed = resolve_seed(rng)
+    return np.random.default_rng(seed).random, {"seed": seed}
+
+
+def _sampled_pairs(gx, gz, batch, sample_rate, rng):
+    """The kept pairs (..., G, P_g) and attrs: one draw per pair some metric can use."""
+    random, attrs = _uniform_source(rng)
+    valid = valid_pairs(gx, gz)
+    # every metric is calibrated on the same draws: a pair gets one if some metric can use it
+    eligible = valid.any(axis=batch.index(METRIC), keepdims=True) if METRIC in batch else valid
+    return np.broadcast_to(sample_pairs(eligible, sample_rate, random), valid.shape), attrs
+
+
 def calibrate_ties(
     data: xr.Dataset | xr.DataArray,
     *,
@@ -49,6 +75,8 @@ def calibrate_ties(
     level: Literal["input", "within_system", "global", "system"] = "input",
     variant: Literal["acc23", "23"] = "acc23",
     keep_curve: bool = False,
+    sample_rate: float = 1.0,
+    rng: int | np.random.Generator | np.random.SeedSequence | np.random.RandomState | None = None,
 ) -> xr.Dataset:
     """The metric-tie threshold epsilon that maximises pairwise accuracy with ties, per metric.
 
@@ -74,6 +102,16 @@ def calibrate_ties(
     keep_curve : bool, default False
         Also return ``threshold`` and ``objective`` over a ``candidate`` dim: the
         objective at every candidate threshold (NaN padding where a value repeats).
+    sample_rate : float, default 1.0
+        In (0, 1]: the share of pairs to use, mt-metrics-eval's ``sample_rate``. Below 1,
+        each valid pair is kept when a uniform draw is ``<= sample_rate``, and the candidate
+        thresholds and the objective come from the kept pairs only (see Notes).
+    rng : int, Generator, SeedSequence, RandomState or None
+        Source of the pair draws when ``sample_rate < 1`` (ignored at 1). An int seed ``s``
+        draws from ``np.random.default_rng(s)``, a Generator or SeedSequence gives such a
+        seed (recorded in attrs), None fresh entropy. A ``numpy.random.RandomState`` is
+        drawn from as it stands: ``RandomState(123)`` gives what ``np.random.seed(123)``
+        gives mt-metrics-eval.
 
     Returns
     -------
@@ -86,7 +124,20 @@ def calibrate_ties(
     -----
     Exact: every candidate threshold is evaluated, by sorting all pairs once by
     their metric difference and accumulating each pair's change of agreement, so
-    there is no need to sample pairs (mt-metrics-eval's ``sample_rate``).
+    the search needs no pair sampling; ``sample_rate`` is there to reproduce
+    mt-metrics-eval's sampled results.
+
+    With ``sample_rate < 1`` the pairs are drawn as mt-metrics-eval draws them: one
+    uniform per valid pair, group by group in group order (the inputs at level
+    ``"input"``, the systems at ``"within_system"``) and within a group in row-major
+    ``i < j`` order over its valid items; a group left without a kept pair drops out of
+    the average. All draws come from one call of the generator, which gives the same
+    numbers as one call per pair. Every metric is calibrated on the same draws: a pair
+    gets one draw if some metric can use it, so metrics with scores on the same cells are
+    calibrated on the same sample of pairs, and each metric then gets the draws
+    mt-metrics-eval would give it after the same seeding (calibrate a metric on its own
+    to reproduce mt-metrics-eval when the metrics miss different cells). Each label of
+    an extra dim draws from the start of the same stream.
 
     Examples
     --------
@@ -95,16 +146,21 @@ def calibrate_ties(
     >>> res = xcorrstat.calibrate_ties(ds, target="expert_relevance", metrics=["rouge_2_f1", "qa_eval_f1"])
     >>> list(res.data_vars)
     ['epsilon', 'correlation']
+    >>> half = xcorrstat.calibrate_ties(ds, target="expert_relevance", metrics=["qa_eval_f1"], sample_rate=0.5, rng=0)
+    >>> half.attrs["sample_rate"], half.attrs["seed"]
+    (0.5, 0)
     """
     check_choice(level, tuple(TIE_LEVELS), "level")
     check_choice(variant, TIE_VARIANTS, "variant", " (acc_eq or tau_eq)")
+    sample_rate = _check_sample_rate(sample_rate)
     x, z, batch = aligned_scores(data, target=target, metrics=metrics)
     gx, gz = _groups(x.values.astype(np.float64), z.values.astype(np.float64), level)
     if gx.shape[-1] > MAX_GROUP:
         raise ValueError(f"level={level!r} compares groups of {gx.shape[-1]} items ({gx.shape[-1] ** 2 // 2} "
                          f"pairs each); more than {MAX_GROUP} items per group is not supported, use "
                          f"level='input' or 'within_system'")
-    eps, best, thresholds, objective = calibrate_epsilon(gx, gz, variant=variant)
+    keep, drawn = _sampled_pairs(gx, gz, batch, sample_rate, rng) if sample_rate < 1 else (None, {})
+    eps, best, thresholds, objective = calibrate_epsilon(gx, gz, variant=variant, keep=keep)
     coords = {d: x[d] for d in batch}
     out = xr.Dataset({"epsilon": (batch, eps), "correlation": (batch, best)}, coords=coords)
     if keep_curve:
@@ -113,5 +169,6 @@ def calibrate_ties(
     out["epsilon"].attrs["long_name"] = "metric-tie threshold maximising the objective (|dm| <= epsilon ties)"
     out["correlation"].attrs["long_name"] = {"acc23": "acc_eq", "23": "tau_eq"}[variant] + " at epsilon"
     out.attrs = {"statistic": "tie calibration", "target": str(target), "level": level, "variant": variant,
-                 "groups": TIE_LEVELS[level], "objective": "mean over groups with a pair of the group's value"}
+                 "groups": TIE_LEVELS[level], "objective": "mean over groups with a pair of the group's value",
+                 "sample_rate": sample_rate, **drawn}
     return out

@@ -46,8 +46,9 @@ def kendall_like_counts(x, z, *, threshold: float):
 
 
 def difference_sums(x, z):
-    """``(sum dx dz, sum dx^2, sum dz^2)`` over the valid pairs: the parts of the pairwise
+    """``(sum dx dz, sum dx^2, sum dz^2, pairs)`` over the valid pairs: the parts of the pairwise
     difference Pearson correlation (an uncentred correlation of pair differences)."""
     dx, dz, ok = _pairs(x, z)
     dx, dz = np.where(ok, dx, 0.0), np.where(ok, dz, 0.0)
-    return (dx * dz).sum(axis=-1), (dx * dx).sum(axis=-1), (dz * dz).sum(axis=-1)
+    return ((dx * dz).sum(axis=-1), (dx * dx).sum(axis=-1), (dz * dz).sum(axis=-1),
+            ok.sum(axis=-1, dtype=np.int64))

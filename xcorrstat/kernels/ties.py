@@ -16,33 +16,88 @@ pairs of all groups by ``|dm|`` and accumulating ``(after - before) / N_g`` in t
 order gives the objective at every candidate threshold (0 and each distinct
 ``|dm|``) at once: one sort and one cumulative sum per metric, instead of a full
 recomputation per candidate.
+
+Pair sampling (mt-metrics-eval's ``sample_rate``): :func:`sample_pairs` keeps each
+valid pair with a given probability, one uniform draw per pair in mt-metrics-eval's
+order, and ``keep=`` restricts the sweep to the kept pairs.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["TIE_VARIANTS", "calibrate_epsilon", "pair_table"]
+__all__ = ["TIE_VARIANTS", "calibrate_epsilon", "pair_table", "sample_pairs", "valid_pairs"]
 
 TIE_VARIANTS = ("acc23", "23")
 
 
-def pair_table(x, z):
+def valid_pairs(x, z) -> np.ndarray:
+    """``(..., G, P_g)`` bools: pair ``k`` of ``np.triu_indices(n, 1)`` of each group has both
+    items with both scores. ``x`` and ``z`` are (..., G, n), broadcast together."""
+    x, z = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64))
+    a, b = np.triu_indices(x.shape[-1], 1)
+    valid = ~np.isnan(x) & ~np.isnan(z)
+    return valid[..., a] & valid[..., b]
+
+
+def sample_pairs(eligible, sample_rate: float, random) -> np.ndarray:
+    """Keep each eligible pair when its uniform draw is ``<= sample_rate``: a bool mask like ``eligible``.
+
+    Parameters
+    ----------
+    eligible : array_like of bool (..., G, P_g)
+        The pairs that get a draw, e.g. :func:`valid_pairs`; leading axes are separate
+        calibrations.
+    sample_rate : float
+        In (0, 1].
+    random : callable
+        ``random(k)`` returns ``k`` uniforms in [0, 1) in one call, e.g.
+        ``np.random.RandomState(123).random_sample``.
+
+    Returns
+    -------
+    ndarray of bool, like ``eligible``
+        The kept pairs. Draws fall on the eligible pairs group by group and, within a group,
+        in row-major ``i < j`` order, mt-metrics-eval's loop; every leading index takes the
+        same stream from its start (the k-th eligible pair of each gets draw k), so one call
+        of ``random`` serves them all.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> keep = sample_pairs(np.ones((1, 6), bool), 0.5, np.random.RandomState(123).random_sample)
+    >>> keep.astype(int).tolist()
+    [[0, 1, 1, 0, 0, 1]]
+    """
+    eligible = np.asarray(eligible, dtype=bool)
+    flat = eligible.reshape(eligible.shape[:-2] + (-1,))
+    rank = np.cumsum(flat, axis=-1) - 1  # the k-th eligible pair of its calibration gets draw k
+    need = int(flat.sum(axis=-1).max(initial=0))
+    u = np.asarray(random(need), dtype=np.float64).reshape(-1)
+    if u.size != need:
+        raise ValueError(f"random({need}) returned {u.size} numbers")
+    drawn = u[np.clip(rank, 0, max(need - 1, 0))] if need else np.ones(flat.shape)
+    return (flat & (drawn <= sample_rate)).reshape(eligible.shape)
+
+
+def pair_table(x, z, keep=None):
     """Every valid pair (a < b) of every group: ``(|dm|, before, after, weight)``, each (..., P).
 
     ``x`` and ``z`` are (..., G, n): G groups of n items. A pair is valid when both
-    items have both scores. ``before``/``after`` are the pair's agreement (0/1) while
-    it is not / is a metric tie; ``weight`` is ``1 / (G_used * N_g)``, with ``G_used`` the
-    groups that have a pair, so summed agreements are the mean over groups of each
-    group's accuracy. Invalid pairs get ``|dm| = inf`` and weight 0.
+    items have both scores (and ``keep``, a (..., G, P_g) mask such as
+    :func:`sample_pairs` gives, keeps it). ``before``/``after`` are the pair's agreement
+    (0/1) while it is not / is a metric tie; ``weight`` is ``1 / (G_used * N_g)``, with
+    ``G_used`` the groups that have a pair, so summed agreements are the mean over groups
+    of each group's accuracy. Invalid pairs get ``|dm| = inf`` and weight 0.
     """
     x = np.asarray(x, dtype=np.float64)
     z = np.asarray(z, dtype=np.float64)
     x, z = np.broadcast_arrays(x, z)
     n = x.shape[-1]
     a, b = np.triu_indices(n, 1)
-    valid = ~np.isnan(x) & ~np.isnan(z)
-    ok = valid[..., a] & valid[..., b]  # (..., G, P_g)
+    ok = valid_pairs(x, z)  # (..., G, P_g)
+    if keep is not None:
+        ok = ok & np.asarray(keep, dtype=bool)
     with np.errstate(invalid="ignore"):
         dm = x[..., a] - x[..., b]
         dg = z[..., a] - z[..., b]
@@ -59,7 +114,7 @@ def pair_table(x, z):
             weight.reshape(flat))
 
 
-def calibrate_epsilon(x, z, *, variant: str = "acc23"):
+def calibrate_epsilon(x, z, *, variant: str = "acc23", keep=None):
     """The threshold maximising the group-averaged acc_eq (or tau_eq) of ``x`` against ``z``.
 
     Parameters
@@ -69,6 +124,9 @@ def calibrate_epsilon(x, z, *, variant: str = "acc23"):
         calibration per leading index, e.g. per metric).
     variant : {"acc23", "23"}
         The objective: acc_eq, or tau_eq = 2 acc_eq - 1 (same optimum).
+    keep : array_like of bool (..., G, P_g), optional
+        Only these pairs count (candidates and objective), e.g. from :func:`sample_pairs`;
+        a group without a kept pair drops out of the average.
 
     Returns
     -------
@@ -82,7 +140,7 @@ def calibrate_epsilon(x, z, *, variant: str = "acc23"):
     """
     if variant not in TIE_VARIANTS:
         raise ValueError(f"variant must be one of {TIE_VARIANTS} for tie calibration, got {variant!r}")
-    dist, before, after, weight = pair_table(x, z)
+    dist, before, after, weight = pair_table(x, z, keep)
     order = np.argsort(dist, axis=-1, kind="stable")
     d = np.take_along_axis(dist, order, axis=-1)
     gain = np.take_along_axis((after - before) * weight, order, axis=-1)
