@@ -54,22 +54,24 @@ def sorted_pairs(x, z):
 def best_threshold(dist, level, base):
     """The smallest candidate threshold with the highest objective, and that objective.
 
-    ``dist`` (..., P) sorted ``|dm|`` (inf for invalid pairs); ``level`` (..., P) the
-    objective once pairs 0..k are metric ties; ``base`` (...) the objective at 0 ties.
-    Candidates are 0 and the last pair of each distinct finite ``|dm|``; values within
-    1e-12 of the maximum count as equal, so summation order cannot move the optimum.
+    ``dist`` (..., P) sorted ``|dm|`` (inf for invalid pairs; it may be a broadcast view);
+    ``level`` (..., P) the objective once pairs 0..k are metric ties; ``base`` (...) the
+    objective at 0 ties. Candidates are 0 and the last pair of each distinct finite
+    ``|dm|``; values within 1e-12 of the maximum count as equal, so summation order cannot
+    move the optimum.
     """
+    dist = np.asarray(dist)
     last = np.ones(dist.shape, dtype=bool)
     last[..., :-1] = dist[..., 1:] != dist[..., :-1]
     last &= np.isfinite(dist)
-    # epsilon = 0 is a candidate even when no pair is an exact metric tie (its objective is the base)
-    thresholds = np.concatenate([np.zeros(dist.shape[:-1] + (1,)), dist], axis=-1)
-    objective = np.concatenate([base[..., None], level], axis=-1)
-    candidate = np.concatenate([np.ones(dist.shape[:-1] + (1,), dtype=bool), last], axis=-1)
-    filled = np.where(candidate, objective, -np.inf)
-    top = filled.max(axis=-1, keepdims=True)
+    filled = np.where(last, level, -np.inf)
+    top = np.maximum(filled.max(axis=-1), base)[..., None]
     at = np.argmax(filled >= top - 1e-12, axis=-1)[..., None]
-    return np.take_along_axis(thresholds, at, axis=-1)[..., 0], np.take_along_axis(objective, at, axis=-1)[..., 0]
+    # epsilon = 0 is a candidate even when no pair is an exact metric tie: its objective is the base
+    at_zero = base >= top[..., 0] - 1e-12
+    eps = np.where(at_zero, 0.0, np.take_along_axis(np.broadcast_to(dist, level.shape), at, axis=-1)[..., 0])
+    best = np.where(at_zero, base, np.take_along_axis(level, at, axis=-1)[..., 0])
+    return eps, best
 
 
 def weighted_calibration(pairs, w, c, *, variant: str = "acc23"):
@@ -104,8 +106,10 @@ def weighted_calibration(pairs, w, c, *, variant: str = "acc23"):
     with np.errstate(invalid="ignore", divide="ignore"):
         factor = np.where(has_pair, c.T[None] / (n_pairs * groups[:, None, :]), 0.0)
     # (M, B, P): pair multiplicity times its group's factor, in each metric's sorted pair order
-    weight = np.moveaxis(np.take(w, pairs["a"], axis=1) * np.take(w, pairs["b"], axis=1), 0, 1)
-    weight *= np.take_along_axis(factor, pairs["group"][:, :, None], axis=1).transpose(0, 2, 1)
+    factor = np.ascontiguousarray(factor.transpose(0, 2, 1))  # (M, B, G)
+    weight = np.take_along_axis(factor, pairs["group"][:, None, :], axis=-1)
+    weight *= np.moveaxis(np.take(w, pairs["a"], axis=1), 0, 1)
+    weight *= np.moveaxis(np.take(w, pairs["b"], axis=1), 0, 1)
     before = pairs["before"].astype(np.float64)
     gain = pairs["after"] - before
     base = np.einsum("mbp,mp->mb", weight, before)
