@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["TIE_VARIANTS", "calibrate_epsilon", "pair_table", "sample_pairs", "valid_pairs"]
+__all__ = ["TIE_VARIANTS", "best_threshold", "calibrate_epsilon", "pair_table", "sample_pairs", "valid_pairs"]
 
 TIE_VARIANTS = ("acc23", "23")
 
@@ -114,6 +114,29 @@ def pair_table(x, z, keep=None):
             weight.reshape(flat))
 
 
+def best_threshold(dist, level, base):
+    """The smallest candidate threshold with the highest objective, and that objective.
+
+    ``dist`` (..., P) sorted ``|dm|`` (inf for invalid pairs; it may be a broadcast view);
+    ``level`` (..., P) the objective once pairs 0..k are metric ties; ``base`` (...) the
+    objective at 0 ties. Candidates are 0 and the last pair of each distinct finite
+    ``|dm|``; values within 1e-12 of the maximum count as equal, so summation order cannot
+    move the optimum.
+    """
+    dist = np.asarray(dist)
+    last = np.ones(dist.shape, dtype=bool)
+    last[..., :-1] = dist[..., 1:] != dist[..., :-1]
+    last &= np.isfinite(dist)
+    filled = np.where(last, level, -np.inf)
+    top = np.maximum(filled.max(axis=-1), base)[..., None]
+    at = np.argmax(filled >= top - 1e-12, axis=-1)[..., None]
+    # epsilon = 0 is a candidate even when no pair is an exact metric tie: its objective is the base
+    at_zero = base >= top[..., 0] - 1e-12
+    eps = np.where(at_zero, 0.0, np.take_along_axis(np.broadcast_to(dist, level.shape), at, axis=-1)[..., 0])
+    best = np.where(at_zero, base, np.take_along_axis(level, at, axis=-1)[..., 0])
+    return eps, best
+
+
 def calibrate_epsilon(x, z, *, variant: str = "acc23", keep=None):
     """The threshold maximising the group-averaged acc_eq (or tau_eq) of ``x`` against ``z``.
 
@@ -146,7 +169,8 @@ def calibrate_epsilon(x, z, *, variant: str = "acc23", keep=None):
     gain = np.take_along_axis((after - before) * weight, order, axis=-1)
     base = (before * weight).sum(axis=-1, keepdims=True)
     level = base + np.cumsum(gain, axis=-1)  # objective once pairs 0..k are ties
-    # a candidate is the last pair of each distinct |dm| (all pairs at that distance tie together)
+    eps, best = best_threshold(d, level, base[..., 0])
+    # the curve: a candidate is the last pair of each distinct |dm| (all pairs at that distance tie together)
     last = np.ones(d.shape, dtype=bool)
     last[..., :-1] = d[..., 1:] != d[..., :-1]
     last &= np.isfinite(d)
@@ -157,13 +181,6 @@ def calibrate_epsilon(x, z, *, variant: str = "acc23", keep=None):
     thresholds = np.concatenate([np.where(zero_missing, 0.0, np.nan), thresholds], axis=-1)
     objective = np.concatenate([np.where(zero_missing, base, np.nan), objective], axis=-1)
     has_pair = np.isfinite(d[..., :1])[..., 0]
-    filled = np.where(np.isnan(objective), -np.inf, objective)
-    # the first maximum in threshold order (ascending along the axis) = the smallest optimal epsilon;
-    # values within 1e-12 of the maximum count as equal, so summation order cannot move the optimum
-    top = filled.max(axis=-1, keepdims=True)
-    best_at = np.argmax(filled >= top - 1e-12, axis=-1)
-    eps = np.take_along_axis(thresholds, best_at[..., None], axis=-1)[..., 0]
-    best = np.take_along_axis(objective, best_at[..., None], axis=-1)[..., 0]
     if variant == "23":
         best = 2.0 * best - 1.0
         objective = 2.0 * objective - 1.0

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ties import TIE_VARIANTS
+from .ties import TIE_VARIANTS, best_threshold
 
-__all__ = ["sorted_pairs", "weighted_calibration", "row_calibration", "best_threshold"]
+__all__ = ["sorted_pairs", "weighted_calibration", "row_calibration"]
 
 
 def sorted_pairs(x, z):
@@ -49,29 +49,6 @@ def sorted_pairs(x, z):
     take = lambda v: np.take_along_axis(v, order, axis=-1)  # noqa: E731
     return {"dist": take(dist), "before": take(before), "after": take(after), "group": group[order],
             "a": np.tile(a, g)[order], "b": np.tile(b, g)[order], "valid": valid}
-
-
-def best_threshold(dist, level, base):
-    """The smallest candidate threshold with the highest objective, and that objective.
-
-    ``dist`` (..., P) sorted ``|dm|`` (inf for invalid pairs; it may be a broadcast view);
-    ``level`` (..., P) the objective once pairs 0..k are metric ties; ``base`` (...) the
-    objective at 0 ties. Candidates are 0 and the last pair of each distinct finite
-    ``|dm|``; values within 1e-12 of the maximum count as equal, so summation order cannot
-    move the optimum.
-    """
-    dist = np.asarray(dist)
-    last = np.ones(dist.shape, dtype=bool)
-    last[..., :-1] = dist[..., 1:] != dist[..., :-1]
-    last &= np.isfinite(dist)
-    filled = np.where(last, level, -np.inf)
-    top = np.maximum(filled.max(axis=-1), base)[..., None]
-    at = np.argmax(filled >= top - 1e-12, axis=-1)[..., None]
-    # epsilon = 0 is a candidate even when no pair is an exact metric tie: its objective is the base
-    at_zero = base >= top[..., 0] - 1e-12
-    eps = np.where(at_zero, 0.0, np.take_along_axis(np.broadcast_to(dist, level.shape), at, axis=-1)[..., 0])
-    best = np.where(at_zero, base, np.take_along_axis(level, at, axis=-1)[..., 0])
-    return eps, best
 
 
 def weighted_calibration(pairs, w, c, *, variant: str = "acc23"):
