@@ -20,7 +20,7 @@ from .kernels.levels import AVERAGES, CORRELATE_LEVELS
 from .options import OPTIONS
 from .pairwise import pdp_statistic
 from .schema import INPUT, SYSTEM, TARGET, check_finite, split_scores
-from .validation import check_choice, check_min_pairs
+from .validation import check_choice, check_epsilon, check_min_pairs
 
 __all__ = ["correlate", "METHOD_DIM"]
 
@@ -178,8 +178,7 @@ def correlate(
     methods, method_dim = _choices(method, METHODS, "method", METHOD_DIM)
     check_choice(variant, KENDALL_VARIANTS, "variant", " (Kendall's variant)")
     check_choice(average, AVERAGES, "average")
-    if not isinstance(epsilon, (int, float, np.integer, np.floating)) or not np.isfinite(epsilon) or epsilon < 0:
-        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    epsilon = check_epsilon(epsilon)
     if epsilon and methods != ["kendall"]:
         raise ValueError(f"epsilon applies to method='kendall' only, got method={method!r}")
     if not isinstance(skipna, (bool, np.bool_)):

@@ -18,7 +18,7 @@ from .agreement._common import check_labels, check_new_dim, pair_dim
 from .kernels.pairwise import agreement_counts, difference_sums, kendall_like_counts
 from .schema import aligned_scores
 from .ties import MAX_GROUP, TIE_LEVELS, _groups
-from .validation import check_choice
+from .validation import check_choice, check_epsilon
 
 __all__ = ["kendall_like", "pairwise_accuracy", "pairwise_difference_pearson", "pairwise_differences",
            "pdp_statistic"]
@@ -275,10 +275,7 @@ def pairwise_differences(
     >>> d.sel(system="a", system_2="d").item(), d.sel(system="b", system_2="c").item()
     (2.0, 0.0)
     """
-    ok = isinstance(epsilon, (int, float, np.integer, np.floating)) and not isinstance(epsilon, bool)
-    if not ok or not np.isfinite(epsilon) or epsilon < 0:
-        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
-    epsilon = float(epsilon)
+    epsilon = check_epsilon(epsilon)
     if isinstance(data, xr.DataArray):
         return _differences(data, dim, epsilon)
     if not isinstance(data, xr.Dataset):

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["check_choice", "check_confidence_level", "check_min_pairs", "check_positive_int"]
+__all__ = ["check_choice", "check_confidence_level", "check_epsilon", "check_min_pairs", "check_positive_int"]
 
 
 def check_positive_int(value, name: str, *, allow_none: bool = False) -> int | None:
@@ -24,6 +24,14 @@ def check_unit_interval(value, name: str, note: str = "") -> float:
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     if not ok or not 0.0 < float(value) < 1.0:
         raise ValueError(f"{name} must be a number strictly between 0 and 1{note}, got {value!r}")
+    return float(value)
+
+
+def check_epsilon(value, note: str = "") -> float:
+    """``epsilon`` (a metric-tie threshold) as a finite float >= 0."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not ok or not np.isfinite(value) or value < 0:
+        raise ValueError(f"epsilon must be a finite number >= 0{note}, got {value!r}")
     return float(value)
 
 

@@ -24,7 +24,7 @@ from .engine import (
     default_batch,
     default_metric_chunk,
 )
-from ..validation import check_choice, check_confidence_level, check_min_pairs, check_positive_int
+from ..validation import check_choice, check_confidence_level, check_epsilon, check_min_pairs, check_positive_int
 from .intervals import basic_ci, bca_ci, fisher_ci, percentile_ci
 from .statistics import (
     CALIBRATE_LEVELS,
@@ -57,14 +57,12 @@ def _check_epsilon(epsilon, *, level, method, variant, ci):
         if ci == "bca":
             raise ValueError("ci='bca' is not available with epsilon='calibrate'; use 'percentile' or 'basic'")
         return epsilon
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(epsilon) or epsilon < 0:
-        raise ValueError(f"epsilon must be a finite number >= 0 or 'calibrate', got {epsilon!r}")
+    epsilon = check_epsilon(epsilon, " or 'calibrate'")
     if epsilon and method != "kendall":
         raise ValueError(f"epsilon applies to method='kendall' only, got method={method!r}")
     if epsilon and variant == "c":
         raise ValueError("epsilon > 0 is not defined for tau-c (its m counts distinct values); use another variant")
-    return float(epsilon)
+    return epsilon
 
 
 def _jackknife(x, z, dim, kw):
