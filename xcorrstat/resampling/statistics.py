@@ -14,9 +14,9 @@ counts ``c``) or both. Every value returned equals
   with the plain kernels -- one vectorised gather per batch.
 
 :func:`resampled_calibration` re-calibrates the metric-tie threshold of acc_eq /
-tau_eq in every draw: at input level from one sorted pair table per metric and the
-draws' count vectors (:mod:`xcorrstat.kernels.tiesweep`), at system level on the
-draw's per-system means.
+tau_eq in every draw: at input and within-system level from one sorted pair table per
+metric and the draws' count vectors (:mod:`xcorrstat.kernels.tiesweep`), at system level
+on the draw's per-system means.
 """
 
 from __future__ import annotations
@@ -43,13 +43,14 @@ CALIBRATE_LEVELS = ("system", "input", "within_system")
 
 
 def check_bootstrap_variant(level: str, method: str, variant: str) -> None:
-    """Kendall's variants under bootstrap draws: every variant at system and input level;
-    at global level tau-b and tau-c only (the pair-share variants compare distinct units,
+    """Kendall's variants under bootstrap draws: every variant at system, input and
+    within-system level; at global level tau-b and tau-c only (the pair-share variants compare distinct units,
     and a draw's cells are gathered as copies there)."""
     if variant not in KENDALL_VARIANTS:
         raise ValueError(f"variant must be one of {KENDALL_VARIANTS} (Kendall's variant), got {variant!r}")
     if method == "kendall" and level == "global" and variant in DISTINCT_PAIR_VARIANTS:
-        raise ValueError(f"variant={variant!r} is resampled at level 'system' or 'input'; at level 'global' "
+        raise ValueError(f"variant={variant!r} is resampled at level 'system', 'input' or "
+                         "'within_system'; at level 'global' "
                          "bootstrap draws support Kendall's variant 'b' or 'c'")
 
 
