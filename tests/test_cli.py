@@ -37,8 +37,9 @@ def test_default_prints_all_levels_and_methods(capsys, summeval):
 def test_csv_and_json_output(capsys, summeval):
     code, out, _ = run(capsys, "correlate", "--format", "csv", "--level", "system", "--method", "kendall")
     assert code == 0
-    table = pd.read_csv(io.StringIO(out), header=[0, 1], index_col=0)
-    got = table[("system", "kendall")]
+    assert out.splitlines()[0] == "metric,system_kendall"  # one header row, flat names
+    table = pd.read_csv(io.StringIO(out), index_col="metric")
+    got = table["system_kendall"]
     expected = summeval.corrstat.correlate(target="expert_relevance", method="kendall").to_series()
     np.testing.assert_allclose(got.loc[expected.index].values, expected.values, atol=1e-6)
     code, out, _ = run(capsys, "correlate", "--format", "json", "--level", "input", "--method", "pearson")
@@ -70,7 +71,7 @@ def test_own_file_with_column_names(capsys, tmp_path):
         ("system,input,human,m0\nA,d1,1,2\n", ["--target", "human", "--system-col", "sys"],
          "system='sys': no such column"),
         ("system,input,human,m0\nA,d1,1,2\nA,d1,2,3\n", ["--target", "human"], "duplicate"),
-        ("system,input,human,m0\nA,d1,1,x\nB,d1,2,3\n", ["--target", "human"], "m0"),
+        ("system,input,human,m0\nA,d1,1,x\nB,d1,2,3\nC,d1,3,4\nD,d1,4,5\n", ["--target", "human"], "m0"),
         ("", ["--target", "human"], "empty"),
     ],
 )

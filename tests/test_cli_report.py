@@ -109,9 +109,9 @@ def test_quiet_and_no_files(capsys, tmp_path, small_file, monkeypatch):
          "input='segment': no such column; available columns are ['system', 'input', 'human', 'm0']"),
         # duplicate rows: which row repeats which
         ("system,input,human,m0\nA,d1,1,2\nB,d1,2,3\nA,d1,2,3\n", ["--target", "human"],
-         "1 duplicate row(s) for (system, input): data row 3 repeats data row 1, ('A', 'd1')"),
+         "1 duplicate row(s) for (system, input): data row 3 (line 4) repeats data row 1 (line 2), ('A', 'd1')"),
         # non-numeric values: the column, the value and its row
-        ("system,input,human,m0\nA,d1,1,2\nB,d1,2,x\n", ["--target", "human"],
+        ("system,input,human,m0\nA,d1,1,2\nB,d1,2,x\nC,d1,3,4\n", ["--target", "human"],
          ["column 'm0' has dtype ", "scores must be numeric (bool, integer or float); first non-numeric "
           "entry: 'x' in data row 2"]),
         # a missing label

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
 
 import pandas as pd
 
+from ._display import LABEL_WIDTH, VALUE_WIDTH, printable
 from ._version import __version__
 from .correlate import correlate
 from .datasets import summeval
@@ -19,10 +21,13 @@ from .kernels import LEVELS, METHODS
 from .kernels.correlation import KENDALL_VARIANTS
 from .kernels.corrections import CORRECTIONS
 from .kernels.levels import AVERAGES, CORRELATE_LEVELS
+from .schema import is_system_level
 
-__all__ = ["main", "correlation_table"]
+__all__ = ["main", "correlation_table", "flat_columns"]
 
 DEFAULT_TARGET = "expert_relevance"
+MESSAGE_WIDTH = 600
+"""Longest error message printed; longer ones are cut."""
 KENDALL_NAMES = {"b": "tau-b", "c": "tau-c", "a": "tau-a", "23": "tau_eq", "acc23": "acc_eq"}
 VARIANT_HELP = "Kendall variant: b, c, a, 23 (tau_eq) or acc23 (acc_eq, pairwise accuracy with ties); default b"
 
@@ -52,8 +57,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("file", nargs="?", help="CSV/TSV/JSONL/Parquet/netCDF file, one row per (system, input); "
                    "default: the bundled SummEval data")
     c.add_argument("--target", help=f"human score column (default for the bundled data: {DEFAULT_TARGET})")
-    c.add_argument("--level", nargs="+", choices=CORRELATE_LEVELS, default=list(LEVELS),
-                   help="levels (default system input global; also within_system)")
+    c.add_argument("--level", nargs="+", choices=CORRELATE_LEVELS, default=None,
+                   help="levels (default system input global, system for system-level data; also "
+                   "within_system)")
     c.add_argument("--method", nargs="+", choices=METHODS, default=list(METHODS))
     c.add_argument("--variant", choices=KENDALL_VARIANTS, default="b", help=VARIANT_HELP)
     c.add_argument("--epsilon", type=float, default=0.0,
@@ -66,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--human", nargs="+", default=None, help="other human columns to leave out of the metrics")
     _data_options(c)
     c.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    c.add_argument("--digits", type=int, default=3, help="decimals in the table (default 3)")
+    c.add_argument("--digits", type=_digits, default=3, help="decimals in the table, 0 to 15 (default 3)")
 
     r = sub.add_parser(
         "report",
@@ -79,8 +85,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("file", nargs="?", help="CSV/TSV/JSONL/Parquet/netCDF file, one row per (system, input); "
                    "default: the bundled SummEval data")
     r.add_argument("--target", help=f"human score column (default for the bundled data: {DEFAULT_TARGET})")
-    r.add_argument("--level", nargs="+", choices=LEVELS, default=["system", "input"],
-                   help="levels (default: system input)")
+    r.add_argument("--level", nargs="+", choices=LEVELS, default=None,
+                   help="levels (default: system input; system for system-level data)")
     r.add_argument("--method", choices=METHODS, default="pearson", help="correlation (default pearson)")
     r.add_argument("--variant", choices=KENDALL_VARIANTS, default="b", help=VARIANT_HELP)
     r.add_argument("--metrics", nargs="+", help="metric columns (default: every column but the target "
@@ -89,24 +95,30 @@ def _parser() -> argparse.ArgumentParser:
     _data_options(r)
     r.add_argument("--n-resamples", type=int, default=1000,
                    help="bootstrap resamples and permutation draws (default 1000)")
-    r.add_argument("--resample", nargs="+", choices=("system", "input"), default=["system", "input"],
-                   help="dims the bootstrap resamples (default: system input = BOOT-BOTH)")
+    r.add_argument("--resample", nargs="+", choices=("system", "input"), default=None,
+                   help="dims the bootstrap resamples (default: system input = BOOT-BOTH; system for "
+                   "system-level data)")
     r.add_argument("--test", choices=("permutation", "bootstrap", "williams"), default="permutation",
                    help="test of each metric pair (default permutation)")
-    r.add_argument("--permute", nargs="+", choices=("system", "input"), default=["system", "input"],
-                   help="dims the permutation test swaps along (default: system input = PERM-BOTH)")
-    r.add_argument("--confidence-level", type=float, default=0.95, help="of the CIs (default 0.95)")
-    r.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    r.add_argument("--permute", nargs="+", choices=("system", "input"), default=None,
+                   help="dims the permutation test swaps along (default: system input = PERM-BOTH; system "
+                   "for system-level data)")
+    r.add_argument("--confidence-level", type=_fraction, default=0.95, help="of the CIs (default 0.95)")
+    r.add_argument("--alpha", type=_fraction, default=0.05, help="significance level (default 0.05)")
     r.add_argument("--correction", choices=(*CORRECTIONS, "none"), default="holm",
                    help="multiple-testing correction of each metric's comparisons (default holm)")
     r.add_argument("--seed", type=int, default=0,
                    help="seed of the draws (default 0, so a report is reproducible)")
     r.add_argument("--out", default="xcorrstat-report",
-                   help="directory for the tables, figures and HTML page (default ./xcorrstat-report)")
+                   help="directory for the tables, figures and HTML page (default ./xcorrstat-report); "
+                   "written in full or not at all")
+    r.add_argument("--overwrite", action="store_true",
+                   help="replace the previous report in --out (without it an existing non-empty --out is "
+                   "an error)")
     r.add_argument("--figure-format", nargs="+", choices=("png", "svg", "pdf"), default=["png", "svg"],
                    help="figure file formats (default: png svg)")
     r.add_argument("--no-files", action="store_true", help="only print the tables; write nothing")
-    r.add_argument("--digits", type=int, default=3, help="decimals in the printed table (default 3)")
+    r.add_argument("--digits", type=_digits, default=3, help="decimals in the printed table, 0 to 15 (default 3)")
     r.add_argument("--quiet", "-q", action="store_true",
                    help="no progress bars or status lines on stderr (the tables still go to stdout)")
     return p
@@ -116,27 +128,78 @@ def _data_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--system-col", default=None,
                    help="column of system labels (default: guessed: system, sys, model, ...)")
     p.add_argument("--input-col", default=None,
-                   help="column of input labels (default: guessed: input, doc, doc_id, segment, item, ...)")
+                   help="column of input labels (default: guessed: input, doc, doc_id, segment, item, ...; "
+                   "a file without one holds system-level scores); 'none': read the file as system-level "
+                   "scores, one row per system")
+
+
+def _digits(text: str) -> int:
+    """argparse type of --digits: an integer from 0 to 15."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 15, got {printable(repr(text), 40)}") \
+            from None
+    if not 0 <= value <= 15:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 15, got {value}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    """argparse type of --confidence-level and --alpha: a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number strictly between 0 and 1, got {printable(repr(text), 40)}")
+    return value
+
+
+def _system_level_requested(args) -> bool:
+    return args.input_col is not None and args.input_col.strip().lower() == "none"
 
 
 def _load(args):
+    """(Dataset, target, source) of the command: the bundled data or FILE."""
     if args.file is None:
         return summeval(), args.target or DEFAULT_TARGET, "bundled SummEval data"
     if not args.target:
         raise ValueError("--target is required with a FILE: name the human score column")
-    ds = read(args.file, system=args.system_col, input=args.input_col, human=args.human)
-    return ds, args.target, args.file
+    input_col = False if _system_level_requested(args) else args.input_col  # False: system-level
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = read(args.file, system=args.system_col, input=input_col, human=args.human)
+    for note in caught:
+        if note.category is UserWarning:  # e.g. a text column left out: one line, not a Python warning
+            print(f"xcorrstat: note: {printable(note.message, MESSAGE_WIDTH)}", file=sys.stderr)
+        else:  # another library's warning: as Python would show it
+            warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
+    return ds, args.target, printable(args.file, VALUE_WIDTH)
+
+
+def flat_columns(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with its (level, method) columns named ``level_method`` (one CSV header row)."""
+    flat = table.copy()
+    flat.columns = [f"{lev}_{method}" for lev, method in table.columns]
+    flat.index.name = "metric"
+    return flat
 
 
 def _correlate_command(args, out) -> None:
     ds, target, source = _load(args)
+    if args.level is None:
+        args.level = ["system"] if is_system_level(ds) else list(LEVELS)
     result = correlate(
         ds, target=target, level=list(args.level), method=list(args.method),
         variant=args.variant, metrics=args.metrics, epsilon=args.epsilon, average=args.average,
     )
     table = correlation_table(result)
     if args.format == "csv":
-        table.to_csv(out, float_format=f"%.{max(args.digits, 6)}f")
+        flat = flat_columns(table)
+        if out.isatty():  # a terminal shows labels literally; a file or pipe gets the data as is
+            flat.index = pd.Index([printable(m) for m in flat.index], name="metric")
+        flat.to_csv(out, float_format=f"%.{max(args.digits, 6)}f")
         return
     if args.format == "json":
         long = result.to_dataframe().reset_index()[["metric", "level", "coefficient", "correlation", "n"]]
@@ -148,13 +211,28 @@ def _correlate_command(args, out) -> None:
     kendall = f", Kendall {KENDALL_NAMES[args.variant]}" if "kendall" in args.method else ""
     if kendall and args.epsilon:
         kendall += f" with metric ties within {args.epsilon:g}"
-    out.write(f"Correlation with {target!r} ({source}; {table.shape[0]} metrics{kendall})\n{used}\n\n")
+    shown_target = printable(repr(target), VALUE_WIDTH)
+    out.write(f"Correlation with {shown_target} ({source}; {table.shape[0]} metrics{kendall})\n{used}\n\n")
+    table.index = [printable(m, LABEL_WIDTH) for m in table.index]
+    table.index.name = "metric"
     with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200):
         out.write(table.to_string(float_format=lambda v: f"{v:.{args.digits}f}", na_rep="nan") + "\n")
 
 
+def _report_dims(args, ds, log) -> tuple[list[str], list[str], list[str]]:
+    """Levels, resampled dims and permuted dims of the report: the options, else the defaults for ``ds``."""
+    both = ["system", "input"]
+    if not is_system_level(ds):
+        return args.level or ["system", "input"], args.resample or both, args.permute or both
+    if log is not None:
+        print("system-level data (one score per system, no input column): reporting the system level with "
+              "BOOT-SYSTEMS intervals and PERM-SYSTEMS tests", file=log, flush=True)
+    return args.level or ["system"], args.resample or ["system"], args.permute or ["system"]
+
+
 def _report_command(args, out, err) -> None:
     from .reporting import report
+    from .reporting.files import check_destination
 
     if args.n_resamples < 1:
         raise ValueError(f"--n-resamples must be a positive integer, got {args.n_resamples}")
@@ -165,13 +243,15 @@ def _report_command(args, out, err) -> None:
             raise ImportError('the report\'s figures need matplotlib: pip install "xcorrstat[plot]", '
                               "or pass --no-files to only print the tables") from None
         matplotlib.use("Agg")  # files only: no window, whatever the platform's default backend
+        _check_out(check_destination, args)
     ds, target, source = _load(args)
     log = None if args.quiet else err
     if log is not None:
-        print(f"xcorrstat report: {source}, target {target!r}", file=log, flush=True)
+        print(f"xcorrstat report: {source}, target {printable(repr(target), VALUE_WIDTH)}", file=log, flush=True)
+    levels, resample, permute = _report_dims(args, ds, log)
     rep = report(
-        ds, target=target, metrics=args.metrics, level=list(args.level), method=args.method,
-        variant=args.variant, resample=tuple(args.resample), test=args.test, permute=tuple(args.permute),
+        ds, target=target, metrics=args.metrics, level=list(levels), method=args.method,
+        variant=args.variant, resample=tuple(resample), test=args.test, permute=tuple(permute),
         n_resamples=args.n_resamples, confidence_level=args.confidence_level, alpha=args.alpha,
         correction=None if args.correction == "none" else args.correction, rng=args.seed,
         progress=not args.quiet, log=log, source=source,
@@ -180,25 +260,60 @@ def _report_command(args, out, err) -> None:
     out.flush()
     if args.no_files:
         return
+    shown = printable(args.out, VALUE_WIDTH)
     if log is not None:
-        print(f"writing tables, figures and the HTML page to {args.out}", file=log, flush=True)
-    written = rep.save(args.out, formats=args.figure_format)
+        print(f"writing tables, figures and the HTML page to {shown}", file=log, flush=True)
+    try:
+        written = rep.save(args.out, formats=args.figure_format, overwrite=args.overwrite)
+    except KeyboardInterrupt:
+        raise _Interrupted(f"interrupted while writing the report; nothing was written to {shown}") from None
     if log is not None:
         for what, path in written.items():
-            print(f"  {what}: {path}", file=log)
+            print(f"  {what}: {printable(path, VALUE_WIDTH)}", file=log)
+
+
+def _check_out(check_destination, args) -> None:
+    """Fail before computing when --out cannot be written."""
+    try:
+        check_destination(args.out, overwrite=args.overwrite)
+    except FileExistsError as err:
+        raise FileExistsError(str(err).replace("out=", "--out ", 1).replace(
+            "pass overwrite=True (--overwrite on the command line)", "pass --overwrite")) from None
+
+
+class _Interrupted(Exception):
+    """Ctrl-C, with what it left undone."""
+
+
+def _message(err: BaseException) -> str:
+    """One readable line: the error's text with control characters escaped, cut to a readable length."""
+    text = err.args[0] if isinstance(err, KeyError) and len(err.args) == 1 else err
+    if isinstance(err, OSError) and err.filename is not None and err.strerror:
+        text = f"{err.strerror}: {err.filename!r}"
+    return printable(str(text).replace("\n", " ").strip() or type(err).__name__, MESSAGE_WIDTH)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``xcorrstat`` command; returns the exit code."""
+    """Entry point of the ``xcorrstat`` command; returns the exit code.
+
+    Bad input gives exit code 2 and one line ``xcorrstat: error: ...`` on stderr;
+    Ctrl-C gives exit code 130 and one line.
+    """
     args = _parser().parse_args(argv)
     try:
         if args.command == "correlate":
             _correlate_command(args, sys.stdout)
         elif args.command == "report":
             _report_command(args, sys.stdout, sys.stderr)
-    except (ValueError, TypeError, KeyError, FileNotFoundError, ImportError) as err:
-        print(f"xcorrstat: error: {err}", file=sys.stderr)
+    except (ValueError, TypeError, KeyError, OSError, ImportError) as err:
+        print(f"xcorrstat: error: {_message(err)}", file=sys.stderr)
         return 2
+    except _Interrupted as err:
+        print(f"xcorrstat: {err}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("xcorrstat: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

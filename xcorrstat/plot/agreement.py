@@ -13,6 +13,10 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from .._display import figure_text
+
+FIGURE_LABEL_WIDTH = 40
+
 __all__ = ["CMAPS", "heatmap", "plot_matrix", "plot_jaccard", "plot_leaderboard_agreement"]
 
 #: The diverging colour map of each analysis (the high, agreeing end in the analysis' colour).
@@ -45,7 +49,7 @@ def _as_2d(da: Any, what: str) -> xr.DataArray:
 
 def _labels(da: xr.DataArray, dim) -> list[str]:
     values = da[dim].values if dim in da.coords else np.arange(da.sizes[dim])
-    return [str(v) for v in values]
+    return [figure_text(v, FIGURE_LABEL_WIDTH) for v in values]
 
 
 def heatmap(
@@ -117,8 +121,8 @@ def heatmap(
     rows, cols = da.dims
     ax.set_xticks(np.arange(da.shape[1]), _labels(da, cols), rotation=45, ha="right", rotation_mode="anchor")
     ax.set_yticks(np.arange(da.shape[0]), _labels(da, rows))
-    ax.set_xlabel(str(cols))
-    ax.set_ylabel(str(rows))
+    ax.set_xlabel(figure_text(cols, FIGURE_LABEL_WIDTH))
+    ax.set_ylabel(figure_text(rows, FIGURE_LABEL_WIDTH))
     if annotate:
         for (i, j), v in np.ndenumerate(values):
             label = str(cells[i, j]) if cells is not None else ("" if np.isnan(v) else format(v, fmt))
@@ -175,7 +179,7 @@ def plot_matrix(result: xr.DataArray, *, ax: Any = None, annotate: bool = True, 
     level = result.attrs.get("level")
     if title is None:
         over = result.attrs.get("over", result.dims[0] if result.dims else "")
-        title = f"{method.capitalize()} correlation of {over}" + (f" ({level} level)" if level else "")
+        title = figure_text(f"{method.capitalize()} correlation of {over}" + (f" ({level} level)" if level else ""))
     return heatmap(result, ax=ax, cmap=cmap or CMAPS.get(method, "RdBu"), vmin=-1.0, vmax=1.0,
                    annotate=annotate, fmt=fmt, colorbar_label=method, title=title)
 
@@ -218,7 +222,7 @@ def plot_jaccard(result: xr.DataArray, *, ax: Any = None, annotate: bool = True,
     distance = bool(result.attrs.get("distance", 0))
     label = "Jaccard distance" if distance else "Jaccard similarity"
     if title is None:
-        title = f"{label}, {result.attrs.get('over', result.dims[0])}"
+        title = figure_text(f"{label}, {result.attrs.get('over', result.dims[0])}")
     default = CMAPS["jaccard"] + ("_r" if distance else "")
     return heatmap(result, ax=ax, cmap=cmap or default, vmin=0.0, vmax=1.0, annotate=annotate, fmt=fmt,
                    colorbar_label=label, title=title)
@@ -280,6 +284,6 @@ def plot_leaderboard_agreement(result: xr.Dataset, *, ax: Any = None, annotate: 
             else:
                 text[i, j] = f"{v:{fmt}}\n[{low[i, j]:{fmt}}, {high[i, j]:{fmt}}]"
     if title is None:
-        title = f"Leaderboard agreement ({result.attrs.get('competitor', 'competitors')})"
+        title = figure_text(f"Leaderboard agreement ({result.attrs.get('competitor', 'competitors')})")
     return heatmap(tau, ax=ax, cmap=cmap or CMAPS["kendall"], vmin=-1.0, vmax=1.0, annotate=annotate, fmt=fmt,
                    text=text, colorbar_label="Kendall tau-b", title=title)

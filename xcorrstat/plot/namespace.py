@@ -15,6 +15,10 @@ import xarray as xr
 from . import agreement as _agreement
 from . import significance as _significance
 
+# the shared docstrings' examples call the functions by name: doctests of this module find them here
+from .agreement import plot_jaccard, plot_leaderboard_agreement, plot_matrix  # noqa: F401
+from .significance import plot_ci, plot_distribution, plot_significance  # noqa: F401
+
 __all__ = ["PlotMethods"]
 
 

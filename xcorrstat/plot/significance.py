@@ -23,7 +23,8 @@ import numpy as np
 import xarray as xr
 
 from ..validation import check_unit_interval
-from .agreement import _pyplot
+from .._display import figure_text
+from .agreement import FIGURE_LABEL_WIDTH, _pyplot
 
 __all__ = ["plot_ci", "plot_significance", "plot_distribution"]
 
@@ -64,13 +65,19 @@ def _order(correlation: np.ndarray, tiebreak: np.ndarray | None = None) -> np.nd
     return np.lexsort((np.asarray(tiebreak), key))
 
 
+def _label_inches(labels: Sequence[str], *, size: float = 0.085) -> float:
+    """Room for the longest label as shown (at least 1.4 inches, as for a short name)."""
+    longest = max((len(figure_text(label, FIGURE_LABEL_WIDTH)) for label in labels), default=0)
+    return max(1.4, size * longest)
+
+
 def _describe(attrs: dict, *, with_level: bool = True) -> str:
     method = str(attrs.get("method", "")).capitalize() or "Level"
     text = f"{method} correlation"
     if attrs.get("target") is not None:
-        text += f" with {attrs['target']}"
+        text += f" with {figure_text(attrs['target'], FIGURE_LABEL_WIDTH)}"
     if with_level and attrs.get("level"):
-        text += f", {attrs['level']} level"
+        text += f", {figure_text(attrs['level'], FIGURE_LABEL_WIDTH)} level"
     return text
 
 
@@ -90,7 +97,7 @@ def _draw_ci(ax: Any, corr: np.ndarray, low: np.ndarray, high: np.ndarray, label
     ax.plot(corr, y, "o", color=color, markersize=4.5, gid="correlation", zorder=3)
     if reference is not None:
         ax.axvline(reference, color="0.6", linewidth=0.8, linestyle="--", zorder=0, gid="reference")
-    ax.set_yticks(y, labels)
+    ax.set_yticks(y, [figure_text(label, FIGURE_LABEL_WIDTH) for label in labels])
     ax.set_ylim(len(labels) - 0.5, -0.5)  # best metric on top
     ax.grid(axis="x", color="0.9", linewidth=0.6)
     ax.set_axisbelow(True)
@@ -167,7 +174,8 @@ def plot_ci(
         corr, low, high = (np.asarray(result[v].values, dtype=np.float64) for v in ("correlation", "low", "high"))
         order = _order(corr) if sort else np.arange(len(metrics))
         if ax is None:
-            _, ax = plt.subplots(figsize=(6.4, 1.3 + 0.24 * len(metrics)), layout="constrained")
+            _, ax = plt.subplots(figsize=(5.0 + _label_inches(metrics), 1.3 + 0.24 * len(metrics)),
+                                 layout="constrained")
         _draw_ci(ax, corr[order], low[order], high[order], [metrics[i] for i in order], color, reference)
         ax.set_xlabel(xlabel if xlabel is not None else _describe(attrs, with_level=False))
         ax.set_ylabel("metric")
@@ -179,7 +187,8 @@ def plot_ci(
     levels = result[level_dim].values if level_dim in result.coords else np.arange(result.sizes[level_dim])
     n = len(levels)
     if ax is None:
-        fig, axes = plt.subplots(1, n, figsize=(1.8 + 3.6 * n, 1.3 + 0.24 * len(metrics)), sharey=True,
+        size = (0.4 + _label_inches(metrics) + 3.6 * n, 1.3 + 0.24 * len(metrics))
+        fig, axes = plt.subplots(1, n, figsize=size, sharey=True,
                                  squeeze=False, layout="constrained")
         axes = list(axes[0])
     else:
@@ -194,7 +203,8 @@ def plot_ci(
         sub = result.isel({level_dim: k}).transpose("metric")
         corr, low, high = (np.asarray(sub[v].values, dtype=np.float64)[order] for v in ("correlation", "low", "high"))
         _draw_ci(a, corr, low, high, labels, color, reference)
-        a.set_title(f"{lab} level" if level_dim == "level" else f"{level_dim} = {lab}", fontsize="medium")
+        a.set_title(figure_text(f"{lab} level" if level_dim == "level" else f"{level_dim} = {lab}",
+                                FIGURE_LABEL_WIDTH), fontsize="medium")
         a.set_xlabel(xlabel if xlabel is not None else _describe(attrs, with_level=False))
         if k == 0:
             a.set_ylabel("metric")
@@ -293,7 +303,7 @@ def plot_significance(
     n = len(names)
 
     if ax is None:
-        side = 2.4 + 0.26 * n
+        side = 1.0 + 0.26 * n + _label_inches(names, size=0.075)
         _, ax = plt.subplots(figsize=(side + (1.0 if colorbar else 0.0), side), layout="constrained")
     filled = np.ma.masked_where(~(pvalue <= alpha), pvalue)  # NaN (diagonal) stays empty
     # the light part of the map only, so the black outlines stay visible on every cell
@@ -314,8 +324,9 @@ def plot_significance(
             ax.axhline(k + 0.5, color="C3", linewidth=1.0, gid="cluster")
             ax.axvline(k + 0.5, color="C3", linewidth=1.0, gid="cluster")
     ticks = np.arange(n)
-    ax.set_xticks(ticks, names, rotation=90, fontsize="small")
-    ax.set_yticks(ticks, names, fontsize="small")
+    shown = [figure_text(name, FIGURE_LABEL_WIDTH) for name in names]
+    ax.set_xticks(ticks, shown, rotation=90, fontsize="small")
+    ax.set_yticks(ticks, shown, fontsize="small")
     ax.set_xticks(ticks[:-1] + 0.5, minor=True)
     ax.set_yticks(ticks[:-1] + 0.5, minor=True)
     ax.grid(which="minor", color="0.88", linewidth=0.5)
@@ -433,7 +444,7 @@ def plot_distribution(
     attrs = result.attrs
     for k, ((name, piece), values) in enumerate(zip(pieces, draws)):
         color = f"C{k % 10}"
-        label = name if name is not None else None
+        label = figure_text(name, FIGURE_LABEL_WIDTH) if name is not None else None
         ax.hist(values, bins=bins, density=density, color=color, alpha=0.45 if len(pieces) > 1 else 0.7,
                 label=label)
         obs = float(piece[observed_name].values)
@@ -451,7 +462,9 @@ def plot_distribution(
             default += f"\n{_ci_text(attrs)}"
     else:
         x, y = attrs.get("x"), attrs.get("y")
-        pair = f"r({x}) - r({y})" if x is not None and y is not None else "r(metric) - r(other metric)"
+        pair = "r(metric) - r(other metric)"
+        if x is not None and y is not None:
+            pair = f"r({figure_text(x, FIGURE_LABEL_WIDTH)}) - r({figure_text(y, FIGURE_LABEL_WIDTH)})"
         ax.set_xlabel(f"delta = {pair}")
         test = str(attrs.get("test", "resampling")).capitalize()
         default = f"{test} distribution of delta, {_describe(attrs)}"

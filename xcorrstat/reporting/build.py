@@ -8,6 +8,7 @@ this function plus :meth:`Report.save`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
@@ -16,8 +17,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from .._display import LABEL_WIDTH, VALUE_WIDTH, printable
 from ..compare import compare
 from ..kernels import LEVELS
+from ..schema import is_system_level
 from ..resampling.bootstrap import bootstrap
 from ..resampling.draws import resolve_seed
 from ..tidy import tidy
@@ -34,12 +37,39 @@ def _scheme(dims: Sequence[str], test: str) -> str:
     return f"{test}-{_SCHEMES.get(key, '+'.join(key))}"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def check_digits(digits: Any) -> int:
+    """``digits`` as the number of decimals of a table: an integer from 0 to 15."""
+    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or not 0 <= digits <= 15:
+        raise ValueError(f"digits must be an integer from 0 to 15, got {printable(repr(digits), 40)}")
+    return int(digits)
+
+
 def _ranks(corr: np.ndarray) -> np.ndarray:
     """1 = highest correlation; NaN last (rank 0 marks undefined)."""
     order = np.argsort(np.where(np.isnan(corr), np.inf, -corr), kind="stable")
     ranks = np.empty(corr.shape, dtype=np.int64)
     ranks[order] = np.arange(1, corr.size + 1)
     return np.where(np.isnan(corr), 0, ranks)
+
+
+def _single_metric_comparison(boot: xr.Dataset, *, test: str, correction: str | None,
+                              alpha: float) -> xr.Dataset:
+    """What :func:`compare` would give for one metric: no pair, cluster 1 (0 if undefined)."""
+    corr = boot["correlation"]
+    names = boot["metric"].values
+    pair = ("metric", "other_metric")
+    nan = np.full((len(names), len(names)), np.nan)
+    return xr.Dataset(
+        {"correlation": corr, "cluster": ("metric", np.where(np.isnan(corr.values), 0, 1)),
+         "delta": (pair, np.zeros_like(nan)), "pvalue": (pair, nan), "pvalue_corrected": (pair, nan.copy()),
+         "significant": (pair, np.zeros(nan.shape, dtype=bool))},
+        coords={"other_metric": names},
+        attrs=dict(boot.attrs, test=test, correction=correction or "none", alpha=alpha),
+    )
 
 
 @dataclass
@@ -81,20 +111,26 @@ class Report:
         return tidy(self.comparisons)
 
     def to_text(self, *, digits: int = 3) -> str:
-        """The ranked tables as plain text, one block per level."""
+        """The ranked tables as plain text, one block per level.
+
+        Labels are shown literally: control characters are escaped and labels longer
+        than 40 characters are cut.
+        """
+        digits = check_digits(digits)
         table = self.table()
         blocks = [self._heading()]
         for lev in self.levels:
             sub = table[table["level"] == lev]
             n = int(sub["n"].max()) if len(sub) else 0
             blocks.append(f"\n{lev.capitalize()} level (n = {n} {_UNITS.get(lev, 'units')})")
-            width = max([len("metric"), *(len(str(m)) for m in sub["metric"])])
+            names = [printable(m, LABEL_WIDTH) for m in sub["metric"]]
+            width = max([len("metric"), *(len(m) for m in names)])
             lines = [f"{'rank':>4}  {'metric':<{width}}  {'r':>{digits + 3}}  {'CI':^{2 * digits + 10}}  cluster"]
-            for row in sub.itertuples():
+            for name, row in zip(names, sub.itertuples()):
                 rank = str(row.rank) if row.rank else "-"
                 ci = f"[{row.low:.{digits}f}, {row.high:.{digits}f}]"
                 cluster = str(row.cluster) if row.cluster else "-"
-                lines.append(f"{rank:>4}  {str(row.metric):<{width}}  {row.correlation:>{digits + 3}.{digits}f}  "
+                lines.append(f"{rank:>4}  {name:<{width}}  {row.correlation:>{digits + 3}.{digits}f}  "
                              f"{ci:^{2 * digits + 10}}  {cluster:>7}")
             blocks.append("\n".join(lines))
         return "\n".join(blocks) + "\n"
@@ -102,9 +138,10 @@ class Report:
     def _heading(self) -> str:
         s = self.settings
         correction = s["correction"] or "no correction"
-        where = f"{s['source']}; " if s["source"] else ""
-        return (f"{s['method'].capitalize()} correlation with {s['target']!r} ({where}"
-                f"{self.intervals.sizes['metric']} metrics)\n"
+        where = f"{printable(s['source'], VALUE_WIDTH)}; " if s["source"] else ""
+        target = printable(repr(s["target"]), VALUE_WIDTH)
+        return (f"{s['method'].capitalize()} correlation with {target} ({where}"
+                f"{_count(self.intervals.sizes['metric'], 'metric')})\n"
                 f"{s['confidence_level']:.0%} {s['ci_scheme']} percentile CIs, {s['n_resamples']} resamples; "
                 f"clusters from {s['test_scheme']} tests ({correction}, alpha = {s['alpha']:g}); seed {s['seed']}")
 
@@ -119,7 +156,7 @@ class Report:
     def figures(self) -> dict[str, Any]:
         """The two figures: ``"ci"`` (forest plot, levels side by side) and ``"significance"``."""
         from ..plot.agreement import _pyplot
-        from ..plot.significance import plot_ci, plot_significance
+        from ..plot.significance import _label_inches, plot_ci, plot_significance
 
         plt = _pyplot()
         ci = self.intervals[["correlation", "low", "high"]]
@@ -128,7 +165,7 @@ class Report:
         if not hasattr(fig_ci, "savefig"):  # a single level gives an Axes
             fig_ci = fig_ci.figure
         m = self.intervals.sizes["metric"]
-        side = 2.4 + 0.26 * m
+        side = 1.0 + 0.26 * m + _label_inches([str(v) for v in self.intervals["metric"].values], size=0.075)
         n_lev = len(self.levels)
         fig_sig, axes = plt.subplots(1, n_lev, figsize=(n_lev * (side + 1.0), side), squeeze=False,
                                      layout="constrained")
@@ -138,14 +175,35 @@ class Report:
             plot_significance(sub, ax=ax)
         return {"ci": fig_ci, "significance": fig_sig}
 
-    def save(self, out: str, *, formats: Sequence[str] = ("png", "svg"), dpi: int = 150) -> dict[str, str]:
+    def save(self, out: str | os.PathLike[str], *, formats: Sequence[str] = ("png", "svg"), dpi: int = 150,
+             overwrite: bool = False) -> dict[str, str]:
         """Write the table (CSV, JSON), the pairs (CSV), both figures and an HTML page to directory ``out``.
 
-        Returns a dict from what was written to its file name.
+        All or nothing: the files are written to a new folder beside ``out`` and moved
+        into place when every one is written; an error or an interrupt (Ctrl-C) leaves
+        ``out`` as it was.
+
+        Parameters
+        ----------
+        out : str or path
+            A new or empty directory, or one holding a previous report (with
+            ``overwrite=True``). A symbolic link, a file or a directory holding other
+            files is refused (``FileExistsError``).
+        formats : sequence of {"png", "svg", "pdf"}, default ("png", "svg")
+            Figure formats.
+        dpi : int, default 150
+            Resolution of the PNG figures.
+        overwrite : bool, default False
+            Replace a previous report in ``out``.
+
+        Returns
+        -------
+        dict
+            From what was written to its path.
         """
         from .files import write_all
 
-        return write_all(self, out, formats=formats, dpi=dpi)
+        return write_all(self, out, formats=formats, dpi=dpi, overwrite=overwrite)
 
 
 def report(
@@ -153,12 +211,12 @@ def report(
     *,
     target: Hashable,
     metrics: Sequence[Hashable] | None = None,
-    level: str | Sequence[str] = ("system", "input"),
+    level: str | Sequence[str] | None = None,
     method: Literal["pearson", "spearman", "kendall"] = "pearson",
     variant: Literal["b", "c", "a", "23", "acc23"] = "b",
-    resample: str | Sequence[str] = ("system", "input"),
+    resample: str | Sequence[str] | None = None,
     test: Literal["permutation", "bootstrap", "williams"] = "permutation",
-    permute: str | Sequence[str] = ("system", "input"),
+    permute: str | Sequence[str] | None = None,
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
     alpha: float = 0.05,
@@ -182,15 +240,19 @@ def report(
         Human score.
     metrics : list of str, optional
         Default every non-human variable.
-    level : str or list of str, default ("system", "input")
+    level : str or list of str, optional
+        Default ("system", "input"); "system" for system-level data (a ``system``
+        dim and no ``input`` dim).
     method : {"pearson", "spearman", "kendall"}, default "pearson"
     variant : {"b", "c", "a", "23", "acc23"}
         Kendall's variant (tau-a, tau_eq and acc_eq: system and input level only).
-    resample : str or tuple, default ("system", "input")
-        Dims the bootstrap resamples (BOOT-BOTH by default).
+    resample : str or tuple, optional
+        Dims the bootstrap resamples: default ("system", "input") (BOOT-BOTH);
+        "system" (BOOT-SYSTEMS) for system-level data.
     test : {"permutation", "bootstrap", "williams"}, default "permutation"
-    permute : str or tuple, default ("system", "input")
-        Dims the permutation test swaps along (PERM-BOTH by default).
+    permute : str or tuple, optional
+        Dims the permutation test swaps along: default ("system", "input")
+        (PERM-BOTH); "system" (PERM-SYSTEMS) for system-level data.
     n_resamples : int, default 1000
         Bootstrap resamples and permutation draws.
     confidence_level, alpha : float
@@ -215,9 +277,14 @@ def report(
     >>> ds = xcorrstat.datasets.summeval()
     >>> rep = xcorrstat.report(ds, target="expert_relevance", metrics=["qa_eval_f1", "rouge_2_f1", "meteor"],
     ...                        n_resamples=200, rng=0)
-    >>> rep.table()[["level", "metric", "rank", "cluster"]].iloc[0].tolist()
-    ['system', 'qa_eval_f1', 1, 1]
+    >>> best = rep.table().iloc[0]
+    >>> best["level"], best["metric"], int(best["rank"]), int(best["cluster"])
+    ('system', 'qa_eval_f1', 1, 1)
     """
+    default = ("system",) if is_system_level(data) else ("system", "input")
+    level = default if level is None else level
+    resample = default if resample is None else resample
+    permute = default if permute is None else permute
     levels = [level] if isinstance(level, str) else list(level)
     if not levels:
         raise ValueError(f"level must be one of {LEVELS} or a list of them, got an empty list")
@@ -233,9 +300,12 @@ def report(
                       rng=seed, progress=progress)
         if log is not None:
             print(f"{lev} level: {test} tests of all metric pairs", file=log, flush=True)
-        c = compare(data, target=target, metrics=metrics, level=lev, method=method, variant=variant,
-                    test=test, permute=permute, resample=resample, n_resamples=n_resamples, rng=seed,
-                    correction=correction, alpha=alpha, progress=progress)
+        if b.sizes["metric"] < 2:  # nothing to compare: one cluster, no pairs
+            c = _single_metric_comparison(b, test=test, correction=correction, alpha=alpha)
+        else:
+            c = compare(data, target=target, metrics=metrics, level=lev, method=method, variant=variant,
+                        test=test, permute=permute, resample=resample, n_resamples=n_resamples, rng=seed,
+                        correction=correction, alpha=alpha, progress=progress)
         b = b.drop_vars([v for v in ("distribution",) if v in b]).assign(cluster=c["cluster"])
         b["rank"] = ("metric", _ranks(np.asarray(b["correlation"].values, dtype=np.float64)))
         boots.append(b.expand_dims(level=[lev]))

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .._display import VALUE_WIDTH, printable
 from .._version import __version__
 
 _STYLE = """
@@ -26,6 +27,11 @@ figcaption { font-size: 0.9em; color: #555; max-width: 60em; }
 """
 
 
+def _text(value: Any) -> str:
+    """A label shown literally in HTML: control characters escaped, markup escaped."""
+    return html.escape(printable(value, VALUE_WIDTH))
+
+
 def _num(value: float, digits: int = 3) -> str:
     return "nan" if value is None or np.isnan(value) else f"{value:.{digits}f}"
 
@@ -36,7 +42,7 @@ def _level_table(rows) -> str:
     for row in rows.itertuples():
         body.append(
             "<tr>"
-            f"<td class='num'>{row.rank if row.rank else '-'}</td><td>{html.escape(str(row.metric))}</td>"
+            f"<td class='num'>{row.rank if row.rank else '-'}</td><td>{_text(row.metric)}</td>"
             f"<td class='num'>{_num(row.correlation)}</td><td class='num'>{_num(row.low)}</td>"
             f"<td class='num'>{_num(row.high)}</td><td class='num'>{row.cluster if row.cluster else '-'}</td>"
             "</tr>"
@@ -49,8 +55,8 @@ def _settings_html(report) -> str:
     correction = s["correction"] or "no correction"
     return (
         f"<p class='settings'>{html.escape(s['method'].capitalize())} correlation with "
-        f"<code>{html.escape(s['target'])}</code> ({html.escape(s['source']) + '; ' if s['source'] else ''}"
-        f"{report.intervals.sizes['metric']} metrics). "
+        f"<code>{_text(s['target'])}</code> ({_text(s['source']) + '; ' if s['source'] else ''}"
+        f"{report.intervals.sizes['metric']} metric{'' if report.intervals.sizes['metric'] == 1 else 's'}). "
         f"{s['confidence_level']:.0%} {s['ci_scheme']} percentile bootstrap CIs, {s['n_resamples']} resamples; "
         f"significance clusters from {html.escape(s['test_scheme'])} tests of every metric pair "
         f"({html.escape(correction)} correction, alpha = {s['alpha']:g}); seed {s['seed']}.</p>"
@@ -93,11 +99,11 @@ def page_html(report, figures: dict[str, Any], *, dpi: int = 110) -> str:
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>xcorrstat report: correlation with {html.escape(s['target'])}</title>
+<title>xcorrstat report: correlation with {_text(s['target'])}</title>
 <style>{_STYLE}</style>
 </head>
 <body>
-<h1>Metric correlations with <code>{html.escape(s['target'])}</code></h1>
+<h1>Metric correlations with <code>{_text(s['target'])}</code></h1>
 {_settings_html(report)}
 <h2>Ranked metrics</h2>
 <p>Significance clusters, in order of correlation: a metric opens a new cluster when a metric of the
