@@ -16,6 +16,7 @@ import xarray as xr
 
 from .agreement._common import check_labels, check_new_dim, pair_dim
 from .kernels.pairwise import agreement_counts, difference_sums, kendall_like_counts
+from .kernels.scaling import pow2_normalise, remove_offset
 from .schema import aligned_scores
 from .ties import MAX_GROUP, TIE_LEVELS, _groups
 from .validation import check_choice, check_epsilon
@@ -39,9 +40,24 @@ def _group_sums(x: xr.DataArray, z: xr.DataArray, batch: list, level: str, func)
     return xr.Dataset({f"part{k}": (batch, part.sum(axis=-1)) for k, part in enumerate(parts)}, coords=coords)
 
 
-def _counts(data, target, metrics, level, pool, func):
+def _scale_free(a: xr.DataArray, level: str) -> xr.DataArray:
+    """Scores scaled by a power of two per metric (exact), and rid of a large offset per (system, input)
+    matrix at system level (exact, see :func:`~xcorrstat.kernels.scaling.remove_offset`): the pairwise
+    difference Pearson is invariant to both, and then no square overflows or underflows and no large
+    offset rounds the per-system means."""
+    values = a.values.astype(np.float64)
+    axes = tuple(i for i, d in enumerate(a.dims) if d not in ("metric", "target"))
+    values = pow2_normalise(values, axis=axes)
+    if level == "system":
+        values = remove_offset(values, axis=tuple(a.get_axis_num(d) for d in ("system", "input") if d in a.dims))
+    return a.copy(data=values)
+
+
+def _counts(data, target, metrics, level, pool, func, *, scale_free=False):
     check_choice(level, tuple(TIE_LEVELS), "level")
-    x, z, batch = aligned_scores(data, target=target, metrics=metrics)
+    x, z, batch = aligned_scores(data, target=target, metrics=metrics, level=level)
+    if scale_free:
+        x, z = _scale_free(x, level), _scale_free(z, level)
     pool = [pool] if isinstance(pool, str) else list(pool or [])
     for dim in pool:
         if dim not in batch or dim == "metric":
@@ -65,7 +81,7 @@ def pdp_statistic(x: xr.DataArray, z: xr.DataArray, *, level: str) -> tuple[xr.D
     """
     check_choice(level, tuple(TIE_LEVELS), "level")
     batch = [d for d in x.dims if d not in ("system", "input")]
-    sums = _group_sums(x, z, batch, level, difference_sums)
+    sums = _group_sums(_scale_free(x, level), _scale_free(z, level), batch, level, difference_sums)
     return _pdp(sums), sums["part3"]
 
 
@@ -206,7 +222,7 @@ def pairwise_difference_pearson(
     >>> -1 <= float(pdp["correlation"][0]) <= 1
     True
     """
-    sums = _counts(data, target, metrics, level, pool, difference_sums)
+    sums = _counts(data, target, metrics, level, pool, difference_sums, scale_free=True)
     out = xr.Dataset({"correlation": _pdp(sums), "n_pairs": sums["part3"]})
     out.attrs = {"statistic": "pairwise difference Pearson (uncentred, pooled over groups)",
                  "target": str(target), "level": level}

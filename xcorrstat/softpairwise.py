@@ -25,6 +25,7 @@ from typing import Literal
 import numpy as np
 import xarray as xr
 
+from .kernels.scaling import pow2_exponent
 from .resampling.draws import permutation_masks, resolve_seed
 from .schema import INPUT, SYSTEM, aligned_scores
 from .validation import check_choice, check_positive_int
@@ -51,8 +52,9 @@ def pairwise_pvalues(scores, signs):
     d = np.where(np.isnan(d), 0.0, d)
     observed = d.sum(axis=-1)  # (..., P)
     flipped = np.einsum("...pi,bi->...pb", d, np.asarray(signs, dtype=np.float64))
-    # the observed sum is one of the draws' sums when all signs are +1: compare with a tolerance of rounding
-    tol = 1e-9 * np.maximum(np.abs(d).sum(axis=-1), 1.0)
+    # the observed sum is one of the draws' sums when all signs are +1: compare with a tolerance of rounding,
+    # relative to the differences' size (an absolute floor would make every draw a tie for tiny scores)
+    tol = 1e-9 * np.abs(d).sum(axis=-1)
     return (flipped >= (observed - tol)[..., None]).mean(axis=-1)
 
 
@@ -78,7 +80,9 @@ def _mtme_pvalues(scores: np.ndarray, signs: np.ndarray) -> np.ndarray:
     float32 throughout: system scores are float32 sums, each draw's system sums a float32
     matrix product, and a draw counts when its difference reaches the observed one exactly.
     """
-    s32 = np.ascontiguousarray(scores, dtype=np.float32)
+    # an exact power-of-two scaling per score matrix keeps any finite float64 scores within float32's range
+    # and changes no bit of the float32 arithmetic for scores already within it
+    s32 = np.ascontiguousarray(np.ldexp(scores, -pow2_exponent(scores, axis=(-2, -1))), dtype=np.float32)
     sums = s32.sum(axis=-1)  # (..., S)
     partial = np.matmul(signs, np.swapaxes(s32, -1, -2))  # (..., B, S)
     a, b = np.triu_indices(s32.shape[-2], 1)

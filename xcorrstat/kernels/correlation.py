@@ -11,6 +11,11 @@ Missing-value and undefined-statistic rule (the only one used in the package):
 * the statistic is NaN when ``n < min_pairs`` or when ``x`` or ``z`` is constant
   over the valid pairs; otherwise it is the textbook statistic on the valid
   pairs (Pearson's r, Spearman's rho with mid-ranks, Kendall's tau-b or tau-c).
+
+Numerical range: Pearson's sums are formed after an exact power-of-two scaling of each
+vector and a corrected two-pass centring (:mod:`xcorrstat.kernels.scaling`), so scores
+of order 1e200 or 1e-300, or shifted by 1e6, give the same r; rank statistics compare
+values only and are exact at any magnitude.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import rankdata
 
+from .scaling import pow2_normalise
 from .tau import kendall_pairwise, kendall_sorted
 
 __all__ = ["corr", "pearson", "spearman", "kendall", "METHODS", "VARIANTS", "KENDALL_VARIANTS"]
@@ -59,17 +65,27 @@ def _undefined(x, z, valid, n, min_pairs):
     return (n < max(int(min_pairs), 2)) | _constant(x, valid) | _constant(z, valid)
 
 
+def _deviations(a, valid, nn):
+    """Deviations from the mean over the valid values (0 elsewhere), and their mean (the mean's rounding error)."""
+    d = np.where(valid, a - (np.sum(a, axis=-1, where=valid) / nn)[..., None], 0.0)
+    return d, np.sum(d, axis=-1) / nn
+
+
 def _pearson_valid(x, z, valid, n):
-    """Pearson r of the valid pairs; the caller masks undefined cases."""
+    """Pearson r of the valid pairs; the caller masks undefined cases.
+
+    Each vector is first scaled by a power of two (exact) so that no square overflows
+    or underflows, then centred before the sums of products; the sums are corrected for
+    the rounding error of the means (corrected two-pass), so a large offset costs nothing.
+    """
+    x, z = pow2_normalise(x, where=valid), pow2_normalise(z, where=valid)
     with np.errstate(invalid="ignore", divide="ignore"):
         nn = np.where(n > 0, n, 1)
-        mx = np.sum(x, axis=-1, where=valid) / nn
-        mz = np.sum(z, axis=-1, where=valid) / nn
-        dx = np.where(valid, x - mx[..., None], 0.0)
-        dz = np.where(valid, z - mz[..., None], 0.0)
-        nx = np.sqrt(np.sum(dx * dx, axis=-1))
-        nz = np.sqrt(np.sum(dz * dz, axis=-1))
-        r = np.sum((dx / nx[..., None]) * (dz / nz[..., None]), axis=-1)
+        (dx, cx), (dz, cz) = _deviations(x, valid, nn), _deviations(z, valid, nn)
+        sxx = np.einsum("...i,...i->...", dx, dx) - nn * cx * cx
+        szz = np.einsum("...i,...i->...", dz, dz) - nn * cz * cz
+        sxz = np.einsum("...i,...i->...", dx, dz) - nn * cx * cz
+        r = sxz / np.sqrt(sxx * szz)
     return np.clip(r, -1.0, 1.0)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .correlation import corr
+from .scaling import centre_cells
 
 __all__ = ["LEVELS", "CORRELATE_LEVELS", "AVERAGES", "level_correlation", "system_means", "average_defined"]
 
@@ -40,16 +41,40 @@ def system_means(x, z, *, complete_inputs: bool = False):
     x = np.asarray(x, dtype=np.float64)
     z = np.asarray(z, dtype=np.float64)
     if not complete_inputs and not (np.isnan(x).any() or np.isnan(z).any()):
-        return x.mean(axis=-1), z.mean(axis=-1)
+        return _bounded_mean(x, None), _bounded_mean(z, None)
     x, z = np.broadcast_arrays(x, z)
     valid = ~np.isnan(x) & ~np.isnan(z)
     if complete_inputs:
         valid = valid & valid.all(axis=-2, keepdims=True)
-    count = valid.sum(axis=-1)
+    return _bounded_mean(x, valid), _bounded_mean(z, valid)
+
+
+def value_range(a, valid):
+    """``(low, high)`` of ``a`` (..., S, I) over the ``valid`` cells of each row (inf, -inf if none).
+
+    A mean of any subset of a row's valid cells lies in this range; clipping a rounded
+    mean to it keeps a row of equal scores at exactly that score.
+    """
+    low = np.min(a, axis=-1, where=valid, initial=np.inf)
+    high = np.max(a, axis=-1, where=valid, initial=-np.inf)
+    return low, high
+
+
+def _bounded_mean(a, valid):
+    """Mean along the last axis over ``valid`` (NaN if none), kept within the values' range.
+
+    A rounded mean can fall outside ``[min, max]``; then it is the nearer bound, so a
+    system whose scores are all equal has exactly that score as its mean (a constant
+    metric stays constant, and undefined, however large its values).
+    """
     with np.errstate(invalid="ignore", divide="ignore"):
-        mx = np.sum(x, axis=-1, where=valid) / count
-        mz = np.sum(z, axis=-1, where=valid) / count
-    return np.where(count > 0, mx, np.nan), np.where(count > 0, mz, np.nan)
+        if valid is None:
+            mean, low, high = a.mean(axis=-1), a.min(axis=-1), a.max(axis=-1)
+        else:
+            count = valid.sum(axis=-1)
+            mean = np.where(count > 0, np.sum(a, axis=-1, where=valid) / count, np.nan)
+            low, high = value_range(a, valid)
+    return np.where(np.isnan(mean), mean, np.clip(mean, low, high))
 
 
 def average_defined(r, axis: int = -1, weights=None):
@@ -114,8 +139,8 @@ def level_correlation(
     >>> import numpy as np
     >>> x = np.array([[1., 2], [2, 3], [3, 5]]); z = np.array([[1., 1], [2, 3], [4, 2]])
     >>> r, n = level_correlation(x, z, level="system", method="pearson")
-    >>> round(float(r), 4), int(n)
-    (0.8386, 3)
+    >>> round(float(r), 4), int(n)  # means x: 1.5, 2.5, 4; z: 1, 2.5, 3
+    (0.9226, 3)
     """
     x = np.asarray(x, dtype=np.float64)
     z = np.asarray(z, dtype=np.float64)
@@ -127,7 +152,9 @@ def level_correlation(
         raise ValueError(f"average must be one of {AVERAGES!r}, got {average!r}")
     kw = dict(method=method, variant=variant, min_pairs=min_pairs, epsilon=epsilon)
     if level == "system":
-        mx, mz = system_means(x, z, complete_inputs=complete_inputs)
+        # Pearson's r is shift-invariant: centre first so a large offset never rounds the means
+        cx, cz = (centre_cells(x), centre_cells(z)) if method == "pearson" else (x, z)
+        mx, mz = system_means(cx, cz, complete_inputs=complete_inputs)
         r, n = corr(mx, mz, **kw)
     elif level in ("input", "within_system"):
         if level == "input":

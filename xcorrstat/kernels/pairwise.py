@@ -47,7 +47,11 @@ def kendall_like_counts(x, z, *, threshold: float):
 
 def difference_sums(x, z):
     """``(sum dx dz, sum dx^2, sum dz^2, pairs)`` over the valid pairs: the parts of the pairwise
-    difference Pearson correlation (an uncentred correlation of pair differences)."""
+    difference Pearson correlation (an uncentred correlation of pair differences).
+
+    The sums are pooled over groups by the caller, so scaling is the caller's: scores of extreme
+    magnitude are first brought into range by one exact power of two per metric
+    (:func:`xcorrstat.pairwise.pdp_statistic` does this)."""
     dx, dz, ok = _pairs(x, z)
     dx, dz = np.where(ok, dx, 0.0), np.where(ok, dz, 0.0)
     return ((dx * dz).sum(axis=-1), (dx * dx).sum(axis=-1), (dz * dz).sum(axis=-1),

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .scaling import centre_cells
+
 __all__ = ["prepare_swap", "swap_supported", "swapped_deltas"]
 
 SWAP_KENDALL_VARIANTS = ("a", "b", "23", "acc23")  # input-level Kendall variants of the fast path
@@ -60,6 +62,8 @@ def prepare_swap(zx, zy, z, *, level: str, method: str, min_pairs: int, variant:
     matrices of Kendall's tau are the costly part).
     """
     zx, zy, z = (np.asarray(a, dtype=np.float64) for a in (zx, zy, z))
+    if method == "pearson":  # scale (exactly) and centre the target: no sum of its squares
+        z = centre_cells(z)  # overflows and a large offset never rounds its means
     if level == "system":
         return lambda masks: _system_pearson(zx, zy, z, np.asarray(masks, dtype=bool), min_pairs)
     if level == "global":

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from .correlation import _constant
+from .scaling import pow2_normalise
 from .tau import _distinct, tau_from_counts
 
 __all__ = ["wcorr", "wcorr_gemm", "DISTINCT_PAIR_VARIANTS"]
@@ -63,14 +64,19 @@ def _kendall_undefined(n, n0, tx0, tx, tz, variant, min_pairs):
 
 
 def _wpearson(x, z, wv, n):
+    # exact power-of-two scaling per row: no square overflows or underflows; centred before products
+    x, z = pow2_normalise(x, where=wv > 0), pow2_normalise(z, where=wv > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         mx = np.sum(np.where(wv > 0, x, 0.0) * wv, axis=-1) / n
         mz = np.sum(np.where(wv > 0, z, 0.0) * wv, axis=-1) / n
         dx = np.where(wv > 0, x - mx[..., None], 0.0)
         dz = np.where(wv > 0, z - mz[..., None], 0.0)
-        sxx = np.sum(wv * dx * dx, axis=-1)
-        szz = np.sum(wv * dz * dz, axis=-1)
-        sxz = np.sum(wv * dx * dz, axis=-1)
+        # corrected two-pass: remove the rounding error of the means (cx, cz) from the sums
+        wdx, wdz = wv * dx, wv * dz
+        cx, cz = np.sum(wdx, axis=-1) / n, np.sum(wdz, axis=-1) / n
+        sxx = np.sum(wdx * dx, axis=-1) - n * cx * cx
+        szz = np.sum(wdz * dz, axis=-1) - n * cz * cz
+        sxz = np.sum(wdx * dz, axis=-1) - n * cx * cz
         return sxz / np.sqrt(sxx) / np.sqrt(szz)
 
 

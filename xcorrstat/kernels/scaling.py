@@ -1,0 +1,96 @@
+"""Scale- and shift-safe preparation of scores before sums of products.
+
+Every correlation is invariant to a positive scaling of either variable, and Pearson's
+r to a shift. Computed naively, neither holds in floating point: a metric of order
+1e200 overflows ``sum x**2``, one of order 1e-300 underflows it, and a metric shifted by
+1e6 loses the low bits of its per-system means. Two exact or benign steps prevent both:
+
+* :func:`pow2_normalise` multiplies a vector by the power of two that brings its largest
+  magnitude into ``[0.5, 1)`` (when that magnitude is extreme). A power-of-two scaling is exact in binary floating point
+  (barring subnormal results far below the largest value), so ties, order and every
+  downstream rounding are the same as for the original scores, bit for bit: results on
+  data that never overflowed are unchanged.
+* :func:`centre_cells` subtracts the mean ``c`` of the valid cells from a whole
+  ``(system, input)`` matrix before per-system means are taken, when that offset is
+  large (``|c| > 16 * (max - min)``), so it is removed before anything is rounded
+  relative to it. Every cell then lies within a sixteenth of ``c``, so each subtraction
+  is exact (Sterbenz): equal means stay equal and a tie is never made or broken. A
+  matrix without such an offset is left as it is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["centre_cells", "pow2_exponent", "pow2_normalise", "remove_offset"]
+
+#: Largest |exponent| left unscaled: squares and sums of 2**31 squares stay far inside float64's range.
+SAFE_EXPONENT = 256
+
+
+def pow2_exponent(a: np.ndarray, *, axis=-1, where: np.ndarray | None = None) -> np.ndarray:
+    """Exponent ``e`` (keepdims) with the largest finite ``|a|`` along ``axis`` in ``[2**(e-1), 2**e)``.
+
+    Values outside ``where`` (default: the finite values) are ignored; an axis with no
+    non-zero value gets ``e = 0``, and so does one where ``where`` admits a NaN or an
+    infinity (no scaling).
+    """
+    a = np.asarray(a, dtype=np.float64)
+    use = np.isfinite(a) if where is None else where
+    mag = np.max(np.abs(a), axis=axis, where=use, initial=0.0, keepdims=True)
+    return np.frexp(mag)[1]
+
+
+def pow2_normalise(a: np.ndarray, *, axis=-1, where: np.ndarray | None = None) -> np.ndarray:
+    """``a * 2**-e`` with ``e`` from :func:`pow2_exponent`: largest magnitude in ``[0.5, 1)``, exactly.
+
+    Arrays whose every exponent is moderate (``|e| <= 256``) are returned as they are:
+    their sums of products cannot overflow or underflow either, and since the scaling is
+    exact, every result computed from them is the same bit for bit.
+
+    Examples
+    --------
+    >>> pow2_normalise(np.array([3.0, -6.0, np.nan, 0.75]) * 2.0**600).tolist()
+    [0.375, -0.75, nan, 0.09375]
+    >>> x = np.array([3.0, -6.0]); pow2_normalise(x) is x
+    True
+    """
+    a = np.asarray(a, dtype=np.float64)
+    e = pow2_exponent(a, axis=axis, where=where)
+    if e.size == 0 or np.max(np.abs(e)) <= SAFE_EXPONENT:
+        return a
+    return np.ldexp(a, -e)
+
+
+def centre_cells(a: np.ndarray) -> np.ndarray:
+    """Normalise each ``(..., S, I)`` matrix by a power of two, then remove a large common offset.
+
+    The offset (the mean of the valid cells) is subtracted where it exceeds 16 times the
+    range of the cells: then each subtraction is exact. The result differs from ``a`` by
+    a positive factor and a shift per matrix, so every Pearson correlation of its
+    per-system means equals that of ``a``'s.
+
+    Examples
+    --------
+    >>> centre_cells(np.array([[1e6 + 0.5, 1e6 + 1.5], [1e6 + 2.5, np.nan]]))
+    array([[-1.,  0.],
+           [ 1., nan]])
+    """
+    return remove_offset(pow2_normalise(a, axis=(-2, -1)), axis=(-2, -1))
+
+
+def remove_offset(a: np.ndarray, *, axis=(-2, -1)) -> np.ndarray:
+    """Subtract the mean of the valid values along ``axis`` where it exceeds 16 times their range.
+
+    Only then: each subtraction is exact, so ties and equal means are kept. ``a`` should
+    be normalised (:func:`pow2_normalise`) so that the sums cannot overflow.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    valid = ~np.isnan(a)
+    count = valid.sum(axis=axis, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.sum(a, axis=axis, where=valid, keepdims=True) / np.maximum(count, 1)
+    low = np.min(a, axis=axis, where=valid, initial=np.inf, keepdims=True)
+    high = np.max(a, axis=axis, where=valid, initial=-np.inf, keepdims=True)
+    offset = (count > 0) & (np.abs(mean) > 16.0 * (high - low))
+    return a - np.where(offset, mean, 0.0)
