@@ -101,20 +101,29 @@ class CorrstatAccessor(_Common):
 class CorrstatFrameAccessor(_Common):
     """``df.corrstat``: the same calls on a wide table with ``system`` and ``input`` columns.
 
-    The columns (or index levels) must be named ``system`` and ``input``. A table
-    carries no marker of which columns are human judgments, so every other column
-    except the target counts as a metric: pass ``metrics=[...]``, or build the
-    Dataset with :func:`xcorrstat.from_dataframe` (``human=``, other column names,
-    long tables).
+    The columns (or index levels) must be named ``system`` and ``input``; a table
+    with a ``system`` column and no ``input`` column is a system-level table (one row
+    per system, scores with a ``system`` dim only). Text columns become coordinates,
+    as in :func:`xcorrstat.from_dataframe`. A table carries no marker of which columns
+    are human judgments, so every other numeric column except the target counts as a
+    metric: pass ``metrics=[...]``, or build the Dataset with
+    :func:`xcorrstat.from_dataframe` (``human=``, other column names, long tables).
     """
 
     def __init__(self, obj: pd.DataFrame) -> None:
         self._obj = obj
 
     def to_dataset(self, **kwargs: Any) -> xr.Dataset:
-        """The Dataset this table maps to; keyword arguments go to :func:`xcorrstat.from_dataframe`."""
+        """The Dataset this table maps to; keyword arguments go to :func:`xcorrstat.from_dataframe`.
+
+        Without an ``input`` column (or index level) and no ``input=`` given, the table is
+        read as system-level (``input=None``).
+        """
         df = self._obj
-        wanted = {kwargs.get("system", "system"), kwargs.get("input", "input")}
+        system = kwargs.get("system", "system")
+        if "input" not in kwargs and "input" not in df.columns and "input" not in df.index.names:
+            kwargs = {**kwargs, "input": None}
+        wanted = {system} | ({kwargs.get("input", "input")} - {None})
         if not wanted <= set(df.columns) and wanted <= set(df.index.names):
             df = df.reset_index()
         return from_dataframe(df, **kwargs)

@@ -192,7 +192,7 @@ def correlate(
         raise ValueError("pdp=True pools the pairs of every group: complete_inputs=True and average='weighted' "
                          "do not apply to it")
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
-    x, z, _ = split_scores(data, target=target, metrics=metrics)
+    x, z, _ = split_scores(data, target=target, metrics=metrics, level=level)
 
     rows = []
     for lev in levels:

@@ -21,6 +21,18 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ._columns import (
+    check_labels,
+    is_score_dtype,
+    is_text_column,
+    long_scores,
+    score_array,
+    text_coordinates,
+    wide_scores,
+)
+from ._readers import load_table, located
+from .schema import SYSTEM_LEVEL_ATTR, cut
+
 __all__ = ["LABEL_GUESSES", "SUPPORTED_FORMATS", "from_dataframe", "guess_label_columns", "read"]
 
 #: Formats understood by :func:`read`.
@@ -55,40 +67,6 @@ def _names(value: Sequence[Hashable] | str | None, arg: str) -> list[Hashable]:
                         f"got {type(value).__name__}") from None
 
 
-def _row(position: int) -> str:
-    """How a row is named in messages: its 1-based position among the data rows."""
-    return f"data row {position + 1}"
-
-
-def _first_non_numeric(values: Any) -> str:
-    """' (first: data row k holds 'abc')' for a column with a non-numeric entry, else ''."""
-    if not isinstance(values, pd.Series):
-        return ""
-    numeric = pd.to_numeric(values, errors="coerce")
-    bad = np.flatnonzero(numeric.isna().to_numpy() & values.notna().to_numpy())
-    if bad.size == 0:
-        return ""
-    return f"; first non-numeric entry: {values.iloc[bad[0]]!r} in {_row(int(bad[0]))}"
-
-
-def _score_array(values: Any, dtype: Any, what: str) -> np.ndarray:
-    """Check that scores are bool/int/float and finite-or-NaN; return float64."""
-    if not (pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_integer_dtype(dtype)
-            or pd.api.types.is_float_dtype(dtype)):
-        raise TypeError(f"{what} has dtype {dtype}; scores must be numeric "
-                        f"(bool, integer or float){_first_non_numeric(values)}")
-    if isinstance(values, pd.Series):
-        out = values.to_numpy(dtype=np.float64, na_value=np.nan)
-    else:
-        out = np.asarray(values, dtype=np.float64)
-    inf = np.flatnonzero(np.isinf(out))
-    if inf.size:
-        where = f" (first in {_row(int(inf[0]))})" if out.ndim == 1 else ""
-        raise ValueError(f"{what} has {inf.size} infinite value(s){where}; scores must be "
-                         "finite, with NaN for missing cells")
-    return out
-
-
 def _labels(uniques: pd.Index) -> np.ndarray:
     """Label coordinate values: strings as Python ``str`` objects, numbers as numbers."""
     if pd.api.types.is_string_dtype(uniques.dtype) or isinstance(
@@ -101,6 +79,10 @@ def _set_roles(ds: xr.Dataset, human: Sequence[Hashable] | str | None) -> xr.Dat
     if human is None:
         return ds
     names = _names(human, "human")
+    text = [n for n in names if n in ds.coords and n not in ds.dims]
+    if text:
+        raise ValueError(f"human={cut(human)}: column {cut(text[0])} holds text, not scores; it was kept as a "
+                         f"coordinate along {tuple(ds.coords[text[0]].dims)}; human judgments must be numbers")
     unknown = [n for n in names if n not in ds.data_vars]
     if unknown:
         raise ValueError(f"human={human!r}: unknown variable(s) {unknown}; "
@@ -110,11 +92,19 @@ def _set_roles(ds: xr.Dataset, human: Sequence[Hashable] | str | None) -> xr.Dat
     return ds
 
 
+def _check_columns(df: pd.DataFrame) -> None:
+    dup = df.columns[df.columns.duplicated()]
+    if len(dup):
+        where = [i + 1 for i, c in enumerate(df.columns) if c == dup[0]]
+        raise ValueError(f"df: column name {cut(dup[0])} appears {len(where)} times (columns "
+                         f"{', '.join(map(str, where))}); each column needs its own name")
+
+
 def from_dataframe(
     df: pd.DataFrame,
     *,
     system: str = "system",
-    input: str = "input",
+    input: str | None = "input",
     metric: str | None = None,
     value: str | None = None,
     dims: Sequence[str] = (),
@@ -131,11 +121,16 @@ def from_dataframe(
         Label columns may also be index levels.
     system, input : str
         Columns holding the system and input labels.  The output dims are
-        always named ``"system"`` and ``"input"``.
+        always named ``"system"`` and ``"input"``.  ``input=None`` reads a
+        system-level table (one row per system): the scores get a ``system``
+        dim only and the Dataset the attr ``system_level = 1``.
     metric, value : str, optional
         Give both for a long table: `metric` names the column of score names
         (each becomes a data variable, converted to ``str``) and `value` the
-        column of scores.  Other columns of a long table are ignored.
+        column of scores.  Other numeric columns of a long table are
+        ignored; its text columns become coordinates as in a wide table
+        (one that varies between the rows of one cell is left out with a
+        warning).
     dims : sequence of str
         Further label columns, kept as extra dims with their own names.
     human : str or sequence of str, optional
@@ -147,16 +142,20 @@ def from_dataframe(
     xarray.Dataset
         float64 data variables with dims ``("system", "input", *dims)``.
         Labels keep their type and their order of first appearance (they are
-        not sorted); combinations absent from the table are NaN.
+        not sorted); combinations absent from the table are NaN.  Text
+        columns of a wide table (mostly non-numeric entries, such as WMT's
+        ``domain`` and ``doc``) become coordinates on the fewest label dims
+        they are a function of; one that is a function of none is left out
+        with a warning.
 
     Raises
     ------
     TypeError
-        If `df` is not a DataFrame or a score column is not bool/int/float.
+        If `df` is not a DataFrame or a score column holds non-numeric entries.
     ValueError
-        If a named column is missing, the table has no rows, labels are
-        missing, rows are duplicated, scores are infinite, or `human` names
-        unknown variables.
+        If a named column is missing, a column name repeats, the table has no
+        rows, labels are missing, rows are duplicated, scores are infinite,
+        or `human` names unknown variables or a text column.
 
     Examples
     --------
@@ -170,22 +169,28 @@ def from_dataframe(
     >>> from_dataframe(long, system="sys", input="doc", metric="name",
     ...                value="score", human="human").equals(ds)
     True
+    >>> from_dataframe(df.assign(domain=["news", "chat", "news", "chat"]),
+    ...                system="sys", input="doc")["domain"].dims
+    ('input',)
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
     if (metric is None) != (value is None):
         raise ValueError("give both metric= and value= for a long table, or neither "
-                         f"for a wide table; got metric={metric!r}, value={value!r}")
+                         f"for a wide table; got metric={cut(metric)}, value={cut(value)}")
+    _check_columns(df)
     extra = _names(dims, "dims")
-    args = {system: f"system={system!r}", input: f"input={input!r}"}
+    args: dict[Hashable, str] = {system: f"system={system!r}"}
+    if input is not None:
+        args[input] = f"input={input!r}"
     for d in extra:
         args.setdefault(d, f"dims entry {d!r}")
-    keys = [system, input, *extra]
+    keys = [system, *([] if input is None else [input]), *extra]
     if len(set(keys)) != len(keys):
         raise ValueError(f"system={system!r}, input={input!r} and dims={extra!r} "
                          "must name distinct columns")
-    out_dims = [*_DIMS, *extra]
-    if len(set(out_dims)) != len(out_dims):
+    out_dims = [*(_DIMS if input is not None else _DIMS[:1]), *extra]
+    if len(set(out_dims)) != len(out_dims) or (input is None and "input" in extra):
         raise ValueError(f"dims={extra!r} may not contain 'system' or 'input' "
                          "(those names are taken by the system and input dims)")
     named = list(keys)
@@ -205,36 +210,25 @@ def from_dataframe(
     for col in named:
         if col not in df.columns:
             raise ValueError(f"{args[col]}: no such column; available columns are "
-                             f"{list(df.columns)}")
+                             f"{cut(list(df.columns), 300)}")
 
     label_cols = keys if metric is None else [*keys, metric]
-    for col in label_cols:
-        missing = np.flatnonzero(df[col].isna().to_numpy())
-        if missing.size:
-            raise ValueError(f"{args[col]}: {missing.size} missing label(s), first in "
-                             f"{_row(int(missing[0]))}; every row needs a label")
-    dup = df.duplicated(subset=label_cols, keep="first").to_numpy()
-    n_dup = int(dup.sum())
-    if n_dup:
-        pos = int(np.flatnonzero(dup)[0])
-        first = tuple(df[label_cols].iloc[pos].tolist())
-        same = df[label_cols].iloc[:pos].eq(df[label_cols].iloc[pos]).all(axis=1).to_numpy()
-        earlier = int(np.flatnonzero(same)[0])
-        raise ValueError(f"{n_dup} duplicate row(s) for ({', '.join(map(str, label_cols))}): "
-                         f"{_row(pos)} repeats {_row(earlier)}, {first!r}; each combination "
-                         "must appear only once")
+    check_labels(df, label_cols, args)
 
+    text: list[Hashable] = []
     if metric is None:
-        score_cols = [c for c in df.columns if c not in keys]
-        if not score_cols:
-            raise ValueError(f"df has no score columns besides the labels {keys}")
-        clash = [c for c in score_cols if c in out_dims]
+        others = [c for c in df.columns if c not in keys]
+        clash = [c for c in others if c in out_dims]
         if clash:
             raise ValueError(f"score column(s) {clash} clash with output dim names "
                              f"{out_dims}; rename them")
-        scores = {c: _score_array(df[c], df[c].dtype, f"column {c!r}") for c in score_cols}
+        score_cols, text, block = wide_scores(df, others)
+        if not score_cols:
+            raise ValueError(f"df has no score columns besides the labels {keys}"
+                             + (f" and the text columns {cut(text, 200)}" if text else ""))
     else:
-        vals = _score_array(df[value], df[value].dtype, f"value={value!r} column")
+        vals = score_array(df[value], df[value].dtype, f"value={value!r} column")
+        text = [c for c in df.columns if c not in {*keys, metric, value} and is_text_column(df[c])]
 
     codes, coords = [], {}
     for col, dim in zip(keys, out_dims):
@@ -247,41 +241,38 @@ def from_dataframe(
 
     data: dict[Hashable, np.ndarray] = {}
     if metric is None:
-        for col, v in scores.items():
-            arr = np.full(size, np.nan)
-            arr[flat] = v
-            data[col] = arr.reshape(shape)
+        arr = np.full((len(score_cols), size), np.nan)
+        arr[:, flat] = block
+        data = {col: arr[k].reshape(shape) for k, col in enumerate(score_cols)}
     else:
-        m_codes, m_uniques = pd.factorize(df[metric], sort=False)
-        names = [str(m) for m in m_uniques]
-        if len(set(names)) != len(names):
-            raise ValueError(f"metric={metric!r}: names are not unique as strings: {names}")
-        clash = [n for n in names if n in out_dims]
-        if clash:
-            raise ValueError(f"metric={metric!r}: score name(s) {clash} clash with "
-                             f"output dim names {out_dims}")
-        arr = np.full((len(names), size), np.nan)
-        arr[m_codes, flat] = vals
-        for i, name in enumerate(names):
-            data[name] = arr[i].reshape(shape)
+        data = long_scores(df[metric], vals, flat, shape, size, metric, out_dims)
 
-    ds = xr.Dataset({k: (out_dims, v) for k, v in data.items()}, coords=coords)
+    all_coords: dict[Hashable, Any] = dict(coords)
+    all_coords.update(text_coordinates(df, text, codes, coords, out_dims))
+    ds = xr.Dataset({k: (out_dims, v) for k, v in data.items()}, coords=all_coords)
+    if input is None:
+        ds.attrs[SYSTEM_LEVEL_ATTR] = 1
     return _set_roles(ds, human)
 
 
 #: Column names tried, in order (case-insensitive), when a file's label columns are not named.
+#: Segment names come before document names: in a table with both (WMT), the segment is the input.
 LABEL_GUESSES = {
     "system": ("system", "sys", "system_id", "system_name", "sys_id", "sys_name", "model", "model_name",
                "model_id", "mt_system"),
-    "input": ("input", "input_id", "doc", "doc_id", "document", "document_id", "segment", "seg_id",
-              "segment_id", "item", "item_id", "example", "example_id", "instance_id", "source_id", "id"),
+    "input": ("input", "input_id", "segment", "seg_id", "segment_id", "doc", "doc_id", "document", "document_id",
+              "item", "item_id", "example", "example_id", "instance_id", "source_id", "id"),
 }
 
 
 def guess_label_columns(columns: Sequence[Hashable], *, system: str | None = None,
-                        input: str | None = None) -> tuple[str, str]:
+                        input: str | None = None,
+                        optional_input: bool = False) -> tuple[str, str | None]:
     """The system and input label columns of a table: the given names, else the first of
     :data:`LABEL_GUESSES` present (case-insensitive).
+
+    With ``optional_input=True`` a table without an input column gives ``input`` None
+    (a system-level table, one row per system) instead of an error.
 
     Raises ValueError naming the columns tried and the columns the table has when none is found.
 
@@ -289,21 +280,22 @@ def guess_label_columns(columns: Sequence[Hashable], *, system: str | None = Non
     --------
     >>> guess_label_columns(["sys_name", "doc_id", "bleu", "human"])
     ('sys_name', 'doc_id')
+    >>> guess_label_columns(["system", "bleu", "human"], optional_input=True)
+    ('system', None)
     """
     names = [str(c) for c in columns]
     lower = {n.lower(): n for n in reversed(names)}
-    found = {}
+    found: dict[str, str | None] = {}
     for dim, given in (("system", system), ("input", input)):
         if given is not None:
             found[dim] = given
             continue
         hit = next((lower[g] for g in LABEL_GUESSES[dim] if g in lower and lower[g] not in found.values()), None)
-        if hit is None:
-            option = "system" if dim == "system" else "input"
+        if hit is None and not (dim == "input" and optional_input):
             raise ValueError(f"no {dim} label column found: tried {list(LABEL_GUESSES[dim])}; the table has "
-                             f"columns {names}; name it with {option}=... (--{option}-col on the command line)")
+                             f"columns {cut(names, 300)}; name it with {dim}=... (--{dim}-col on the command line)")
         found[dim] = hit
-    return found["system"], found["input"]
+    return found["system"], found["input"]  # type: ignore[return-value]
 
 
 def _format_of(path: str, format: str | None) -> tuple[str, bool]:
@@ -315,7 +307,7 @@ def _format_of(path: str, format: str | None) -> tuple[str, bool]:
     if format is not None:
         fmt = _ALIASES.get(str(format).lower().lstrip("."))
         if fmt is None:
-            raise ValueError(f"format={format!r} is not supported; supported formats are "
+            raise ValueError(f"format={cut(format)} is not supported; supported formats are "
                              f"{list(SUPPORTED_FORMATS)}")
     else:
         fmt = _EXTENSIONS.get(os.path.splitext(name)[1])
@@ -331,16 +323,19 @@ def _format_of(path: str, format: str | None) -> tuple[str, bool]:
 
 
 def _from_netcdf(ds: xr.Dataset, path: str, *, system: str = "system",
-                 input: str = "input", metric: str | None = None,
+                 input: str | None = "input", metric: str | None = None,
                  value: str | None = None, dims: Sequence[str] = (),
                  human: Sequence[str] | str | None = None) -> xr.Dataset:
     if metric is not None or value is not None:
         raise ValueError(f"{path!r}: metric= and value= describe long tables and do "
                          "not apply to netCDF files")
     rename = {old: new for old, new in zip((system, input), _DIMS)
-              if old != new and old in ds.dims}
+              if old is not None and old != new and old in ds.dims}
     ds = ds.rename(rename)
-    for arg, old, dim in (("system", system, "system"), ("input", input, "input")):
+    system_level = input is None or set(ds.dims) == {"system"}
+    wanted = (("system", system, "system"),) if system_level else (("system", system, "system"),
+                                                                   ("input", input, "input"))
+    for arg, old, dim in wanted:
         if dim not in ds.dims:
             raise ValueError(f"{path!r}: the netCDF dataset has no {dim!r} dimension "
                              f"({arg}={old!r}); its dims are {list(ds.dims)}")
@@ -348,16 +343,24 @@ def _from_netcdf(ds: xr.Dataset, path: str, *, system: str = "system",
         if d not in ds.dims:
             raise ValueError(f"{path!r}: dims entry {d!r} is not a dimension of the "
                              f"dataset; its dims are {list(ds.dims)}")
+    text = [k for k in ds.data_vars if not is_score_dtype(ds.variables[k].dtype)]
+    ds = ds.set_coords(text)
     if not ds.data_vars:
-        raise ValueError(f"{path!r}: the netCDF dataset has no data variables")
-    for name, var in ds.data_vars.items():
-        values = _score_array(var.values, var.dtype, f"variable {name!r}")
-        ds[name] = var.copy(data=values)
+        raise ValueError(f"{path!r}: the netCDF dataset has no numeric data variables"
+                         + (f" (text variables {cut(text, 200)} were kept as coordinates)" if text else ""))
+    for name in list(ds.data_vars):
+        var = ds.variables[name]
+        ds[name] = var.copy(data=score_array(var.values, var.dtype, f"variable {cut(name)}"))
+    if system_level:
+        if "input" in ds.dims:
+            raise ValueError(f"{path!r}: input=False reads system-level scores, but the dataset has an 'input' "
+                             f"dim; its dims are {list(ds.dims)}")
+        ds.attrs[SYSTEM_LEVEL_ATTR] = 1
     return _set_roles(ds, human)
 
 
 def read(path: str | os.PathLike[str], *, format: str | None = None,
-         **kwargs: Any) -> xr.Dataset:
+         encoding: str | None = None, **kwargs: Any) -> xr.Dataset:
     """Read a score table or netCDF file into a ``(system, input)`` Dataset.
 
     Parameters
@@ -369,12 +372,17 @@ def read(path: str | os.PathLike[str], *, format: str | None = None,
         gzip-compressed (``.csv.gz``, ``.tsv.gz``, ``.jsonl.gz``).
     format : {"csv", "tsv", "jsonl", "parquet", "netcdf"}, optional
         Override the format implied by the extension.
+    encoding : str, optional
+        Text encoding of a CSV, TSV or JSON Lines file.  By default a
+        byte-order mark decides (UTF-8, UTF-16 or UTF-32), else UTF-8.
     **kwargs
         Passed on to :func:`from_dataframe` (``system``, ``input``,
         ``metric``, ``value``, ``dims``, ``human``).  For table formats a
         missing or None ``system``/``input`` is guessed from the columns
         (:func:`guess_label_columns`: ``system``, ``sys``, ``model`` ...;
-        ``input``, ``doc``, ``doc_id``, ``segment``, ``item`` ...).  For netCDF files
+        ``input``, ``segment``, ``seg_id``, ``doc``, ``doc_id``, ``item`` ...); a table
+        with no input column is read as a system-level table (one row per
+        system), and ``input=False`` reads any table so.  For netCDF files
         ``system``/``input`` rename those dims, ``dims`` must name existing
         dims, ``human`` sets roles, and ``metric``/``value`` are errors.
 
@@ -388,8 +396,11 @@ def read(path: str | os.PathLike[str], *, format: str | None = None,
     FileNotFoundError
         If `path` does not exist.
     ValueError
-        If the format is unknown, the file is empty, or the contents fail
-        validation.
+        If the format or encoding is unknown, the file is empty, corrupt or
+        not in its format, or the contents fail validation; the message names
+        the file (and the line, where there is one).
+    TypeError
+        If a score column holds non-numeric entries (file and line named).
     ImportError
         If a Parquet file is read without pyarrow installed.
 
@@ -406,33 +417,61 @@ def read(path: str | os.PathLike[str], *, format: str | None = None,
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or path-like, got {type(path).__name__}")
     path = os.fspath(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"path {path!r} is a folder; give a file")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such file: {path!r}")
-    fmt, _ = _format_of(path, format)
+    fmt, gz = _format_of(path, format)
+    if encoding is not None and fmt not in ("csv", "tsv", "jsonl"):
+        raise ValueError(f"encoding={cut(encoding)} applies to CSV, TSV and JSON Lines files, not to {fmt} "
+                         f"files such as {path!r}")
     if os.path.getsize(path) == 0:
         raise ValueError(f"file is empty: {path!r}")
-
-    if fmt == "netcdf":
-        kwargs = {k: v for k, v in kwargs.items() if not (k in _DIMS and v is None)}
-        return _from_netcdf(xr.load_dataset(path), path, **kwargs)
     if fmt == "parquet" and importlib.util.find_spec("pyarrow") is None:
         raise ImportError("reading Parquet needs pyarrow: install pyarrow to read "
                           f"Parquet files such as {path!r}")
     try:
-        if fmt == "csv":
-            df = pd.read_csv(path)
-        elif fmt == "tsv":
-            df = pd.read_csv(path, sep="\t")
-        elif fmt == "jsonl":
-            # dtype=False keeps string labels such as "001" as strings
-            df = pd.read_json(path, lines=True, dtype=False, precise_float=True)
-        else:
-            df = pd.read_parquet(path, engine="pyarrow")
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"file is empty: {path!r}") from None
-    if len(df) == 0:
-        raise ValueError(f"no rows in {path!r}")
+        if fmt == "netcdf":
+            return _read_netcdf(path, kwargs)
+        df = load_table(path, fmt, gz, encoding)
+        return _table_dataset(df, path, kwargs)
+    except (ValueError, TypeError) as err:
+        message = str(err)
+        if repr(path) in message:
+            raise
+        try:
+            located_err = type(err)(located(message, path, fmt))
+        except TypeError:  # an exception type with another constructor: keep its kind
+            located_err = (TypeError if isinstance(err, TypeError) else ValueError)(located(message, path, fmt))
+        raise located_err from None
+
+
+def _read_netcdf(path: str, kwargs: dict[str, Any]) -> xr.Dataset:
+    try:
+        ds = xr.load_dataset(path)
+    except (OSError, ValueError, TypeError, KeyError, RuntimeError) as err:  # netCDF backends vary
+        raise ValueError(f"{path!r} is not a readable netCDF file ({cut(str(err))}); if it is a table, "
+                         f"pass format='csv' (or 'tsv', 'jsonl', 'parquet')") from None
+    kwargs = {k: v for k, v in kwargs.items() if not (k in _DIMS and v is None)}
+    if kwargs.get("input") is False:
+        kwargs["input"] = None
+    return _from_netcdf(ds, path, **kwargs)
+
+
+def _table_dataset(df: pd.DataFrame, path: str, kwargs: dict[str, Any]) -> xr.Dataset:
+    if kwargs.get("input") is False:
+        kwargs = {**kwargs, "input": None, "system": kwargs.get("system") or
+                  guess_label_columns(df.columns, system=kwargs.get("system"), optional_input=True)[0]}
+        return from_dataframe(df, **kwargs)
     if kwargs.get("system") is None or kwargs.get("input") is None:
+        guessed = kwargs.get("input") is None
+        kwargs = dict(kwargs)
         kwargs["system"], kwargs["input"] = guess_label_columns(
-            df.columns, system=kwargs.get("system"), input=kwargs.get("input"))
+            df.columns, system=kwargs.get("system"), input=kwargs.get("input"), optional_input=True)
+        if kwargs["input"] is None and guessed and df[kwargs["system"]].duplicated().any():
+            raise ValueError(f"no input label column found (tried {list(LABEL_GUESSES['input'])}) and the "
+                             f"system column {cut(kwargs['system'])} repeats labels, so this is not a "
+                             f"system-level table (one row per system); the table has columns "
+                             f"{cut([str(c) for c in df.columns], 300)}: name the input column with input=... "
+                             "(--input-col on the command line)")
     return from_dataframe(df, **kwargs)

@@ -11,22 +11,44 @@ Accepted forms
 Extra dims (language pair, domain, annotator ...) are carried through as batch dims.
 A variable whose ``attrs["role"] == "human"`` is a human judgment: it is never
 picked as a metric by default.
+
+System-level data -- scores with a ``system`` dim and no ``input`` dim, one score
+per system -- are expanded to a length-1 ``input`` dim labelled
+:data:`SYSTEM_LEVEL_INPUT` (``"all"``), so every system-level analysis runs on them
+unchanged; the input, global and within-system levels, and resampling or
+permuting inputs, are errors for such data.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from typing import Any
 
+import dask.array as dsa
 import numpy as np
 import xarray as xr
 
-__all__ = ["SYSTEM", "INPUT", "METRIC", "TARGET", "as_dataset", "split_scores", "select_scores", "stack_scores",
-           "check_finite", "aligned_scores"]
+__all__ = [
+    "INPUT", "METRIC", "SYSTEM", "SYSTEM_LEVEL_ATTR", "SYSTEM_LEVEL_INPUT", "TARGET", "aligned_scores",
+    "as_dataset", "check_finite", "check_level", "cut", "is_system_level", "select_scores", "split_scores",
+    "stack_scores",
+]
 
 SYSTEM = "system"
 INPUT = "input"
 METRIC = "metric"
 TARGET = "target"
+#: The one ``input`` label given to system-level data (scores without an ``input`` dim).
+SYSTEM_LEVEL_INPUT = "all"
+#: Dataset attr marking system-level data that have extra dims besides ``system``.
+SYSTEM_LEVEL_ATTR = "system_level"
+_CUT = 80
+
+
+def cut(value, limit: int = _CUT) -> str:
+    """``repr(value)`` cut to `limit` characters with an ellipsis, for error messages."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _is_dask(da: xr.DataArray) -> bool:
@@ -53,11 +75,11 @@ def as_dataset(data) -> xr.Dataset:
         if labels is None:
             raise ValueError(f"data: the {METRIC!r} dim needs a coordinate of score names")
         if len(set(labels)) != len(labels):
-            raise ValueError(f"data: duplicate labels on the {METRIC!r} dim: {sorted(labels)}")
+            raise ValueError(f"data: duplicate labels on the {METRIC!r} dim: {cut(sorted(labels), 300)}")
         ds = data.to_dataset(dim=METRIC)
         ds = ds.rename({k: str(k) for k in ds.data_vars})
     elif isinstance(data, xr.Dataset):
-        stacked = [k for k, v in data.data_vars.items() if METRIC in v.dims]
+        stacked = [k for k in data.data_vars if METRIC in data.variables[k].dims]
         if stacked:
             if len(data.data_vars) != 1:
                 raise ValueError(
@@ -71,16 +93,79 @@ def as_dataset(data) -> xr.Dataset:
             f"data must be an xarray Dataset or DataArray (or a pandas DataFrame via the accessor), "
             f"got {type(data).__name__}"
         )
+    if INPUT not in ds.dims and is_system_level(ds):
+        ds = _expand_input(ds)
     for dim in (SYSTEM, INPUT):
         if dim not in ds.dims:
             raise ValueError(
                 f"data: missing the {dim!r} dim; found dims {tuple(ds.dims)}. Rename yours with "
                 f".rename({{'your_dim': {dim!r}}}) or build the data with xcorrstat.from_dataframe(..., {dim}=...)"
+                + ("" if dim == SYSTEM else "; system-level scores (one per system) need only a 'system' dim, "
+                   f"or the attr {SYSTEM_LEVEL_ATTR}=1 beside extra dims (from_dataframe(..., input=None) sets it)")
             )
         if dim in ds.indexes and not ds.indexes[dim].is_unique:
             dup = ds.indexes[dim][ds.indexes[dim].duplicated()].unique().tolist()[:5]
-            raise ValueError(f"data: duplicate {dim!r} labels {dup}; each (system, input) must appear once")
+            raise ValueError(f"data: duplicate {dim!r} labels {cut(dup)}; each (system, input) must appear once")
+        if ds.sizes[dim] == 0:
+            raise ValueError(f"data: the {dim!r} dim is empty (0 {dim} labels); there is nothing to correlate")
     return ds
+
+
+def is_system_level(data) -> bool:
+    """Whether `data` holds system-level scores only: a ``system`` dim and no ``input`` dim
+    (or the length-1 one :func:`as_dataset` adds).
+
+    Data with dims other than ``system`` count only when marked with the Dataset attr
+    ``system_level = 1`` (as :func:`xcorrstat.from_dataframe` does with ``input=None``):
+    otherwise a misnamed input dim would silently pass for an extra batch dim.
+    """
+    if not isinstance(data, (xr.Dataset, xr.DataArray)):
+        return False
+    dims = set(data.dims) - {METRIC}
+    marked = bool(data.attrs.get(SYSTEM_LEVEL_ATTR, 0))
+    if SYSTEM not in dims:
+        return False
+    if INPUT in dims:  # already expanded by as_dataset
+        return marked and data.sizes[INPUT] == 1
+    return dims == {SYSTEM} or marked
+
+
+def _expand_input(ds: xr.Dataset) -> xr.Dataset:
+    """`ds` with every variable on ``system`` given a length-1 ``input`` dim right after it."""
+    variables = {}
+    for name in ds.data_vars:
+        var = ds.variables[name]
+        if SYSTEM in var.dims:
+            dims = list(var.dims)
+            dims.insert(dims.index(SYSTEM) + 1, INPUT)
+            var = var.set_dims({INPUT: 1, **var.sizes}).transpose(*dims)
+        variables[name] = var
+    coords: dict[Hashable, Any] = {k: ds.variables[k] for k in ds.coords}
+    coords[INPUT] = (INPUT, np.array([SYSTEM_LEVEL_INPUT], dtype=object))
+    return xr.Dataset(variables, coords=coords, attrs={**ds.attrs, SYSTEM_LEVEL_ATTR: 1})
+
+
+def check_level(data, *, level=None, along=None) -> None:
+    """Raise ValueError when system-level `data` meets a level or resampled dim that needs inputs.
+
+    `level` is a level name or a list of them; `along` a dim name or a list of the dims
+    resampled or permuted. Either may be None (not checked).
+    """
+    if not is_system_level(data):
+        return
+    levels = [level] if isinstance(level, str) else list(level or ())
+    bad = [lev for lev in levels if lev != SYSTEM]
+    if bad:
+        raise ValueError(
+            f"level={cut(level)}: the data hold system-level scores only (a {SYSTEM!r} dim, no {INPUT!r} dim), "
+            f"so only level='system' applies; use level='system'"
+        )
+    dims = [along] if isinstance(along, str) else list(along or ())
+    if INPUT in dims:
+        raise ValueError(
+            f"resampling/permuting along {cut(along)}: the data hold system-level scores only (a {SYSTEM!r} dim, "
+            f"no {INPUT!r} dim), so there are no inputs to resample; use resample='system' / permute='system'"
+        )
 
 
 def _as_names(value, argument: str) -> list[Hashable]:
@@ -96,15 +181,21 @@ def _as_names(value, argument: str) -> list[Hashable]:
 
 def _check_variable(ds: xr.Dataset, name: Hashable, argument: str) -> None:
     if name not in ds.data_vars:
-        raise ValueError(f"{argument}={name!r} is not a score in the data; available: {sorted(map(str, ds.data_vars))}")
-    var = ds[name]
+        if isinstance(name, Hashable) and name in ds.coords and name not in ds.dims:
+            raise ValueError(
+                f"{argument}={cut(name)} is a label column, not a score: its values are not numbers, so it was "
+                f"kept as a coordinate along {tuple(ds.coords[name].dims)}; name a numeric score"
+            )
+        raise ValueError(f"{argument}={cut(name)} is not a score in the data; "
+                         f"available: {cut(sorted(map(str, ds.data_vars)), 300)}")
+    var = ds.variables[name]
     if var.dtype.kind not in "biuf":
-        raise TypeError(f"{argument}={name!r} has non-numeric dtype {var.dtype}; scores must be numbers")
+        raise TypeError(f"{argument}={cut(name)} has non-numeric dtype {var.dtype}; scores must be numbers")
     missing = [d for d in (SYSTEM, INPUT) if d not in var.dims]
     if missing:
-        raise ValueError(f"{argument}={name!r} lacks dims {missing}; every score needs (system, input)")
-    if not _is_dask(var):
-        check_finite(var.values, f"{argument}={name!r}")
+        raise ValueError(f"{argument}={cut(name)} lacks dims {missing}; every score needs (system, input)")
+    if not isinstance(var.data, dsa.Array):  # lazy scores are checked where they are computed
+        check_finite(np.asarray(var.data), f"{argument}={cut(name)}")
 
 
 def check_finite(values: np.ndarray, what: str) -> None:
@@ -117,9 +208,11 @@ def check_finite(values: np.ndarray, what: str) -> None:
 
 def default_metrics(ds: xr.Dataset, targets: Sequence[Hashable]) -> list[Hashable]:
     """Every numeric score that is neither a target nor marked ``role="human"``."""
+    variables = ds.variables
     return [
         k
-        for k, v in ds.data_vars.items()
+        for k in ds.data_vars
+        for v in (variables[k],)
         if k not in targets
         and v.attrs.get("role") != "human"
         and v.dtype.kind in "biuf"
@@ -137,23 +230,49 @@ def select_scores(ds: xr.Dataset, names, default: list[Hashable], argument: str)
     else:
         chosen = _as_names(names, argument)
         if len(set(chosen)) != len(chosen):
-            raise ValueError(f"{argument} has duplicate names: {chosen}")
+            raise ValueError(f"{argument} has duplicate names: {cut(chosen, 300)}")
     for name in chosen:
         _check_variable(ds, name, argument)
     return chosen
 
 
 def stack_scores(ds: xr.Dataset, names: Sequence[Hashable], dim: str) -> xr.DataArray:
-    """The named scores as one float64 DataArray along a new ``dim`` labelled by name."""
-    x = xr.concat([ds[k].astype(np.float64, copy=False) for k in names], dim=dim, coords="minimal",
-                  compat="override", join="outer")
-    x = x.assign_coords({dim: [str(k) for k in names]})
-    x.attrs = {}
-    return x.rename(None)
+    """The named scores as one float64 DataArray along a new ``dim`` labelled by name.
+
+    Works on the variables directly (time linear in the number of names): scores lacking
+    some dim of the others are broadcast along it.
+    """
+    variables = [ds.variables[k] for k in names]
+    sizes: dict[Hashable, int] = {}
+    for var in variables:
+        for d, n in var.sizes.items():
+            sizes.setdefault(d, n)
+    order = list(sizes)
+    if all(var.dims == tuple(order) for var in variables):
+        parts = [var.data for var in variables]
+    else:
+        parts = [var.set_dims(sizes).transpose(*order).data for var in variables]
+    if any(isinstance(p, dsa.Array) for p in parts):
+        data = dsa.stack([dsa.asarray(p).astype(np.float64) for p in parts])
+    else:
+        data = np.stack([np.asarray(p, dtype=np.float64) for p in parts])
+    coords = {k: ds.variables[k] for k in ds.coords if set(ds.variables[k].dims) <= set(order) and k != dim}
+    x = xr.DataArray(data, dims=[dim, *order], coords=coords)
+    return x.assign_coords({dim: [str(k) for k in names]})
 
 
-def split_scores(data, *, target, metrics=None) -> tuple[xr.DataArray, xr.DataArray, bool]:
+def split_scores(data, *, target, metrics=None, level=None, along=None) -> tuple[xr.DataArray, xr.DataArray, bool]:
     """Split data into metric scores X (dim ``metric``) and target scores Z.
+
+    Parameters
+    ----------
+    data : Dataset or DataArray
+        See :func:`as_dataset`; system-level data get a length-1 ``input`` dim.
+    target, metrics : name or list of names
+        The human score(s) and the metric scores (default: every numeric non-human score).
+    level, along : str or list of str, optional
+        The level(s) and the resampled or permuted dim(s) of the analysis; with
+        system-level data anything but ``"system"`` is a ValueError (:func:`check_level`).
 
     Returns
     -------
@@ -164,11 +283,16 @@ def split_scores(data, *, target, metrics=None) -> tuple[xr.DataArray, xr.DataAr
     several : bool
         Whether several targets were given.
     """
+    check_level(data, level=level, along=along)
     ds = as_dataset(data)
     targets = _as_names(target, "target")
     for name in targets:
         _check_variable(ds, name, "target")
     names = select_scores(ds, metrics, default_metrics(ds, targets), "metrics")
+    both = [name for name in names if name in targets]
+    if both:
+        raise ValueError(f"metrics={cut(metrics)} includes the target {cut(both[0])}; a score cannot be "
+                         f"both a metric and the target (its correlation with itself is 1)")
     x = stack_scores(ds, names, METRIC)
     several = not isinstance(target, str)
     if several:
@@ -179,13 +303,14 @@ def split_scores(data, *, target, metrics=None) -> tuple[xr.DataArray, xr.DataAr
     return x.rename(None), z.rename(None), several
 
 
-def aligned_scores(data, *, target, metrics=None) -> tuple[xr.DataArray, xr.DataArray, list[Hashable]]:
+def aligned_scores(data, *, target, metrics=None, level=None,
+                   along=None) -> tuple[xr.DataArray, xr.DataArray, list[Hashable]]:
     """Metric scores X and the one target Z, finite-or-NaN, both ``(*batch, system, input)``.
 
     Z is broadcast to X's batch dims (``metric`` and any extra dims), so the two arrays
     line up cell by cell; ``batch`` lists those leading dims.
     """
-    x, z, several = split_scores(data, target=target, metrics=metrics)
+    x, z, several = split_scores(data, target=target, metrics=metrics, level=level, along=along)
     if several:
         raise ValueError(f"target must be one human score, got a list: {target!r}")
     check_finite(x.values, "metric scores")

@@ -153,7 +153,7 @@ def calibrate_ties(
     check_choice(level, tuple(TIE_LEVELS), "level")
     check_choice(variant, TIE_VARIANTS, "variant", " (acc_eq or tau_eq)")
     sample_rate = _check_sample_rate(sample_rate)
-    x, z, batch = aligned_scores(data, target=target, metrics=metrics)
+    x, z, batch = aligned_scores(data, target=target, metrics=metrics, level=level)
     gx, gz = _groups(x.values.astype(np.float64), z.values.astype(np.float64), level)
     if gx.shape[-1] > MAX_GROUP:
         raise ValueError(f"level={level!r} compares groups of {gx.shape[-1]} items ({gx.shape[-1] ** 2 // 2} "
