@@ -275,7 +275,7 @@ def test_williams_uses_units_where_all_three_are_present():
         (dict(metrics=["m0"]), ValueError, "at least two metrics"),
         (dict(test="williams", level="input"), ValueError, "level must be 'system' or 'global'"),
         (dict(test="williams", method="kendall"), ValueError, "method must be"),
-        (dict(target=["human", "m0"]), TypeError, "target must be one score"),
+        (dict(target=[]), ValueError, "target must be a score name or a non-empty list"),
         (dict(permute="cells"), ValueError, "permute must be"),
         (dict(test="bootstrap", resample="lp"), ValueError, "resample must be"),
     ],

@@ -27,7 +27,7 @@ from .resampling.pairs import PAIR_DIM, pair_permutation_draws
 from .resampling.permutation import ALTERNATIVES, PVALUES, _scheme, permutation_pvalue
 from .resampling.statistics import check_bootstrap_variant
 from .schema import INPUT, METRIC, SYSTEM, split_scores
-from .validation import check_choice, check_min_pairs, check_positive_int, check_unit_interval
+from .validation import check_batch, check_choice, check_min_pairs, check_positive_int, check_unit_interval
 from .williams import _check as _check_williams
 from .williams import dependent_correlations
 from .kernels.dependent import williams
@@ -40,10 +40,10 @@ OTHER = "other_metric"
 
 
 def _as_matrix(draws, pi, pk, m):
-    """Pair draws (..., P, B) -> (..., M, M, B): +draws at (i, k), -draws at (k, i), NaN on the diagonal."""
-    out = np.full(draws.shape[:-2] + (m, m, draws.shape[-1]), np.nan)
-    out[..., pi, pk, :] = draws
-    out[..., pk, pi, :] = -draws
+    """Pair draws (..., P) -> (..., M, M): +draws at (i, k), -draws at (k, i), NaN on the diagonal."""
+    out = np.full(draws.shape[:-1] + (m, m), np.nan)
+    out[..., pi, pk] = draws
+    out[..., pk, pi] = -draws
     return out
 
 
@@ -79,10 +79,20 @@ def _clusters(r, significant, delta, *, alternative):
     return out.reshape(r.shape)
 
 
+def _check_targets(target) -> None:
+    """One score name, or a non-empty list of them (a ``target`` dim, as in ``correlate``)."""
+    if isinstance(target, str):
+        return
+    if not isinstance(target, (list, tuple)) or not target or not all(isinstance(t, str) for t in target):
+        raise ValueError(f"target must be a score name or a non-empty list of score names, got {target!r}")
+    if len(set(target)) != len(target):
+        raise ValueError(f"target names a score twice: {list(target)!r}")
+
+
 def compare(
     data: xr.Dataset | xr.DataArray,
     *,
-    target: Hashable,
+    target: Hashable | Sequence[Hashable],
     metrics: Sequence[Hashable] | None = None,
     test: Literal["permutation", "bootstrap", "williams"] = "permutation",
     level: Literal["system", "input", "global"] = "system",
@@ -115,8 +125,9 @@ def compare(
     data : Dataset or DataArray
         Scores with ``system`` and ``input`` dims; extra dims (e.g. a language pair)
         are compared label by label.
-    target : str
-        Human score.
+    target : str or list of str
+        Human score; a list adds a ``target`` dim (each target compared on its own,
+        with the same draws), as in :func:`xcorrstat.correlate`.
     metrics : list of str, optional
         Metrics to compare (default: every non-human variable).
     test : {"permutation", "bootstrap", "williams"}
@@ -147,7 +158,9 @@ def compare(
     keep_distribution : bool
         Also return every draw's delta, ``distribution`` (metric, other_metric, resample).
     batch : int, optional
-        Draws per batch inside a task (memory ~ batch x pairs per task x inputs).
+        Draws computed together inside a task (memory ~ batch x pairs per task x
+        inputs). A task computes at least ``ceil(n_resamples / 256)`` draws, so a run
+        never has more than 256 blocks of draws; the numbers do not depend on either.
     progress : bool
         Show a progress bar on stderr.
 
@@ -194,14 +207,17 @@ def compare(
     alpha = check_unit_interval(alpha, "alpha")
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
-    if not isinstance(target, str):
-        raise TypeError(f"target must be one score name, got {target!r}")
+    batch = check_batch(batch)
+    _check_targets(target)
     if test == "williams":
         _check_williams(level, method)
-    x, z, _ = split_scores(data, target=target, metrics=metrics)
+        if keep_distribution:
+            raise ValueError("keep_distribution=True needs draws, and test='williams' makes none; "
+                             "use test='permutation' or 'bootstrap', or keep_distribution=False")
+    x, z, _ = split_scores(data, target=target, metrics=metrics, level=level)
     m = x.sizes[METRIC]
     if m < 2:
-        raise ValueError(f"metrics must name at least two metrics to compare, got {list(x[METRIC].values)}")
+        raise ValueError(f"metrics must name at least two metrics to compare, got {list(map(str, x[METRIC].values))}")
     kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs, skipna=bool(skipna))
     lazy = x.chunks is not None or z.chunks is not None
     labels = x[METRIC].values
@@ -221,14 +237,15 @@ def compare(
             pi, pk = np.triu_indices(m, 1)
             pair_draws = pair_permutation_draws(x, z, pairs=(pi, pk), seed=seed, scheme=scheme,
                                                 n_resamples=n_resamples, kw=kw, batch=batch)
+            # draws stay a loop dim here: their blocks are joined only for the p-values below
             dist = xr.apply_ufunc(
                 _as_matrix, pair_draws.chunk({PAIR_DIM: -1}) if pair_draws.chunks is not None else pair_draws,
-                input_core_dims=[[PAIR_DIM, RESAMPLE_DIM]],
-                output_core_dims=[[METRIC, OTHER, RESAMPLE_DIM]],
+                input_core_dims=[[PAIR_DIM]],
+                output_core_dims=[[METRIC, OTHER]],
                 kwargs=dict(pi=pi, pk=pk, m=m),
                 dask="parallelized", output_dtypes=[np.float64],
                 dask_gufunc_kwargs={"output_sizes": {METRIC: m, OTHER: m}},
-            ).assign_coords({METRIC: labels, OTHER: labels})
+            ).assign_coords({METRIC: labels, OTHER: labels}).transpose(..., METRIC, OTHER, RESAMPLE_DIM)
             attrs.update(permute=scheme)
 
             def pfunc(d, obs):
@@ -236,6 +253,7 @@ def compare(
         else:
             dims = check_resample(resample)
             b = batch or default_batch(x.sizes[METRIC], x.sizes[SYSTEM], x.sizes[INPUT], level, method)
+            b = min(b, n_resamples)
             draws, _ = bootstrap_draws(x, z, seed=seed, resample=dims, n_resamples=n_resamples, batch=b,
                                        complete_inputs=False, **kw)
             dist = draws - draws.rename({METRIC: OTHER}).assign_coords({OTHER: labels})
@@ -277,7 +295,8 @@ def compare(
     if keep_distribution and dist is not None:
         out["distribution"] = dist
     out.attrs = {
-        "test": test, "target": str(target), "level": level, "method": method,
+        "test": test, "target": target if isinstance(target, str) else list(map(str, target)),
+        "level": level, "method": method,
         "variant": variant if method == "kendall" else "", "alternative": alternative,
         "correction": correction or "none", "family": family, "alpha": float(alpha),
         "skipna": int(bool(skipna)), "min_pairs": min_pairs,

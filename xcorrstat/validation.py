@@ -6,7 +6,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["check_choice", "check_confidence_level", "check_epsilon", "check_min_pairs", "check_positive_int"]
+__all__ = [
+    "check_batch",
+    "check_choice",
+    "check_confidence_level",
+    "check_epsilon",
+    "check_min_pairs",
+    "check_positive_int",
+]
 
 
 def check_positive_int(value, name: str, *, allow_none: bool = False) -> int | None:
@@ -17,6 +24,30 @@ def check_positive_int(value, name: str, *, allow_none: bool = False) -> int | N
         expected = "a positive integer or None" if allow_none else "a positive integer"
         raise ValueError(f"{name} must be {expected}, got {value!r}")
     return int(value)
+
+
+def check_batch(value, name: str = "batch", what: str = "draws computed together") -> int | None:
+    """``batch`` (draws computed together) as an int >= 1, or None for the default.
+
+    Every public resampling call checks its ``batch`` here: a bool, a float, zero
+    or a negative number is refused with a message naming the argument.
+
+    Examples
+    --------
+    >>> check_batch(7), check_batch(None)
+    (7, None)
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer ({what}) or None for the default, got {_short(value)}")
+    return int(value)
+
+
+def _short(value, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def check_unit_interval(value, name: str, note: str = "") -> float:

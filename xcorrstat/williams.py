@@ -19,6 +19,7 @@ import numpy as np
 import xarray as xr
 
 from .kernels import corr, system_means
+from .kernels.scaling import centre_cells
 from .kernels.dependent import steiger_z, williams, zou_ci
 from .schema import INPUT, METRIC, SYSTEM, check_finite, split_scores
 from .validation import check_choice, check_confidence_level
@@ -45,6 +46,8 @@ def dependent_correlations(x, y, z, *, level: str, method: str):
     valid = ~(np.isnan(x) | np.isnan(y) | np.isnan(z))
     x, y, z = (np.where(valid, a, np.nan) for a in (x, y, z))
     if level == "system":
+        if method == "pearson":  # exact scaling and offset removal: no offset rounds the means
+            x, y, z = centre_cells(x), centre_cells(y), centre_cells(z)
         (mx, mz), (my, _) = system_means(x, z), system_means(y, z)
         units = (mx, my, mz)
     else:
@@ -127,7 +130,7 @@ def williams_test(
         raise ValueError(f"x and y must be two different metrics, got x=y={x!r}")
     if not isinstance(target, str):
         raise TypeError(f"target must be one score name, got {target!r}")
-    scores, z, _ = split_scores(data, target=target, metrics=[x, y])
+    scores, z, _ = split_scores(data, target=target, metrics=[x, y], level=level)
     xs, ys = scores.isel({METRIC: 0}, drop=True), scores.isel({METRIC: 1}, drop=True)
     if any(v.chunks is not None for v in (xs, ys, z)):
         xs, ys, z = (v.chunk({SYSTEM: -1, INPUT: -1}) for v in (xs, ys, z))

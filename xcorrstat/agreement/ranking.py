@@ -21,9 +21,10 @@ from scipy.stats import rankdata
 
 from ..kernels import kendall
 from ..options import OPTIONS
-from ..resampling.draws import bootstrap_indices, counts_from_indices, resolve_seed
+from ..resampling.draws import batched_draws, bootstrap_indices, counts_from_indices, draws_per_task, resolve_seed
+from ..resampling import engine
 from ..resampling.intervals import percentile_ci
-from ..validation import check_choice, check_confidence_level, check_min_pairs, check_positive_int
+from ..validation import check_batch, check_choice, check_confidence_level, check_min_pairs, check_positive_int
 from ._common import (
     as_float,
     check_dim,
@@ -219,14 +220,13 @@ def _draws_kernel(values, ids, *, n_lead, seed, batch, rank, missing, higher_is_
     vals, use = _cell_values(values, rank=rank, missing=missing, higher_is_better=higher_is_better)
     n_lb = values.shape[-3]
     out = np.empty(values.shape[:-3] + (ids.size, n_lb, n_lb), dtype=np.float64)
-    for start in range(0, ids.size, batch):  # batches of draws, never one at a time
-        chunk = ids[start : start + batch]
-        (idx,) = bootstrap_indices(seed, chunk, [n_cond])
+    make = lambda chunk: bootstrap_indices(seed, chunk, [n_cond])  # noqa: E731  once per block of draw ids
+    for start, stop, (idx,) in batched_draws(ids, batch, make):  # batches of draws, never one at a time
         counts = counts_from_indices(idx, n_cond).astype(np.float64)  # (B, C)
-        w = counts.reshape((chunk.size,) + (1,) * (values.ndim - 1) + (n_cond,))
+        w = counts.reshape((stop - start,) + (1,) * (values.ndim - 1) + (n_cond,))
         _, pos, _ = _aggregate(vals[None], use[None], w, rank=rank, higher_is_better=higher_is_better)
         tau, _ = _tau_matrix(pos, min_pairs)  # (B, ..., L, L)
-        out[..., start : start + chunk.size, :, :] = np.moveaxis(tau, 0, -3)
+        out[..., start:stop, :, :] = np.moveaxis(tau, 0, -3)
     return out
 
 
@@ -282,7 +282,9 @@ def leaderboard_agreement(
     rng : int, Generator, SeedSequence or None
         Seed; the seed used is recorded in ``attrs["seed"]``.
     batch : int, optional
-        Draws per batch (and per Dask task); the numbers do not depend on it.
+        Draws computed together (raised to about 8 MB of temporaries on tiny data;
+        attrs ``batch`` and ``draws_per_batch``); a Dask task computes at least
+        ``ceil(n_resamples / 256)`` draws. The numbers do not depend on either.
     keep_distribution : bool, default False
         Also return every draw along a ``resample`` dim.
     min_pairs : int, optional
@@ -330,6 +332,7 @@ def leaderboard_agreement(
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     if n_resamples is not None:
         n_resamples = check_positive_int(n_resamples, "n_resamples")
+    batch = check_batch(batch)
     confidence_level = check_confidence_level(confidence_level)
     rules = dict(rank=bool(rank), missing=missing, higher_is_better=bool(higher_is_better))
     core = [between, competitor, condition]
@@ -353,16 +356,18 @@ def leaderboard_agreement(
         seed = resolve_seed(rng)
         if batch is None:  # one batch's weighted table (draws x every cell) stays near _BATCH_ELEMS
             batch = max(1, _BATCH_ELEMS // max(da.size, 1))
-        batch = min(check_positive_int(batch, "batch"), n_resamples)
+        # at least ~8 MB of temporaries per batch: one draw at a time costs more in overhead than in arithmetic
+        step = min(max(batch, min(1000, engine.MIN_BATCH_ELEMS // max(da.size, 1))), n_resamples)
+        batch = min(batch, n_resamples)
         ids = xr.DataArray(np.arange(n_resamples), dims=[RESAMPLE_DIM])
-        if da.chunks is not None:
-            ids = ids.chunk({RESAMPLE_DIM: batch})
+        if da.chunks is not None:  # at most MAX_DRAW_TASKS blocks of draws, however small `batch` is
+            ids = ids.chunk({RESAMPLE_DIM: draws_per_task(n_resamples, step)})
         draws = xr.apply_ufunc(
             _draws_kernel, da, ids,
             input_core_dims=[core, []], output_core_dims=[[between, other]],
             dask="parallelized", output_dtypes=[np.float64],
             dask_gufunc_kwargs={"output_sizes": {other: da.sizes[between]}},
-            kwargs=dict(n_lead=da.ndim - 3, seed=seed, batch=batch, min_pairs=min_pairs, **rules),
+            kwargs=dict(n_lead=da.ndim - 3, seed=seed, batch=step, min_pairs=min_pairs, **rules),
         ).assign_coords(labels)
         draws = draws.drop_vars([c for c in draws.coords if set(draws[c].dims) & {competitor, condition}])
         low, high = xr.apply_ufunc(
@@ -378,7 +383,7 @@ def leaderboard_agreement(
         if keep_distribution:
             out["distribution"] = draws.transpose(..., RESAMPLE_DIM)
         attrs.update(resample=str(condition), n_resamples=n_resamples, confidence_level=confidence_level,
-                     ci="percentile", seed=seed, batch=batch)
+                     ci="percentile", seed=seed, batch=batch, draws_per_batch=step)
     out["score"], out["position"] = lb["score"], lb["position"]
     out = out.assign_coords(n_conditions=lb["n_conditions"])
     out["tau"].attrs["long_name"] = "Kendall tau-b between leaderboards"

@@ -26,12 +26,19 @@ import xarray as xr
 
 from ..kernels import LEVELS, METHODS, level_correlation
 from ..options import OPTIONS
-from ..resampling.draws import resolve_seed
+from ..resampling.draws import MAX_DRAW_TASKS, bootstrap_indices, resolve_seed
 from ..resampling.engine import compute_with_progress
 from ..resampling.intervals import fisher_ci, percentile_ci
 from ..resampling.statistics import resampled_level_correlation
 from ..schema import INPUT, SYSTEM, check_finite, split_scores
-from ..validation import check_choice, check_choices, check_min_pairs, check_positive_int, check_unit_interval
+from ..validation import (
+    check_batch,
+    check_choice,
+    check_choices,
+    check_min_pairs,
+    check_positive_int,
+    check_unit_interval,
+)
 
 __all__ = ["CI_METHODS", "ci_coverage", "split_trial"]
 
@@ -50,15 +57,18 @@ def split_trial(seed: int, trial: int, n_systems: int, n_inputs: int, n_resample
     Returns ``(a_sys, b_sys, a_inp, b_inp, sys_draws, inp_draws)``: the sorted label
     positions of the two halves (A gets ``n // 2``, B the rest) and, for the
     quadrant A x A, ``n_resamples`` draws with replacement of positions *within* A
-    (``a_sys[sys_draws]`` are the drawn systems).
+    (``a_sys[sys_draws]`` are the drawn systems). The draws are keyed by draw id
+    (:func:`xcorrstat.resampling.draws.bootstrap_indices`, with a seed the trial's
+    generator gives after the split), so the first k draws of an n-draw trial are
+    the draws of a k-draw trial.
     """
     gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(int(trial),))))
     ps, pi = gen.permutation(n_systems), gen.permutation(n_inputs)
     hs, hi = n_systems // 2, n_inputs // 2
     a_sys, b_sys = np.sort(ps[:hs]), np.sort(ps[hs:])
     a_inp, b_inp = np.sort(pi[:hi]), np.sort(pi[hi:])
-    sys_draws = gen.integers(0, hs, size=(n_resamples, hs))
-    inp_draws = gen.integers(0, hi, size=(n_resamples, hi))
+    draw_seed = int(gen.integers(2**63))
+    sys_draws, inp_draws = bootstrap_indices(draw_seed, np.arange(n_resamples), [hs, hi])
     return a_sys, b_sys, a_inp, b_inp, sys_draws, inp_draws
 
 
@@ -196,7 +206,7 @@ def ci_coverage(
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     seed = resolve_seed(rng)
     metrics = [metric] if isinstance(metric, str) else list(metric)
-    x, z, _ = split_scores(data, target=target, metrics=metrics)
+    x, z, _ = split_scores(data, target=target, metrics=metrics, level=level)
     extra = [d for d in x.dims if d not in ("metric", SYSTEM, INPUT)]
     if extra or z.ndim != 2:
         raise ValueError(f"ci_coverage needs data with only system and input dims (and metric); "
@@ -210,8 +220,8 @@ def ci_coverage(
     s, i = zv.shape
     if s < 4 or i < 2:
         raise ValueError(f"ci_coverage needs at least 4 systems and 2 inputs to split in halves, got {s} x {i}")
-    block = check_positive_int(trial_batch, "trial_batch") if trial_batch is not None else \
-        _default_trial_block(n_trials)
+    block = check_batch(trial_batch, "trial_batch", "trials per task") or _default_trial_block(n_trials)
+    block = max(block, -(-n_trials // MAX_DRAW_TASKS))  # a bounded number of tasks
 
     import dask
     import dask.array as da

@@ -23,11 +23,11 @@ import numpy as np
 import xarray as xr
 
 from ..kernels import LEVELS, METHODS
-from ..resampling.draws import resolve_seed
+from ..resampling.draws import MAX_DRAW_TASKS, resolve_seed
 from ..resampling.paired import paired_bootstrap_test
 from ..resampling.permutation import permutation_test
 from ..schema import INPUT, SYSTEM, as_dataset, check_finite
-from ..validation import check_choice, check_choices, check_positive_int, check_unit_interval
+from ..validation import check_batch, check_choice, check_choices, check_positive_int, check_unit_interval
 from ..williams import williams_test
 
 __all__ = ["POWER_TESTS", "degrade", "power_analysis"]
@@ -84,14 +84,14 @@ def degrade(x: xr.DataArray, *, noise: Sequence[float], n_trials: int, rng=None,
     return da
 
 
-def _run(name, ds, *, x, y, target, level, method, n_resamples, seed, alpha):
+def _run(name, ds, *, x, y, target, level, method, n_resamples, seed, alpha, batch):
     kind, dims = POWER_TESTS[name]
     if kind == "permutation":
         res = permutation_test(ds, x=x, y=y, target=target, level=level, method=method, permute=dims,
-                               n_resamples=n_resamples, rng=seed)
+                               n_resamples=n_resamples, rng=seed, batch=batch)
     elif kind == "bootstrap":
         res = paired_bootstrap_test(ds, x=x, y=y, target=target, level=level, method=method, resample=dims,
-                                    n_resamples=n_resamples, rng=seed)
+                                    n_resamples=n_resamples, rng=seed, batch=batch)
     else:
         if level not in ("system", "global") or method not in ("pearson", "spearman"):
             return None
@@ -120,6 +120,7 @@ def power_analysis(
     type_one: bool = True,
     rng: int | np.random.Generator | np.random.SeedSequence | None = None,
     trial_chunk: int | None = None,
+    batch: int | None = None,
 ) -> xr.Dataset:
     """Power of each test to find that a metric beats a degraded version of itself, and type-I error.
 
@@ -156,7 +157,11 @@ def power_analysis(
     rng : int, Generator, SeedSequence or None
         Seed of the noise, the input samples and the tests' draws.
     trial_chunk : int, optional
-        Trials per Dask task (default 8); each task handles one amount.
+        Trials per Dask task (default 8, raised so that there are at most 256 blocks
+        of trials); each task handles one amount.
+    batch : int, optional
+        Draws computed together in each permutation or bootstrap test (see
+        :func:`xcorrstat.permutation_test`); the numbers do not depend on it.
 
     Returns
     -------
@@ -193,6 +198,8 @@ def power_analysis(
     n_trials = check_positive_int(n_trials, "n_trials")
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     alpha = check_unit_interval(alpha, "alpha")
+    batch = check_batch(batch)
+    trial_chunk = check_batch(trial_chunk, "trial_chunk", "trials per task")
     seed = resolve_seed(rng)
     x = ds[metric].astype(np.float64).transpose(SYSTEM, INPUT)
     z = ds[target].astype(np.float64).transpose(SYSTEM, INPUT)
@@ -237,8 +244,10 @@ def power_analysis(
         sim = sim.where(mask)
 
     # Dask chunks of a few trials and one amount bound each task's memory and run in parallel
-    sim = sim.chunk({TRIAL: trial_chunk or max(1, min(n_t, 8)), AMOUNT: 1})
-    kw = dict(target="target", level=level, method=method, n_resamples=n_resamples, seed=seed, alpha=alpha)
+    per_task = max(trial_chunk or min(n_t, 8), -(-n_t // MAX_DRAW_TASKS))  # a bounded number of tasks
+    sim = sim.chunk({TRIAL: per_task, AMOUNT: 1})
+    kw = dict(target="target", level=level, method=method, n_resamples=n_resamples, seed=seed, alpha=alpha,
+              batch=batch)
     power, type1 = [], []
     for name in tests:
         hit = _compute(_run(name, sim, x="metric", y="degraded", **kw))
@@ -259,6 +268,7 @@ def power_analysis(
     out.attrs = {
         "statistic": "power by simulation", "target": str(target), "metric": str(metric), "level": level,
         "method": method, "alpha": alpha, "n_trials": n_t, "n_resamples": n_resamples, "seed": seed,
+        "trial_chunk": per_task,
         "degradation": source, "n_inputs": n_inputs if n_inputs is not None else "all",
     }
     return out

@@ -18,13 +18,21 @@ from ..schema import INPUT, SYSTEM, split_scores
 from .draws import resolve_seed
 from .engine import (
     RESAMPLE_DIM,
+    batch_plan,
     bootstrap_draws,
     check_resample,
     compute_with_progress,
     default_batch,
     default_metric_chunk,
 )
-from ..validation import check_choice, check_confidence_level, check_epsilon, check_min_pairs, check_positive_int
+from ..validation import (
+    check_batch,
+    check_choice,
+    check_confidence_level,
+    check_epsilon,
+    check_min_pairs,
+    check_positive_int,
+)
 from .intervals import basic_ci, bca_ci, fisher_ci, percentile_ci
 from .statistics import (
     CALIBRATE_LEVELS,
@@ -88,7 +96,7 @@ def bootstrap(
     data: xr.Dataset | xr.DataArray,
     *,
     target: Hashable | Sequence[Hashable],
-    level: Literal["system", "input", "global", "within_system"] = "system",
+    level: Literal["system", "input", "global", "within_system"] | Sequence[str] = "system",
     method: Literal["pearson", "spearman", "kendall"] = "pearson",
     variant: Literal["b", "c", "a", "23", "acc23"] = "b",
     epsilon: float | Literal["calibrate"] = 0.0,
@@ -117,7 +125,8 @@ def bootstrap(
     Parameters
     ----------
     data, target, level, method, variant, metrics, skipna, complete_inputs, min_pairs, average
-        As in :func:`xcorrstat.correlate` (one level and one method here). At
+        As in :func:`xcorrstat.correlate` (one method here; a list of levels adds a
+        ``level`` dim, every level seeing the same draws). At
         within-system level, resampling inputs draws the items of each system's
         correlation and resampling systems draws the groups averaged.
     epsilon : float or "calibrate", default 0
@@ -141,8 +150,12 @@ def bootstrap(
     rng : int, Generator, SeedSequence or None
         Seed; the seed actually used is recorded in ``attrs["seed"]``.
     batch : int, optional
-        Draws per batch (and per Dask task); the default keeps a task's temporaries
-        near 256 MB. The numbers do not depend on it.
+        Draws computed together; the default keeps a task's temporaries near 256 MB.
+        On tiny data it is raised to the draws whose temporaries fit in about 8 MB
+        (one draw at a time would cost more in overhead than in arithmetic), and a
+        Dask task computes at least ``ceil(n_resamples / 256)`` draws, so a run never
+        has more than 256 blocks of draws. Attrs record ``batch`` (as given),
+        ``draws_per_batch`` and ``draws_per_task``. The numbers do not depend on them.
     keep_distribution : bool
         Also return every draw along a ``resample`` dim.
     progress : bool
@@ -167,11 +180,14 @@ def bootstrap(
     >>> float(res["low"][0]) < float(res["correlation"][0]) < float(res["high"][0])
     True
     """
+    if not isinstance(level, str):  # several levels: one run each, with the same draws, along a `level` dim
+        return _by_level(bootstrap, dict(locals()))
     min_pairs = _check_common(level, method, variant, min_pairs, KENDALL_VARIANTS, CORRELATE_LEVELS)
     check_choice(average, AVERAGES, "average")
     check_bootstrap_variant(level, method, variant)
     dims = check_resample(resample)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
+    batch = check_batch(batch)
     confidence_level = check_confidence_level(confidence_level)
     check_choice(ci, CI_METHODS, "ci")
     epsilon = _check_epsilon(epsilon, level=level, method=method, variant=variant, ci=ci)
@@ -181,12 +197,13 @@ def bootstrap(
             f"ci='bca' needs exactly one resampled dim (its jackknife is over that dim's units), "
             f"got resample={dims}; use ci='percentile' or 'basic' for BOOT-BOTH"
         )
-    x, z, _ = split_scores(data, target=target, metrics=metrics)
+    x, z, _ = split_scores(data, target=target, metrics=metrics, level=level)
     lazy = x.chunks is not None or z.chunks is not None
     if batch is None:
         batch = default_batch(default_metric_chunk(x.sizes["metric"]), x.sizes[SYSTEM], x.sizes[INPUT], level, method,
                               calibrate=calibrate)
-    batch = min(check_positive_int(batch, "batch"), n_resamples)
+    batch = min(batch, n_resamples)
+    plan = batch_plan(xr.broadcast(x, z)[0], n_resamples, batch, level=level, method=method, calibrate=calibrate)
     seed = resolve_seed(rng)
     kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs,
               complete_inputs=bool(complete_inputs), skipna=bool(skipna), epsilon=epsilon, average=average)
@@ -238,7 +255,8 @@ def bootstrap(
         "level": level, "method": method, "variant": variant if method == "kendall" else "",
         "epsilon": epsilon if method == "kendall" else 0.0, "average": average,
         "resample": list(dims), "n_resamples": n_resamples, "confidence_level": confidence_level,
-        "ci": ci, "seed": seed, "batch": batch, "skipna": int(bool(skipna)),
+        "ci": ci, "seed": seed, "batch": batch, "draws_per_batch": plan[0], "draws_per_task": plan[1],
+        "skipna": int(bool(skipna)),
         "complete_inputs": int(bool(complete_inputs)), "min_pairs": min_pairs,
     }
     out["low"].attrs["long_name"] = f"lower bound of the {confidence_level:g} {ci} interval"
@@ -247,6 +265,27 @@ def bootstrap(
     if lazy:
         return out
     return compute_with_progress(out, progress)
+
+
+def _by_level(func, options: dict) -> xr.Dataset:
+    """``func`` run at each of ``options["level"]`` with one seed, stacked along a ``level`` dim."""
+    level = options["level"]
+    try:
+        levels = list(level)
+    except TypeError:
+        raise ValueError(f"level must be one of {CORRELATE_LEVELS} or a list of them, got {level!r}") from None
+    if not levels:
+        raise ValueError(f"level must be one of {CORRELATE_LEVELS} or a list of them, got an empty list")
+    if len(set(map(str, levels))) != len(levels):
+        raise ValueError(f"level names a level twice: {levels!r}")
+    for lev in levels:
+        check_choice(lev, CORRELATE_LEVELS, "level")
+    seed = resolve_seed(options["rng"])
+    runs = [func(**{**options, "level": lev, "rng": seed}) for lev in levels]
+    out = xr.concat(runs, dim="level", coords="different", compat="equals", combine_attrs="drop_conflicts")
+    out = out.assign_coords(level=levels)
+    out.attrs = {**out.attrs, "level": list(levels)}  # options that differ by level (batch) are left out
+    return out
 
 
 def _point(x, z, kw):
@@ -305,7 +344,7 @@ def fisher(
     """
     min_pairs = _check_common(level, method, variant, min_pairs)
     confidence_level = check_confidence_level(confidence_level)
-    x, z, _ = split_scores(data, target=target, metrics=metrics)
+    x, z, _ = split_scores(data, target=target, metrics=metrics, level=level)
     kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs,
               complete_inputs=bool(complete_inputs), skipna=bool(skipna))
     point = _point(x, z, kw)

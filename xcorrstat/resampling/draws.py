@@ -9,6 +9,11 @@ what that generator gives for block ``r // DRAW_BLOCK``. So a draw depends only 
 generator serves many draws (a generator per draw would cost more than the
 statistic itself on small data).
 
+How draws are grouped for work never changes them: :func:`batched_draws` makes a
+block's samples once and slices them for consecutive small batches, and
+:func:`draws_per_task` bounds a run to ``MAX_DRAW_TASKS`` blocks of draws. So the
+first k draws of an n-draw run are the draws of a k-draw run.
+
 A bootstrap draw along a dim of size ``n`` is ``n`` indices drawn with replacement,
 held as a count vector over the dim's labels. When several dims are resampled, a
 block takes them in canonical order (``system``, ``input``, then other dims by
@@ -30,10 +35,15 @@ __all__ = [
     "bootstrap_counts",
     "permutation_masks",
     "PERMUTE_SCHEMES",
+    "MAX_DRAW_TASKS",
+    "draws_per_task",
+    "batched_draws",
 ]
 
 _CANONICAL = ("system", "input")
 DRAW_BLOCK = 256
+#: Most tasks a run's draws are split into, whatever ``batch`` says (see :func:`draws_per_task`).
+MAX_DRAW_TASKS = 256
 
 
 def resolve_seed(rng) -> int:
@@ -165,3 +175,36 @@ def counts_from_indices(indices: np.ndarray, n: int) -> np.ndarray:
 def bootstrap_counts(seed: int, draws, sizes: Sequence[int]) -> list[np.ndarray]:
     """Count vectors ``(len(draws), n)`` per resampled dim (canonical order)."""
     return [counts_from_indices(idx, n) for idx, n in zip(bootstrap_indices(seed, draws, sizes), sizes)]
+
+
+def draws_per_task(n_resamples: int, batch: int) -> int:
+    """Draws one task computes: ``batch``, raised so a run has at most ``MAX_DRAW_TASKS`` tasks.
+
+    Inside a task the draws are still computed ``batch`` at a time; the numbers do
+    not depend on either value (draws are keyed by draw id).
+
+    Examples
+    --------
+    >>> draws_per_task(1000, 100), draws_per_task(10**7, 1)
+    (100, 39063)
+    """
+    return int(max(batch, -(-int(n_resamples) // MAX_DRAW_TASKS), 1))
+
+
+def batched_draws(ids, batch: int, make):
+    """Yield ``(start, stop, values)`` for consecutive batches of ``batch`` draw ids.
+
+    ``values`` is ``make(ids[start:stop])`` (a list of arrays, one row per draw),
+    but ``make`` is called once per group of at least ``DRAW_BLOCK`` ids and the
+    group's rows are sliced: small batches then cost one generator per block of
+    draw ids, not one per batch. Rows depend only on the draw ids, so the values
+    are those of ``make`` on each batch, bit for bit.
+    """
+    ids = np.asarray(ids).reshape(-1)
+    group = batch * -(-DRAW_BLOCK // batch)
+    for g0 in range(0, ids.size, group):
+        g1 = min(g0 + group, ids.size)
+        values = make(ids[g0:g1])
+        for start in range(g0, g1, batch):
+            stop = min(start + batch, g1)
+            yield start, stop, [v[start - g0 : stop - g0] for v in values]

@@ -21,7 +21,7 @@ import xarray as xr
 from threadpoolctl import ThreadpoolController
 
 from ..schema import INPUT, SYSTEM, check_finite
-from .draws import bootstrap_indices, canonical_dims
+from .draws import batched_draws, bootstrap_indices, canonical_dims, draws_per_task
 from .statistics import calibration_table, resampled_calibration, resampled_level_correlation
 
 __all__ = [
@@ -31,16 +31,21 @@ __all__ = [
     "compute_with_progress",
     "default_batch",
     "default_metric_chunk",
+    "batch_plan",
 ]
 
 RESAMPLE_DIM = "resample"
 _BLOCK_ELEMS = 32_000_000  # ~256 MB of float64 temporaries per task
 _RESAMPLABLE = (SYSTEM, INPUT)
 _SMALL_WORK = 20_000_000  # cells x draws below which eager data is computed in one block
+#: float64 temporaries a batch of draws may always use (``batch`` is raised to fill them).
+MIN_BATCH_ELEMS = 1_000_000
 
 
 def check_resample(resample) -> tuple[str, ...]:
     """Normalise ``resample`` to a canonical tuple of dims, with a clear error."""
+    if not isinstance(resample, (str, list, tuple)):
+        raise ValueError(f"resample must be 'system', 'input' or ('system', 'input'), got {resample!r}")
     dims = (resample,) if isinstance(resample, str) else tuple(resample)
     if not dims:
         raise ValueError("resample must name at least one dim: 'system', 'input' or both")
@@ -59,8 +64,8 @@ def default_metric_chunk(n_metrics: int) -> int:
 
 
 def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: str, method: str,
-                  calibrate: bool = False) -> int:
-    """Draws per batch (and per task) so one task's temporaries stay near 256 MB.
+                  calibrate: bool = False, *, budget: int = _BLOCK_ELEMS) -> int:
+    """Draws per batch (and per task) so one task's temporaries stay near 256 MB (``budget`` elements).
 
     The estimate counts the float64 temporaries one draw needs for ``n_metrics``
     metrics: pair arrays at system level, per-input sums (Kendall) or per-input
@@ -72,14 +77,31 @@ def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: str, met
         level, s, i = "input", n_inputs, n_systems
     if calibrate:
         pairs = s * (s - 1) // 2 * (i if level == "input" else 1)
-        return int(max(1, min(1000, _BLOCK_ELEMS // max(n_metrics * 8 * pairs + i + s, 1))))
+        return int(max(1, min(1000, budget // max(n_metrics * 8 * pairs + i + s, 1))))
     if level == "system":
         per_draw = n_metrics * (4 * s * s + 2 * s) + i
     elif level == "input":
         per_draw = n_metrics * i * (12 if method == "kendall" else 8 * s) + i + s
     else:
         per_draw = n_metrics * s * i * (12 if method == "kendall" else 8)
-    return int(max(1, min(1000, _BLOCK_ELEMS // max(per_draw, 1))))
+    return int(max(1, min(1000, budget // max(per_draw, 1))))
+
+
+def batch_plan(x: xr.DataArray, n_resamples: int, batch: int, *, level: str, method: str,
+               calibrate: bool = False) -> tuple[int, int]:
+    """Draws computed together and draws per task for ``batch`` on scores ``x``.
+
+    A batch holds at least the draws whose temporaries fit in ``MIN_BATCH_ELEMS``
+    float64 values (about 8 MB): on tiny data, one draw at a time would cost far more
+    in Python overhead than the statistic itself, and memory stays bounded by the
+    larger of ``batch`` and that floor. A task holds at least ``batch`` draws and at
+    most ``MAX_DRAW_TASKS`` tasks split a run. Neither changes any draw's value.
+    """
+    s, i = x.sizes[SYSTEM], x.sizes[INPUT]
+    units = max(1, x.size // max(s * i, 1))  # metrics x any batch dims
+    floor = default_batch(units, s, i, level, method, calibrate, budget=MIN_BATCH_ELEMS)
+    batch = int(min(max(batch, floor), n_resamples))
+    return batch, draws_per_task(n_resamples, batch)
 
 
 class _SingleThreadedBlas:
@@ -131,16 +153,16 @@ def _block(x, z, ids, *, seed, dims, sizes, batch, kw):
     out = np.empty((3 if calibrate else 2,) + x.shape[:-2] + (ids.size,), dtype=np.float64)
     if calibrate:  # the pairs are sorted once per block, for all its batches
         table = calibration_table(x, z, level=kw["level"])
-    for start in range(0, ids.size, batch):  # batches of draws, never one draw at a time
-        chunk = ids[start : start + batch]
-        idx = dict(zip(dims, bootstrap_indices(seed, chunk, sizes)))
+    # batches of draws, never one draw at a time; indices are made once per block of draw ids
+    for start, stop, indices in batched_draws(ids, batch, lambda chunk: bootstrap_indices(seed, chunk, sizes)):
+        idx = dict(zip(dims, indices))
         if calibrate:
             parts = resampled_calibration(x, z, level=kw["level"], variant=kw["variant"], table=table,
                                           sys_idx=idx.get(SYSTEM), inp_idx=idx.get(INPUT))
         else:
             parts = resampled_level_correlation(x, z, sys_idx=idx.get(SYSTEM), inp_idx=idx.get(INPUT), **kw)
         for k, part in enumerate(parts):
-            out[k, ..., start : start + chunk.size] = part
+            out[k, ..., start:stop] = part
     return out
 
 
@@ -164,11 +186,14 @@ def bootstrap_draws(
     With ``epsilon="calibrate"`` the metric-tie threshold is re-calibrated in every
     draw and ``(r, n, epsilon)`` is returned. ``x`` has a ``metric`` dim; it is chunked
     along ``metric`` (``metric_chunk`` metrics per task; default about two tasks per
-    core) and the draws along ``resample`` (``batch`` draws per task). ``system`` and
-    ``input`` are never split.
+    core) and the draws along ``resample`` (:func:`batch_plan`: ``batch`` draws at a
+    time, raised on tiny data, and at most ``MAX_DRAW_TASKS`` blocks of draws).
+    ``system`` and ``input`` are never split.
     """
     sizes = [x.sizes[d] for d in resample]
     x, z = xr.broadcast(x, z)  # z is shared: broadcasting is a view per block
+    batch, per_task = batch_plan(x, n_resamples, batch, level=kw["level"], method=kw["method"],
+                                 calibrate=_calibrates(kw))
     lead = [d for d in x.dims if d not in (SYSTEM, INPUT)]
     x = x.transpose(*lead, SYSTEM, INPUT)
     z = z.transpose(*lead, SYSTEM, INPUT)
@@ -187,7 +212,8 @@ def bootstrap_draws(
     xd = x.chunk(chunks).data
     zd = z.chunk(chunks).data
     zd = zd.rechunk(xd.chunks)
-    ids = dsa.arange(n_resamples, chunks=batch, dtype=np.int64)
+    # at most MAX_DRAW_TASKS blocks of draws, however small `batch` is
+    ids = dsa.arange(n_resamples, chunks=per_task, dtype=np.int64)
     letters = "abcdefghjklmnopq"[: len(lead)]
     with warnings.catch_warnings():
         # many small draw chunks are deliberate when `batch` is small

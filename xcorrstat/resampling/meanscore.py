@@ -6,14 +6,13 @@ replacement. Draw ``r`` is keyed by its id (see :mod:`xcorrstat.resampling.draws
 so results do not depend on ``batch``; the same input draws serve every system and
 metric, which makes the intervals paired across them.
 
-Each batch of draws is one matrix product: with ``C`` the ``(draws, inputs)`` count
-matrix and ``X`` the ``(inputs, cells)`` scores of every metric and system, the
-resampled sums are ``C @ X``; the draws themselves are identical whatever the batch,
-and the means agree to rounding (BLAS may sum in another order). Missing cells
-(NaN) are skipped: a draw's mean is
-``sum(c * x) / sum(c)`` over the drawn cells that are present, and a draw that
-picks no present cell is undefined (NaN), counted in ``n_undefined`` and left out
-of the quantiles.
+Each batch of draws is one array computation: the drawn rows of the ``(inputs,
+cells)`` scores of every metric and system are gathered and summed in draw order,
+so a draw's mean is the same number, bit for bit, whatever the batch (a matrix
+product of counts would let BLAS pick another order of summation for another
+batch shape). Missing cells (NaN) are skipped: a draw's mean is the mean of the
+drawn cells that are present, and a draw that picks no present cell is undefined
+(NaN), counted in ``n_undefined`` and left out of the quantiles.
 """
 
 from __future__ import annotations
@@ -24,8 +23,8 @@ import numpy as np
 import xarray as xr
 
 from ..schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, stack_scores
-from ..validation import check_confidence_level, check_positive_int
-from .draws import bootstrap_indices, counts_from_indices, resolve_seed
+from ..validation import check_batch, check_confidence_level, check_positive_int
+from .draws import batched_draws, bootstrap_indices, resolve_seed
 from .intervals import percentile_ci
 
 __all__ = ["mean_ci", "paired_difference_ci", "format_ci"]
@@ -39,7 +38,7 @@ Seed = int | np.random.Generator | np.random.SeedSequence | None
 def _check_options(n_resamples, confidence_level, batch) -> None:
     check_positive_int(n_resamples, "n_resamples")
     check_confidence_level(confidence_level)
-    check_positive_int(batch, "batch", allow_none=True)
+    check_batch(batch)
 
 
 def _scores(data, metrics, dim: str) -> xr.DataArray:
@@ -62,7 +61,7 @@ def _scores(data, metrics, dim: str) -> xr.DataArray:
 
 
 def _default_batch(n: int, cells: int, n_resamples: int) -> int:
-    per_draw = 8 * (3 * n + 3 * cells)  # indices and counts; sums and drawn counts per cell
+    per_draw = 8 * (2 * n * cells + n + 3 * cells)  # gathered rows (and their weights); indices; sums
     return int(max(1, min(n_resamples, _BLOCK_BYTES // per_draw)))
 
 
@@ -83,15 +82,13 @@ def _resampled_means(
         mean[broken] = np.nan
     step = _default_batch(n, cells, n_resamples) if batch is None else int(batch)
     out = np.empty((n_resamples, cells), dtype=np.float64)
-    for start in range(0, n_resamples, step):
-        stop = min(start + step, n_resamples)
-        (idx,) = bootstrap_indices(seed, np.arange(start, stop), [n])
-        c = counts_from_indices(idx, n).astype(np.float64)
-        sums = c @ filled  # one matmul for every metric and system
+    make = lambda ids: bootstrap_indices(seed, ids, [n])  # noqa: E731  once per block of draw ids
+    for start, stop, (idx,) in batched_draws(np.arange(n_resamples), step, make):
+        sums = filled[idx].sum(axis=1)  # every metric and system at once, in draw order
         if weights is None:
             out[start:stop] = sums / n
         else:
-            drawn = c @ weights
+            drawn = weights[idx].sum(axis=1)
             block = out[start:stop]
             block.fill(np.nan)
             np.divide(sums, drawn, out=block, where=drawn > 0)
@@ -110,6 +107,13 @@ def _labelled(values: np.ndarray, template: xr.DataArray, dim: str) -> xr.DataAr
     dims = [d for d in template.dims if d != dim]
     coords = {k: v for k, v in template.coords.items() if dim not in v.dims}
     return xr.DataArray(values.reshape([template.sizes[d] for d in dims]), dims=dims, coords=coords)
+
+
+def _distribution(draws: np.ndarray, cell: xr.DataArray) -> xr.DataArray:
+    """Draws ``(n_resamples, cells)`` as a DataArray over ``cell``'s dims and ``resample``."""
+    n_resamples = draws.shape[0]
+    return xr.DataArray(draws.T.reshape(cell.shape + (n_resamples,)), dims=cell.dims + (RESAMPLE,),
+                        coords={**cell.coords, RESAMPLE: np.arange(n_resamples)})
 
 
 def mean_ci(
@@ -187,11 +191,7 @@ def mean_ci(
         }
     )
     if keep_distribution:
-        cell = out["mean"]
-        dist = draws.T.reshape(cell.shape + (int(n_resamples),))
-        out["distribution"] = xr.DataArray(
-            dist, dims=cell.dims + (RESAMPLE,), coords={**cell.coords, RESAMPLE: np.arange(int(n_resamples))}
-        )
+        out["distribution"] = _distribution(draws, out["mean"])
     out.attrs = {
         "method": "percentile",
         "statistic": "mean",
@@ -215,6 +215,7 @@ def paired_difference_ci(
     confidence_level: float = 0.95,
     rng: Seed = None,
     batch: int | None = None,
+    keep_distribution: bool = False,
 ) -> xr.Dataset:
     """Difference of two systems' mean scores with a paired percentile bootstrap interval.
 
@@ -232,6 +233,8 @@ def paired_difference_ci(
         Scores to compare on; default every numeric score.
     dim, n_resamples, confidence_level, rng, batch
         As in :func:`mean_ci`; the same ``rng`` gives the same input draws.
+    keep_distribution : bool, default False
+        Also return every draw's difference as ``distribution`` over a ``resample`` dim.
 
     Returns
     -------
@@ -268,7 +271,8 @@ def paired_difference_ci(
         batch=batch, skipna=True,
     )
     diff = mean[:cells] - mean[cells:]
-    low, high, undefined = _percentile_ci(draws[:, :cells] - draws[:, cells:], float(confidence_level))
+    diff_draws = draws[:, :cells] - draws[:, cells:]
+    low, high, undefined = _percentile_ci(diff_draws, float(confidence_level))
     out = xr.Dataset(
         {
             "difference": _labelled(diff, template, dim),
@@ -277,6 +281,8 @@ def paired_difference_ci(
             "n_undefined": _labelled(undefined, template, dim),
         }
     )
+    if keep_distribution:
+        out["distribution"] = _distribution(diff_draws, out["difference"])
     out.attrs = {
         "method": "percentile",
         "statistic": "difference of means",

@@ -26,10 +26,11 @@ from ..correlate import level_statistic
 from ..kernels import LEVELS, METHODS
 from ..options import OPTIONS
 from ..schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, split_scores
-from ..validation import check_choice, check_confidence_level, check_min_pairs, check_positive_int
+from ..validation import check_batch, check_choice, check_confidence_level, check_min_pairs, check_positive_int
 from .draws import resolve_seed
 from .engine import (
     RESAMPLE_DIM,
+    batch_plan,
     bootstrap_draws,
     check_resample,
     compute_with_progress,
@@ -176,8 +177,8 @@ def paired_bootstrap_test(
     pvalue : {"plus-one", "fraction"}
         ``(1 + k) / (1 + B)`` (default) or ``k / B`` as in the paper's experiment code (see Notes).
     batch : int, optional
-        Draws per batch (and per Dask task); the default keeps a task's temporaries
-        near 256 MB. The numbers do not depend on it.
+        Draws computed together, as in :func:`xcorrstat.bootstrap` (attrs ``batch``,
+        ``draws_per_batch`` and ``draws_per_task``). The numbers do not depend on them.
     keep_distribution : bool
         Also return ``distribution`` (every ``delta*_b``) and ``metric_distribution``
         (``rho*_b`` of x and of y, along ``metric``), both along a ``resample`` dim.
@@ -240,6 +241,7 @@ def paired_bootstrap_test(
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     dims = check_resample(resample)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
+    batch = check_batch(batch)
     confidence_level = check_confidence_level(confidence_level)
     if not isinstance(target, str):
         raise TypeError(f"target must be one score name, got {target!r}")
@@ -249,11 +251,12 @@ def paired_bootstrap_test(
     if x == y:
         raise ValueError(f"x and y must be two different metrics, got x=y={x!r}")
 
-    scores, z, _ = split_scores(ds, target=target, metrics=[x, y])
+    scores, z, _ = split_scores(ds, target=target, metrics=[x, y], level=level)
     lazy = scores.chunks is not None or z.chunks is not None
     if batch is None:
         batch = default_batch(default_metric_chunk(2), scores.sizes[SYSTEM], scores.sizes[INPUT], level, method)
-    batch = min(check_positive_int(batch, "batch"), n_resamples)
+    batch = min(batch, n_resamples)
+    plan = batch_plan(xr.broadcast(scores, z)[0], n_resamples, batch, level=level, method=method)
     seed = resolve_seed(rng)
     kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs,
               complete_inputs=False, skipna=bool(skipna))
@@ -292,7 +295,8 @@ def paired_bootstrap_test(
         "level": level, "method": method, "variant": variant if method == "kendall" else "",
         "resample": list(dims), "n_resamples": n_resamples, "alternative": alternative,
         "pvalue": pvalue, "confidence_level": confidence_level, "ci": "percentile",
-        "seed": seed, "batch": batch, "skipna": int(bool(skipna)), "min_pairs": min_pairs,
+        "seed": seed, "batch": batch, "draws_per_batch": plan[0], "draws_per_task": plan[1],
+        "skipna": int(bool(skipna)), "min_pairs": min_pairs,
         "null": "shifted bootstrap: delta*_b - delta stands for the null distribution of delta",
     }
     out["delta"].attrs["long_name"] = f"{method} correlation of x minus that of y, {level} level"

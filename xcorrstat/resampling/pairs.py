@@ -17,8 +17,8 @@ import xarray as xr
 from dask.array.core import PerformanceWarning
 
 from ..schema import INPUT, METRIC, SYSTEM, check_finite
-from .draws import permutation_masks
-from .engine import _BLAS_ONE_THREAD, _client_active
+from .draws import batched_draws, draws_per_task, permutation_masks
+from .engine import _BLAS_ONE_THREAD, MIN_BATCH_ELEMS, _client_active
 from .permutation import draw_deltas
 
 __all__ = ["pair_permutation_draws", "default_pair_chunk"]
@@ -53,9 +53,9 @@ def _pair_block(x, z, pi, pk, ids, *, seed, scheme, batch, kw):
         deltas = draw_deltas(xa, ya, za, kw)
         out = np.empty(xa.shape[:-2] + (ids.size,), dtype=np.float64)
         s, i = x.shape[-2:]
-        for start in range(0, ids.size, batch):
-            chunk = ids[start : start + batch]
-            out[..., start : start + chunk.size] = deltas(permutation_masks(seed, chunk, s, i, scheme))
+        masks = lambda chunk: [permutation_masks(seed, chunk, s, i, scheme)]  # noqa: E731
+        for start, stop, (m,) in batched_draws(ids, batch, masks):
+            out[..., start:stop] = deltas(m)
         return out
 
 
@@ -85,9 +85,11 @@ def pair_permutation_draws(
     n_lead = int(np.prod([x.sizes[d] for d in lead])) if lead else 1
     if pair_chunk is None:
         pair_chunk = default_pair_chunk(pi.size)
+    per_draw = pair_chunk * n_lead * _per_pair_draw(s, i, kw["level"], kw["method"])
     if batch is None:
-        per_draw = pair_chunk * n_lead * _per_pair_draw(s, i, kw["level"], kw["method"])
         batch = int(max(1, min(1000, _BLOCK_ELEMS // max(per_draw, 1))))
+    # at least ~8 MB of temporaries per batch: one draw at a time costs more in overhead than in arithmetic
+    batch = int(min(max(batch, min(1000, MIN_BATCH_ELEMS // max(per_draw, 1))), n_resamples))
     coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {METRIC, SYSTEM, INPUT}}
     dims = lead + [PAIR_DIM, "resample"]
     opts = dict(seed=seed, scheme=scheme, batch=batch, kw=kw)
@@ -101,7 +103,8 @@ def pair_permutation_draws(
         zd = zd.rechunk(xd.chunks[: len(lead)] + zd.chunks[len(lead):])
     pid = dsa.from_array(pi, chunks=pair_chunk)
     kid = dsa.from_array(pk, chunks=pair_chunk)
-    ids = dsa.arange(n_resamples, chunks=max(batch, min(n_resamples, 1000)), dtype=np.int64)
+    per_task = draws_per_task(n_resamples, max(batch, min(n_resamples, 1000)))  # a bounded number of tasks
+    ids = dsa.arange(n_resamples, chunks=per_task, dtype=np.int64)
     letters = "abcdefghjklnoq"[: len(lead)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PerformanceWarning)

@@ -28,12 +28,13 @@ import xarray as xr
 from ..kernels import LEVELS, METHODS, corr, level_correlation
 from ..kernels.correlation import KENDALL_VARIANTS
 from ..kernels.exactsum import exact_parts
+from ..kernels.scaling import pow2_exponent, pow2_normalise, remove_offset
 from ..kernels.swap import prepare_swap, swap_supported
 from ..options import OPTIONS
-from ..schema import INPUT, SYSTEM, check_finite, split_scores
-from ..validation import check_choice, check_min_pairs, check_positive_int, check_unit_interval
-from .draws import permutation_masks, resolve_seed
-from .engine import compute_with_progress
+from ..schema import INPUT, SYSTEM, as_dataset, check_finite, select_scores, split_scores
+from ..validation import check_batch, check_choice, check_min_pairs, check_positive_int, check_unit_interval
+from .draws import batched_draws, permutation_masks, resolve_seed
+from .engine import MIN_BATCH_ELEMS, compute_with_progress
 from .sequential import settled
 
 __all__ = ["permutation_test", "standardise", "permutation_pvalue"]
@@ -64,6 +65,8 @@ def _scheme(permute) -> str:
 
 def standardise(a: np.ndarray) -> np.ndarray:
     """z-scores over all non-missing cells of each (..., S, I) matrix (population std)."""
+    # exact: no square overflows or underflows, and no large offset rounds the mean
+    a = remove_offset(pow2_normalise(a, axis=(-2, -1)))
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.nanmean(a, axis=(-2, -1), keepdims=True)
         std = np.nanstd(a, axis=(-2, -1), keepdims=True)
@@ -100,10 +103,12 @@ def _extreme_count(draws, observed, alternative):
 
 def _affine(a):
     """Scale and shift of the z-score map of each (..., S, I) matrix: z = scale * a + shift."""
+    e = pow2_exponent(a, axis=(-2, -1))  # a * 2**-e is exact and its square cannot overflow
+    a = np.ldexp(a, -e)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.nanmean(a, axis=(-2, -1), keepdims=True)
         scale = 1.0 / np.nanstd(a, axis=(-2, -1), keepdims=True)
-    return scale, -mean * scale
+    return np.ldexp(scale, -e), -mean * scale
 
 
 def _swapped_system_means(x, y, z, m):
@@ -155,6 +160,8 @@ def draw_deltas(x, y, z, kw):
                             variant=kw["variant"])
 
         def deltas(m):
+            if m.shape[0] == 1:  # a one-row matrix product may round otherwise (BLAS gemv): use two rows
+                return deltas(np.concatenate([m, m]))[..., :1]
             delta = fast(m).reshape(lead + (m.shape[0],))
             return delta if missing is None else np.where(missing, np.nan, delta)
 
@@ -193,17 +200,19 @@ def _delta_block(x, y, z, *, seed, scheme, n_resamples, batch, kw, stop=None):
     deltas = draw_deltas(x, y, z, kw)
     made = np.full(x.shape[:-2], n_resamples, dtype=np.int64)  # draws kept per test
     open_ = np.ones(x.shape[:-2], dtype=bool)
-    for start in range(0, n_resamples, batch):  # batches of draws, each one array computation
-        ids = np.arange(start, min(start + batch, n_resamples))
-        m = permutation_masks(seed, ids, s, i, scheme)  # (B, S, I)
-        out[..., 1 + start : 1 + start + ids.size] = deltas(m)
-        if stop is not None and start + ids.size < n_resamples:
+    masks = lambda ids: [permutation_masks(seed, ids, s, i, scheme)]  # noqa: E731  (B, S, I)
+    # batches of draws, each one array computation; masks are made once per block of draw ids
+    k = b = 0  # extreme and defined draws so far (early stopping), counted batch by batch
+    for start, end, (m,) in batched_draws(np.arange(n_resamples), batch, masks):
+        out[..., 1 + start : 1 + end] = deltas(m)
+        if stop is not None and end < n_resamples:
             # each test stops at its own first settled look, whatever else shares the block
             alpha, risk, alternative = stop
-            k, b = _extreme_count(out[..., 1 : 1 + start + ids.size], out[..., 0], alternative)
+            dk, db = _extreme_count(out[..., 1 + start : 1 + end], out[..., 0], alternative)
+            k, b = k + dk, b + db
             done = settled(k, b, alpha=alpha, risk=risk, n_looks=-(-n_resamples // batch))
             done |= (b == 0) | np.isnan(out[..., 0])
-            made = np.where(open_ & done, start + ids.size, made)
+            made = np.where(open_ & done, end, made)
             open_ &= ~done
             if not open_.any():
                 break
@@ -262,7 +271,10 @@ def permutation_test(
     pvalue : {"plus-one", "fraction"}
         ``(1 + k) / (1 + B)`` (valid, never 0) or the paper's ``k / B``.
     batch : int, optional
-        Permutations per batch (memory ~ batch x systems x inputs).
+        Permutations computed together (memory ~ batch x systems x inputs); raised
+        to about 8 MB of temporaries on tiny data unless ``early_stop`` is on (then
+        batches are the looks). Attrs record ``batch`` and ``draws_per_batch``; the
+        numbers do not depend on them.
     keep_distribution : bool
         Also return every draw's delta along a ``resample`` dim.
     early_stop : float, optional
@@ -298,24 +310,33 @@ def permutation_test(
     check_choice(variant, KENDALL_VARIANTS, "variant", " (Kendall's variant)")
     check_choice(alternative, ALTERNATIVES, "alternative")
     check_choice(pvalue, PVALUES, "pvalue")
-    batch_arg = batch
+    batch_arg = batch = check_batch(batch)
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     scheme = _scheme(permute)
     if not isinstance(target, str):
         raise TypeError(f"target must be one score name, got {target!r}")
+    ds = as_dataset(data)
+    for argument, name in (("x", x), ("y", y)):
+        if not isinstance(name, Hashable):
+            raise TypeError(f"{argument} must be one score name, got {name!r}")
+        select_scores(ds, [name], [], argument)
     if x == y:
         raise ValueError(f"x and y must be two different metrics, got x=y={x!r}")
-    scores, z, _ = split_scores(data, target=target, metrics=[x, y])
+    scores, z, _ = split_scores(ds, target=target, metrics=[x, y], level=level)
     xs, ys = scores.isel(metric=0, drop=True), scores.isel(metric=1, drop=True)
     cells = xs.sizes[SYSTEM] * xs.sizes[INPUT]
-    batch = check_positive_int(batch, "batch") if batch is not None else max(1, min(1000, _BLOCK_ELEMS // (8 * cells)))
+    if batch is None:
+        batch = max(1, min(1000, _BLOCK_ELEMS // max(8 * cells, 1)))
+    step = min(batch, n_resamples)  # draws computed together: at least ~8 MB unless batches are looks
+    if early_stop is None:
+        step = min(max(batch, min(1000, MIN_BATCH_ELEMS // max(8 * cells, 1))), n_resamples)
     stop = None
     if early_stop is not None:
         stop = (check_unit_interval(early_stop, "early_stop", " (or None: off)"),
                 check_unit_interval(risk, "risk"), alternative)
         if batch_arg is None:
-            batch = min(batch, 100)
+            batch = step = min(batch, 100)
     seed = resolve_seed(rng)
     kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs, skipna=bool(skipna))
     lazy = any(v.chunks is not None for v in (xs, ys, z))
@@ -328,7 +349,7 @@ def permutation_test(
         dask="parallelized",
         output_dtypes=[np.float64],
         dask_gufunc_kwargs={"output_sizes": {"_draws": 2 + n_resamples}},
-        kwargs=dict(seed=seed, scheme=scheme, n_resamples=n_resamples, batch=batch, kw=kw, stop=stop),
+        kwargs=dict(seed=seed, scheme=scheme, n_resamples=n_resamples, batch=step, kw=kw, stop=stop),
     )
     observed = both.isel(_draws=0, drop=True)
     draws = both.isel(_draws=slice(1, -1)).rename(_draws="resample")
@@ -348,7 +369,8 @@ def permutation_test(
         "level": level, "method": method, "variant": variant if method == "kendall" else "",
         "permute": scheme, "n_resamples": n_resamples, "alternative": alternative, "pvalue": pvalue,
         "early_stop": "off" if stop is None else f"alpha={stop[0]:g}, risk={stop[1]:g}",
-        "seed": seed, "batch": batch, "skipna": int(bool(skipna)), "min_pairs": min_pairs,
+        "seed": seed, "batch": batch, "draws_per_batch": step, "skipna": int(bool(skipna)),
+        "min_pairs": min_pairs,
         "standardised": "x and y z-scored over all their non-missing cells",
     }
     out["delta"].attrs["long_name"] = f"{method} correlation of x minus that of y, {level} level"

@@ -25,6 +25,8 @@ import numpy as np
 
 from ..kernels.correlation import corr
 from ..kernels.exactsum import exact_weighted_sums
+from ..kernels.levels import value_range
+from ..kernels.scaling import centre_cells
 from ..kernels.tiesweep import row_calibration, sorted_pairs, weighted_calibration
 from ..kernels.correlation import KENDALL_VARIANTS
 from ..kernels.weighted import DISTINCT_PAIR_VARIANTS, wcorr, wcorr_gemm
@@ -71,6 +73,9 @@ def _weighted_means(x, z, valid, c):
         # exact sums: a draw's means (and ties between them) do not depend on the batch
         mx = exact_weighted_sums(np.where(valid, x, 0.0), c) / cnt
         mz = exact_weighted_sums(np.where(valid, z, 0.0), c) / cnt
+    # within each system's range: equal scores give exactly that mean (a constant metric stays undefined)
+    (lx, hx), (lz, hz) = value_range(x, valid), value_range(z, valid)
+    mx, mz = np.clip(mx, lx[..., None], hx[..., None]), np.clip(mz, lz[..., None], hz[..., None])
     return np.where(cnt > 0, mx, np.nan), np.where(cnt > 0, mz, np.nan)
 
 
@@ -86,8 +91,8 @@ def _system_level(x, z, w, c, kw, complete_inputs):
     if c is None:
         count = valid.sum(axis=-1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            mx = np.where(count > 0, np.sum(x, axis=-1, where=valid) / count, np.nan)
-            mz = np.where(count > 0, np.sum(z, axis=-1, where=valid) / count, np.nan)
+            mx = np.where(count > 0, np.clip(np.sum(x, axis=-1, where=valid) / count, *value_range(x, valid)), np.nan)
+            mz = np.where(count > 0, np.clip(np.sum(z, axis=-1, where=valid) / count, *value_range(z, valid)), np.nan)
         return wcorr_gemm(mx, mz, w, **kw)
     mx, mz = _weighted_means(x, z, valid, c)  # (M, S, B)
     return wcorr(np.swapaxes(mx, -1, -2), np.swapaxes(mz, -1, -2), w[None, :, :], **kw)
@@ -185,6 +190,8 @@ def resampled_level_correlation(
     c = counts_from_indices(inp_idx, i).astype(np.float64) if inp_idx is not None else None
     kw = dict(method=method, variant=variant, min_pairs=min_pairs, epsilon=float(epsilon))
     if level == "system":
+        if method == "pearson":  # shift-invariant: centre so a large offset never rounds the means
+            x, z = centre_cells(x), centre_cells(z)
         r, n = _system_level(x, z, w if w is not None else np.ones((b, s)), c, kw, complete_inputs)
     elif level == "input":
         r, n = _input_level(x, z, w, c if c is not None else np.ones((b, i)), kw, average)
