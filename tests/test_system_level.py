@@ -119,11 +119,38 @@ def test_levels_that_need_inputs(system_ds, level):
         xcorrstat.correlate(system_ds, target="human", level=level)
 
 
-@pytest.mark.parametrize("along", ["input", ("system", "input")])
-def test_resampling_inputs_is_refused(system_ds, along):
+def test_resampling_inputs_is_refused(system_ds):
     with pytest.raises(ValueError, match=r"resampling/permuting along .*system-level scores only.*"
                                          r"resample='system' / permute='system'"):
-        split_scores(system_ds, target="human", level="system", along=along)
+        split_scores(system_ds, target="human", level="system", along="input")
+
+
+CALLS_ALONG_INPUT = {
+    "bootstrap": lambda ds: xcorrstat.bootstrap(ds, target="human", resample="input", n_resamples=10),
+    "paired_bootstrap_test": lambda ds: xcorrstat.paired_bootstrap_test(
+        ds, x="good", y="poor", target="human", resample="input", n_resamples=10),
+    "permutation_test": lambda ds: xcorrstat.permutation_test(
+        ds, x="good", y="poor", target="human", permute="input", n_resamples=10),
+    "compare-permutation": lambda ds: xcorrstat.compare(ds, target="human", permute="input", n_resamples=10),
+    "compare-bootstrap": lambda ds: xcorrstat.compare(ds, target="human", test="bootstrap", resample="input",
+                                                      n_resamples=10),
+}
+
+
+@pytest.mark.parametrize("call", list(CALLS_ALONG_INPUT))
+def test_public_calls_refuse_inputs_alone(system_ds, call):
+    # drawing the one input alone would give every draw the observed value: a zero-width interval
+    with pytest.raises(ValueError, match=r"along \('input',\): the data hold system-level scores only"):
+        CALLS_ALONG_INPUT[call](system_ds)
+
+
+def test_both_dims_equal_systems_alone(system_ds):
+    # the one input is drawn with its system: BOOT-BOTH is BOOT-SYSTEMS, draw for draw
+    both = xcorrstat.bootstrap(system_ds, target="human", resample=("system", "input"), n_resamples=50, rng=3,
+                               keep_distribution=True)
+    alone = xcorrstat.bootstrap(system_ds, target="human", resample="system", n_resamples=50, rng=3,
+                                keep_distribution=True)
+    assert np.array_equal(both["distribution"].values, alone["distribution"].values, equal_nan=True)
 
 
 def test_bootstrap_input_level_refused(system_ds):

@@ -24,7 +24,7 @@ from .resampling.draws import resolve_seed
 from .resampling.engine import RESAMPLE_DIM, bootstrap_draws, check_resample, compute_with_progress, default_batch
 from .resampling.paired import paired_bootstrap_pvalue
 from .resampling.pairs import PAIR_DIM, pair_permutation_draws
-from .resampling.permutation import ALTERNATIVES, PVALUES, _scheme, permutation_pvalue
+from .resampling.permutation import ALTERNATIVES, PVALUES, SCHEME_DIMS, _scheme, permutation_pvalue
 from .resampling.statistics import check_bootstrap_variant
 from .schema import INPUT, METRIC, SYSTEM, split_scores
 from .validation import check_batch, check_choice, check_min_pairs, check_positive_int, check_unit_interval
@@ -214,7 +214,9 @@ def compare(
         if keep_distribution:
             raise ValueError("keep_distribution=True needs draws, and test='williams' makes none; "
                              "use test='permutation' or 'bootstrap', or keep_distribution=False")
-    x, z, _ = split_scores(data, target=target, metrics=metrics, level=level)
+    along = None if test == "williams" else (
+        SCHEME_DIMS[_scheme(permute)] if test == "permutation" else check_resample(resample))
+    x, z, _ = split_scores(data, target=target, metrics=metrics, level=level, along=along)
     m = x.sizes[METRIC]
     if m < 2:
         raise ValueError(f"metrics must name at least two metrics to compare, got {list(map(str, x[METRIC].values))}")

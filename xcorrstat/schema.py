@@ -149,7 +149,9 @@ def check_level(data, *, level=None, along=None) -> None:
     """Raise ValueError when system-level `data` meets a level or resampled dim that needs inputs.
 
     `level` is a level name or a list of them; `along` a dim name or a list of the dims
-    resampled or permuted. Either may be None (not checked).
+    resampled or permuted. Either may be None (not checked). Resampling or permuting
+    along ``input`` alone is refused; along both dims it is the same as along ``system``
+    (the one input is always drawn / swapped with its system).
     """
     if not is_system_level(data):
         return
@@ -161,7 +163,7 @@ def check_level(data, *, level=None, along=None) -> None:
             f"so only level='system' applies; use level='system'"
         )
     dims = [along] if isinstance(along, str) else list(along or ())
-    if INPUT in dims:
+    if INPUT in dims and SYSTEM not in dims:  # with both, resampling the one input is the identity
         raise ValueError(
             f"resampling/permuting along {cut(along)}: the data hold system-level scores only (a {SYSTEM!r} dim, "
             f"no {INPUT!r} dim), so there are no inputs to resample; use resample='system' / permute='system'"

@@ -64,9 +64,35 @@ def _kendall_undefined(n, n0, tx0, tx, tz, variant, min_pairs):
 
 
 def _wpearson(x, z, wv, n):
-    # exact power-of-two scaling per row: no square overflows or underflows; centred before products
+    """Weighted Pearson r by the corrected two-pass method.
+
+    Rows whose sums of squares leave float64's comfortable range (scores beyond about
+    2**±256: overflow, or underflow that would cost precision) are computed again after an
+    exact power-of-two scaling (:func:`.scaling.pow2_normalise`); a power-of-two scaling
+    changes no result bit, so ordinary rows skip that extra pass over the data.
+    """
+    r, sxx, szz = _wpearson_sums(x, z, wv, n)
+    with np.errstate(invalid="ignore"):
+        unsafe = (n > 0) & ~((sxx < _SAFE_HIGH) & (szz < _SAFE_HIGH) & ((sxx > _SAFE_LOW) | (sxx == 0))
+                             & ((szz > _SAFE_LOW) | (szz == 0)))
+    if not unsafe.any():
+        return r
+    shape = np.broadcast_shapes(x.shape, z.shape, wv.shape)
+    x, z, wv = (np.broadcast_to(a, shape)[unsafe] for a in (x, z, wv))
+    n = np.broadcast_to(n, unsafe.shape)[unsafe]
     x, z = pow2_normalise(x, where=wv > 0), pow2_normalise(z, where=wv > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    r = np.array(r, copy=True)
+    r[unsafe] = _wpearson_sums(x, z, wv, n)[0]
+    return r
+
+
+#: Sums of squares outside (_SAFE_LOW, _SAFE_HIGH) may have overflowed or lost bits to underflow.
+_SAFE_HIGH, _SAFE_LOW = 2.0**600, 2.0**-600
+
+
+def _wpearson_sums(x, z, wv, n):
+    """r, sxx, szz of the weighted Pearson correlation, centred before products."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore", under="ignore"):
         mx = np.sum(np.where(wv > 0, x, 0.0) * wv, axis=-1) / n
         mz = np.sum(np.where(wv > 0, z, 0.0) * wv, axis=-1) / n
         dx = np.where(wv > 0, x - mx[..., None], 0.0)
@@ -77,7 +103,7 @@ def _wpearson(x, z, wv, n):
         sxx = np.sum(wdx * dx, axis=-1) - n * cx * cx
         szz = np.sum(wdz * dz, axis=-1) - n * cz * cz
         sxz = np.sum(wdx * dz, axis=-1) - n * cx * cz
-        return sxz / np.sqrt(sxx) / np.sqrt(szz)
+        return sxz / np.sqrt(sxx) / np.sqrt(szz), sxx, szz
 
 
 def _wranks(a, wv):

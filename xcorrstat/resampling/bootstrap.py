@@ -197,7 +197,7 @@ def bootstrap(
             f"ci='bca' needs exactly one resampled dim (its jackknife is over that dim's units), "
             f"got resample={dims}; use ci='percentile' or 'basic' for BOOT-BOTH"
         )
-    x, z, _ = split_scores(data, target=target, metrics=metrics, level=level)
+    x, z, _ = split_scores(data, target=target, metrics=metrics, level=level, along=dims)
     lazy = x.chunks is not None or z.chunks is not None
     if batch is None:
         batch = default_batch(default_metric_chunk(x.sizes["metric"]), x.sizes[SYSTEM], x.sizes[INPUT], level, method,

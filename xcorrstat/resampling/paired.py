@@ -251,7 +251,7 @@ def paired_bootstrap_test(
     if x == y:
         raise ValueError(f"x and y must be two different metrics, got x=y={x!r}")
 
-    scores, z, _ = split_scores(ds, target=target, metrics=[x, y], level=level)
+    scores, z, _ = split_scores(ds, target=target, metrics=[x, y], level=level, along=dims)
     lazy = scores.chunks is not None or z.chunks is not None
     if batch is None:
         batch = default_batch(default_metric_chunk(2), scores.sizes[SYSTEM], scores.sizes[INPUT], level, method)

@@ -46,6 +46,10 @@ TIE_TOLERANCE = 1e-12
 _BLOCK_ELEMS = 32_000_000
 
 
+#: The dims each permutation scheme swaps along.
+SCHEME_DIMS = {"system": (SYSTEM,), "input": (INPUT,), "cells": (SYSTEM, INPUT), "system-xor-input": (SYSTEM, INPUT)}
+
+
 def _scheme(permute) -> str:
     if isinstance(permute, str):
         dims = (permute,)
@@ -323,7 +327,7 @@ def permutation_test(
         select_scores(ds, [name], [], argument)
     if x == y:
         raise ValueError(f"x and y must be two different metrics, got x=y={x!r}")
-    scores, z, _ = split_scores(ds, target=target, metrics=[x, y], level=level)
+    scores, z, _ = split_scores(ds, target=target, metrics=[x, y], level=level, along=SCHEME_DIMS[scheme])
     xs, ys = scores.isel(metric=0, drop=True), scores.isel(metric=1, drop=True)
     cells = xs.sizes[SYSTEM] * xs.sizes[INPUT]
     if batch is None:
