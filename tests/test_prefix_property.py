@@ -22,7 +22,7 @@ import xcorrstat
 from xcorrstat.agreement import leaderboard_agreement
 from xcorrstat.diagnostics import ci_coverage, power_analysis
 from xcorrstat.diagnostics.coverage import split_trial
-from xcorrstat.resampling import draws, engine, pairs, permutation
+from xcorrstat.resampling import draws, engine, pairs
 from xcorrstat.resampling.draws import MAX_DRAW_TASKS, draws_per_task
 
 from conftest import make_scores
@@ -106,13 +106,11 @@ def honest_batch(monkeypatch, request):
     """With batch=7, switch off the floor that raises small batches on tiny data (and
     allow fewer blocks of draws, to keep the Dask graphs of the test small)."""
     if request.node.callspec.params.get("batch") == 7:
-        for module in (engine, permutation, pairs):
-            monkeypatch.setattr(module, "MIN_BATCH_ELEMS", 1)
+        monkeypatch.setattr(engine, "MIN_BATCH_ELEMS", 1)  # the one floor every resampling call uses
         monkeypatch.setattr(draws, "MAX_DRAW_TASKS", 16)
     elif request.node.callspec.params.get("batch") == 1:  # honest one-draw steps: see also the test below
         if request.node.callspec.params.get("n") == 1:
-            for module in (engine, permutation, pairs):
-                monkeypatch.setattr(module, "MIN_BATCH_ELEMS", 1)
+            monkeypatch.setattr(engine, "MIN_BATCH_ELEMS", 1)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -207,8 +205,7 @@ def test_power_trials_are_the_permutation_tests_on_the_degraded_copies():
 
 def test_batch_of_one_draw_at_a_time_crosses_generator_blocks(monkeypatch):
     """The floor switched off, batch=1 really computes one draw per step: still the same draws."""
-    for module in (engine, permutation, pairs):
-        monkeypatch.setattr(module, "MIN_BATCH_ELEMS", 1)
+    monkeypatch.setattr(engine, "MIN_BATCH_ELEMS", 1)
     ds = scores("eager")
     boot = xcorrstat.bootstrap(ds, target="human", n_resamples=300, batch=1, rng=1, keep_distribution=True)
     assert boot.attrs["draws_per_batch"] == 1

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .schema import METRIC, TARGET, cut
+from ._display import cut
+from .schema import METRIC, TARGET
 
 __all__ = [
     "check_labels",

@@ -7,13 +7,16 @@ name would be interpreted, in a figure a ``$`` would start matplotlib's mathtext
 
 from __future__ import annotations
 
-__all__ = ["LABEL_WIDTH", "VALUE_WIDTH", "printable", "shorten", "figure_text"]
+__all__ = ["LABEL_WIDTH", "VALUE_WIDTH", "cut", "printable", "shorten", "figure_text"]
 
 LABEL_WIDTH = 40
 """Longest label shown whole in a terminal table; longer ones are cut."""
 
 VALUE_WIDTH = 200
 """Longest text shown whole in a message."""
+
+CUT_WIDTH = 80
+"""Longest ``repr`` of a user's value echoed whole in an error message."""
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -57,6 +60,22 @@ def printable(value: object, width: int | None = None) -> str:
     if width is not None and (full > width or len(text) > width):
         text = shorten(text, width, length=full)
     return text
+
+
+def cut(value: object, limit: int = CUT_WIDTH) -> str:
+    """``repr(value)`` cut to ``limit`` characters with an ellipsis, for error messages.
+
+    ``repr`` already escapes control characters in strings.
+
+    Examples
+    --------
+    >>> cut("abc")
+    "'abc'"
+    >>> cut("x" * 100, 10)
+    "'xxxxxx..."
+    """
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def shorten(text: str, width: int, *, length: int | None = None) -> str:

@@ -214,8 +214,9 @@ def compare(
         if keep_distribution:
             raise ValueError("keep_distribution=True needs draws, and test='williams' makes none; "
                              "use test='permutation' or 'bootstrap', or keep_distribution=False")
-    along = None if test == "williams" else (
-        SCHEME_DIMS[_scheme(permute)] if test == "permutation" else check_resample(resample))
+    scheme = _scheme(permute) if test == "permutation" else None
+    dims = check_resample(resample) if test == "bootstrap" else None
+    along = SCHEME_DIMS[scheme] if scheme is not None else dims
     x, z, _ = split_scores(data, target=target, metrics=metrics, level=level, along=along)
     m = x.sizes[METRIC]
     if m < 2:
@@ -235,7 +236,6 @@ def compare(
     else:
         seed = resolve_seed(rng)
         if test == "permutation":
-            scheme = _scheme(permute)
             pi, pk = np.triu_indices(m, 1)
             pair_draws = pair_permutation_draws(x, z, pairs=(pi, pk), seed=seed, scheme=scheme,
                                                 n_resamples=n_resamples, kw=kw, batch=batch)
@@ -253,7 +253,6 @@ def compare(
             def pfunc(d, obs):
                 return permutation_pvalue(d, obs, alternative=alternative, pvalue=pvalue)
         else:
-            dims = check_resample(resample)
             b = batch or default_batch(x.sizes[METRIC], x.sizes[SYSTEM], x.sizes[INPUT], level, method)
             b = min(b, n_resamples)
             draws, _ = bootstrap_draws(x, z, seed=seed, resample=dims, n_resamples=n_resamples, batch=b,

@@ -31,7 +31,8 @@ from ._columns import (
     wide_scores,
 )
 from ._readers import load_table, located
-from .schema import SYSTEM_LEVEL_ATTR, cut
+from ._display import cut
+from .schema import SYSTEM_LEVEL_ATTR
 
 __all__ = ["LABEL_GUESSES", "SUPPORTED_FORMATS", "from_dataframe", "guess_label_columns", "read"]
 

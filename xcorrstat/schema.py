@@ -28,9 +28,11 @@ import dask.array as dsa
 import numpy as np
 import xarray as xr
 
+from ._display import cut
+
 __all__ = [
     "INPUT", "METRIC", "SYSTEM", "SYSTEM_LEVEL_ATTR", "SYSTEM_LEVEL_INPUT", "TARGET", "aligned_scores",
-    "as_dataset", "check_finite", "check_level", "cut", "is_system_level", "select_scores", "split_scores",
+    "as_dataset", "check_finite", "check_level", "is_system_level", "select_scores", "split_scores",
     "stack_scores",
 ]
 
@@ -42,15 +44,6 @@ TARGET = "target"
 SYSTEM_LEVEL_INPUT = "all"
 #: Dataset attr marking system-level data that have extra dims besides ``system``.
 SYSTEM_LEVEL_ATTR = "system_level"
-_CUT = 80
-
-
-def cut(value, limit: int = _CUT) -> str:
-    """``repr(value)`` cut to `limit` characters with an ellipsis, for error messages."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _is_dask(da: xr.DataArray) -> bool:
     return da.chunks is not None
 

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._display import cut
+
 __all__ = [
     "check_batch",
     "check_choice",
@@ -40,14 +42,8 @@ def check_batch(value, name: str = "batch", what: str = "draws computed together
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer ({what}) or None for the default, got {_short(value)}")
+        raise ValueError(f"{name} must be a positive integer ({what}) or None for the default, got {cut(value, 60)}")
     return int(value)
-
-
-def _short(value, limit: int = 60) -> str:
-    """``repr(value)`` cut to ``limit`` characters."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def check_unit_interval(value, name: str, note: str = "") -> float:

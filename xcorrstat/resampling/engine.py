@@ -32,6 +32,8 @@ __all__ = [
     "default_batch",
     "default_metric_chunk",
     "batch_plan",
+    "draws_within",
+    "raised_batch",
 ]
 
 RESAMPLE_DIM = "resample"
@@ -63,6 +65,16 @@ def default_metric_chunk(n_metrics: int) -> int:
     return max(1, -(-n_metrics // max(2 * dask.system.CPU_COUNT, 1)))
 
 
+def draws_within(budget: int, per_draw: int) -> int:
+    """Draws (1 to 1,000) whose float64 temporaries, ``per_draw`` elements each, fit in ``budget``."""
+    return int(max(1, min(1000, budget // max(per_draw, 1))))
+
+
+def raised_batch(batch: int, per_draw: int, n_resamples: int) -> int:
+    """``batch`` raised to the draws that fit in ``MIN_BATCH_ELEMS``, and at most ``n_resamples``."""
+    return int(min(max(batch, draws_within(MIN_BATCH_ELEMS, per_draw)), n_resamples))
+
+
 def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: str, method: str,
                   calibrate: bool = False, *, budget: int = _BLOCK_ELEMS) -> int:
     """Draws per batch (and per task) so one task's temporaries stay near 256 MB (``budget`` elements).
@@ -77,14 +89,14 @@ def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: str, met
         level, s, i = "input", n_inputs, n_systems
     if calibrate:
         pairs = s * (s - 1) // 2 * (i if level == "input" else 1)
-        return int(max(1, min(1000, budget // max(n_metrics * 8 * pairs + i + s, 1))))
+        return draws_within(budget, n_metrics * 8 * pairs + i + s)
     if level == "system":
         per_draw = n_metrics * (4 * s * s + 2 * s) + i
     elif level == "input":
         per_draw = n_metrics * i * (12 if method == "kendall" else 8 * s) + i + s
     else:
         per_draw = n_metrics * s * i * (12 if method == "kendall" else 8)
-    return int(max(1, min(1000, budget // max(per_draw, 1))))
+    return draws_within(budget, per_draw)
 
 
 def batch_plan(x: xr.DataArray, n_resamples: int, batch: int, *, level: str, method: str,

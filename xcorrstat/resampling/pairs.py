@@ -18,7 +18,7 @@ from dask.array.core import PerformanceWarning
 
 from ..schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import batched_draws, draws_per_task, permutation_masks
-from .engine import _BLAS_ONE_THREAD, MIN_BATCH_ELEMS, _client_active
+from .engine import _BLAS_ONE_THREAD, _client_active, draws_within, raised_batch
 from .permutation import draw_deltas
 
 __all__ = ["pair_permutation_draws", "default_pair_chunk"]
@@ -87,9 +87,9 @@ def pair_permutation_draws(
         pair_chunk = default_pair_chunk(pi.size)
     per_draw = pair_chunk * n_lead * _per_pair_draw(s, i, kw["level"], kw["method"])
     if batch is None:
-        batch = int(max(1, min(1000, _BLOCK_ELEMS // max(per_draw, 1))))
+        batch = draws_within(_BLOCK_ELEMS, per_draw)
     # at least ~8 MB of temporaries per batch: one draw at a time costs more in overhead than in arithmetic
-    batch = int(min(max(batch, min(1000, MIN_BATCH_ELEMS // max(per_draw, 1))), n_resamples))
+    batch = raised_batch(batch, per_draw, n_resamples)
     coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {METRIC, SYSTEM, INPUT}}
     dims = lead + [PAIR_DIM, "resample"]
     opts = dict(seed=seed, scheme=scheme, batch=batch, kw=kw)

@@ -34,7 +34,7 @@ from ..options import OPTIONS
 from ..schema import INPUT, SYSTEM, as_dataset, check_finite, select_scores, split_scores
 from ..validation import check_batch, check_choice, check_min_pairs, check_positive_int, check_unit_interval
 from .draws import batched_draws, permutation_masks, resolve_seed
-from .engine import MIN_BATCH_ELEMS, compute_with_progress
+from .engine import compute_with_progress, draws_within, raised_batch
 from .sequential import settled
 
 __all__ = ["permutation_test", "standardise", "permutation_pvalue"]
@@ -331,10 +331,10 @@ def permutation_test(
     xs, ys = scores.isel(metric=0, drop=True), scores.isel(metric=1, drop=True)
     cells = xs.sizes[SYSTEM] * xs.sizes[INPUT]
     if batch is None:
-        batch = max(1, min(1000, _BLOCK_ELEMS // max(8 * cells, 1)))
+        batch = draws_within(_BLOCK_ELEMS, 8 * cells)
     step = min(batch, n_resamples)  # draws computed together: at least ~8 MB unless batches are looks
     if early_stop is None:
-        step = min(max(batch, min(1000, MIN_BATCH_ELEMS // max(8 * cells, 1))), n_resamples)
+        step = raised_batch(batch, 8 * cells, n_resamples)
     stop = None
     if early_stop is not None:
         stop = (check_unit_interval(early_stop, "early_stop", " (or None: off)"),
