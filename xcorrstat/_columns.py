@@ -35,12 +35,16 @@ def row_name(position: int) -> str:
     return f"data row {position + 1}"
 
 
+def _reads_as_number(values: pd.Series) -> np.ndarray:
+    """Which entries of ``values`` read as numbers (the one rule for "is this entry a score?")."""
+    return pd.to_numeric(values, errors="coerce").notna().to_numpy()
+
+
 def _first_non_numeric(values: Any) -> str:
     """' (first: data row k holds 'abc')' for a column with a non-numeric entry, else ''."""
     if not isinstance(values, pd.Series):
         return ""
-    numeric = pd.to_numeric(values, errors="coerce")
-    bad = np.flatnonzero(numeric.isna().to_numpy() & values.notna().to_numpy())
+    bad = np.flatnonzero(~_reads_as_number(values) & values.notna().to_numpy())
     if bad.size == 0:
         return ""
     return f"; first non-numeric entry: {cut(values.iloc[bad[0]])} in {row_name(int(bad[0]))}"
@@ -93,8 +97,7 @@ def is_text_column(values: pd.Series) -> bool:
     present = values.dropna()
     if len(present) == 0:
         return False
-    numeric = pd.to_numeric(present, errors="coerce").notna()
-    return bool(numeric.mean() <= 0.5)
+    return bool(_reads_as_number(present).mean() <= 0.5)
 
 
 def _coordinate(values: pd.Series, codes: list[np.ndarray], coords: dict[str, np.ndarray],
@@ -132,7 +135,7 @@ def text_coordinates(df: pd.DataFrame, text_cols: list[Hashable], codes: list[np
             continue
         out[col] = found
         present = df[col].dropna()
-        numbers = int(pd.to_numeric(present, errors="coerce").notna().sum())
+        numbers = int(_reads_as_number(present).sum())
         if numbers:
             warnings.warn(f"column {cut(col)} holds text ({numbers} of {len(present)} entries are numbers): kept "
                           f"as a coordinate along {found[0]}, not analysed as a score", UserWarning, stacklevel=3)
