@@ -200,6 +200,19 @@ def test_summeval_pearson_scaled_far(summeval, level, factor):
     np.testing.assert_allclose(after, before, rtol=1e-9)
 
 
+@pytest.mark.parametrize("factor", [1e200, 1e-300])
+@pytest.mark.parametrize("level", ["system", "input", "global"])
+def test_summeval_pearson_bootstrap_draws_scaled_far(summeval, level, factor):
+    """Bootstrap draws (count-weighted kernels) of a metric whose squares overflow or underflow to 0."""
+    kw = dict(target="expert_relevance", metrics=["qa_eval_f1"], level=level, method="pearson",
+              n_resamples=20, rng=5, keep_distribution=True)
+    before = xcorrstat.bootstrap(summeval, **kw)["distribution"].values
+    scaled = summeval.assign(qa_eval_f1=summeval["qa_eval_f1"] * factor)
+    after = xcorrstat.bootstrap(scaled, **kw)["distribution"].values
+    assert np.isfinite(after).all() and (np.abs(after) < 1).all()
+    np.testing.assert_allclose(after, before, rtol=1e-9)  # rounding of the scaled cells, as above
+
+
 @pytest.mark.parametrize("level", LEVELS)
 def test_power_of_two_scaling_is_bit_exact(base, level):
     kw = dict(target="human", level=level, method=["pearson", "spearman", "kendall"])

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import rankdata
 
-from .scaling import pow2_normalise
+from .scaling import rescaled_where_unsafe
 from .tau import kendall_pairwise, kendall_sorted
 
 __all__ = ["corr", "pearson", "spearman", "kendall", "METHODS", "VARIANTS", "KENDALL_VARIANTS"]
@@ -71,22 +71,26 @@ def _deviations(a, valid, nn):
     return d, np.sum(d, axis=-1) / nn
 
 
-def _pearson_valid(x, z, valid, n):
+def _pearson_valid(x, z, valid, n, undefined=None):
     """Pearson r of the valid pairs; the caller masks undefined cases.
 
-    Each vector is first scaled by a power of two (exact) so that no square overflows
-    or underflows, then centred before the sums of products; the sums are corrected for
-    the rounding error of the means (corrected two-pass), so a large offset costs nothing.
+    Each vector is centred before the sums of products, and the sums are corrected for
+    the rounding error of the means (corrected two-pass), so a large offset costs nothing;
+    rows whose squares overflow or underflow are computed again after an exact
+    power-of-two scaling (:func:`.scaling.rescaled_where_unsafe`).
     """
-    x, z = pow2_normalise(x, where=valid), pow2_normalise(z, where=valid)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    return np.clip(rescaled_where_unsafe(_pearson_sums, x, z, valid, n, skip=undefined), -1.0, 1.0)
+
+
+def _pearson_sums(x, z, valid, n):
+    """r, sxx, szz of the valid pairs, centred before the sums of products."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore", under="ignore"):
         nn = np.where(n > 0, n, 1)
         (dx, cx), (dz, cz) = _deviations(x, valid, nn), _deviations(z, valid, nn)
         sxx = np.einsum("...i,...i->...", dx, dx) - nn * cx * cx
         szz = np.einsum("...i,...i->...", dz, dz) - nn * cz * cz
         sxz = np.einsum("...i,...i->...", dx, dz) - nn * cx * cz
-        r = sxz / np.sqrt(sxx * szz)
-    return np.clip(r, -1.0, 1.0)
+        return sxz / np.sqrt(sxx * szz), sxx, szz
 
 
 def _finish(r, undefined, n):
@@ -100,7 +104,8 @@ def pearson(x, z, *, min_pairs: int = 3):
     x, z = np.broadcast_arrays(x, z)
     valid = ~np.isnan(x) & ~np.isnan(z)
     n = valid.sum(axis=-1)
-    return _finish(_pearson_valid(x, z, valid, n), _undefined(x, z, valid, n, min_pairs), n)
+    undefined = _undefined(x, z, valid, n, min_pairs)
+    return _finish(_pearson_valid(x, z, valid, n, undefined), undefined, n)
 
 
 def _midranks(a: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
@@ -123,8 +128,8 @@ def spearman(x, z, *, min_pairs: int = 3):
         valid = ~np.isnan(x) & ~np.isnan(z)
         rx, rz = _midranks(x, valid), _midranks(z, valid)
     n = valid.sum(axis=-1)
-    rho = _pearson_valid(rx, rz, valid, n)
-    return _finish(rho, _undefined(x, z, valid, n, min_pairs), n)
+    undefined = _undefined(x, z, valid, n, min_pairs)
+    return _finish(_pearson_valid(rx, rz, valid, n, undefined), undefined, n)
 
 
 def kendall(x, z, *, variant: str = "b", min_pairs: int = 3, epsilon: float = 0.0):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["centre_cells", "pow2_exponent", "pow2_normalise", "remove_offset"]
+__all__ = ["centre_cells", "pow2_exponent", "pow2_normalise", "remove_offset", "rescaled_where_unsafe"]
 
 #: Largest |exponent| left unscaled: squares and sums of 2**31 squares stay far inside float64's range.
 SAFE_EXPONENT = 256
@@ -94,3 +94,39 @@ def remove_offset(a: np.ndarray, *, axis=(-2, -1)) -> np.ndarray:
     high = np.max(a, axis=axis, where=valid, initial=-np.inf, keepdims=True)
     offset = (count > 0) & (np.abs(mean) > 16.0 * (high - low))
     return a - np.where(offset, mean, 0.0)
+
+
+#: Sums of squares outside ``(2**-500, 2**500)`` may have overflowed or lost bits to underflow (a zero
+#: sum may be squares that underflowed); inside it, so does not their product.
+_SAFE_EXPONENT_SUMS = 500.0
+
+
+def _safe(sums: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return (sums > 2.0**-_SAFE_EXPONENT_SUMS) & (sums < 2.0**_SAFE_EXPONENT_SUMS)
+
+
+def rescaled_where_unsafe(sums, x, z, valid, n, *, skip=None):
+    """``r`` of ``sums(x, z, valid, n) -> (r, sxx, szz)``, rows out of float64's comfortable range redone.
+
+    Every row is computed as it is first; rows with valid pairs (``n > 0``) whose sums of
+    squares left ``(2**-500, 2**500)`` (scores beyond about 2**±250: an overflow, or an
+    underflow that costs precision) are computed again after :func:`pow2_normalise`.
+    A power-of-two scaling changes no result bit of an ordinary row, so ordinary data
+    pay no extra pass. ``valid`` is a mask or non-negative weights (0 = left out);
+    rows in ``skip`` (already known undefined, e.g. a constant vector, whose zero sums
+    are no underflow) are never redone.
+    """
+    r, sxx, szz = sums(x, z, valid, n)
+    unsafe = (n > 0) & ~(_safe(sxx) & _safe(szz))
+    if skip is not None:
+        unsafe &= ~np.broadcast_to(skip, unsafe.shape)
+    if not unsafe.any():
+        return r
+    shape = np.broadcast_shapes(np.shape(x), np.shape(z), np.shape(valid))
+    x, z, valid = (np.broadcast_to(a, shape)[unsafe] for a in (x, z, valid))
+    n = np.broadcast_to(n, unsafe.shape)[unsafe]
+    use = valid > 0
+    r = np.array(r, dtype=np.float64, copy=True)
+    r[unsafe] = sums(pow2_normalise(x, where=use), pow2_normalise(z, where=use), valid, n)[0]
+    return r

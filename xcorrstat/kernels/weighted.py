@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from .correlation import _constant
-from .scaling import pow2_normalise
+from .scaling import rescaled_where_unsafe
 from .tau import _distinct, tau_from_counts
 
 __all__ = ["wcorr", "wcorr_gemm", "DISTINCT_PAIR_VARIANTS"]
@@ -63,31 +63,10 @@ def _kendall_undefined(n, n0, tx0, tx, tz, variant, min_pairs):
     return undefined | (tx >= n0) if variant == "b" else undefined
 
 
-def _wpearson(x, z, wv, n):
-    """Weighted Pearson r by the corrected two-pass method.
-
-    Rows whose sums of squares leave float64's comfortable range (scores beyond about
-    2**±256: overflow, or underflow that would cost precision) are computed again after an
-    exact power-of-two scaling (:func:`.scaling.pow2_normalise`); a power-of-two scaling
-    changes no result bit, so ordinary rows skip that extra pass over the data.
-    """
-    r, sxx, szz = _wpearson_sums(x, z, wv, n)
-    with np.errstate(invalid="ignore"):
-        unsafe = (n > 0) & ~((sxx < _SAFE_HIGH) & (szz < _SAFE_HIGH) & ((sxx > _SAFE_LOW) | (sxx == 0))
-                             & ((szz > _SAFE_LOW) | (szz == 0)))
-    if not unsafe.any():
-        return r
-    shape = np.broadcast_shapes(x.shape, z.shape, wv.shape)
-    x, z, wv = (np.broadcast_to(a, shape)[unsafe] for a in (x, z, wv))
-    n = np.broadcast_to(n, unsafe.shape)[unsafe]
-    x, z = pow2_normalise(x, where=wv > 0), pow2_normalise(z, where=wv > 0)
-    r = np.array(r, copy=True)
-    r[unsafe] = _wpearson_sums(x, z, wv, n)[0]
-    return r
-
-
-#: Sums of squares outside (_SAFE_LOW, _SAFE_HIGH) may have overflowed or lost bits to underflow.
-_SAFE_HIGH, _SAFE_LOW = 2.0**600, 2.0**-600
+def _wpearson(x, z, wv, n, undefined):
+    """Weighted Pearson r by the corrected two-pass method, safe at any magnitude
+    (:func:`.scaling.rescaled_where_unsafe`; rows already ``undefined`` are not redone)."""
+    return rescaled_where_unsafe(_wpearson_sums, x, z, wv, n, skip=undefined)
 
 
 def _wpearson_sums(x, z, wv, n):
@@ -149,7 +128,7 @@ def wcorr(x, z, w, *, method="pearson", variant="b", min_pairs=3, epsilon=0.0):
             undefined = (n < min_pairs) | _constant(x, valid) | _constant(z, valid)
             if method == "spearman":
                 x, z = _wranks(np.where(valid, x, np.nan), wv), _wranks(np.where(valid, z, np.nan), wv)
-            r = _wpearson(x, z, wv, n)
+            r = _wpearson(x, z, wv, n, undefined)
         else:
             raise ValueError(f"method must be pearson, spearman or kendall, got {method!r}")
     r = np.where(undefined, np.nan, np.clip(r, -1.0, 1.0))
@@ -221,7 +200,7 @@ def wcorr_gemm(x, z, weights, *, method="pearson", variant="b", min_pairs=3, eps
                 xr_ = np.broadcast_to(x[:, :, None], x.shape + (W.shape[0],))
                 zr_ = np.broadcast_to(z[:, :, None], z.shape + (W.shape[0],))
             wv = valid[:, :, None] * W.T[None, :, :]  # (R, S, B)
-            r = _wpearson(np.moveaxis(xr_, 1, -1), np.moveaxis(zr_, 1, -1), np.moveaxis(wv, 1, -1), n)
+            r = _wpearson(np.moveaxis(xr_, 1, -1), np.moveaxis(zr_, 1, -1), np.moveaxis(wv, 1, -1), n, undefined)
         else:
             raise ValueError(f"method must be pearson, spearman or kendall, got {method!r}")
     r = np.where(undefined, np.nan, np.clip(r, -1.0, 1.0))
