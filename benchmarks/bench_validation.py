@@ -23,9 +23,9 @@ from xcorrstat.diagnostics import ci_coverage, power_analysis
 
 # Deutsch, Dror & Roth (2021), Table 1, QAEval-F1 / expert relevance: (system, input) coverage
 PAPER = {
-    "bootstrap-both": (0.98, 0.93),
-    "bootstrap-system": (0.81, 0.73),
-    "bootstrap-input": (0.70, 0.73),
+    "boot-both": (0.98, 0.93),
+    "boot-systems": (0.81, 0.73),
+    "boot-inputs": (0.70, 0.73),
     "fisher": (0.87, 1.00),
 }
 
@@ -33,7 +33,7 @@ PAPER = {
 def coverage(args) -> None:
     ds = xcorrstat.datasets.summeval()
     start = time.perf_counter()
-    cov = ci_coverage(ds, target="expert_relevance", metric="qa_eval_f1", level=["system", "input"],
+    cov = ci_coverage(ds, target="expert_relevance", metrics="qa_eval_f1", level=["system", "input"],
                       method="pearson", n_trials=args.trials, n_resamples=args.resamples, rng=args.seed)
     elapsed = time.perf_counter() - start
     c = cov.sel(metric="qa_eval_f1")

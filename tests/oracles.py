@@ -214,3 +214,27 @@ def kendall_from_counts(c, d, tg, tm, tgm, variant):
     if variant == "acc23":
         return (c + tgm) / n
     return (c + tgm - d - tg - tm) / n
+
+
+def exact_integer_scores(rng, shape, nan_frac):
+    """Integer scores 0..6 (NaN where missing) with mean exactly 3 and std exactly 2.
+
+    Values -3..3 over the non-missing cells are drawn until they sum to 0 and
+    their squares sum to 4 x (number of cells); 3 is then added.
+    """
+    out = np.full(shape, np.nan)
+    present = rng.random(shape) >= nan_frac if nan_frac else np.ones(shape, dtype=bool)
+    n = int(present.sum())
+    while True:
+        cand = rng.integers(-3, 4, size=(20_000, n))
+        ok = (cand.sum(axis=1) == 0) & ((cand**2).sum(axis=1) == 4 * n)
+        if ok.any():
+            out[present] = cand[np.argmax(ok)] + 3.0
+            return out
+
+
+def integer_scores(rng, shape, nan_frac):
+    v = rng.integers(0, 4, size=shape).astype(float)
+    if nan_frac:
+        v[rng.random(shape) < nan_frac] = np.nan
+    return v

@@ -178,3 +178,15 @@ def test_non_mask_values_are_rejected():
         jaccard(xr.DataArray([[0, 2], [1, 0]], dims=("s", "item")), over="s", item="item")
     with pytest.raises(TypeError, match="boolean masks"):
         jaccard(xr.DataArray([["a", "b"], ["c", "d"]], dims=("s", "item")), over="s", item="item")
+
+
+def test_synthetic_benchmark_seed_is_the_earlier_name_of_rng():
+    """seed= still works, with a FutureWarning and the same benchmark; both at once is an error."""
+    from xcorrstat.agreement import synthetic_benchmark
+
+    new = synthetic_benchmark(rng=3, n_missing=2)
+    with pytest.warns(FutureWarning, match="seed= is now spelt rng="):
+        old = synthetic_benchmark(seed=3, n_missing=2)
+    assert new.identical(old) and new.attrs["seed"] == 3
+    with pytest.raises(TypeError, match="pass rng= only"):
+        synthetic_benchmark(rng=1, seed=2)

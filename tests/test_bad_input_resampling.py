@@ -99,7 +99,7 @@ def test_a_huge_bad_batch_is_cut_in_the_message():
     (lambda: boot(level=[]), ValueError, "level must be one of .* or a list of them, got an empty list"),
     (lambda: boot(level=["system", "system"]), ValueError, "level names a level twice"),
     (lambda: boot(level=["system", "doc"]), ValueError, "level must be one of .*got 'doc'"),
-    (lambda: perm(level="within_system"), ValueError, "level must be one of"),
+    (lambda: perm(level="document"), ValueError, "level must be one of"),
     (lambda: boot(method="cosine"), ValueError, "method must be one of .*got 'cosine'"),
     (lambda: boot(method="kendall", variant="z"), ValueError, "variant must be one of .*Kendall's variant"),
     (lambda: boot(ci="normal"), ValueError, "ci must be one of .*got 'normal'"),

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import xarray as xr
 from scipy import stats
 
 import xcorrstat
@@ -33,8 +34,8 @@ def _oracle_intervals(x, z, *, level, method, seed, trial):
         n = len(a_s)  # complete data: every input of the quadrant has all its systems
     b, c = {"pearson": (3, 1.0), "kendall": (4, np.sqrt(0.437)), "spearman": (3, np.sqrt(1 + r_a**2 / 2))}[method]
     out["fisher"] = _fisher(r_a, n, b, c)
-    for name, (rs, ri) in {"bootstrap-system": (True, False), "bootstrap-input": (False, True),
-                           "bootstrap-both": (True, True)}.items():
+    for name, (rs, ri) in {"boot-systems": (True, False), "boot-inputs": (False, True),
+                           "boot-both": (True, True)}.items():
         draws = []
         for r in range(N_RES):
             rows = sd[r] if rs else np.arange(len(a_s))
@@ -103,6 +104,22 @@ def test_shares_add_up_and_undefined_trials_are_left_out():
     assert int(cov["n_trials"].sel(metric="m0", level="input", ci_method="fisher")) == 0
 
 
+def test_methods_are_scheme_labels_and_earlier_spellings_warn():
+    ds = make_scores(n_metrics=1, n_systems=6, n_inputs=8, seed=3)
+    kw = dict(target="human", metric="m0", level=["system", "input"], n_trials=6, n_resamples=30, rng=2)
+    new = ci_coverage(ds, methods=["boot-systems", "BOOT-INPUTS", "boot-both"], **kw)
+    assert list(new["ci_method"].values) == ["boot-systems", "BOOT-INPUTS", "boot-both"]  # as given
+    with pytest.warns(FutureWarning, match="bootstrap-"):
+        old = ci_coverage(ds, methods=["bootstrap-system", "bootstrap-input", "bootstrap-both"], **kw)
+    assert list(old["ci_method"].values) == ["boot-systems", "boot-inputs", "boot-both"]
+    for v in ("contained", "too_high", "too_low", "width", "n_trials"):
+        np.testing.assert_array_equal(old[v].values, new[v].values)
+    default = ci_coverage(ds, **kw)
+    assert list(default["ci_method"].values) == ["fisher", "boot-systems", "boot-inputs", "boot-both"]
+    np.testing.assert_array_equal(default["contained"].sel(ci_method="boot-both").values,
+                                  old["contained"].sel(ci_method="boot-both").values)
+
+
 def test_bad_arguments():
     ds = make_scores(n_metrics=1, n_systems=6, n_inputs=8)
     kw = dict(target="human", metric="m0", n_trials=2, n_resamples=5)
@@ -124,7 +141,22 @@ def test_summeval_pattern_small():
     cov = ci_coverage(ds, target="expert_relevance", metric="qa_eval_f1", n_trials=60, n_resamples=300, rng=0)
     c = cov["contained"].sel(metric="qa_eval_f1")
     for level in ("system", "input"):
-        both = float(c.sel(level=level, ci_method="bootstrap-both"))
-        assert both > float(c.sel(level=level, ci_method="bootstrap-system"))
-        assert both > float(c.sel(level=level, ci_method="bootstrap-input"))
+        both = float(c.sel(level=level, ci_method="boot-both"))
+        assert both > float(c.sel(level=level, ci_method="boot-systems"))
+        assert both > float(c.sel(level=level, ci_method="boot-inputs"))
     assert float(c.sel(level="input", ci_method="fisher")) >= 0.95
+
+
+def test_metric_is_the_earlier_name_of_metrics():
+    """metric= still works, with a FutureWarning and the same numbers; both at once is an error."""
+    ds = make_scores(n_metrics=2, seed=3)
+    kw = dict(target="human", level="system", n_trials=5, n_resamples=50, rng=0)
+    new = ci_coverage(ds, metrics=["m0", "m1"], **kw)
+    with pytest.warns(FutureWarning, match="metric= is now spelt metrics="):
+        old = ci_coverage(ds, metric=["m0", "m1"], **kw)
+    xr.testing.assert_identical(new, old)
+    with pytest.raises(TypeError, match="pass metrics= only"):
+        ci_coverage(ds, metrics="m0", metric="m1", **kw)
+    with pytest.raises(TypeError, match="needs metrics="):
+        ci_coverage(ds, **kw)
+

@@ -101,3 +101,15 @@ def test_bad_arguments(ds):
         power_analysis(ds, degraded=ds["m0"], **kw)
     with pytest.raises(ValueError, match="n_inputs=50 is more than the 10 inputs"):
         power_analysis(ds, n_inputs=50, **kw)
+
+
+def test_trial_chunk_is_the_earlier_name_of_trial_batch():
+    """trial_chunk= still works, with a FutureWarning and the same numbers (attrs say trial_batch)."""
+    ds = make_scores(n_metrics=1, seed=4)
+    kw = dict(target="human", metric="m0", noise=[0.0, 1.0], tests=["perm-both"], n_trials=4,
+              n_resamples=50, rng=0)
+    new = power_analysis(ds, trial_batch=2, **kw)
+    with pytest.warns(FutureWarning, match="trial_chunk"):
+        old = power_analysis(ds, trial_chunk=2, **kw)
+    xr.testing.assert_identical(new, old)
+    assert new.attrs["trial_batch"] == 2

@@ -18,7 +18,7 @@ from scipy import stats
 
 from conftest import make_scores
 from xcorrstat.resampling.draws import bootstrap_indices
-from xcorrstat.resampling.meanscore import format_ci, mean_ci, paired_difference_ci
+from xcorrstat.correlation.meanscore import format_ci, mean_ci, paired_difference_ci
 
 TOL = {"rtol": 1e-12, "atol": 1e-12}
 

@@ -25,7 +25,8 @@ from oracles import assert_values_same, LEVELS, METHOD_VARIANTS, MV_IDS, oracle_
 
 import xcorrstat
 from xcorrstat.resampling.draws import bootstrap_indices
-from xcorrstat.resampling.paired import paired_bootstrap_pvalue, paired_bootstrap_test
+from xcorrstat.resampling.pvalues import paired_bootstrap_pvalue
+from xcorrstat.significance import paired_bootstrap_test
 
 RESAMPLES = {"systems": ("system",), "inputs": ("input",), "both": ("system", "input")}
 N_DRAWS = 6

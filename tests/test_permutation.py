@@ -27,10 +27,10 @@ import numpy as np
 import pytest
 import xarray as xr
 from conftest import make_scores, to_dataset
-from oracles import assert_values_same, LEVELS, METHOD_VARIANTS, MV_IDS, oracle_level
+from oracles import assert_values_same, exact_integer_scores, integer_scores, LEVELS, METHOD_VARIANTS, MV_IDS, oracle_level
 
 import xcorrstat
-from xcorrstat.resampling import permutation as permutation_module
+from xcorrstat.resampling import pvalues as permutation_module
 from xcorrstat.resampling.draws import permutation_masks
 
 # permute argument -> scheme name of permutation_masks
@@ -50,30 +50,6 @@ TIE_TOLERANCE = 1e-12
 def zscore(a):
     """z-scores over all non-missing cells (population std)."""
     return (a - np.nanmean(a)) / np.nanstd(a)
-
-
-def exact_integer_scores(rng, shape, nan_frac):
-    """Integer scores 0..6 (NaN where missing) with mean exactly 3 and std exactly 2.
-
-    Values -3..3 over the non-missing cells are drawn until they sum to 0 and
-    their squares sum to 4 x (number of cells); 3 is then added.
-    """
-    out = np.full(shape, np.nan)
-    present = rng.random(shape) >= nan_frac if nan_frac else np.ones(shape, dtype=bool)
-    n = int(present.sum())
-    while True:
-        cand = rng.integers(-3, 4, size=(20_000, n))
-        ok = (cand.sum(axis=1) == 0) & ((cand**2).sum(axis=1) == 4 * n)
-        if ok.any():
-            out[present] = cand[np.argmax(ok)] + 3.0
-            return out
-
-
-def integer_scores(rng, shape, nan_frac):
-    v = rng.integers(0, 4, size=shape).astype(float)
-    if nan_frac:
-        v[rng.random(shape) < nan_frac] = np.nan
-    return v
 
 
 def matrices(seed, *, nan_frac, exact):

@@ -161,7 +161,7 @@ def _coverage(n, trial_batch, backend):
     ds = make_scores(n_metrics=2, n_systems=8, n_inputs=6, seed=5)  # halves of 4 systems: defined
     res = ci_coverage(ds.chunk() if backend == "dask" else ds, target="human", metric=["m0", "m1"],
                       level=["system", "input"],
-                      methods=["bootstrap-both", "bootstrap-input"], n_trials=3, n_resamples=n,
+                      methods=["boot-both", "boot-inputs"], n_trials=3, n_resamples=n,
                       rng=11, trial_batch=trial_batch)
     return res[["contained", "width", "too_high", "too_low"]]
 
@@ -274,7 +274,6 @@ def test_aggregate_tasks_of_a_lazy_compare_equals_the_eager_one():
 @pytest.mark.parametrize("test", ["permutation", "bootstrap"])
 def test_eager_data_through_the_task_graph_with_more_draws_than_a_block(monkeypatch, test):
     """Large eager problems go through Dask blocks of draws: 1,001 draws crossed two (a crash before)."""
-    monkeypatch.setattr(pairs, "_SMALL_WORK", 0)
-    monkeypatch.setattr(engine, "_SMALL_WORK", 0)
+    monkeypatch.setattr(engine, "SMALL_WORK", 0)
     got = _compare(scores("eager"), 1001, None, test)
     np.testing.assert_array_equal(got, reference(f"compare-{test}")[..., :1001])

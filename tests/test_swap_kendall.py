@@ -95,7 +95,7 @@ def test_permutation_test_variants_equal_explicit_swaps(variant, level):
     from conftest import to_dataset
     from xcorrstat.kernels import level_correlation
     from xcorrstat.resampling.draws import permutation_masks
-    from xcorrstat.resampling.permutation import standardise
+    from xcorrstat.resampling.swapstats import standardise
 
     rng = np.random.default_rng(12)
     x = rng.integers(0, 4, (6, 7)).astype(float)

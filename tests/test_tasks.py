@@ -7,7 +7,7 @@ import xarray as xr
 import xcorrstat
 from conftest import make_scores
 from xcorrstat.kernels.clusters import greedy_clusters
-from xcorrstat.resampling.permutation import permutation_pvalue
+from xcorrstat.resampling.pvalues import permutation_pvalue
 
 
 @pytest.fixture(scope="module")

@@ -181,7 +181,7 @@ RESHAPE = load("stats._Reshape", "stats._ReshapeAndFilter", "Correlation.__init_
 
 @pytest.mark.parametrize("case", RESHAPE, ids=ids(RESHAPE))
 def test_mtme_layout_cases(case):
-    from xcorrstat.ties import _groups
+    from xcorrstat.mt.ties import level_groups
 
     a, exp = case["args"], case["expected"]
     if case["function"] == "Correlation.__init__":
@@ -192,14 +192,14 @@ def test_mtme_layout_cases(case):
     level = LEVEL[a["average_by"]]
     if "vector" in a:  # _Reshape: the rows a level correlates
         ds = scores(a["num_sys"], a["vector"], m=a["vector"])
-        rows, _ = _groups(ds["m"].values, ds["human"].values, level)
+        rows, _ = level_groups(ds["m"].values, ds["human"].values, level)
         assert list(rows.shape) == exp["shape"]
         np.testing.assert_array_equal(rows, np.array(exp["matrix"], dtype=float))
         return
     # _ReshapeAndFilter: rows without their missing-gold entries, empty rows dropped, concatenated
     ds = scores(a["num_sys"], a["gold"], m1=a["metric1"], m2=a["metric2"])
-    gold_rows, m1_rows = _groups(ds["m1"].values, ds["human"].values, level)[::-1]
-    m2_rows, _ = _groups(ds["m2"].values, ds["human"].values, level)
+    gold_rows, m1_rows = level_groups(ds["m1"].values, ds["human"].values, level)[::-1]
+    m2_rows, _ = level_groups(ds["m2"].values, ds["human"].values, level)
     keep = ~np.isnan(gold_rows)
     lens = [int(k.sum()) for k in keep if k.any()]
     assert lens == exp["lens"]

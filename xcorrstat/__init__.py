@@ -12,26 +12,39 @@ Examples
 0.75
 """
 
-from . import agreement, datasets, diagnostics, kernels, plot
 from . import accessors as _accessors  # noqa: F401  (registers .corrstat)
+from . import agreement, datasets, diagnostics, kernels, plot
 from ._version import __version__
-from .compare import compare
-from .correlate import correlate
+from .correlation import (
+    bootstrap,
+    correlate,
+    fisher,
+    format_ci,
+    mean_ci,
+    paired_difference_ci,
+)
 from .io import from_dataframe, read
+from .mt import (
+    calibrate_ties,
+    kendall_like,
+    pairwise_accuracy,
+    pairwise_difference_pearson,
+    pairwise_differences,
+    soft_pairwise_accuracy,
+)
 from .options import get_options, set_options
-from .resampling.bootstrap import bootstrap, fisher
-from .resampling.meanscore import format_ci, mean_ci, paired_difference_ci
-from .resampling.paired import paired_bootstrap_test
-from .resampling.permutation import permutation_test
 from .reporting import Report, report
-from .pairwise import kendall_like, pairwise_accuracy, pairwise_difference_pearson, pairwise_differences
-from .softpairwise import soft_pairwise_accuracy
-from .tasks import aggregate_tasks
-from .ties import calibrate_ties
+from .significance import (
+    aggregate_tasks,
+    compare,
+    paired_bootstrap_test,
+    permutation_test,
+    williams_test,
+)
 from .tidy import tidy
-from .williams import williams_test
 
 __all__ = [
+    "Report",
     "__version__",
     "aggregate_tasks",
     "agreement",
@@ -56,7 +69,6 @@ __all__ = [
     "permutation_test",
     "plot",
     "read",
-    "Report",
     "report",
     "set_options",
     "soft_pairwise_accuracy",

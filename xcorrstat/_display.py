@@ -7,7 +7,7 @@ name would be interpreted, in a figure a ``$`` would start matplotlib's mathtext
 
 from __future__ import annotations
 
-__all__ = ["LABEL_WIDTH", "VALUE_WIDTH", "cut", "printable", "shorten", "figure_text"]
+__all__ = ["LABEL_WIDTH", "VALUE_WIDTH", "cut", "figure_text", "printable", "shorten"]
 
 LABEL_WIDTH = 40
 """Longest label shown whole in a terminal table; longer ones are cut."""

@@ -7,27 +7,33 @@ its data (same signature and docstring). Importing :mod:`xcorrstat` registers th
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 import xarray as xr
 
 from .agreement import jaccard, leaderboard, leaderboard_agreement, matrix
-from .compare import compare
-from .correlate import correlate
+from .correlation.confidence import bootstrap, fisher
+from .correlation.estimates import correlate
+from .correlation.meanscore import mean_ci, paired_difference_ci
 from .diagnostics import ci_coverage, normality, power_analysis
-from .io import from_dataframe
+from .io.tables import from_dataframe
+from .mt.pairwise import (
+    kendall_like,
+    pairwise_accuracy,
+    pairwise_difference_pearson,
+    pairwise_differences,
+)
+from .mt.softpairwise import soft_pairwise_accuracy
+from .mt.ties import calibrate_ties
 from .plot.namespace import PlotMethods
-from .resampling.bootstrap import bootstrap, fisher
-from .resampling.meanscore import mean_ci, paired_difference_ci
-from .resampling.paired import paired_bootstrap_test
-from .resampling.permutation import permutation_test
 from .reporting import report
-from .pairwise import kendall_like, pairwise_accuracy, pairwise_difference_pearson, pairwise_differences
-from .softpairwise import soft_pairwise_accuracy
-from .ties import calibrate_ties
+from .significance.allpairs import compare
+from .significance.paired import paired_bootstrap_test
+from .significance.permutation import permutation_test
+from .significance.williams import williams_test
 from .tidy import tidy
-from .williams import williams_test
 
 __all__ = ["CorrstatAccessor", "CorrstatFrameAccessor"]
 

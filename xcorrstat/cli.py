@@ -8,22 +8,33 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import IO, Any, get_args
 
 import pandas as pd
+import xarray as xr
 
 from ._display import LABEL_WIDTH, VALUE_WIDTH, printable
+from ._types import Level, Test
 from ._version import __version__
-from .correlate import correlate
+from .correlation.estimates import correlate
 from .datasets import summeval
-from .io import read
+from .io.tables import read
 from .kernels import LEVELS, METHODS
-from .kernels.correlation import KENDALL_VARIANTS
 from .kernels.corrections import CORRECTIONS
+from .kernels.correlation import KENDALL_VARIANTS
 from .kernels.levels import AVERAGES, CORRELATE_LEVELS
+from .reporting import report
+from .reporting.files import FIGURE_FORMATS, check_destination
+from .resampling.schemes import (
+    bootstrap_label,
+    parse_permute,
+    parse_resample,
+    permutation_label,
+)
 from .schema import is_system_level
 
-__all__ = ["main", "correlation_table", "flat_columns"]
+__all__ = ["correlation_table", "flat_columns", "main"]
 
 DEFAULT_TARGET = "expert_relevance"
 MESSAGE_WIDTH = 600
@@ -32,8 +43,17 @@ KENDALL_NAMES = {"b": "tau-b", "c": "tau-c", "a": "tau-a", "23": "tau_eq", "acc2
 VARIANT_HELP = "Kendall variant: b, c, a, 23 (tau_eq) or acc23 (acc_eq, pairwise accuracy with ties); default b"
 
 
-def correlation_table(result) -> pd.DataFrame:
-    """A (metric × (level, method)) frame from a correlate() result with level and method dims."""
+def correlation_table(result: xr.DataArray) -> pd.DataFrame:
+    """A (metric × (level, method)) frame from a correlate() result with level and method dims.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> r = xcorrstat.correlate(xcorrstat.datasets.summeval(), target="expert_relevance", metrics=["meteor"],
+    ...                         level=["system", "input"], method=["pearson", "kendall"])
+    >>> list(correlation_table(r).columns)
+    [('system', 'pearson'), ('system', 'kendall'), ('input', 'pearson'), ('input', 'kendall')]
+    """
     frame = result.to_series().unstack(["level", "coefficient"])
     levels = list(result["level"].values)
     methods = list(result["coefficient"].values)
@@ -48,12 +68,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"xcorrstat {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
-    c = sub.add_parser(
+    _correlate_options(sub.add_parser(
         "correlate",
         help="correlate every metric with a human target at system, input and global level",
         description="Correlate every metric column of FILE with a human target column, at each level "
         "and with each method, and print a table (one row per metric).",
-    )
+    ))
+    _report_options(sub.add_parser(
+        "report",
+        help="ranked table of every metric's correlation with CI and significance cluster, plus figures",
+        description="For each level: every metric's correlation with the target, its bootstrap CI "
+        "(BOOT-BOTH by default) and its significance cluster from tests of all metric pairs (PERM-BOTH, "
+        "Holm-corrected, by default). Prints the ranked tables and writes to --out the tables (CSV, JSON), "
+        "the CI forest plot and the pairwise significance matrix (PNG, SVG) and a self-contained HTML page.",
+    ))
+    return p
+
+
+def _correlate_options(c: argparse.ArgumentParser) -> None:
+    """The options of ``xcorrstat correlate``, named as the arguments of :func:`xcorrstat.correlate`."""
     c.add_argument("file", nargs="?", help="CSV/TSV/JSONL/Parquet/netCDF file, one row per (system, input); "
                    "default: the bundled SummEval data")
     c.add_argument("--target", help=f"human score column (default for the bundled data: {DEFAULT_TARGET})")
@@ -74,14 +107,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=("table", "csv", "json"), default="table")
     c.add_argument("--digits", type=_digits, default=3, help="decimals in the table, 0 to 15 (default 3)")
 
-    r = sub.add_parser(
-        "report",
-        help="ranked table of every metric's correlation with CI and significance cluster, plus figures",
-        description="For each level: every metric's correlation with the target, its bootstrap CI "
-        "(BOOT-BOTH by default) and its significance cluster from tests of all metric pairs (PERM-BOTH, "
-        "Holm-corrected, by default). Prints the ranked tables and writes to --out the tables (CSV, JSON), "
-        "the CI forest plot and the pairwise significance matrix (PNG, SVG) and a self-contained HTML page.",
-    )
+
+def _report_options(r: argparse.ArgumentParser) -> None:
+    """The options of ``xcorrstat report``, named as the arguments of :func:`xcorrstat.report`."""
     r.add_argument("file", nargs="?", help="CSV/TSV/JSONL/Parquet/netCDF file, one row per (system, input); "
                    "default: the bundled SummEval data")
     r.add_argument("--target", help=f"human score column (default for the bundled data: {DEFAULT_TARGET})")
@@ -95,33 +123,73 @@ def _parser() -> argparse.ArgumentParser:
     _data_options(r)
     r.add_argument("--n-resamples", type=int, default=1000,
                    help="bootstrap resamples and permutation draws (default 1000)")
-    r.add_argument("--resample", nargs="+", choices=("system", "input"), default=None,
-                   help="dims the bootstrap resamples (default: system input = BOOT-BOTH; system for "
-                   "system-level data)")
-    r.add_argument("--test", choices=("permutation", "bootstrap", "williams"), default="permutation",
-                   help="test of each metric pair (default permutation)")
-    r.add_argument("--permute", nargs="+", choices=("system", "input"), default=None,
-                   help="dims the permutation test swaps along (default: system input = PERM-BOTH; system "
-                   "for system-level data)")
+    _scheme_options(r)
     r.add_argument("--confidence-level", type=_fraction, default=0.95, help="of the CIs (default 0.95)")
     r.add_argument("--alpha", type=_fraction, default=0.05, help="significance level (default 0.05)")
     r.add_argument("--correction", choices=(*CORRECTIONS, "none"), default="holm",
                    help="multiple-testing correction of each metric's comparisons (default holm)")
     r.add_argument("--seed", type=int, default=0,
                    help="seed of the draws (default 0, so a report is reproducible)")
+    _alias(r, "--rng", "seed", type=int)
+    _output_options(r)
+
+
+def _scheme_options(r: argparse.ArgumentParser) -> None:
+    """--resample, --test and --permute: dims or a scheme label, read as the functions read them."""
+    r.add_argument("--resample", nargs="+", metavar="DIM", action=_SchemeAction, parse=parse_resample,
+                   label=bootstrap_label, default=None,
+                   help="dims the bootstrap resamples, or their label (any case): system input = BOOT-BOTH "
+                   "(default), system = BOOT-SYSTEMS (default for system-level data), input = BOOT-INPUTS")
+    r.add_argument("--test", choices=get_args(Test), default="permutation",
+                   help="test of each metric pair (default permutation)")
+    r.add_argument("--permute", nargs="+", metavar="DIM", action=_SchemeAction, parse=parse_permute,
+                   label=permutation_label, default=None,
+                   help="dims the permutation test swaps along, or their label (any case): system input = "
+                   "PERM-BOTH (default), system = PERM-SYSTEMS (default for system-level data), input = "
+                   "PERM-INPUTS, system-xor-input = PERM-SYSTEM-XOR-INPUT")
+
+
+def _output_options(r: argparse.ArgumentParser) -> None:
+    """Where and how ``xcorrstat report`` writes, and what it prints."""
     r.add_argument("--out", default="xcorrstat-report",
                    help="directory for the tables, figures and HTML page (default ./xcorrstat-report); "
                    "written in full or not at all")
     r.add_argument("--overwrite", action="store_true",
                    help="replace the previous report in --out (without it an existing non-empty --out is "
                    "an error)")
-    r.add_argument("--figure-format", nargs="+", choices=("png", "svg", "pdf"), default=["png", "svg"],
+    r.add_argument("--figure-format", nargs="+", choices=FIGURE_FORMATS, default=["png", "svg"],
                    help="figure file formats (default: png svg)")
+    _alias(r, "--formats", "figure_format", nargs="+", choices=FIGURE_FORMATS)
     r.add_argument("--no-files", action="store_true", help="only print the tables; write nothing")
     r.add_argument("--digits", type=_digits, default=3, help="decimals in the printed table, 0 to 15 (default 3)")
     r.add_argument("--quiet", "-q", action="store_true",
                    help="no progress bars or status lines on stderr (the tables still go to stdout)")
-    return p
+
+
+def _alias(p: argparse.ArgumentParser, flag: str, dest: str, **kwargs: Any) -> None:
+    """Accept ``flag`` (the functions' name of an option) for the option stored in ``dest``; not in --help."""
+    p.add_argument(flag, dest=dest, default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
+
+
+class _SchemeAction(argparse.Action):
+    """Store the label of --resample or --permute, parsed as ``resample=`` / ``permute=`` are.
+
+    One value is a dim or a label (any case), several are dims; a bad value is a usage error.
+    """
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, parse: Callable[[Any, str], Any],
+                 label: Callable[[Any], str], **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.parse, self.label = parse, label
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        name = self.option_strings[0]
+        try:
+            scheme = self.parse(values[0] if len(values) == 1 else tuple(values), name)
+        except ValueError as err:  # "--resample must be ...", or a message that needs the option's name
+            raise argparse.ArgumentError(None if str(err).startswith(name) else self, str(err)) from None
+        setattr(namespace, self.dest, self.label(scheme))
 
 
 def _data_options(p: argparse.ArgumentParser) -> None:
@@ -156,11 +224,11 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _system_level_requested(args) -> bool:
+def _system_level_requested(args: argparse.Namespace) -> bool:
     return args.input_col is not None and args.input_col.strip().lower() == "none"
 
 
-def _load(args):
+def _load(args: argparse.Namespace) -> tuple[xr.Dataset, str, str]:
     """(Dataset, target, source) of the command: the bundled data or FILE."""
     if args.file is None:
         return summeval(), args.target or DEFAULT_TARGET, "bundled SummEval data"
@@ -179,19 +247,29 @@ def _load(args):
 
 
 def flat_columns(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with its (level, method) columns named ``level_method`` (one CSV header row)."""
+    """``table`` with its (level, method) columns named ``level_method`` (one CSV header row).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame([[0.5]], index=["bleu"], columns=pd.MultiIndex.from_tuples([("system", "kendall")]))
+    >>> flat = flat_columns(table)
+    >>> list(flat.columns), flat.index.name
+    (['system_kendall'], 'metric')
+    """
     flat = table.copy()
     flat.columns = [f"{lev}_{method}" for lev, method in table.columns]
     flat.index.name = "metric"
     return flat
 
 
-def _correlate_command(args, out) -> None:
+def _correlate_command(args: argparse.Namespace, out: IO[str]) -> None:
     ds, target, source = _load(args)
-    if args.level is None:
-        args.level = ["system"] if is_system_level(ds) else list(LEVELS)
+    levels = args.level
+    if levels is None:
+        levels = ["system"] if is_system_level(ds) else list(LEVELS)
     result = correlate(
-        ds, target=target, level=list(args.level), method=list(args.method),
+        ds, target=target, level=list(levels), method=list(args.method),
         variant=args.variant, metrics=args.metrics, epsilon=args.epsilon, average=args.average,
     )
     table = correlation_table(result)
@@ -207,7 +285,7 @@ def _correlate_command(args, out) -> None:
         return
     n = result["n"].to_series().unstack(["level", "coefficient"]).max()
     units = {"system": "systems", "input": "inputs", "global": "cells", "within_system": "systems"}
-    used = ", ".join(f"{lev}: n={int(n[lev].max())} {units[lev]}" for lev in args.level)
+    used = ", ".join(f"{lev}: n={int(n[lev].max())} {units[lev]}" for lev in levels)
     kendall = f", Kendall {KENDALL_NAMES[args.variant]}" if "kendall" in args.method else ""
     if kendall and args.epsilon:
         kendall += f" with metric ties within {args.epsilon:g}"
@@ -219,21 +297,19 @@ def _correlate_command(args, out) -> None:
         out.write(table.to_string(float_format=lambda v: f"{v:.{args.digits}f}", na_rep="nan") + "\n")
 
 
-def _report_dims(args, ds, log) -> tuple[list[str], list[str], list[str]]:
-    """Levels, resampled dims and permuted dims of the report: the options, else the defaults for ``ds``."""
-    both = ["system", "input"]
+def _report_schemes(args: argparse.Namespace, ds: xr.Dataset,
+                    log: IO[str] | None) -> tuple[list[Level], str | tuple[str, ...], str | tuple[str, ...]]:
+    """Levels, ``resample`` and ``permute`` of the report: the options (labels), else the defaults for ``ds``."""
+    both = ("system", "input")
     if not is_system_level(ds):
         return args.level or ["system", "input"], args.resample or both, args.permute or both
     if log is not None:
         print("system-level data (one score per system, no input column): reporting the system level with "
               "BOOT-SYSTEMS intervals and PERM-SYSTEMS tests", file=log, flush=True)
-    return args.level or ["system"], args.resample or ["system"], args.permute or ["system"]
+    return args.level or ["system"], args.resample or ("system",), args.permute or ("system",)
 
 
-def _report_command(args, out, err) -> None:
-    from .reporting import report
-    from .reporting.files import check_destination
-
+def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> None:
     if args.n_resamples < 1:
         raise ValueError(f"--n-resamples must be a positive integer, got {args.n_resamples}")
     if not args.no_files:
@@ -243,15 +319,15 @@ def _report_command(args, out, err) -> None:
             raise ImportError('the report\'s figures need matplotlib: pip install "xcorrstat[plot]", '
                               "or pass --no-files to only print the tables") from None
         matplotlib.use("Agg")  # files only: no window, whatever the platform's default backend
-        _check_out(check_destination, args)
+        _check_out(args)
     ds, target, source = _load(args)
     log = None if args.quiet else err
     if log is not None:
         print(f"xcorrstat report: {source}, target {printable(repr(target), VALUE_WIDTH)}", file=log, flush=True)
-    levels, resample, permute = _report_dims(args, ds, log)
+    levels, resample, permute = _report_schemes(args, ds, log)
     rep = report(
         ds, target=target, metrics=args.metrics, level=list(levels), method=args.method,
-        variant=args.variant, resample=tuple(resample), test=args.test, permute=tuple(permute),
+        variant=args.variant, resample=resample, test=args.test, permute=permute,
         n_resamples=args.n_resamples, confidence_level=args.confidence_level, alpha=args.alpha,
         correction=None if args.correction == "none" else args.correction, rng=args.seed,
         progress=not args.quiet, log=log, source=source,
@@ -272,7 +348,7 @@ def _report_command(args, out, err) -> None:
             print(f"  {what}: {printable(path, VALUE_WIDTH)}", file=log)
 
 
-def _check_out(check_destination, args) -> None:
+def _check_out(args: argparse.Namespace) -> None:
     """Fail before computing when --out cannot be written."""
     try:
         check_destination(args.out, overwrite=args.overwrite)
@@ -298,6 +374,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Bad input gives exit code 2 and one line ``xcorrstat: error: ...`` on stderr;
     Ctrl-C gives exit code 130 and one line.
+
+    Examples
+    --------
+    >>> main(["correlate", "--metrics", "meteor", "--level", "system", "--method", "kendall", "--format", "csv"])
+    metric,system_kendall
+    meteor,0.500000
+    0
     """
     args = _parser().parse_args(argv)
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["OPTIONS", "get_options", "set_options"]
@@ -10,7 +11,8 @@ OPTIONS: dict[str, Any] = {
     "min_pairs": 3,
 }
 
-_VALIDATORS = {
+#: Each option's check and the values it expects, for the error message.
+_VALIDATORS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "min_pairs": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 2, "an integer >= 2"),
 }
 
@@ -53,7 +55,7 @@ class set_options:
             self._old[key] = OPTIONS[key]
         OPTIONS.update(kwargs)
 
-    def __enter__(self) -> "set_options":
+    def __enter__(self) -> set_options:
         return self
 
     def __exit__(self, *exc: object) -> None:

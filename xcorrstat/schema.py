@@ -48,7 +48,7 @@ def _is_dask(da: xr.DataArray) -> bool:
     return da.chunks is not None
 
 
-def as_dataset(data) -> xr.Dataset:
+def as_dataset(data: object) -> xr.Dataset:
     """Return a Dataset with one variable per score (splitting a ``metric`` dim).
 
     Raises
@@ -104,7 +104,7 @@ def as_dataset(data) -> xr.Dataset:
     return ds
 
 
-def is_system_level(data) -> bool:
+def is_system_level(data: object) -> bool:
     """Whether `data` holds system-level scores only: a ``system`` dim and no ``input`` dim
     (or the length-1 one :func:`as_dataset` adds).
 
@@ -138,7 +138,8 @@ def _expand_input(ds: xr.Dataset) -> xr.Dataset:
     return xr.Dataset(variables, coords=coords, attrs={**ds.attrs, SYSTEM_LEVEL_ATTR: 1})
 
 
-def check_level(data, *, level=None, along=None) -> None:
+def check_level(data: object, *, level: str | Sequence[str] | None = None,
+                along: str | Sequence[str] | None = None) -> None:
     """Raise ValueError when system-level `data` meets a level or resampled dim that needs inputs.
 
     `level` is a level name or a list of them; `along` a dim name or a list of the dims
@@ -216,7 +217,8 @@ def default_metrics(ds: xr.Dataset, targets: Sequence[Hashable]) -> list[Hashabl
     ]
 
 
-def select_scores(ds: xr.Dataset, names, default: list[Hashable], argument: str) -> list[Hashable]:
+def select_scores(ds: xr.Dataset, names: Hashable | Sequence[Hashable] | None, default: list[Hashable],
+                  argument: str) -> list[Hashable]:
     """Validated score names: ``names`` (a name or list) or, if None, ``default`` (non-empty)."""
     if names is None:
         if not default:
@@ -256,7 +258,9 @@ def stack_scores(ds: xr.Dataset, names: Sequence[Hashable], dim: str) -> xr.Data
     return x.assign_coords({dim: [str(k) for k in names]})
 
 
-def split_scores(data, *, target, metrics=None, level=None, along=None) -> tuple[xr.DataArray, xr.DataArray, bool]:
+def split_scores(data: object, *, target: Hashable | Sequence[Hashable],
+                 metrics: Hashable | Sequence[Hashable] | None = None, level: str | Sequence[str] | None = None,
+                 along: str | Sequence[str] | None = None) -> tuple[xr.DataArray, xr.DataArray, bool]:
     """Split data into metric scores X (dim ``metric``) and target scores Z.
 
     Parameters
@@ -298,8 +302,9 @@ def split_scores(data, *, target, metrics=None, level=None, along=None) -> tuple
     return x.rename(None), z.rename(None), several
 
 
-def aligned_scores(data, *, target, metrics=None, level=None,
-                   along=None) -> tuple[xr.DataArray, xr.DataArray, list[Hashable]]:
+def aligned_scores(data: object, *, target: Hashable, metrics: Hashable | Sequence[Hashable] | None = None,
+                   level: str | Sequence[str] | None = None,
+                   along: str | Sequence[str] | None = None) -> tuple[xr.DataArray, xr.DataArray, list[Hashable]]:
     """Metric scores X and the one target Z, finite-or-NaN, both ``(*batch, system, input)``.
 
     Z is broadcast to X's batch dims (``metric`` and any extra dims), so the two arrays

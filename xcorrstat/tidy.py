@@ -24,13 +24,25 @@ _VALUES = ("correlation", "mean", "other_correlation", "delta", "statistic", "lo
 
 
 def _attr_columns(result: xr.Dataset, names: Sequence[str], taken: set) -> dict[str, object]:
-    out = {}
+    out: dict[str, object] = {}
     for name in names:
         value = result.attrs.get(name)
         if name in taken or value is None or value == "" or not isinstance(value, (str, int, float)):
             continue
         out[name] = value
     return out
+
+
+def _tidy_iv(result) -> xr.Dataset:
+    """The result as a Dataset (a DataArray becomes its one variable, keeping its attrs)."""
+    if isinstance(result, xr.DataArray):
+        name = result.name if result.name is not None else "value"
+        attrs_of = dict(result.attrs)
+        result = result.to_dataset(name=name)
+        result.attrs = attrs_of
+    if not isinstance(result, xr.Dataset):
+        raise TypeError(f"result must be an xarray Dataset or DataArray, got {type(result).__name__}")
+    return result
 
 
 def tidy(
@@ -73,29 +85,23 @@ def tidy(
     >>> list(xcorrstat.tidy(ci).columns)
     ['target', 'level', 'method', 'metric', 'correlation', 'low', 'high', 'n']
     """
-    if isinstance(result, xr.DataArray):
-        name = result.name if result.name is not None else "value"
-        attrs_of = dict(result.attrs)
-        result = result.to_dataset(name=name)
-        result.attrs = attrs_of
-    if not isinstance(result, xr.Dataset):
-        raise TypeError(f"result must be an xarray Dataset or DataArray, got {type(result).__name__}")
+    ds = _tidy_iv(result)
     if not distribution:
-        drop = [v for v in result.data_vars if any(d in _DRAW_DIMS for d in result[v].dims)]
-        result = result.drop_vars(drop)
-    if "other_metric" in result.dims:
-        frame = _pair_frame(result)
-    elif result.dims:
-        frame = result.to_dataframe().reset_index()
+        drop = [v for v in ds.data_vars if any(d in _DRAW_DIMS for d in ds[v].dims)]
+        ds = ds.drop_vars(drop)
+    if "other_metric" in ds.dims:
+        frame = _pair_frame(ds)
+    elif ds.dims:
+        frame = ds.to_dataframe().reset_index()
     else:
-        frame = _scalar_frame(result)
-    labels = [d for d in result.dims if d in frame.columns]
+        frame = _scalar_frame(ds)
+    labels = [d for d in ds.dims if d in frame.columns]
     # scalar coords of a selection (e.g. level after .sel(level=...)) become columns too
-    for name, coord in result.coords.items():
+    for name, coord in ds.coords.items():
         if coord.ndim == 0 and name not in frame.columns:
             frame[name] = coord.item()
-    frame = frame.assign(**_attr_columns(result, attrs, set(frame.columns)))
-    first = [c for c in _FIRST if c in frame.columns]
+    frame = frame.assign(**_attr_columns(ds, attrs, set(frame.columns)))
+    first: list[Hashable] = [c for c in _FIRST if c in frame.columns]
     first += [c for c in labels if c not in first]
     values = [c for c in _VALUES if c in frame.columns]
     rest = [c for c in frame.columns if c not in first and c not in values]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
+from typing import Any, Literal, TypeVar, cast, overload
 
 import numpy as np
 
@@ -17,9 +19,26 @@ __all__ = [
     "check_positive_int",
 ]
 
+#: A named choice: the type of the allowed values is the type returned.
+Choice = TypeVar("Choice", bound=str)
 
-def check_positive_int(value, name: str, *, allow_none: bool = False) -> int | None:
-    """``value`` as an int >= 1 (or None when allowed)."""
+
+@overload
+def check_positive_int(value: object, name: str, *, allow_none: Literal[False] = False) -> int: ...
+
+
+@overload
+def check_positive_int(value: object, name: str, *, allow_none: bool) -> int | None: ...
+
+
+def check_positive_int(value: object, name: str, *, allow_none: bool = False) -> int | None:
+    """``value`` as an int >= 1 (or None when allowed).
+
+    Examples
+    --------
+    >>> check_positive_int(np.int64(3), "n_resamples"), check_positive_int(None, "n", allow_none=True)
+    (3, None)
+    """
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -28,7 +47,7 @@ def check_positive_int(value, name: str, *, allow_none: bool = False) -> int | N
     return int(value)
 
 
-def check_batch(value, name: str = "batch", what: str = "draws computed together") -> int | None:
+def check_batch(value: object, name: str = "batch", what: str = "draws computed together") -> int | None:
     """``batch`` (draws computed together) as an int >= 1, or None for the default.
 
     Every public resampling call checks its ``batch`` here: a bool, a float, zero
@@ -46,46 +65,101 @@ def check_batch(value, name: str = "batch", what: str = "draws computed together
     return int(value)
 
 
-def check_unit_interval(value, name: str, note: str = "") -> float:
-    """``value`` as a float strictly between 0 and 1 (a level, a coverage, a risk)."""
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if not ok or not 0.0 < float(value) < 1.0:
+def check_unit_interval(value: object, name: str, note: str = "") -> float:
+    """``value`` as a float strictly between 0 and 1 (a level, a coverage, a risk).
+
+    Examples
+    --------
+    >>> check_unit_interval(0.05, "alpha")
+    0.05
+    """
+    if (isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating))
+            or not 0.0 < float(value) < 1.0):
         raise ValueError(f"{name} must be a number strictly between 0 and 1{note}, got {value!r}")
     return float(value)
 
 
-def check_epsilon(value, note: str = "") -> float:
-    """``epsilon`` (a metric-tie threshold) as a finite float >= 0."""
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if not ok or not np.isfinite(value) or value < 0:
+def check_epsilon(value: object, note: str = "") -> float:
+    """``epsilon`` (a metric-tie threshold) as a finite float >= 0.
+
+    Examples
+    --------
+    >>> check_epsilon(0)
+    0.0
+    """
+    if (isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating))
+            or not np.isfinite(value) or value < 0):
         raise ValueError(f"epsilon must be a finite number >= 0{note}, got {value!r}")
     return float(value)
 
 
-def check_confidence_level(value) -> float:
-    """``value`` as a float strictly between 0 and 1."""
+def check_confidence_level(value: object) -> float:
+    """``value`` as a float strictly between 0 and 1.
+
+    Examples
+    --------
+    >>> check_confidence_level(0.9)
+    0.9
+    """
     return check_unit_interval(value, "confidence_level")
 
 
-def check_min_pairs(value) -> int:
-    """``value`` as an int >= 2 (the fewest pairs for a defined correlation)."""
+def check_min_pairs(value: object) -> int:
+    """``value`` as an int >= 2 (the fewest pairs for a defined correlation).
+
+    Examples
+    --------
+    >>> check_min_pairs(3)
+    3
+    """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 2:
         raise ValueError(f"min_pairs must be an integer >= 2, got {value!r}")
     return int(value)
 
 
-def check_choice(value, allowed: Sequence[str], name: str, note: str = "") -> str:
-    """``value`` if it is one of ``allowed``."""
+def check_choice(value: object, allowed: Sequence[Choice], name: str, note: str = "") -> Choice:
+    """``value`` if it is one of ``allowed``.
+
+    Examples
+    --------
+    >>> check_choice("less", ("greater", "less", "two-sided"), "alternative")
+    'less'
+    """
     if not isinstance(value, str) or value not in allowed:
         raise ValueError(f"{name} must be one of {tuple(allowed)!r}{note}, got {value!r}")
-    return value
+    return cast(Choice, value)  # one of `allowed`
 
 
-def check_choices(values, allowed: Sequence[str], name: str) -> list[str]:
-    """``values`` (a name or a non-empty list of names, each one of ``allowed``) as a list."""
-    values = [values] if isinstance(values, str) else list(values)
-    if not values:
+def check_choices(values: Any, allowed: Sequence[Choice], name: str) -> list[Choice]:
+    """``values`` (a name or a non-empty list of names, each one of ``allowed``) as a list.
+
+    Examples
+    --------
+    >>> check_choices("percentile", ("percentile", "bca"), "methods")
+    ['percentile']
+    """
+    items: list[object] = [values] if isinstance(values, str) else list(values)
+    if not items:
         raise ValueError(f"{name} must name at least one of {tuple(allowed)!r}")
-    for value in values:
-        check_choice(value, allowed, name)
-    return values
+    return [check_choice(value, allowed, name) for value in items]
+
+
+def renamed_keyword(value: object, old_value: object, *, new: str, old: str, default: object,
+                    stacklevel: int = 3) -> Any:
+    """The value of a keyword renamed from ``old`` to ``new``: the old one still works, with a FutureWarning.
+
+    ``stacklevel`` points the warning at the user's call (3: the caller of the function
+    that calls this).
+
+    Examples
+    --------
+    >>> renamed_keyword(5, None, new="rng", old="seed", default=0)
+    5
+    """
+    if old_value is None:
+        return value
+    if value is not default and value is not None:
+        raise TypeError(f"pass {new}= only ({old}= is its earlier name), got both")
+    warnings.warn(f"{old}= is now spelt {new}=", FutureWarning, stacklevel=stacklevel)
+    return old_value
+

@@ -16,10 +16,10 @@ data:
 Results compare a dim with its copy ``f"{dim}_2"``.
 """
 
-from ._common import pair_dim
-from .selection import jaccard, jaccard_kernel
-from .ranking import MISSING_RULES, leaderboard, leaderboard_agreement
+from ..labelled import pair_dim
 from .corrmatrix import matrix
+from .ranking import MISSING_RULES, leaderboard, leaderboard_agreement
+from .selection import jaccard, jaccard_kernel
 from .synthetic import STRATEGIES, synthetic_benchmark
 
 __all__ = [

@@ -17,17 +17,16 @@ matrix per batch label.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
-from typing import Literal
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 import numpy as np
 import xarray as xr
 
+from .._docs import fill_doc
+from .._types import Level, Method, Variant
 from ..kernels import LEVELS, METHODS, VARIANTS, corr, level_correlation
-from ..options import OPTIONS
-from ..schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, stack_scores
-from ..validation import check_choice, check_min_pairs
-from ._common import (
+from ..labelled import (
     as_float,
     check_dim,
     check_dims,
@@ -38,6 +37,9 @@ from ._common import (
     pick_variable,
     symmetric_pairs,
 )
+from ..options import OPTIONS
+from ..schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, stack_scores
+from ..validation import check_choice, check_min_pairs
 
 __all__ = ["matrix"]
 
@@ -61,7 +63,8 @@ def _level_kernel(values, **kw):
     return symmetric_pairs(x, stat, core_ndim=2)
 
 
-def _apply(da: xr.DataArray, over: Hashable, core: Sequence[Hashable], func, kwargs) -> xr.DataArray:
+def _apply(da: xr.DataArray, over: Hashable, core: Sequence[Hashable], func: Callable[..., Any],
+           kwargs: dict[str, Any]) -> xr.DataArray:
     """Run ``func`` over core dims ``(over, *core)`` -> ``(over, over_2)``; returns r with coord n."""
     other = pair_dim(over)
     if da.chunks is not None:
@@ -82,16 +85,62 @@ def _apply(da: xr.DataArray, over: Hashable, core: Sequence[Hashable], func, kwa
     return r.assign_coords(n=n)
 
 
+def _matrix_iv(
+    data: xr.Dataset | xr.DataArray, var: Hashable | None, over: Hashable | None,
+    along: Hashable | Sequence[Hashable] | None, level: Level | None, scores: Sequence[Hashable] | None,
+    method: Method, variant: Variant, complete_inputs: bool, min_pairs: int | None,
+) -> tuple[xr.DataArray, Hashable, tuple[Hashable, ...], Callable[..., Any], dict[str, Any], dict[str, Any]]:
+    """``(data array, compared dim, observed dims, kernel, its options, attrs)`` of a :func:`matrix` call."""
+    check_choice(method, METHODS, "method")
+    check_choice(variant, VARIANTS, "variant", " (Kendall's tau-b or tau-c)")
+    min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
+    attrs: dict[str, Any] = {"long_name": "correlation", "method": method,
+                             "variant": variant if method == "kendall" else "", "min_pairs": min_pairs,
+                             "missing": "pairwise deletion"}
+    if level is None:
+        if scores is not None:
+            raise ValueError("scores: only used with level=...; pick the variable with var=...")
+        da = pick_variable(data, var)
+        over = check_dim(da, over, "over")
+        check_labels(da, over, "over")
+        check_new_dim(da, pair_dim(over), "over")
+        core = check_dims(da, along, "along", taken={over: "over"}) or tuple(d for d in da.dims if d != over)
+        if not core:
+            raise ValueError(f"along: the data has no dim besides over={over!r} to correlate along")
+        attrs.update(variable=str(da.name) if da.name is not None else "", over=str(over),
+                     along=[str(d) for d in core], n_meaning="valid pairs")
+        return da, over, core, _generic_kernel, dict(n_along=len(core), method=method, variant=variant,
+                                                     min_pairs=min_pairs), attrs
+    check_choice(level, LEVELS, "level")
+    if over not in (None, METRIC):
+        raise ValueError(f"over: with level=... the compared labels are the scores (dim {METRIC!r}), got {over!r}")
+    if along is not None or var is not None:
+        raise ValueError("along and var: not used with level=...; the level fixes the observations "
+                         "(system and input) and scores=... picks the variables")
+    ds = as_dataset(data)
+    default = [k for k, v in ds.data_vars.items()
+               if v.dtype.kind in "biuf" and SYSTEM in v.dims and INPUT in v.dims]
+    names = select_scores(ds, scores, default, "scores")
+    x = stack_scores(ds, names, METRIC)
+    check_new_dim(x, pair_dim(METRIC), "scores")
+    attrs.update(level=level, over=METRIC, along=[SYSTEM, INPUT], complete_inputs=int(bool(complete_inputs)),
+                 n_meaning="systems (system level), defined inputs (input level), cells (global level)")
+    return x, METRIC, (SYSTEM, INPUT), _level_kernel, dict(level=level, method=method, variant=variant,
+                                                         min_pairs=min_pairs,
+                                                         complete_inputs=bool(complete_inputs)), attrs
+
+
+@fill_doc
 def matrix(
     data: xr.Dataset | xr.DataArray,
     *,
     var: Hashable | None = None,
     over: Hashable | None = None,
     along: Hashable | Sequence[Hashable] | None = None,
-    level: Literal["system", "input", "global"] | None = None,
+    level: Level | None = None,
     scores: Sequence[Hashable] | None = None,
-    method: Literal["pearson", "spearman", "kendall"] = "pearson",
-    variant: Literal["b", "c"] = "b",
+    method: Method = "pearson",
+    variant: Variant = "b",
     complete_inputs: bool = False,
     min_pairs: int | None = None,
 ) -> xr.DataArray:
@@ -119,15 +168,13 @@ def matrix(
     scores : list of str, optional
         With ``level``: the scores to compare; default every numeric variable with
         ``system`` and ``input`` dims, human judgments included.
-    method : {"pearson", "spearman", "kendall"}
+    %(method)s
     variant : {"b", "c"}
         Kendall's tau variant.
     complete_inputs : bool, default False
         With ``level="system"``: average each system over only the inputs present
         for every system.
-    min_pairs : int, optional
-        Fewest valid pairs for a defined correlation (default
-        ``set_options(min_pairs=3)``); at least 2.
+    %(min_pairs)s
 
     Returns
     -------
@@ -161,43 +208,9 @@ def matrix(
     >>> r.dims, float(r.isel(batch_size=0, batch_size_2=0))
     (('batch_size', 'batch_size_2'), 1.0)
     """
-    check_choice(method, METHODS, "method")
-    check_choice(variant, VARIANTS, "variant", " (Kendall's tau-b or tau-c)")
-    min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
-    attrs = {"long_name": "correlation", "method": method, "variant": variant if method == "kendall" else "",
-             "min_pairs": min_pairs, "missing": "pairwise deletion"}
-    if level is None:
-        if scores is not None:
-            raise ValueError("scores: only used with level=...; pick the variable with var=...")
-        da = pick_variable(data, var)
-        over = check_dim(da, over, "over")
-        check_labels(da, over, "over")
-        check_new_dim(da, pair_dim(over), "over")
-        core = check_dims(da, along, "along", taken={over: "over"}) or tuple(d for d in da.dims if d != over)
-        if not core:
-            raise ValueError(f"along: the data has no dim besides over={over!r} to correlate along")
-        out = _apply(da, over, core, _generic_kernel,
-                     dict(n_along=len(core), method=method, variant=variant, min_pairs=min_pairs))
-        attrs.update(variable=str(da.name) if da.name is not None else "", over=str(over),
-                     along=[str(d) for d in core], n_meaning="valid pairs")
-    else:
-        check_choice(level, LEVELS, "level")
-        if over not in (None, METRIC):
-            raise ValueError(f"over: with level=... the compared labels are the scores (dim {METRIC!r}), got {over!r}")
-        if along is not None or var is not None:
-            raise ValueError("along and var: not used with level=...; the level fixes the observations "
-                             "(system and input) and scores=... picks the variables")
-        ds = as_dataset(data)
-        default = [k for k, v in ds.data_vars.items()
-                   if v.dtype.kind in "biuf" and SYSTEM in v.dims and INPUT in v.dims]
-        names = select_scores(ds, scores, default, "scores")
-        x = stack_scores(ds, names, METRIC)
-        check_new_dim(x, pair_dim(METRIC), "scores")
-        out = _apply(x, METRIC, (SYSTEM, INPUT), _level_kernel,
-                     dict(level=level, method=method, variant=variant, min_pairs=min_pairs,
-                          complete_inputs=bool(complete_inputs)))
-        attrs.update(level=level, over=METRIC, along=[SYSTEM, INPUT], complete_inputs=int(bool(complete_inputs)),
-                     n_meaning="systems (system level), defined inputs (input level), cells (global level)")
+    da, over, core, kernel, kwargs, attrs = _matrix_iv(data, var, over, along, level, scores, method, variant,
+                                                       complete_inputs, min_pairs)
+    out = _apply(da, over, core, kernel, kwargs)
     out.name = "correlation"
     out.attrs = attrs
     out.coords["n"].attrs["long_name"] = "number of units the correlation used"

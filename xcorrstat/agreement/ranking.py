@@ -13,19 +13,16 @@ draws however they are batched or chunked.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Literal
+from typing import Any, NamedTuple
 
 import numpy as np
 import xarray as xr
 from scipy.stats import rankdata
 
+from .._docs import fill_doc
+from .._types import MissingRule, Seed
 from ..kernels import kendall
-from ..options import OPTIONS
-from ..resampling.draws import batched_draws, bootstrap_indices, counts_from_indices, draws_per_task, resolve_seed
-from ..resampling import engine
-from ..resampling.intervals import percentile_ci
-from ..validation import check_batch, check_choice, check_confidence_level, check_min_pairs, check_positive_int
-from ._common import (
+from ..labelled import (
     as_float,
     check_dim,
     check_labels,
@@ -35,14 +32,31 @@ from ._common import (
     pick_variable,
     symmetric_pairs,
 )
+from ..options import OPTIONS
+from ..resampling import engine
+from ..resampling.draws import (
+    bootstrap_indices,
+    counts_from_indices,
+    draws_per_task,
+    fill_draws,
+    resolve_seed,
+)
+from ..resampling.intervals import percentile_ci
+from ..validation import (
+    check_batch,
+    check_choice,
+    check_confidence_level,
+    check_min_pairs,
+    check_positive_int,
+)
 
-__all__ = ["leaderboard", "leaderboard_agreement", "MISSING_RULES", "VARIABLE_DIM"]
+__all__ = ["MISSING_RULES", "VARIABLE_DIM", "leaderboard", "leaderboard_agreement"]
 
-MISSING_RULES = ("complete", "available")
+#: The missing-cell rules of :func:`leaderboard`.
+MISSING_RULES: tuple[MissingRule, ...] = ("complete", "available")
 #: The dim a list of variables is stacked along.
 VARIABLE_DIM = "variable"
 RESAMPLE_DIM = "resample"
-_BATCH_ELEMS = 1 << 22  # bound on one batch of draws (elements of the weighted table)
 
 
 def _ranks(values: np.ndarray, axis: int) -> np.ndarray:
@@ -117,6 +131,33 @@ def _rules_attrs(competitor, condition, rank, missing, higher_is_better):
             "missing": missing, "higher_is_better": int(bool(higher_is_better))}
 
 
+def _leaderboard_iv(data, var, competitor, condition, rank, missing,
+                    higher_is_better) -> tuple[xr.DataArray, Hashable, Hashable, dict[str, Any]]:
+    da = _stack_vars(data, var)
+    competitor, condition = _check_common(da, competitor, condition, rank, missing, higher_is_better)
+    rules = dict(rank=bool(rank), missing=missing, higher_is_better=bool(higher_is_better))
+    return da, competitor, condition, rules
+
+
+def _leaderboard(da: xr.DataArray, competitor: Hashable, condition: Hashable, rules: dict[str, Any]) -> xr.Dataset:
+    """Score, position and conditions averaged of each competitor (validated arguments, no Dataset attrs)."""
+    if da.chunks is not None:
+        da = da.chunk({competitor: -1, condition: -1})
+    score, position, count = xr.apply_ufunc(
+        _leaderboard_kernel, da,
+        input_core_dims=[[competitor, condition]],
+        output_core_dims=[[competitor]] * 3,
+        dask="parallelized",
+        output_dtypes=[np.float64, np.float64, np.int64],
+        kwargs=rules,
+    )
+    out = xr.Dataset({"score": score, "position": position}).assign_coords(n_conditions=count)
+    out["score"].attrs["long_name"] = "mean rank" if rules["rank"] else "mean score"
+    out["position"].attrs["long_name"] = "leaderboard position (1 = best)"
+    out.coords["n_conditions"].attrs["long_name"] = "conditions averaged"
+    return out
+
+
 def leaderboard(
     data: xr.Dataset | xr.DataArray,
     *,
@@ -124,7 +165,7 @@ def leaderboard(
     competitor: Hashable,
     condition: Hashable,
     rank: bool = False,
-    missing: Literal["complete", "available"] = "complete",
+    missing: MissingRule = "complete",
     higher_is_better: bool = True,
 ) -> xr.Dataset:
     """The leaderboard of competitors over conditions: aggregate score and position.
@@ -169,22 +210,9 @@ def leaderboard(
     >>> sorted(lb["position"].values.tolist())
     [1.0, 2.0, 3.0, 4.0, 5.0]
     """
-    da = _stack_vars(data, var)
-    competitor, condition = _check_common(da, competitor, condition, rank, missing, higher_is_better)
-    if da.chunks is not None:
-        da = da.chunk({competitor: -1, condition: -1})
-    score, position, count = xr.apply_ufunc(
-        _leaderboard_kernel, da,
-        input_core_dims=[[competitor, condition]],
-        output_core_dims=[[competitor]] * 3,
-        dask="parallelized",
-        output_dtypes=[np.float64, np.float64, np.int64],
-        kwargs=dict(rank=bool(rank), missing=missing, higher_is_better=bool(higher_is_better)),
-    )
-    out = xr.Dataset({"score": score, "position": position}).assign_coords(n_conditions=count)
-    out["score"].attrs["long_name"] = "mean rank" if rank else "mean score"
-    out["position"].attrs["long_name"] = "leaderboard position (1 = best)"
-    out.coords["n_conditions"].attrs["long_name"] = "conditions averaged"
+    da, competitor, condition, rules = _leaderboard_iv(data, var, competitor, condition, rank, missing,
+                                                       higher_is_better)
+    out = _leaderboard(da, competitor, condition, rules)
     out.attrs = {"variable": _var_attr(var, da),
                  **_rules_attrs(competitor, condition, rank, missing, higher_is_better)}
     return out
@@ -220,16 +248,117 @@ def _draws_kernel(values, ids, *, n_lead, seed, batch, rank, missing, higher_is_
     vals, use = _cell_values(values, rank=rank, missing=missing, higher_is_better=higher_is_better)
     n_lb = values.shape[-3]
     out = np.empty(values.shape[:-3] + (ids.size, n_lb, n_lb), dtype=np.float64)
-    make = lambda chunk: bootstrap_indices(seed, chunk, [n_cond])  # noqa: E731  once per block of draw ids
-    for start, stop, (idx,) in batched_draws(ids, batch, make):  # batches of draws, never one at a time
+
+    def make(chunk):  # once per block of draw ids
+        return bootstrap_indices(seed, chunk, [n_cond])
+
+    def tau_of(idx):  # one batch of draws, never one at a time
         counts = counts_from_indices(idx, n_cond).astype(np.float64)  # (B, C)
-        w = counts.reshape((stop - start,) + (1,) * (values.ndim - 1) + (n_cond,))
+        w = counts.reshape((idx.shape[0],) + (1,) * (values.ndim - 1) + (n_cond,))
         _, pos, _ = _aggregate(vals[None], use[None], w, rank=rank, higher_is_better=higher_is_better)
         tau, _ = _tau_matrix(pos, min_pairs)  # (B, ..., L, L)
-        out[..., start:stop, :, :] = np.moveaxis(tau, 0, -3)
-    return out
+        return np.moveaxis(tau, 0, -3)
+
+    return fill_draws(out, ids, batch, make, tau_of, axis=-3)
 
 
+class _Agreement(NamedTuple):
+    """The normalised arguments of :func:`leaderboard_agreement`."""
+
+    da: xr.DataArray
+    competitor: Hashable
+    condition: Hashable
+    between: Hashable
+    rules: dict[str, Any]
+    min_pairs: int
+    n_resamples: int | None
+    batch: int | None
+    confidence_level: float
+    seed: int | None  # None without draws
+
+
+def _leaderboard_agreement_iv(data, var, competitor, condition, between, rank, missing, higher_is_better,
+                              n_resamples, confidence_level, rng, batch, min_pairs) -> _Agreement:
+    da = _stack_vars(data, var)
+    if between is None and isinstance(var, Sequence) and not isinstance(var, str):
+        between = VARIABLE_DIM
+    competitor, condition = _check_common(da, competitor, condition, rank, missing, higher_is_better)
+    between = check_dim(da, between, "between")
+    if between in (competitor, condition):
+        raise ValueError(f"between must differ from competitor and condition, got {between!r}")
+    check_labels(da, between, "between")
+    check_new_dim(da, pair_dim(between), "between")
+    min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
+    if n_resamples is not None:
+        n_resamples = check_positive_int(n_resamples, "n_resamples")
+    batch = check_batch(batch)
+    confidence_level = check_confidence_level(confidence_level)
+    rules = dict(rank=bool(rank), missing=missing, higher_is_better=bool(higher_is_better))
+    seed = resolve_seed(rng) if n_resamples is not None else None
+    return _Agreement(da, competitor, condition, between, rules, min_pairs, n_resamples, batch,
+                      confidence_level, seed)
+
+
+def _agreement_point(a: _Agreement, da: xr.DataArray, core: list[Hashable]) -> xr.Dataset:
+    """Tau-b between every pair of leaderboards, with coordinate ``n``."""
+    other = pair_dim(a.between)
+    tau, n = xr.apply_ufunc(
+        _agreement_kernel, da,
+        input_core_dims=[core], output_core_dims=[[a.between, other]] * 2,
+        dask="parallelized", output_dtypes=[np.float64, np.int64],
+        dask_gufunc_kwargs={"output_sizes": {other: da.sizes[a.between]}},
+        kwargs=dict(min_pairs=a.min_pairs, **a.rules),
+    )
+    labels = label_coords(da, a.between)
+    out = xr.Dataset({"tau": tau.assign_coords(labels).assign_coords(n=n.assign_coords(labels))})
+    return out.drop_vars([c for c in out.coords if set(out[c].dims) & {a.competitor, a.condition}])
+
+
+def _agreement_draws(a: _Agreement, da: xr.DataArray, core: list[Hashable],
+                     n_resamples: int, seed: int) -> tuple[xr.DataArray, int, int]:
+    """Tau-b of every bootstrap draw over the conditions, the batch and the draws per batch."""
+    other = pair_dim(a.between)
+    # the engine's one batch policy: a draw's weighted table holds every cell
+    batch = a.batch if a.batch is not None else engine.draws_within(engine.BLOCK_ELEMS, da.size)
+    step = engine.raised_batch(batch, da.size, n_resamples)
+    batch = min(batch, n_resamples)
+    ids = xr.DataArray(np.arange(n_resamples), dims=[RESAMPLE_DIM])
+    if da.chunks is not None:  # at most MAX_DRAW_TASKS blocks of draws, however small `batch` is
+        ids = ids.chunk({RESAMPLE_DIM: draws_per_task(n_resamples, step)})
+    draws = xr.apply_ufunc(
+        _draws_kernel, da, ids,
+        input_core_dims=[core, []], output_core_dims=[[a.between, other]],
+        dask="parallelized", output_dtypes=[np.float64],
+        dask_gufunc_kwargs={"output_sizes": {other: da.sizes[a.between]}},
+        kwargs=dict(n_lead=da.ndim - 3, seed=seed, batch=step, min_pairs=a.min_pairs, **a.rules),
+    ).assign_coords(label_coords(da, a.between))
+    draws = draws.drop_vars([c for c in draws.coords if set(draws[c].dims) & {a.competitor, a.condition}])
+    return draws, batch, step
+
+
+def _add_interval(out: xr.Dataset, draws: xr.DataArray, confidence_level: float, keep_distribution: bool) -> None:
+    """``low``, ``high``, ``n_undefined`` (and ``distribution``) of the draws, into ``out``."""
+    low, high = xr.apply_ufunc(
+        percentile_ci, draws, input_core_dims=[[RESAMPLE_DIM]], output_core_dims=[[], []],
+        dask="parallelized", output_dtypes=[np.float64, np.float64],
+        dask_gufunc_kwargs={"allow_rechunk": True}, kwargs={"confidence_level": confidence_level},
+    )
+    out["low"], out["high"] = low, high
+    out["n_undefined"] = draws.isnull().sum(RESAMPLE_DIM).astype(np.int64)
+    out["low"].attrs["long_name"] = f"lower bound of the {confidence_level:g} percentile interval"
+    out["high"].attrs["long_name"] = f"upper bound of the {confidence_level:g} percentile interval"
+    out["n_undefined"].attrs["long_name"] = "draws whose tau is undefined (NaN), left out of the interval"
+    if keep_distribution:
+        out["distribution"] = draws.transpose(..., RESAMPLE_DIM)
+
+
+def _agreement_attrs(a: _Agreement, var, rank: bool, missing: str, higher_is_better: bool) -> dict[str, Any]:
+    return {"statistic": "Kendall tau-b between leaderboard positions", "variable": _var_attr(var, a.da),
+            "between": str(a.between),
+            **_rules_attrs(a.competitor, a.condition, rank, missing, higher_is_better), "min_pairs": a.min_pairs}
+
+
+@fill_doc
 def leaderboard_agreement(
     data: xr.Dataset | xr.DataArray,
     *,
@@ -238,11 +367,11 @@ def leaderboard_agreement(
     condition: Hashable,
     between: Hashable | None = None,
     rank: bool = False,
-    missing: Literal["complete", "available"] = "complete",
+    missing: MissingRule = "complete",
     higher_is_better: bool = True,
     n_resamples: int | None = 1000,
     confidence_level: float = 0.95,
-    rng: int | np.random.Generator | np.random.SeedSequence | None = None,
+    rng: Seed = None,
     batch: int | None = None,
     keep_distribution: bool = False,
     min_pairs: int | None = None,
@@ -266,27 +395,24 @@ def leaderboard_agreement(
         The dim of the things ranked.
     condition : str
         The dim averaged over, and resampled by the bootstrap.
+    between : str
+        The dim whose labels give the leaderboards compared (for example the values
+        of a hyperparameter). Other dims are batch dims.
     rank : bool, default False
         Average per-condition ranks instead of scores (see :func:`leaderboard`).
     missing : {"complete", "available"}
         The missing-cell rule of :func:`leaderboard`, applied to each leaderboard.
     higher_is_better : bool, default True
         Whether a higher score is better.
-    between : str
-        The dim whose labels give the leaderboards compared (for example the values
-        of a hyperparameter). Other dims are batch dims.
     n_resamples : int or None, default 1000
         Bootstrap draws over the conditions; None gives the point estimate only.
-    confidence_level : float, default 0.95
-        Two-sided level of the percentile interval.
-    rng : int, Generator, SeedSequence or None
-        Seed; the seed used is recorded in ``attrs["seed"]``.
+    %(confidence_level)s
+    %(rng)s
     batch : int, optional
         Draws computed together (raised to about 8 MB of temporaries on tiny data;
         attrs ``batch`` and ``draws_per_batch``); a Dask task computes at least
         ``ceil(n_resamples / 256)`` draws. The numbers do not depend on either.
-    keep_distribution : bool, default False
-        Also return every draw along a ``resample`` dim.
+    %(keep_distribution)s
     min_pairs : int, optional
         Fewest competitors ranked in both leaderboards for a defined tau (default
         ``set_options(min_pairs=3)``).
@@ -319,71 +445,18 @@ def leaderboard_agreement(
     >>> res["tau"].dims, res.attrs["seed"]
     (('batch_size', 'batch_size_2'), 0)
     """
-    da = _stack_vars(data, var)
-    if between is None and isinstance(var, Sequence) and not isinstance(var, str):
-        between = VARIABLE_DIM
-    competitor, condition = _check_common(da, competitor, condition, rank, missing, higher_is_better)
-    between = check_dim(da, between, "between")
-    if between in (competitor, condition):
-        raise ValueError(f"between must differ from competitor and condition, got {between!r}")
-    check_labels(da, between, "between")
-    other = pair_dim(between)
-    check_new_dim(da, other, "between")
-    min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
-    if n_resamples is not None:
-        n_resamples = check_positive_int(n_resamples, "n_resamples")
-    batch = check_batch(batch)
-    confidence_level = check_confidence_level(confidence_level)
-    rules = dict(rank=bool(rank), missing=missing, higher_is_better=bool(higher_is_better))
-    core = [between, competitor, condition]
-    if da.chunks is not None:
-        da = da.chunk({d: -1 for d in core})
-    lb = leaderboard(da, competitor=competitor, condition=condition, **rules)
-    tau, n = xr.apply_ufunc(
-        _agreement_kernel, da,
-        input_core_dims=[core], output_core_dims=[[between, other]] * 2,
-        dask="parallelized", output_dtypes=[np.float64, np.int64],
-        dask_gufunc_kwargs={"output_sizes": {other: da.sizes[between]}},
-        kwargs=dict(min_pairs=min_pairs, **rules),
-    )
-    labels = label_coords(da, between)
-    out = xr.Dataset({"tau": tau.assign_coords(labels).assign_coords(n=n.assign_coords(labels))})
-    out = out.drop_vars([c for c in out.coords if set(out[c].dims) & {competitor, condition}])
-    attrs = {"statistic": "Kendall tau-b between leaderboard positions", "variable": _var_attr(var, da),
-             "between": str(between), **_rules_attrs(competitor, condition, rank, missing, higher_is_better),
-             "min_pairs": min_pairs}
-    if n_resamples is not None:
-        seed = resolve_seed(rng)
-        if batch is None:  # one batch's weighted table (draws x every cell) stays near _BATCH_ELEMS
-            batch = max(1, _BATCH_ELEMS // max(da.size, 1))
-        # at least ~8 MB of temporaries per batch: one draw at a time costs more in overhead than in arithmetic
-        step = min(max(batch, min(1000, engine.MIN_BATCH_ELEMS // max(da.size, 1))), n_resamples)
-        batch = min(batch, n_resamples)
-        ids = xr.DataArray(np.arange(n_resamples), dims=[RESAMPLE_DIM])
-        if da.chunks is not None:  # at most MAX_DRAW_TASKS blocks of draws, however small `batch` is
-            ids = ids.chunk({RESAMPLE_DIM: draws_per_task(n_resamples, step)})
-        draws = xr.apply_ufunc(
-            _draws_kernel, da, ids,
-            input_core_dims=[core, []], output_core_dims=[[between, other]],
-            dask="parallelized", output_dtypes=[np.float64],
-            dask_gufunc_kwargs={"output_sizes": {other: da.sizes[between]}},
-            kwargs=dict(n_lead=da.ndim - 3, seed=seed, batch=step, min_pairs=min_pairs, **rules),
-        ).assign_coords(labels)
-        draws = draws.drop_vars([c for c in draws.coords if set(draws[c].dims) & {competitor, condition}])
-        low, high = xr.apply_ufunc(
-            percentile_ci, draws, input_core_dims=[[RESAMPLE_DIM]], output_core_dims=[[], []],
-            dask="parallelized", output_dtypes=[np.float64, np.float64],
-            dask_gufunc_kwargs={"allow_rechunk": True}, kwargs={"confidence_level": confidence_level},
-        )
-        out["low"], out["high"] = low, high
-        out["n_undefined"] = draws.isnull().sum(RESAMPLE_DIM).astype(np.int64)
-        out["low"].attrs["long_name"] = f"lower bound of the {confidence_level:g} percentile interval"
-        out["high"].attrs["long_name"] = f"upper bound of the {confidence_level:g} percentile interval"
-        out["n_undefined"].attrs["long_name"] = "draws whose tau is undefined (NaN), left out of the interval"
-        if keep_distribution:
-            out["distribution"] = draws.transpose(..., RESAMPLE_DIM)
-        attrs.update(resample=str(condition), n_resamples=n_resamples, confidence_level=confidence_level,
-                     ci="percentile", seed=seed, batch=batch, draws_per_batch=step)
+    a = _leaderboard_agreement_iv(data, var, competitor, condition, between, rank, missing, higher_is_better,
+                                  n_resamples, confidence_level, rng, batch, min_pairs)
+    core = [a.between, a.competitor, a.condition]
+    da = a.da.chunk({d: -1 for d in core}) if a.da.chunks is not None else a.da
+    lb = _leaderboard(da, a.competitor, a.condition, a.rules)
+    out = _agreement_point(a, da, core)
+    attrs = _agreement_attrs(a, var, rank, missing, higher_is_better)
+    if a.n_resamples is not None and a.seed is not None:
+        draws, used_batch, step = _agreement_draws(a, da, core, a.n_resamples, a.seed)
+        _add_interval(out, draws, a.confidence_level, keep_distribution)
+        attrs.update(resample=str(a.condition), n_resamples=a.n_resamples, confidence_level=a.confidence_level,
+                     ci="percentile", seed=a.seed, batch=used_batch, draws_per_batch=step)
     out["score"], out["position"] = lb["score"], lb["position"]
     out = out.assign_coords(n_conditions=lb["n_conditions"])
     out["tau"].attrs["long_name"] = "Kendall tau-b between leaderboards"

@@ -14,8 +14,9 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 import xarray as xr
+from numpy.typing import ArrayLike
 
-from ._common import (
+from ..labelled import (
     check_dim,
     check_dims,
     check_labels,
@@ -28,7 +29,7 @@ from ._common import (
 __all__ = ["jaccard", "jaccard_kernel"]
 
 
-def jaccard_kernel(masks, *, empty: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def jaccard_kernel(masks: ArrayLike, *, empty: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """Pairwise Jaccard similarity of the sets in ``masks`` shaped ``(..., L, I)``.
 
     Parameters
@@ -53,9 +54,11 @@ def jaccard_kernel(masks, *, empty: float = 1.0) -> tuple[np.ndarray, np.ndarray
     >>> j.round(3).tolist()
     [[1.0, 0.333, 0.0], [0.333, 1.0, 0.0], [0.0, 0.0, 1.0]]
     """
-    m = np.asarray(masks)
-    if m.ndim < 2:
-        raise ValueError("masks must have a label axis (-2) and an item axis (-1)")
+    return _pairwise_jaccard(*_jaccard_kernel_iv(masks), empty)
+
+
+def _as_masks(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Masks as float64 0/1 (a missing entry as 0) and which sets are missing (any NaN entry)."""
     if m.dtype.kind == "b":
         missing = np.zeros(m.shape[:-1], dtype=bool)
         m = m.astype(np.float64)
@@ -64,6 +67,18 @@ def jaccard_kernel(masks, *, empty: float = 1.0) -> tuple[np.ndarray, np.ndarray
         nan = np.isnan(m)
         missing = nan.any(axis=-1)
         m = np.where(nan, 0.0, m)
+    return m, missing
+
+
+def _jaccard_kernel_iv(masks: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    m = np.asarray(masks)
+    if m.ndim < 2:
+        raise ValueError("masks must have a label axis (-2) and an item axis (-1)")
+    return _as_masks(m)
+
+
+def _pairwise_jaccard(m: np.ndarray, missing: np.ndarray, empty: float) -> tuple[np.ndarray, np.ndarray]:
+    """Similarity and intersection of the 0/1 masks ``m`` (..., L, I), NaN where a set is missing."""
     inter = np.matmul(m, np.swapaxes(m, -1, -2))  # exact integer counts in float64
     size = m.sum(axis=-1)
     union = size[..., :, None] + size[..., None, :] - inter
@@ -87,8 +102,32 @@ def _check_masks(values: np.ndarray) -> None:
 
 
 def _kernel(values, *, empty):
-    _check_masks(np.asarray(values))
-    return jaccard_kernel(values, empty=empty)
+    values = np.asarray(values)
+    _check_masks(values)
+    return _pairwise_jaccard(*_as_masks(values), empty)
+
+
+def _jaccard_iv(data, var, over, item, union, along, empty,
+                distance) -> tuple[xr.DataArray, Hashable, Hashable, tuple[Hashable, ...], tuple[Hashable, ...]]:
+    da = pick_variable(data, var)
+    over = check_dim(da, over, "over")
+    item = check_dim(da, item, "item")
+    if item == over:
+        raise ValueError(f"item and over must be different dims, both are {over!r}")
+    check_labels(da, over, "over")
+    check_new_dim(da, pair_dim(over), "over")
+    taken = {over: "over", item: "item"}
+    unions = check_dims(da, union, "union", taken=taken)
+    taken.update({d: "union" for d in unions})
+    averaged = check_dims(da, along, "along", taken=taken) if along is not None else tuple(
+        d for d in da.dims if d not in taken)
+    if isinstance(empty, bool) or not isinstance(empty, (int, float, np.integer, np.floating)):
+        raise TypeError(f"empty must be a number (or numpy.nan), got {empty!r}")
+    if not isinstance(distance, (bool, np.bool_)):
+        raise TypeError(f"distance must be True or False, got {distance!r}")
+    if da.dtype.kind not in "biuf":
+        raise TypeError(f"data must hold boolean masks, got dtype {da.dtype}")
+    return da, over, item, unions, averaged
 
 
 def jaccard(
@@ -154,25 +193,7 @@ def jaccard(
     >>> j.dims, float(j.sel(strategy="random", strategy_2="random"))
     (('strategy', 'strategy_2'), 1.0)
     """
-    da = pick_variable(data, var)
-    over = check_dim(da, over, "over")
-    item = check_dim(da, item, "item")
-    if item == over:
-        raise ValueError(f"item and over must be different dims, both are {over!r}")
-    check_labels(da, over, "over")
-    check_new_dim(da, pair_dim(over), "over")
-    taken = {over: "over", item: "item"}
-    unions = check_dims(da, union, "union", taken=taken)
-    taken.update({d: "union" for d in unions})
-    averaged = check_dims(da, along, "along", taken=taken) if along is not None else tuple(
-        d for d in da.dims if d not in taken)
-    if isinstance(empty, bool) or not isinstance(empty, (int, float, np.integer, np.floating)):
-        raise TypeError(f"empty must be a number (or numpy.nan), got {empty!r}")
-    if not isinstance(distance, (bool, np.bool_)):
-        raise TypeError(f"distance must be True or False, got {distance!r}")
-    if da.dtype.kind not in "biuf":
-        raise TypeError(f"data must hold boolean masks, got dtype {da.dtype}")
-
+    da, over, item, unions, averaged = _jaccard_iv(data, var, over, item, union, along, empty, distance)
     if unions:
         # NaN anywhere in the unioned entries makes the set missing (max propagates NaN)
         da = da.max(unions, skipna=False) if da.dtype.kind == "f" else da.any(unions)

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
+from ..resampling.draws import seeded_generator
+from ..validation import renamed_keyword
 from ..validation import check_positive_int
 
 __all__ = ["STRATEGIES", "synthetic_benchmark"]
@@ -22,6 +24,27 @@ STRATEGIES: dict[str, tuple[float, float, float, float]] = {
 }
 
 
+def _synthetic_benchmark_iv(strategies, n_datasets, batch_sizes, n_cycles, n_items,
+                            n_missing) -> tuple[list[str], int, list[int], int, int]:
+    strategies = [str(s) for s in strategies]
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown or not strategies or len(set(strategies)) != len(strategies):
+        raise ValueError(f"strategies must be distinct names from {tuple(STRATEGIES)}, got {strategies!r}")
+    n_datasets = check_positive_int(n_datasets, "n_datasets")
+    n_cycles = check_positive_int(n_cycles, "n_cycles")
+    n_items = check_positive_int(n_items, "n_items")
+    sizes = [check_positive_int(b, "batch_sizes") for b in batch_sizes]
+    if not sizes or len(set(sizes)) != len(sizes):
+        raise ValueError(f"batch_sizes must be distinct positive integers, got {list(batch_sizes)!r}")
+    if n_cycles * max(sizes) > n_items:
+        raise ValueError(f"n_items must be at least n_cycles * max(batch_sizes) = {n_cycles * max(sizes)}, "
+                         f"got {n_items}")
+    cells = len(strategies) * n_datasets * len(sizes)
+    if isinstance(n_missing, bool) or not isinstance(n_missing, (int, np.integer)) or not 0 <= n_missing <= cells:
+        raise ValueError(f"n_missing must be an integer from 0 to {cells}, got {n_missing!r}")
+    return strategies, n_datasets, sizes, n_cycles, n_items
+
+
 def synthetic_benchmark(
     *,
     strategies: Sequence[str] = tuple(STRATEGIES),
@@ -30,7 +53,8 @@ def synthetic_benchmark(
     n_cycles: int = 4,
     n_items: int = 200,
     n_missing: int = 0,
-    seed: int = 0,
+    rng: int = 0,
+    seed: int | None = None,
 ) -> xr.Dataset:
     """A seeded synthetic benchmark: strategies x datasets x batch sizes x cycles x items.
 
@@ -61,8 +85,11 @@ def synthetic_benchmark(
     n_missing : int
         Cells (strategy, dataset, batch size) whose ``accuracy`` and ``auc`` are set to
         NaN (failed runs), chosen at random.
-    seed : int
-        Seed of the generator; the same seed gives the same benchmark.
+    rng : int, default 0
+        Seed of the generator (``np.random.default_rng(rng)``); the same seed gives
+        the same benchmark, recorded in ``attrs["seed"]``.
+    seed : int, optional
+        Deprecated spelling of ``rng``.
 
     Returns
     -------
@@ -73,29 +100,17 @@ def synthetic_benchmark(
 
     Examples
     --------
-    >>> bench = synthetic_benchmark(seed=0)
+    >>> bench = synthetic_benchmark(rng=0)
     >>> dict(bench.sizes)
     {'strategy': 5, 'dataset': 6, 'batch_size': 4, 'cycle': 4, 'item': 200}
     >>> int(bench["selected"].sel(batch_size=10).sum(["cycle", "item"]).max())
     40
     """
-    strategies = [str(s) for s in strategies]
-    unknown = [s for s in strategies if s not in STRATEGIES]
-    if unknown or not strategies or len(set(strategies)) != len(strategies):
-        raise ValueError(f"strategies must be distinct names from {tuple(STRATEGIES)}, got {strategies!r}")
-    n_datasets = check_positive_int(n_datasets, "n_datasets")
-    n_cycles = check_positive_int(n_cycles, "n_cycles")
-    n_items = check_positive_int(n_items, "n_items")
-    sizes = [check_positive_int(b, "batch_sizes") for b in batch_sizes]
-    if not sizes or len(set(sizes)) != len(sizes):
-        raise ValueError(f"batch_sizes must be distinct positive integers, got {list(batch_sizes)!r}")
-    if n_cycles * max(sizes) > n_items:
-        raise ValueError(f"n_items must be at least n_cycles * max(batch_sizes) = {n_cycles * max(sizes)}, "
-                         f"got {n_items}")
+    strategies, n_datasets, sizes, n_cycles, n_items = _synthetic_benchmark_iv(
+        strategies, n_datasets, batch_sizes, n_cycles, n_items, n_missing)
     n_s, n_d, n_b = len(strategies), n_datasets, len(sizes)
-    if isinstance(n_missing, bool) or not isinstance(n_missing, (int, np.integer)) or not 0 <= n_missing <= n_s * n_d * n_b:
-        raise ValueError(f"n_missing must be an integer from 0 to {n_s * n_d * n_b}, got {n_missing!r}")
-    g = np.random.default_rng(seed)
+    seed = renamed_keyword(rng, seed, new="rng", old="seed", default=0)
+    g = seeded_generator(seed)
     weights = np.array([STRATEGIES[s] for s in strategies])  # (S, 4)
     inform, repres, skill, early = (weights[:, k] for k in range(4))
 

@@ -7,18 +7,19 @@ test documents.
 
 from __future__ import annotations
 
+import sys
 from importlib import resources
 from typing import TYPE_CHECKING
 
 import pandas as pd
 import xarray as xr
 
-from ..io import from_dataframe
+from ..io.tables import from_dataframe
 
 if TYPE_CHECKING:  # pragma: no cover
-    try:
+    if sys.version_info >= (3, 11):
         from importlib.resources.abc import Traversable
-    except ImportError:  # Python 3.10
+    else:
         from importlib.abc import Traversable
 
 __all__ = ["SUMMEVAL_HUMAN", "summeval", "summeval_path"]

@@ -47,6 +47,27 @@ def _shapiro_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return w, p
 
 
+def _normality_iv(data, variables, alpha) -> tuple[float, xr.DataArray, list[Hashable], np.ndarray]:
+    """The level, the variables stacked along ``variable``, its batch dims and its (..., S, I) values."""
+    alpha = check_unit_interval(alpha, "alpha")
+    ds = as_dataset(data)
+    names = list(ds.data_vars) if variables is None else list(variables)
+    if not names:
+        raise ValueError("variables must name at least one variable of the data")
+    missing = [n for n in names if n not in ds.data_vars]
+    if missing:
+        raise ValueError(f"variables={missing!r}: not in the data; available: {list(ds.data_vars)}")
+    stacked = xr.concat([ds[n].astype(np.float64) for n in names], dim="variable", coords="minimal",
+                        compat="override").assign_coords(variable=[str(n) for n in names])
+    for dim in (SYSTEM, INPUT):
+        if dim not in stacked.dims:
+            raise ValueError(f"data must have a {dim!r} dim, got dims {tuple(stacked.dims)}")
+    batch = [d for d in stacked.dims if d not in (SYSTEM, INPUT)]
+    arr = stacked.transpose(*batch, SYSTEM, INPUT).values
+    check_finite(arr, "scores")
+    return alpha, stacked, batch, arr
+
+
 def normality(
     data: xr.Dataset | xr.DataArray,
     *,
@@ -82,22 +103,7 @@ def normality(
     >>> list(rep.data_vars)
     ['system_statistic', 'system_pvalue', 'input_reject_share', 'n_inputs_tested']
     """
-    alpha = check_unit_interval(alpha, "alpha")
-    ds = as_dataset(data)
-    names = list(ds.data_vars) if variables is None else list(variables)
-    if not names:
-        raise ValueError("variables must name at least one variable of the data")
-    missing = [n for n in names if n not in ds.data_vars]
-    if missing:
-        raise ValueError(f"variables={missing!r}: not in the data; available: {list(ds.data_vars)}")
-    stacked = xr.concat([ds[n].astype(np.float64) for n in names], dim="variable", coords="minimal",
-                        compat="override").assign_coords(variable=[str(n) for n in names])
-    for dim in (SYSTEM, INPUT):
-        if dim not in stacked.dims:
-            raise ValueError(f"data must have a {dim!r} dim, got dims {tuple(stacked.dims)}")
-    batch = [d for d in stacked.dims if d not in (SYSTEM, INPUT)]
-    arr = stacked.transpose(*batch, SYSTEM, INPUT).values
-    check_finite(arr, "scores")
+    alpha, stacked, batch, arr = _normality_iv(data, variables, alpha)
     lead = arr.shape[:-2]
     s, i = arr.shape[-2:]
     flat = arr.reshape(-1, s, i)

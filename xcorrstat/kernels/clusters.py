@@ -44,7 +44,8 @@ def greedy_clusters(correlation: ArrayLike, better: ArrayLike) -> np.ndarray:
         raise ValueError(f"correlation must be (M,) and better (M, M), got {r.shape} and {sig.shape}")
     out = np.zeros(r.size, dtype=np.int64)
     ranked = [int(k) for k in np.argsort(-r, kind="stable") if not np.isnan(r[k])]
-    cluster, members = 0, []
+    cluster = 0
+    members: list[int] = []
     for k in ranked:  # O(M^2) over metrics, not a resampling loop
         if not members or sig[members, k].any():
             cluster += 1

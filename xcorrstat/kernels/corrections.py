@@ -20,17 +20,18 @@ adjusted p-value is ``<= alpha``, which is the same as running the step-down
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import get_args
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._types import Correction
 from ..validation import check_choice, check_unit_interval
 
 __all__ = ["CORRECTIONS", "adjust_pvalues", "reject"]
 
-CORRECTIONS = ("bonferroni", "holm", "fdr_bh")
-Correction = Literal["bonferroni", "holm", "fdr_bh"]
+#: The multiple-testing corrections: the members of :data:`xcorrstat._types.Correction`.
+CORRECTIONS: tuple[Correction, ...] = get_args(Correction)
 
 
 def adjust_pvalues(p: ArrayLike, *, method: Correction = "holm", axis: int = -1) -> np.ndarray:
@@ -65,12 +66,12 @@ def adjust_pvalues(p: ArrayLike, *, method: Correction = "holm", axis: int = -1)
     array([0.02,  nan, 0.04])
     """
     check_choice(method, CORRECTIONS, "method")
-    p = np.asarray(p, dtype=np.float64)
-    if np.any((p < 0) | (p > 1)):
+    pa = np.asarray(p, dtype=np.float64)
+    if np.any((pa < 0) | (pa > 1)):
         raise ValueError("p-values must lie in [0, 1] (or be NaN)")
-    if p.ndim == 0:
-        return adjust_pvalues(p.reshape(1), method=method)[0]
-    x = np.moveaxis(p, axis, -1)
+    if pa.ndim == 0:
+        return adjust_pvalues(pa.reshape(1), method=method)[0]
+    x = np.moveaxis(pa, axis, -1)
     missing = np.isnan(x)
     m = np.sum(~missing, axis=-1, keepdims=True).astype(np.float64)
     if method == "bonferroni":

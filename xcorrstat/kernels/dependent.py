@@ -22,18 +22,21 @@ Psychological Methods 12, 399-413.
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
+from .._docs import fill_doc
+from .._types import Alternative
 from ..validation import check_choice, check_confidence_level
 
 __all__ = ["ALTERNATIVES", "DependentTest", "Interval", "steiger_z", "williams", "zou_ci"]
 
-ALTERNATIVES = ("two-sided", "greater", "less")
-Alternative = Literal["two-sided", "greater", "less"]
+#: Directions of the alternative hypothesis: the members of :data:`xcorrstat._types.Alternative`.
+ALTERNATIVES: tuple[Alternative, ...] = get_args(Alternative)
 
 
 class DependentTest(NamedTuple):
@@ -50,16 +53,19 @@ class Interval(NamedTuple):
     high: np.ndarray
 
 
-def _prepare(r_jk: ArrayLike, r_jh: ArrayLike, r_kh: ArrayLike, n: ArrayLike):
+def _prepare(
+    r_jk: ArrayLike, r_jh: ArrayLike, r_kh: ArrayLike, n: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Broadcast float64 arrays, with NaN wherever the comparison is undefined, and |R|."""
     a, b, c, n = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (r_jk, r_jh, r_kh, n)))
     with np.errstate(invalid="ignore"):
         det = 1.0 - a * a - b * b - c * c + 2.0 * a * b * c
         valid = (np.abs(a) < 1) & (np.abs(b) < 1) & (np.abs(c) < 1) & (n > 3) & (det >= 0)
-    return tuple(np.where(valid, v, np.nan) for v in (a, b, c, n, det))
+    a, b, c, n, det = (np.where(valid, v, np.nan) for v in (a, b, c, n, det))
+    return a, b, c, n, det
 
 
-def _pvalue(stat: np.ndarray, alternative: str, sf) -> np.ndarray:
+def _pvalue(stat: np.ndarray, alternative: Alternative, sf: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """p-value of ``stat`` from a symmetric distribution with survival function ``sf``."""
     if alternative == "greater":
         return sf(stat)
@@ -91,7 +97,7 @@ def williams(
         Correlation between the two metrics.
     n : array_like
         Number of units each correlation was computed over.
-    alternative : {"two-sided", "greater", "less"}
+    alternative : {"greater", "less", "two-sided"}, default "two-sided"
         ``"greater"``: H1 is ``r_jk > r_jh``, ``p = P(T > t)``; ``"less"``: H1 is
         ``r_jk < r_jh``, ``p = P(T < t)``; ``"two-sided"``: ``p = 2 P(T > |t|)``.
     absolute : bool
@@ -128,12 +134,12 @@ def williams(
     check_choice(alternative, ALTERNATIVES, "alternative")
     if absolute:
         r_jk, r_jh, r_kh = (np.abs(np.asarray(v, dtype=np.float64)) for v in (r_jk, r_jh, r_kh))
-    a, b, c, n, det = _prepare(r_jk, r_jh, r_kh, n)
+    a, b, c, m, det = _prepare(r_jk, r_jh, r_kh, n)
     rbar = (a + b) / 2.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        denom = 2.0 * (n - 1.0) / (n - 3.0) * det + rbar * rbar * (1.0 - c) ** 3
-        t = (a - b) * np.sqrt((n - 1.0) * (1.0 + c) / denom)
-    df = n - 3.0
+        denom = 2.0 * (m - 1.0) / (m - 3.0) * det + rbar * rbar * (1.0 - c) ** 3
+        t = (a - b) * np.sqrt((m - 1.0) * (1.0 + c) / denom)
+    df = m - 3.0
     p = _pvalue(t, alternative, lambda x: special.stdtr(df, -x))
     return DependentTest(t[()], p[()])
 
@@ -157,7 +163,7 @@ def steiger_z(
     ----------
     r_jk, r_jh, r_kh, n : array_like
         As in :func:`williams`; broadcast against each other.
-    alternative : {"two-sided", "greater", "less"}
+    alternative : {"greater", "less", "two-sided"}, default "two-sided"
         ``"greater"``: H1 is ``r_jk > r_jh``, ``p = P(N > z)``; ``"less"``: ``P(N < z)``;
         ``"two-sided"``: ``2 P(N > |z|)``.
 
@@ -173,16 +179,17 @@ def steiger_z(
     (-1.0718, 0.2838)
     """
     check_choice(alternative, ALTERNATIVES, "alternative")
-    a, b, c, n, _ = _prepare(r_jk, r_jh, r_kh, n)
+    a, b, c, m, _ = _prepare(r_jk, r_jh, r_kh, n)
     r2 = ((a + b) / 2.0) ** 2
     psi = c * (1.0 - 2.0 * r2) - 0.5 * r2 * (1.0 - 2.0 * r2 - c * c)
     s = psi / (1.0 - r2) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = (np.arctanh(a) - np.arctanh(b)) * np.sqrt((n - 3.0) / (2.0 - 2.0 * s))
+        z = (np.arctanh(a) - np.arctanh(b)) * np.sqrt((m - 3.0) / (2.0 - 2.0 * s))
     p = _pvalue(z, alternative, lambda x: special.ndtr(-x))
     return DependentTest(z[()], p[()])
 
 
+@fill_doc
 def zou_ci(
     r_jk: ArrayLike,
     r_jh: ArrayLike,
@@ -208,8 +215,7 @@ def zou_ci(
     ----------
     r_jk, r_jh, r_kh, n : array_like
         As in :func:`williams`; broadcast against each other.
-    confidence_level : float
-        Coverage of the interval, strictly between 0 and 1.
+    %(confidence_level)s
 
     Returns
     -------
@@ -223,8 +229,8 @@ def zou_ci(
     (-0.093, 0.517)
     """
     level = check_confidence_level(confidence_level)
-    a, b, c, n, _ = _prepare(r_jk, r_jh, r_kh, n)
-    half = special.ndtri(0.5 + level / 2.0) / np.sqrt(n - 3.0)
+    a, b, c, m, _ = _prepare(r_jk, r_jh, r_kh, n)
+    half = special.ndtri(0.5 + level / 2.0) / np.sqrt(m - 3.0)
     l1, u1 = np.tanh(np.arctanh(a) - half), np.tanh(np.arctanh(a) + half)
     l2, u2 = np.tanh(np.arctanh(b) - half), np.tanh(np.arctanh(b) + half)
     corr = ((c - 0.5 * a * b) * (1.0 - a * a - b * b - c * c) + c**3) / ((1.0 - a * a) * (1.0 - b * b))

@@ -27,6 +27,12 @@ def exact_parts(values: np.ndarray, total_count: int) -> np.ndarray:
 
     ``total_count`` bounds the sum of the counts of one draw (e.g. n for a bootstrap
     draw of n units). Non-finite values must be replaced (e.g. by 0) beforehand.
+
+    Examples
+    --------
+    >>> parts = exact_parts(np.array([0.1, 0.2]), 2)
+    >>> parts.shape, bool(np.all(parts.sum(axis=0) == [0.1, 0.2]))
+    ((3, 2), True)
     """
     values = np.asarray(values, dtype=np.float64)
     bits = 53 - int(np.ceil(np.log2(max(int(total_count), 2))))
@@ -45,6 +51,11 @@ def exact_weighted_sums(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """``values @ counts.T`` computed exactly per part: values (..., n), counts (B, n) -> (..., B).
 
     ``counts`` may also be (..., B, n) matching the leading dims of ``values``.
+
+    Examples
+    --------
+    >>> exact_weighted_sums(np.array([1.0, 2.0, 3.0]), np.array([[1, 0, 2], [0, 3, 0]])).tolist()
+    [7.0, 6.0]
     """
     counts = np.asarray(counts, dtype=np.float64)
     total = int(np.max(counts.sum(axis=-1), initial=1))

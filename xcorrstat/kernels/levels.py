@@ -17,50 +17,69 @@ call serves every metric (and every extra batch dim) at once.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import get_args
 
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._docs import fill_doc
+from .._types import Average, Level, Method, Variant
 from .correlation import corr
 from .scaling import centre_cells
 
-__all__ = ["LEVELS", "CORRELATE_LEVELS", "AVERAGES", "level_correlation", "system_means", "average_defined"]
+__all__ = ["AVERAGES", "CORRELATE_LEVELS", "LEVELS", "average_defined", "fisher_n", "level_correlation",
+           "system_means"]
 
 #: Levels of every call (the resampling engines implement these three)
-LEVELS = ("system", "input", "global")
-#: Levels of the point statistics (correlate and the kernels)
-CORRELATE_LEVELS = LEVELS + ("within_system",)
-AVERAGES = ("macro", "weighted")
+LEVELS: tuple[Level, ...] = ("system", "input", "global")
+#: Levels of the point statistics (correlate and the kernels): the members of :data:`xcorrstat._types.Level`
+CORRELATE_LEVELS: tuple[Level, ...] = get_args(Level)
+#: How per-group correlations are averaged: the members of :data:`xcorrstat._types.Average`
+AVERAGES: tuple[Average, ...] = get_args(Average)
 
 
-def system_means(x, z, *, complete_inputs: bool = False):
+def system_means(x: ArrayLike, z: ArrayLike, *, complete_inputs: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Per-system means of ``x`` and ``z`` over the inputs where both are present.
 
     Returns ``(mean_x, mean_z)`` of shape ``(..., system)``; a system with no usable
     input has NaN means. With ``complete_inputs`` only the inputs present for every
     system are used.
+
+    Examples
+    --------
+    >>> mx, mz = system_means([[1.0, 2.0], [3.0, np.nan]], [[1.0, 1.0], [2.0, 4.0]])
+    >>> mx.tolist(), mz.tolist()
+    ([1.5, 3.0], [1.0, 2.0])
     """
-    x = np.asarray(x, dtype=np.float64)
-    z = np.asarray(z, dtype=np.float64)
-    if not complete_inputs and not (np.isnan(x).any() or np.isnan(z).any()):
-        return _bounded_mean(x, None), _bounded_mean(z, None)
-    x, z = np.broadcast_arrays(x, z)
-    valid = ~np.isnan(x) & ~np.isnan(z)
+    ax = np.asarray(x, dtype=np.float64)
+    az = np.asarray(z, dtype=np.float64)
+    if not complete_inputs and not (np.isnan(ax).any() or np.isnan(az).any()):
+        return _bounded_mean(ax, None), _bounded_mean(az, None)
+    ax, az = np.broadcast_arrays(ax, az)
+    valid = ~np.isnan(ax) & ~np.isnan(az)
     if complete_inputs:
         valid = valid & valid.all(axis=-2, keepdims=True)
-    return _bounded_mean(x, valid), _bounded_mean(z, valid)
+    return _bounded_mean(ax, valid), _bounded_mean(az, valid)
 
 
-def value_range(a, valid):
+def value_range(a: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(low, high)`` of ``a`` (..., S, I) over the ``valid`` cells of each row (inf, -inf if none).
 
     A mean of any subset of a row's valid cells lies in this range; clipping a rounded
     mean to it keeps a row of equal scores at exactly that score.
+
+    Examples
+    --------
+    >>> low, high = value_range(np.array([[1.0, 5.0, 3.0]]), np.array([[True, False, True]]))
+    >>> low.tolist(), high.tolist()
+    ([1.0], [3.0])
     """
     low = np.min(a, axis=-1, where=valid, initial=np.inf)
     high = np.max(a, axis=-1, where=valid, initial=-np.inf)
     return low, high
 
 
-def _bounded_mean(a, valid):
+def _bounded_mean(a: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
     """Mean along the last axis over ``valid`` (NaN if none), kept within the values' range.
 
     A rounded mean can fall outside ``[min, max]``; then it is the nearer bound, so a
@@ -77,54 +96,58 @@ def _bounded_mean(a, valid):
     return np.where(np.isnan(mean), mean, np.clip(mean, low, high))
 
 
-def average_defined(r, axis: int = -1, weights=None):
+def average_defined(
+    r: ArrayLike, axis: int = -1, weights: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Mean of the non-NaN values along ``axis`` and their count (NaN, 0 if none).
 
     With ``weights`` (broadcast to ``r``) the mean is weighted.
+
+    Examples
+    --------
+    >>> mean, count = average_defined([0.5, np.nan, 0.25])
+    >>> float(mean), int(count)
+    (0.375, 2)
     """
-    r = np.asarray(r, dtype=np.float64)
-    defined = ~np.isnan(r)
+    ar = np.asarray(r, dtype=np.float64)
+    defined = ~np.isnan(ar)
     count = defined.sum(axis=axis)
-    w = np.ones_like(r) if weights is None else np.broadcast_to(np.asarray(weights, dtype=np.float64), r.shape)
+    w = np.ones_like(ar) if weights is None else np.broadcast_to(np.asarray(weights, dtype=np.float64), ar.shape)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.sum(r * w, axis=axis, where=defined) / np.sum(w, axis=axis, where=defined)
+        mean = np.sum(ar * w, axis=axis, where=defined) / np.sum(w, axis=axis, where=defined)
     return np.where(count > 0, mean, np.nan), count.astype(np.int64)
 
 
+@fill_doc
 def level_correlation(
-    x,
-    z,
+    x: ArrayLike,
+    z: ArrayLike,
     *,
-    level: str = "system",
-    method: str = "pearson",
-    variant: str = "b",
+    level: Level = "system",
+    method: Method = "pearson",
+    variant: Variant = "b",
     min_pairs: int = 3,
     complete_inputs: bool = False,
     skipna: bool = True,
     epsilon: float = 0.0,
-    average: str = "macro",
-):
+    average: Average = "macro",
+) -> tuple[np.ndarray, np.ndarray]:
     """Correlation of ``x`` with ``z`` at a level, over arrays shaped ``(..., S, I)``.
 
     Parameters
     ----------
     x, z : array_like
         Scores with systems on axis -2 and inputs on axis -1; leading axes broadcast.
-    level : {"system", "input", "global", "within_system"}
-    method : {"pearson", "spearman", "kendall"}
-    variant : {"b", "c", "a", "23", "acc23"}
-        Kendall's variant (see :func:`xcorrstat.kernels.kendall`).
+    %(level)s
+    %(method)s
+    %(variant)s
     min_pairs : int
         Fewest valid pairs for a defined correlation.
-    complete_inputs : bool
-        System level only: use only inputs present for every system.
-    skipna : bool
-        If False, any missing cell makes the result NaN.
+    %(complete_inputs)s
+    %(skipna)s
     epsilon : float
         Kendall only: metric differences of at most epsilon are ties.
-    average : {"macro", "weighted"}
-        Input and within-system levels: every defined group counts once, or is
-        weighted by its number of valid items (both scores present).
+    %(average)s
 
     Returns
     -------
@@ -142,30 +165,55 @@ def level_correlation(
     >>> round(float(r), 4), int(n)  # means x: 1.5, 2.5, 4; z: 1, 2.5, 3
     (0.9226, 3)
     """
-    x = np.asarray(x, dtype=np.float64)
-    z = np.asarray(z, dtype=np.float64)
-    if x.ndim < 2 or z.ndim < 2:
+    ax = np.asarray(x, dtype=np.float64)
+    az = np.asarray(z, dtype=np.float64)
+    if ax.ndim < 2 or az.ndim < 2:
         raise ValueError("x and z need a system axis (-2) and an input axis (-1)")
-    if x.shape[-2:] != z.shape[-2:]:
-        raise ValueError(f"x and z must share (system, input) shape, got {x.shape[-2:]} and {z.shape[-2:]}")
+    if ax.shape[-2:] != az.shape[-2:]:
+        raise ValueError(f"x and z must share (system, input) shape, got {ax.shape[-2:]} and {az.shape[-2:]}")
     if average not in AVERAGES:
         raise ValueError(f"average must be one of {AVERAGES!r}, got {average!r}")
-    kw = dict(method=method, variant=variant, min_pairs=min_pairs, epsilon=epsilon)
+
+    def correlate(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return corr(a, b, method=method, variant=variant, min_pairs=min_pairs, epsilon=epsilon)
+
     if level == "system":
         # Pearson's r is shift-invariant: centre first so a large offset never rounds the means
-        cx, cz = (centre_cells(x), centre_cells(z)) if method == "pearson" else (x, z)
+        cx, cz = (centre_cells(ax), centre_cells(az)) if method == "pearson" else (ax, az)
         mx, mz = system_means(cx, cz, complete_inputs=complete_inputs)
-        r, n = corr(mx, mz, **kw)
+        r, n = correlate(mx, mz)
     elif level in ("input", "within_system"):
         if level == "input":
-            x, z = np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2)
-        r_in, n_in = corr(x, z, **kw)
+            ax, az = np.swapaxes(ax, -1, -2), np.swapaxes(az, -1, -2)
+        r_in, n_in = correlate(ax, az)
         r, n = average_defined(r_in, axis=-1, weights=n_in if average == "weighted" else None)
     elif level == "global":
-        r, n = corr(x.reshape(x.shape[:-2] + (-1,)), z.reshape(z.shape[:-2] + (-1,)), **kw)
+        r, n = correlate(ax.reshape(ax.shape[:-2] + (-1,)), az.reshape(az.shape[:-2] + (-1,)))
     else:
         raise ValueError(f"level must be one of {CORRELATE_LEVELS!r}, got {level!r}")
     if not skipna:
-        missing = np.isnan(x).any(axis=(-2, -1)) | np.isnan(z).any(axis=(-2, -1))
+        missing = np.isnan(ax).any(axis=(-2, -1)) | np.isnan(az).any(axis=(-2, -1))
         r = np.where(missing, np.nan, r)
     return r, n
+
+
+def fisher_n(valid: np.ndarray, n: np.ndarray, level: Level) -> np.ndarray:
+    """The ``n`` of a Fisher interval from the valid cells ``(..., S, I)`` and the level's ``n``.
+
+    An average of correlations counts as its largest member: at input level the most
+    systems correlated for one input, at within-system level the most inputs
+    correlated for one system (the same rule, the dims' roles swapped); other
+    levels keep ``n``.
+
+    Examples
+    --------
+    >>> valid = np.array([[True, True], [True, False], [True, True]])  # 3 systems x 2 inputs
+    >>> int(fisher_n(valid, np.array(5), "input")), int(fisher_n(valid, np.array(5), "within_system"))
+    (3, 2)
+    """
+    if level == "input":
+        return np.asarray(valid.sum(axis=-2).max(axis=-1))
+    if level == "within_system":
+        return np.asarray(valid.sum(axis=-1).max(axis=-1))
+    return n
+

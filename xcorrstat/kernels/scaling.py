@@ -20,28 +20,41 @@ r to a shift. Computed naively, neither holds in floating point: a metric of ord
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["centre_cells", "pow2_exponent", "pow2_normalise", "remove_offset", "rescaled_where_unsafe"]
 
 #: Largest |exponent| left unscaled: squares and sums of 2**31 squares stay far inside float64's range.
 SAFE_EXPONENT = 256
 
+#: An axis or a tuple of axes.
+Axis = int | tuple[int, ...]
+#: ``sums(x, z, valid, n) -> (r, sxx, szz)``: a Pearson correlation and its two sums of squares.
+PearsonSums = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
-def pow2_exponent(a: np.ndarray, *, axis=-1, where: np.ndarray | None = None) -> np.ndarray:
+
+def pow2_exponent(a: ArrayLike, *, axis: Axis = -1, where: np.ndarray | None = None) -> np.ndarray:
     """Exponent ``e`` (keepdims) with the largest finite ``|a|`` along ``axis`` in ``[2**(e-1), 2**e)``.
 
     Values outside ``where`` (default: the finite values) are ignored; an axis with no
     non-zero value gets ``e = 0``, and so does one where ``where`` admits a NaN or an
     infinity (no scaling).
+
+    Examples
+    --------
+    >>> pow2_exponent(np.array([[3.0, -6.0], [0.0, np.nan]])).tolist()
+    [[3], [0]]
     """
-    a = np.asarray(a, dtype=np.float64)
-    use = np.isfinite(a) if where is None else where
-    mag = np.max(np.abs(a), axis=axis, where=use, initial=0.0, keepdims=True)
+    aa = np.asarray(a, dtype=np.float64)
+    use = np.isfinite(aa) if where is None else where
+    mag = np.max(np.abs(aa), axis=axis, where=use, initial=0.0, keepdims=True)
     return np.frexp(mag)[1]
 
 
-def pow2_normalise(a: np.ndarray, *, axis=-1, where: np.ndarray | None = None) -> np.ndarray:
+def pow2_normalise(a: ArrayLike, *, axis: Axis = -1, where: np.ndarray | None = None) -> np.ndarray:
     """``a * 2**-e`` with ``e`` from :func:`pow2_exponent`: largest magnitude in ``[0.5, 1)``, exactly.
 
     Arrays whose every exponent is moderate (``|e| <= 256``) are returned as they are:
@@ -55,14 +68,14 @@ def pow2_normalise(a: np.ndarray, *, axis=-1, where: np.ndarray | None = None) -
     >>> x = np.array([3.0, -6.0]); pow2_normalise(x) is x
     True
     """
-    a = np.asarray(a, dtype=np.float64)
-    e = pow2_exponent(a, axis=axis, where=where)
+    aa = np.asarray(a, dtype=np.float64)
+    e = pow2_exponent(aa, axis=axis, where=where)
     if e.size == 0 or np.max(np.abs(e)) <= SAFE_EXPONENT:
-        return a
-    return np.ldexp(a, -e)
+        return aa
+    return np.ldexp(aa, -e)
 
 
-def centre_cells(a: np.ndarray) -> np.ndarray:
+def centre_cells(a: ArrayLike) -> np.ndarray:
     """Normalise each ``(..., S, I)`` matrix by a power of two, then remove a large common offset.
 
     The offset (the mean of the valid cells) is subtracted where it exceeds 16 times the
@@ -79,21 +92,26 @@ def centre_cells(a: np.ndarray) -> np.ndarray:
     return remove_offset(pow2_normalise(a, axis=(-2, -1)), axis=(-2, -1))
 
 
-def remove_offset(a: np.ndarray, *, axis=(-2, -1)) -> np.ndarray:
+def remove_offset(a: ArrayLike, *, axis: Axis = (-2, -1)) -> np.ndarray:
     """Subtract the mean of the valid values along ``axis`` where it exceeds 16 times their range.
 
     Only then: each subtraction is exact, so ties and equal means are kept. ``a`` should
     be normalised (:func:`pow2_normalise`) so that the sums cannot overflow.
+
+    Examples
+    --------
+    >>> remove_offset(np.array([[100.0, 101.0], [102.0, 103.0]])).tolist()
+    [[-1.5, -0.5], [0.5, 1.5]]
     """
-    a = np.asarray(a, dtype=np.float64)
-    valid = ~np.isnan(a)
+    aa = np.asarray(a, dtype=np.float64)
+    valid = ~np.isnan(aa)
     count = valid.sum(axis=axis, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.sum(a, axis=axis, where=valid, keepdims=True) / np.maximum(count, 1)
-    low = np.min(a, axis=axis, where=valid, initial=np.inf, keepdims=True)
-    high = np.max(a, axis=axis, where=valid, initial=-np.inf, keepdims=True)
+        mean = np.sum(aa, axis=axis, where=valid, keepdims=True) / np.maximum(count, 1)
+    low = np.min(aa, axis=axis, where=valid, initial=np.inf, keepdims=True)
+    high = np.max(aa, axis=axis, where=valid, initial=-np.inf, keepdims=True)
     offset = (count > 0) & (np.abs(mean) > 16.0 * (high - low))
-    return a - np.where(offset, mean, 0.0)
+    return aa - np.where(offset, mean, 0.0)
 
 
 #: Sums of squares outside ``(2**-500, 2**500)`` may have overflowed or lost bits to underflow (a zero
@@ -102,11 +120,20 @@ _SAFE_EXPONENT_SUMS = 500.0
 
 
 def _safe(sums: np.ndarray) -> np.ndarray:
+    """Whether each sum of squares lies in ``(2**-500, 2**500)``."""
     with np.errstate(invalid="ignore"):
         return (sums > 2.0**-_SAFE_EXPONENT_SUMS) & (sums < 2.0**_SAFE_EXPONENT_SUMS)
 
 
-def rescaled_where_unsafe(sums, x, z, valid, n, *, skip=None):
+def rescaled_where_unsafe(
+    sums: PearsonSums,
+    x: np.ndarray,
+    z: np.ndarray,
+    valid: np.ndarray,
+    n: np.ndarray,
+    *,
+    skip: np.ndarray | None = None,
+) -> np.ndarray:
     """``r`` of ``sums(x, z, valid, n) -> (r, sxx, szz)``, rows out of float64's comfortable range redone.
 
     Every row is computed as it is first; rows with valid pairs (``n > 0``) whose sums of
@@ -116,6 +143,18 @@ def rescaled_where_unsafe(sums, x, z, valid, n, *, skip=None):
     pay no extra pass. ``valid`` is a mask or non-negative weights (0 = left out);
     rows in ``skip`` (already known undefined, e.g. a constant vector, whose zero sums
     are no underflow) are never redone.
+
+    Examples
+    --------
+    >>> def sums(x, z, valid, n):  # uncentred, for the example only
+    ...     sxx, szz = (x * x).sum(-1), (z * z).sum(-1)
+    ...     return (x * z).sum(-1) / np.sqrt(sxx * szz), sxx, szz
+    >>> x = np.array([[1.0, 2.0]]) * 1e300
+    >>> ones = np.ones((1, 2), dtype=bool)
+    >>> with np.errstate(over="ignore", invalid="ignore"):
+    ...     r = rescaled_where_unsafe(sums, x, x, ones, np.array([2]))
+    >>> r.round(12).tolist()
+    [1.0]
     """
     r, sxx, szz = sums(x, z, valid, n)
     unsafe = (n > 0) & ~(_safe(sxx) & _safe(szz))

@@ -24,19 +24,34 @@ a case is covered; other cases are computed on the swapped matrices themselves.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+from numpy.typing import ArrayLike
 
+from .._types import Level, Method, Variant
+from .correlation import pearson
 from .scaling import centre_cells
+from .swap_kendall import SWAP_KENDALL_VARIANTS, input_kendall_swap
+from .swapmath import SwapRun, linear, per_input_masks
 
-__all__ = ["prepare_swap", "swap_supported", "swapped_deltas"]
+__all__ = ["SwapDeltas", "prepare_swap", "swap_supported", "swapped_deltas"]
 
-SWAP_KENDALL_VARIANTS = ("a", "b", "23", "acc23")  # input-level Kendall variants of the fast path
-_F32_EXACT = 2**24
-_INPUT_BLOCK = 16  # inputs per GEMM block of the quadratic forms
+#: ``deltas(masks) -> (P, B)``: the statistic's difference under each of a batch of masks.
+SwapDeltas = Callable[[ArrayLike], np.ndarray]
 
 
-def swap_supported(zx, zy, *, level: str, method: str, variant: str) -> bool:
-    """True when :func:`swapped_deltas` covers this level, method and missing-value pattern."""
+def swap_supported(zx: ArrayLike, zy: ArrayLike, *, level: Level, method: Method, variant: Variant) -> bool:
+    """True when :func:`swapped_deltas` covers this level, method and missing-value pattern.
+
+    Examples
+    --------
+    >>> zx = np.zeros((1, 3, 2)); zy = zx.copy(); zy[0, 0, 0] = np.nan
+    >>> swap_supported(zx, zx, level="input", method="kendall", variant="b")
+    True
+    >>> swap_supported(zx, zy, level="input", method="kendall", variant="b")  # missing in different cells
+    False
+    """
     if not np.array_equal(np.isnan(zx), np.isnan(zy)):
         return False
     if method == "pearson":
@@ -44,53 +59,82 @@ def swap_supported(zx, zy, *, level: str, method: str, variant: str) -> bool:
     return method == "kendall" and variant in SWAP_KENDALL_VARIANTS and level == "input"
 
 
-def swapped_deltas(zx, zy, z, masks, *, level: str, method: str, min_pairs: int, variant: str = "b"):
+def swapped_deltas(
+    zx: ArrayLike,
+    zy: ArrayLike,
+    z: ArrayLike,
+    masks: ArrayLike,
+    *,
+    level: Level,
+    method: Method,
+    min_pairs: int,
+    variant: Variant = "b",
+) -> np.ndarray:
     """``r(X', Z) - r(Y', Z)`` for every mask: zx, zy, z ``(P, S, I)``, masks ``(B, S, I)`` -> ``(P, B)``.
 
     ``zx`` and ``zy`` are the standardised metrics (missing in the same cells), ``z``
     the target. Undefined correlations follow the library's rule (fewer than
     ``min_pairs`` valid pairs or a constant vector give NaN; at input level the
     average runs over the inputs defined in that draw).
+
+    Examples
+    --------
+    >>> zx = np.arange(12.0).reshape(1, 3, 4); zy = zx[:, ::-1]  # Y ranks the systems backwards
+    >>> masks = np.zeros((2, 3, 4), dtype=bool); masks[1] = True  # no swap, then every cell swapped
+    >>> swapped_deltas(zx, zy, zx, masks, level="input", method="kendall", min_pairs=2).tolist()
+    [[2.0, -2.0]]
     """
     return prepare_swap(zx, zy, z, level=level, method=method, min_pairs=min_pairs, variant=variant)(masks)
 
 
-def prepare_swap(zx, zy, z, *, level: str, method: str, min_pairs: int, variant: str = "b"):
+def prepare_swap(
+    zx: ArrayLike, zy: ArrayLike, z: ArrayLike, *, level: Level, method: Method, min_pairs: int, variant: Variant = "b"
+) -> SwapDeltas:
     """Precompute what does not depend on the masks; returns ``deltas(masks) -> (P, B)``.
 
     Use it when many batches of masks meet the same matrices (the precomputed pair
     matrices of Kendall's tau are the costly part).
+
+    Examples
+    --------
+    >>> zx = np.arange(12.0).reshape(1, 3, 4); zy = zx[:, ::-1]
+    >>> deltas = prepare_swap(zx, zy, zx, level="system", method="pearson", min_pairs=2)
+    >>> deltas(np.ones((1, 3, 4), dtype=bool)).tolist()
+    [[-2.0]]
     """
-    zx, zy, z = (np.asarray(a, dtype=np.float64) for a in (zx, zy, z))
+    ax, ay, az = (np.asarray(a, dtype=np.float64) for a in (zx, zy, z))
     if method == "pearson":  # scale (exactly) and centre the target: no sum of its squares
-        z = centre_cells(z)  # overflows and a large offset never rounds its means
+        az = centre_cells(az)  # overflows and a large offset never rounds its means
     if level == "system":
-        return lambda masks: _system_pearson(zx, zy, z, np.asarray(masks, dtype=bool), min_pairs)
+        return lambda masks: _system_pearson(ax, ay, az, np.asarray(masks, dtype=bool), min_pairs)
     if level == "global":
-        shape = zx.shape[:-2] + (-1, 1)
-        run = _input_pearson(zx.reshape(shape), zy.reshape(shape), z.reshape(shape), min_pairs)
-
-        def deltas(masks):
-            m = np.asarray(masks, dtype=bool)
-            rx, ry = run(m.reshape(m.shape[0], -1, 1))
-            return rx[..., 0, :] - ry[..., 0, :]
-
-        return deltas
+        return _global_deltas(ax, ay, az, min_pairs)
     if method == "pearson":
-        run = _input_pearson(zx, zy, z, min_pairs)
+        run = _input_pearson(ax, ay, az, min_pairs)
     else:
-        from .swap_kendall import input_kendall_swap
+        run = input_kendall_swap(ax, ay, az, min_pairs=min_pairs, variant=variant)
 
-        run = input_kendall_swap(zx, zy, z, min_pairs=min_pairs, variant=variant)
-
-    def deltas(masks):
+    def deltas(masks: ArrayLike) -> np.ndarray:
         rx, ry = run(np.asarray(masks, dtype=bool))
         return _average_defined(rx) - _average_defined(ry)
 
     return deltas
 
 
-def _average_defined(r):
+def _global_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: int) -> SwapDeltas:
+    """Global level: the cells of each matrix as the systems of one input."""
+    shape = zx.shape[:-2] + (-1, 1)
+    run = _input_pearson(zx.reshape(shape), zy.reshape(shape), z.reshape(shape), min_pairs)
+
+    def deltas(masks: ArrayLike) -> np.ndarray:
+        m = np.asarray(masks, dtype=bool)
+        rx, ry = run(m.reshape(m.shape[0], -1, 1))
+        return rx[..., 0, :] - ry[..., 0, :]
+
+    return deltas
+
+
+def _average_defined(r: np.ndarray) -> np.ndarray:
     """Mean over axis -2 (inputs) of the defined values: (P, I, B) -> (P, B)."""
     defined = ~np.isnan(r)
     count = defined.sum(axis=-2)
@@ -99,20 +143,9 @@ def _average_defined(r):
         return np.where(count > 0, total / count, np.nan)
 
 
-def _per_input_masks(m, dtype):
-    """(B, S, I) bool -> (I, B, S) in ``dtype``."""
-    return np.ascontiguousarray(np.transpose(m, (2, 0, 1)), dtype=dtype)
-
-
-def _linear(mt, coef):
-    """Linear forms per input: mt (I, B, S), coef (P, K, S, I) -> (P, K, I, B)."""
-    p, k, s, i = coef.shape
-    c = np.ascontiguousarray(np.transpose(coef, (3, 2, 0, 1)).reshape(i, s, p * k), dtype=mt.dtype)
-    out = np.matmul(mt, c)  # (I, B, P*K)
-    return np.transpose(out.reshape(i, -1, p, k), (2, 3, 0, 1)).astype(np.float64)
-
-
-def _constant_swapped(a, b, valid, n, mt):
+def _constant_swapped(
+    a: np.ndarray, b: np.ndarray, valid: np.ndarray, n: np.ndarray, mt: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Whether X' (a swapped with b) and Y' are constant per input and draw: two (P, I, B) bool arrays.
 
     X'[s0] is a[s0] or b[s0] for the first valid system s0, so X' is constant iff every
@@ -125,13 +158,13 @@ def _constant_swapped(a, b, valid, n, mt):
         v = np.take_along_axis(src, s0[:, None, :], axis=-2)  # (P, 1, I)
         ea = (valid & (a == v)).astype(np.float64)
         eb = (valid & (b == v)).astype(np.float64)
-        lin = _linear(mt.astype(np.float64), (eb - ea)[:, None])[:, 0]  # (P, I, B)
+        lin = linear(mt.astype(np.float64), (eb - ea)[:, None])[:, 0]  # (P, I, B)
         const_x |= ea.sum(axis=-2)[..., None] + lin == n[..., None]
         const_y |= eb.sum(axis=-2)[..., None] - lin == n[..., None]
     return const_x, const_y
 
 
-def _input_pearson(zx, zy, z, min_pairs):
+def _input_pearson(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: int) -> SwapRun:
     """Per-input Pearson r of X' and Y' with Z: returns ``run(m) -> two (P, I, B) arrays``."""
     valid = ~np.isnan(zx) & ~np.isnan(z)
     n = valid.sum(axis=-2)  # (P, I)
@@ -153,9 +186,9 @@ def _input_pearson(zx, zy, z, min_pairs):
     zmax = np.max(z, axis=-2, where=valid, initial=-np.inf)
     bad = ((n < max(int(min_pairs), 2)) | ~(zmin < zmax))[..., None]
 
-    def run(m):
-        mt = _per_input_masks(m, np.float64)
-        lin = _linear(mt, coef)  # (P, 3, I, B)
+    def run(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        mt = per_input_masks(m, np.float64)
+        lin = linear(mt, coef)  # (P, 3, I, B)
         const_x, const_y = _constant_swapped(raw_x, raw_y, valid, n, mt)
         out = []
         for sign, k, const in ((1.0, 0, const_x), (-1.0, 3, const_y)):
@@ -171,10 +204,8 @@ def _input_pearson(zx, zy, z, min_pairs):
     return run
 
 
-def _system_pearson(zx, zy, z, m, min_pairs):
+def _system_pearson(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, m: np.ndarray, min_pairs: int) -> np.ndarray:
     """System-level Pearson delta: per-draw system means are linear in m. Returns (P, B)."""
-    from .correlation import pearson
-
     valid = ~np.isnan(zx) & ~np.isnan(z)
     count = valid.sum(axis=-1)  # (P, S)
     a = np.where(valid, zx, 0.0)
@@ -189,34 +220,3 @@ def _system_pearson(zx, zy, z, m, min_pairs):
     rx, _ = pearson(mean_x, mean_z, min_pairs=min_pairs)
     ry, _ = pearson(mean_y, mean_z, min_pairs=min_pairs)
     return rx - ry
-
-
-def _quadratic_operand(g, dtype):
-    """Lay out the quadratic matrices g (P, K, I, S, S), zero on and below the diagonal, for the GEMMs."""
-    p, k, i, s, _ = g.shape
-    if p * k < s:  # few forms: (B, S) @ (S, S) per input and form, then a row-wise dot with m
-        flat = np.transpose(g, (2, 3, 0, 1, 4)).reshape(i, s, p * k * s)
-        return "few", (p, k), np.ascontiguousarray(flat, dtype=dtype)
-    # many forms: outer products of the mask over system pairs, then one GEMM per input
-    a_idx, b_idx = np.triu_indices(s, 1)
-    flat = np.transpose(g[..., a_idx, b_idx], (2, 3, 0, 1)).reshape(i, -1, p * k)
-    return "many", (p, k, a_idx, b_idx), np.ascontiguousarray(flat, dtype=dtype)
-
-
-def _quadratic(mt, operand):
-    """Quadratic forms m^T G m per input and draw: mt (I, B, S) -> (P, K, I, B)."""
-    kind, shape, flat = operand
-    i, b, s = mt.shape
-    if kind == "few":
-        p, k = shape
-        prod = np.matmul(mt, flat).reshape(i, b, p * k, s)  # (I, B, PK, S)
-        out = np.einsum("ibfs,ibs->fib", prod, mt, dtype=np.float64)
-        return out.reshape(p, k, i, b)
-    p, k, a_idx, b_idx = shape
-    out = np.empty((p, k, i, b))
-    for start in range(0, i, _INPUT_BLOCK):  # blocks of inputs keep the mask outer products in cache
-        sl = slice(start, start + _INPUT_BLOCK)
-        outer = mt[sl][..., a_idx] * mt[sl][..., b_idx]  # (i, B, pairs)
-        part = np.matmul(outer, flat[sl])  # (i, B, PK)
-        out[:, :, sl] = np.transpose(part.reshape(-1, b, p, k), (2, 3, 0, 1))
-    return out

@@ -21,14 +21,41 @@ for a batch of masks with a few GEMMs, exact in float32 for these integer sums.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import NamedTuple
 
-from .swap import _F32_EXACT, SWAP_KENDALL_VARIANTS, _linear, _per_input_masks, _quadratic, _quadratic_operand
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._types import Variant
+from .swapmath import (
+    F32_EXACT,
+    SwapRun,
+    linear,
+    per_input_masks,
+    quadratic,
+    quadratic_operand,
+)
 
 __all__ = ["SWAP_KENDALL_VARIANTS", "input_kendall_swap"]
 
+#: Input-level Kendall variants of the swap fast path.
+SWAP_KENDALL_VARIANTS: tuple[Variant, ...] = ("a", "b", "23", "acc23")
+_ACC_VARIANTS = ("acc23", "23")  # the variants that count metric ties as agreement
 
-def _pair_forms(u, v, valid, eps):
+#: Constant, linear and quadratic parts of one pair sum: ``(const_x, const_y, lin_x, lin_y, quad)``.
+_Parts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+_PairForms = dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]
+
+
+class _Counts(NamedTuple):
+    """Per-input pair counts that no mask changes, each (P, I)."""
+
+    n0: np.ndarray  # valid pairs
+    tz: np.ndarray  # valid pairs tied in the target
+    base: np.ndarray  # acc_eq and tau_eq: pairs the target orders (0 for the other variants)
+
+
+def _pair_forms(u: np.ndarray, v: np.ndarray, valid: np.ndarray, eps: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """sgn_eps(u_a - v_b) and [|u_a - v_b| <= eps] over valid pairs: (P, S, I) x2 -> (P, I, S, S) x2."""
     ut = np.transpose(u, (0, 2, 1))[..., :, None]
     vt = np.transpose(v, (0, 2, 1))[..., None, :]
@@ -40,7 +67,9 @@ def _pair_forms(u, v, valid, eps):
         return np.where(ok & ~tie, np.sign(d), 0.0), tie.astype(np.float64)
 
 
-def input_kendall_swap(zx, zy, z, *, min_pairs: int, variant: str = "b", eps=0.0):
+def input_kendall_swap(
+    zx: ArrayLike, zy: ArrayLike, z: ArrayLike, *, min_pairs: int, variant: Variant = "b", eps: ArrayLike = 0.0
+) -> SwapRun:
     """Per-input Kendall variant of X' and Y' with Z; returns ``run(m) -> two (P, I, B) arrays``.
 
     Parameters
@@ -57,88 +86,128 @@ def input_kendall_swap(zx, zy, z, *, min_pairs: int, variant: str = "b", eps=0.0
     Undefined (NaN): fewer than ``max(min_pairs, 2)`` valid systems; for tau-b also
     every valid pair tied in the target or in the metric. acc_eq and tau_eq are
     defined whenever there is a pair (a metric constant on an input ties every pair).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> zx = np.array([[[1.0], [2.0], [3.0]]]); zy = zx[:, ::-1]; z = zx  # P=1, S=3, I=1
+    >>> run = input_kendall_swap(zx, zy, z, min_pairs=2)
+    >>> rx, ry = run(np.zeros((1, 3, 1), dtype=bool))  # no swap: X' = X, Y' = Y
+    >>> float(rx[0, 0, 0]), float(ry[0, 0, 0])
+    (1.0, -1.0)
     """
-    if variant not in SWAP_KENDALL_VARIANTS:
-        raise ValueError(f"variant must be one of {SWAP_KENDALL_VARIANTS}, got {variant!r}")
-    zx, zy, z = (np.asarray(a, dtype=np.float64) for a in (zx, zy, z))
-    p, s, i = zx.shape
-    eps = np.broadcast_to(np.asarray(eps, dtype=np.float64), (p, 2, 2))
-    if np.any(eps < 0) or not np.all(np.isfinite(eps)):
-        raise ValueError("eps must be finite and >= 0")
-    valid = ~np.isnan(zx) & ~np.isnan(z)
+    ax, ay, az, eps_p = _input_kendall_swap_iv(zx, zy, z, variant, eps)
+    s = ax.shape[1]
+    valid = ~np.isnan(ax) & ~np.isnan(az)
     n = valid.sum(axis=-2)  # (P, I)
-    upper = np.triu(np.ones((s, s), dtype=bool), 1)
-    vt = np.transpose(valid, (0, 2, 1))
-    w = (vt[..., :, None] & vt[..., None, :] & upper).astype(np.float64)  # valid pairs a < b: (P, I, S, S)
-    sg, tg = _pair_forms(z, z, valid, 0.0)
-    n0 = w.sum(axis=(-2, -1))
-    tz = (w * tg).sum(axis=(-2, -1))
-    forms = {}
-    src = (zx, zy)
-    for a in (0, 1):
-        for b in (0, 1):
-            forms[a, b] = _pair_forms(src[a], src[b], valid, eps[:, a, b][:, None, None, None])
-    w_num = w * sg
-    if variant in ("acc23", "23"):
-        w_tie = w * (3.0 * tg - 1.0)  # agreement weight of a metric tie: +2 gold tie, -1 otherwise
-        base = (w * (1.0 - tg)).sum(axis=(-2, -1))  # pairs the gold orders
-    else:
-        w_tie = w
-        base = np.zeros_like(n0)
-
-    def parts(weight, k, forms):
-        t00, t01, t10, t11 = (forms[key][k] for key in ((0, 0), (0, 1), (1, 0), (1, 1)))
-        const_x, const_y = (weight * t00).sum(axis=(-2, -1)), (weight * t11).sum(axis=(-2, -1))
-        lin_x = (weight * (t10 - t00)).sum(axis=-1) + (weight * (t01 - t00)).sum(axis=-2)  # (P, I, S)
-        lin_y = (weight * (t01 - t11)).sum(axis=-1) + (weight * (t10 - t11)).sum(axis=-2)
-        quad = weight * (t00 - t01 - t10 + t11)
-        return const_x, const_y, lin_x, lin_y, quad
-
-    num = parts(w_num, 0, forms)
-    tie = parts(w_tie, 1, forms)
-    del forms, sg, tg, w, w_num, w_tie
-    dtype = np.float32 if 16 * s * s < _F32_EXACT else np.float64
+    num, tie, counts = _swap_parts(ax, ay, az, valid, eps_p, variant)
+    dtype = np.float32 if 16 * s * s < F32_EXACT else np.float64
     coef = np.transpose(np.stack([num[2], num[3], tie[2], tie[3]], axis=1), (0, 1, 3, 2))  # (P, 4, S, I)
-    quad_g = _quadratic_operand(np.stack([num[4], tie[4]], axis=1), dtype)
+    quad_g = quadratic_operand(np.stack([num[4], tie[4]], axis=1), dtype)
     few = n < max(int(min_pairs), 2)
     consts = ((num[0], tie[0]), (num[1], tie[1]))
 
-    def run(m):
-        mt = _per_input_masks(np.asarray(m, dtype=bool), dtype)  # (I, B, S)
-        lin = _linear(mt, coef)  # (P, 4, I, B)
-        quad = _quadratic(mt, quad_g)  # (P, 2, I, B); X' and Y' share it
-        if variant in ("acc23", "23"):
-            both = quad[:, 0]
+    def run(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        mt = per_input_masks(np.asarray(m, dtype=bool), dtype)  # (I, B, S)
+        lin = linear(mt, coef)  # (P, 4, I, B)
+        quad = quadratic(mt, quad_g)  # (P, 2, I, B); X' and Y' share it
+        both = quad[:, 0]  # acc_eq and tau_eq: numerator and tie forms together (in place)
+        if variant in _ACC_VARIANTS:
             both += quad[:, 1]
         out = []
         with np.errstate(invalid="ignore", divide="ignore"):
             for k, (c_num, c_tie) in enumerate(consts):
-                if variant in ("acc23", "23"):  # (numerator + gold-ordered pairs + tie form) / 2N
-                    stat = lin[:, k] + lin[:, 2 + k]
-                    stat += both
-                    stat += (c_num + base + c_tie)[..., None]
-                    stat /= (2.0 * n0)[..., None]
-                    if variant == "23":
-                        stat *= 2.0
-                        stat -= 1.0
-                elif variant == "a":
-                    stat = lin[:, k] + quad[:, 0]
-                    stat += c_num[..., None]
-                    stat /= n0[..., None]
-                else:
-                    stat = lin[:, k] + quad[:, 0]
-                    stat += c_num[..., None]
-                    untied = lin[:, 2 + k] + quad[:, 1]
-                    untied += c_tie[..., None]
-                    np.subtract(n0[..., None], untied, out=untied)  # pairs not tied in the metric
-                    stat[untied <= 0] = np.nan
-                    untied *= (n0 - tz)[..., None]
-                    np.sqrt(untied, out=untied)
-                    stat /= untied
-                    stat[(n0 - tz) <= 0] = np.nan
+                stat = _swap_stat(variant, lin[:, k], lin[:, 2 + k], quad, both, c_num, c_tie, counts)
                 stat[few] = np.nan
                 np.clip(stat, -1.0, 1.0, out=stat)
                 out.append(stat)
         return out[0], out[1]
 
     return run
+
+
+def _input_kendall_swap_iv(
+    zx: ArrayLike, zy: ArrayLike, z: ArrayLike, variant: Variant, eps: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The three (P, S, I) float64 arrays and ``eps`` as a (P, 2, 2) array, once checked."""
+    if variant not in SWAP_KENDALL_VARIANTS:
+        raise ValueError(f"variant must be one of {SWAP_KENDALL_VARIANTS}, got {variant!r}")
+    ax, ay, az = (np.asarray(a, dtype=np.float64) for a in (zx, zy, z))
+    eps_p = np.broadcast_to(np.asarray(eps, dtype=np.float64), (ax.shape[0], 2, 2))
+    if np.any(eps_p < 0) or not np.all(np.isfinite(eps_p)):
+        raise ValueError("eps must be finite and >= 0")
+    return ax, ay, az, eps_p
+
+
+def _swap_parts(
+    zx: np.ndarray, zy: np.ndarray, z: np.ndarray, valid: np.ndarray, eps: np.ndarray, variant: Variant
+) -> tuple[_Parts, _Parts, _Counts]:
+    """The parts of the numerator and of the metric-tie sum, and the counts no mask changes."""
+    s = zx.shape[1]
+    upper = np.triu(np.ones((s, s), dtype=bool), 1)
+    vt = np.transpose(valid, (0, 2, 1))
+    w = (vt[..., :, None] & vt[..., None, :] & upper).astype(np.float64)  # valid pairs a < b: (P, I, S, S)
+    sg, tg = _pair_forms(z, z, valid, 0.0)
+    n0 = w.sum(axis=(-2, -1))
+    tz = (w * tg).sum(axis=(-2, -1))
+    forms: _PairForms = {}
+    src = (zx, zy)
+    for a in (0, 1):
+        for b in (0, 1):
+            forms[a, b] = _pair_forms(src[a], src[b], valid, eps[:, a, b][:, None, None, None])
+    w_num = w * sg
+    if variant in _ACC_VARIANTS:
+        w_tie = w * (3.0 * tg - 1.0)  # agreement weight of a metric tie: +2 gold tie, -1 otherwise
+        base = (w * (1.0 - tg)).sum(axis=(-2, -1))  # pairs the gold orders
+    else:
+        w_tie = w
+        base = np.zeros_like(n0)
+    return _parts(w_num, 0, forms), _parts(w_tie, 1, forms), _Counts(n0, tz, base)
+
+
+def _parts(weight: np.ndarray, k: int, forms: _PairForms) -> _Parts:
+    """Constant, linear and quadratic parts of ``sum weight * t`` with ``t`` the k-th pair form under the mask."""
+    t00, t01, t10, t11 = (forms[key][k] for key in ((0, 0), (0, 1), (1, 0), (1, 1)))
+    const_x, const_y = (weight * t00).sum(axis=(-2, -1)), (weight * t11).sum(axis=(-2, -1))
+    lin_x = (weight * (t10 - t00)).sum(axis=-1) + (weight * (t01 - t00)).sum(axis=-2)  # (P, I, S)
+    lin_y = (weight * (t01 - t11)).sum(axis=-1) + (weight * (t10 - t11)).sum(axis=-2)
+    quad = weight * (t00 - t01 - t10 + t11)
+    return const_x, const_y, lin_x, lin_y, quad
+
+
+def _swap_stat(
+    variant: Variant,
+    lin_num: np.ndarray,
+    lin_tie: np.ndarray,
+    quad: np.ndarray,
+    both: np.ndarray,
+    c_num: np.ndarray,
+    c_tie: np.ndarray,
+    counts: _Counts,
+) -> np.ndarray:
+    """The variant of X' (or Y') for every draw, (P, I, B), from its parts; not yet clipped."""
+    n0, tz, base = counts
+    if variant in _ACC_VARIANTS:  # (numerator + gold-ordered pairs + tie form) / 2N
+        stat = lin_num + lin_tie
+        stat += both
+        stat += (c_num + base + c_tie)[..., None]
+        stat /= (2.0 * n0)[..., None]
+        if variant == "23":
+            stat *= 2.0
+            stat -= 1.0
+    elif variant == "a":
+        stat = lin_num + quad[:, 0]
+        stat += c_num[..., None]
+        stat /= n0[..., None]
+    else:
+        stat = lin_num + quad[:, 0]
+        stat += c_num[..., None]
+        untied = lin_tie + quad[:, 1]
+        untied += c_tie[..., None]
+        np.subtract(n0[..., None], untied, out=untied)  # pairs not tied in the metric
+        stat[untied <= 0] = np.nan
+        untied *= (n0 - tz)[..., None]
+        np.sqrt(untied, out=untied)
+        stat /= untied
+        stat[(n0 - tz) <= 0] = np.nan
+    return stat

@@ -14,21 +14,45 @@ values of x and z.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
-__all__ = ["kendall_pairwise", "kendall_sorted", "tau_from_counts"]
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._types import Variant
+
+__all__ = ["PerRow", "count_distinct", "kendall_pairwise", "kendall_sorted", "tau_from_counts"]
+
+#: A count or a statistic per row: an array over the leading axes, or a NumPy scalar for one 1-D row.
+PerRow = np.ndarray | np.number[Any]
 
 # bound on the temporaries of one block of the pair kernel (elements)
 _PAIR_BLOCK_ELEMS = 1 << 22
 
 
-def tau_from_counts(con_minus_dis, tot, tx, tz, n, m, variant, txz=None):
+def tau_from_counts(
+    con_minus_dis: ArrayLike,
+    tot: PerRow,
+    tx: PerRow,
+    tz: PerRow,
+    n: PerRow,
+    m: PerRow | None,
+    variant: Variant,
+    txz: ArrayLike | None = None,
+) -> PerRow:
     """A Kendall variant from pair counts (all arrays of the same shape).
 
     ``tx``/``tz`` count the pairs tied in x/z (joint ties included) and ``txz`` the
     pairs tied in both (needed by ``"23"`` and ``"acc23"``). ``"a"``: (C - D) / N;
     ``"23"``: tau_eq = (C + T_xz - D - T_x_only - T_z_only) / N; ``"acc23"``: acc_eq =
-    (C + T_xz) / N, with ``C = (N - tx - tz + txz + (C - D)) / 2``.
+    (C + T_xz) / N, with ``C = (N - tx - tz + txz + (C - D)) / 2``. ``m`` (the smaller
+    number of distinct values) is needed by ``"c"`` only.
+
+    Examples
+    --------
+    >>> tau = tau_from_counts(4, np.array(6), np.array(0), np.array(0), np.array(4), None, "b")
+    >>> round(float(tau), 4)  # 5 concordant and 1 discordant pair of 4 items
+    0.6667
     """
     con_minus_dis = np.asarray(con_minus_dis, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -44,20 +68,29 @@ def tau_from_counts(con_minus_dis, tot, tx, tz, n, m, variant, txz=None):
             return con_minus_dis / np.sqrt((tot - tx).astype(np.float64)) / np.sqrt(
                 (tot - tz).astype(np.float64)
             )
-        m = m.astype(np.float64)
+        if m is None:
+            raise ValueError("tau-c needs m, the smaller number of distinct values")
+        mf = m.astype(np.float64)
         nf = n.astype(np.float64)
-        return 2.0 * con_minus_dis / (nf * nf * (m - 1.0) / m)
+        return 2.0 * con_minus_dis / (nf * nf * (mf - 1.0) / mf)
 
 
-def _distinct(a: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """Number of distinct values of ``a`` among the valid entries of each row."""
+def count_distinct(a: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Number of distinct values of ``a`` among the valid entries of each row.
+
+    Examples
+    --------
+    >>> count_distinct(np.array([[1.0, 1.0, 2.0, 3.0]]), np.array([[True, True, True, False]])).tolist()
+    [2]
+    """
     s = np.sort(np.where(valid, a, np.nan), axis=-1)  # NaN last
     new = np.ones(s.shape, dtype=bool)
     new[..., 1:] = s[..., 1:] != s[..., :-1]
     return np.sum(new & ~np.isnan(s), axis=-1)
 
 
-def _pair_block(x, z, valid, variant, epsilon=0.0):
+def _pair_block(x: np.ndarray, z: np.ndarray, valid: np.ndarray, variant: Variant, epsilon: float = 0.0) -> PerRow:
+    """Tau of each row from all its pair signs at once."""
     length = x.shape[-1]
     i, j = np.triu_indices(length, 1)
     with np.errstate(invalid="ignore"):
@@ -75,14 +108,22 @@ def _pair_block(x, z, valid, variant, epsilon=0.0):
     tot = n * (n - 1) // 2
     m = None
     if variant == "c":
-        m = np.minimum(_distinct(x, valid), _distinct(z, valid))
+        m = np.minimum(count_distinct(x, valid), count_distinct(z, valid))
     return tau_from_counts(cmd, tot, tx, tz, n, m, variant, txz)
 
 
-def kendall_pairwise(x, z, valid, *, variant="b", epsilon=0.0):
+def kendall_pairwise(
+    x: np.ndarray, z: np.ndarray, valid: np.ndarray, *, variant: Variant = "b", epsilon: float = 0.0
+) -> PerRow:
     """Tau from all pair signs: O(n^2) per row, vectorised over rows (short vectors).
 
     ``epsilon`` turns differences of x with ``|dx| <= epsilon`` into ties.
+
+    Examples
+    --------
+    >>> x = np.array([[1.0, 2.0, 3.0, 4.0]]); z = np.array([[1.0, 3.0, 2.0, 4.0]])
+    >>> kendall_pairwise(x, z, np.ones(x.shape, dtype=bool)).round(4).tolist()
+    [0.6667]
     """
     lead = x.shape[:-1]
     length = x.shape[-1]
@@ -116,7 +157,7 @@ def _dense_ranks(a: np.ndarray, valid: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def _tied_pairs(keys: np.ndarray) -> np.ndarray:
+def _tied_pairs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Number of pairs with equal key per row, counting only keys below the row's sentinel.
 
     ``keys`` are non-negative integers; the invalid entries carry the row maximum
@@ -130,7 +171,8 @@ def _tied_pairs(keys: np.ndarray) -> np.ndarray:
     return idx - start, s
 
 
-def _ties(keys: np.ndarray, n: np.ndarray) -> np.ndarray:
+def _ties(keys: np.ndarray, n: np.ndarray) -> PerRow:
+    """Pairs with equal key per row among the first ``n`` sorted keys."""
     within, _ = _tied_pairs(keys)
     pos = np.arange(keys.shape[-1])
     return np.sum(np.where(pos < n[..., None], within, 0), axis=-1, dtype=np.int64)
@@ -163,8 +205,15 @@ def _inversions(seq: np.ndarray) -> np.ndarray:
     return counts
 
 
-def kendall_sorted(x, z, valid, *, variant="b"):
-    """Tau by sorting and merge-counting discordant pairs: O(n log^2 n) per row."""
+def kendall_sorted(x: np.ndarray, z: np.ndarray, valid: np.ndarray, *, variant: Variant = "b") -> np.ndarray:
+    """Tau by sorting and merge-counting discordant pairs: O(n log^2 n) per row.
+
+    Examples
+    --------
+    >>> x = np.array([[1.0, 2.0, 3.0, 4.0]]); z = np.array([[1.0, 3.0, 2.0, 4.0]])
+    >>> kendall_sorted(x, z, np.ones(x.shape, dtype=bool)).round(4).tolist()
+    [0.6667]
+    """
     lead = x.shape[:-1]
     length = x.shape[-1]
     rows = int(np.prod(lead, dtype=np.int64))

@@ -24,23 +24,35 @@ order, and ``keep=`` restricts the sweep to the kept pairs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+from numpy.typing import ArrayLike
+
+from .._types import Variant
 
 __all__ = ["TIE_VARIANTS", "best_threshold", "calibrate_epsilon", "pair_table", "sample_pairs", "valid_pairs"]
 
-TIE_VARIANTS = ("acc23", "23")
+#: The Kendall variants a tie threshold is calibrated for: acc_eq and tau_eq.
+TIE_VARIANTS: tuple[Variant, ...] = ("acc23", "23")
 
 
-def valid_pairs(x, z) -> np.ndarray:
+def valid_pairs(x: ArrayLike, z: ArrayLike) -> np.ndarray:
     """``(..., G, P_g)`` bools: pair ``k`` of ``np.triu_indices(n, 1)`` of each group has both
-    items with both scores. ``x`` and ``z`` are (..., G, n), broadcast together."""
-    x, z = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64))
-    a, b = np.triu_indices(x.shape[-1], 1)
-    valid = ~np.isnan(x) & ~np.isnan(z)
+    items with both scores. ``x`` and ``z`` are (..., G, n), broadcast together.
+
+    Examples
+    --------
+    >>> valid_pairs([[1.0, np.nan, 3.0]], [[1.0, 2.0, 3.0]]).tolist()  # pairs (0, 1), (0, 2), (1, 2)
+    [[False, True, False]]
+    """
+    ax, az = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64))
+    a, b = np.triu_indices(ax.shape[-1], 1)
+    valid = ~np.isnan(ax) & ~np.isnan(az)
     return valid[..., a] & valid[..., b]
 
 
-def sample_pairs(eligible, sample_rate: float, random) -> np.ndarray:
+def sample_pairs(eligible: ArrayLike, sample_rate: float, random: Callable[[int], ArrayLike]) -> np.ndarray:
     """Keep each eligible pair when its uniform draw is ``<= sample_rate``: a bool mask like ``eligible``.
 
     Parameters
@@ -69,18 +81,20 @@ def sample_pairs(eligible, sample_rate: float, random) -> np.ndarray:
     >>> keep.astype(int).tolist()
     [[0, 1, 1, 0, 0, 1]]
     """
-    eligible = np.asarray(eligible, dtype=bool)
-    flat = eligible.reshape(eligible.shape[:-2] + (-1,))
+    pairs = np.asarray(eligible, dtype=bool)
+    flat = pairs.reshape(pairs.shape[:-2] + (-1,))
     rank = np.cumsum(flat, axis=-1) - 1  # the k-th eligible pair of its calibration gets draw k
     need = int(flat.sum(axis=-1).max(initial=0))
     u = np.asarray(random(need), dtype=np.float64).reshape(-1)
     if u.size != need:
         raise ValueError(f"random({need}) returned {u.size} numbers")
     drawn = u[np.clip(rank, 0, max(need - 1, 0))] if need else np.ones(flat.shape)
-    return (flat & (drawn <= sample_rate)).reshape(eligible.shape)
+    return (flat & (drawn <= sample_rate)).reshape(pairs.shape)
 
 
-def pair_table(x, z, keep=None):
+def pair_table(
+    x: ArrayLike, z: ArrayLike, keep: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every valid pair (a < b) of every group: ``(|dm|, before, after, weight)``, each (..., P).
 
     ``x`` and ``z`` are (..., G, n): G groups of n items. A pair is valid when both
@@ -89,18 +103,24 @@ def pair_table(x, z, keep=None):
     (0/1) while it is not / is a metric tie; ``weight`` is ``1 / (G_used * N_g)``, with
     ``G_used`` the groups that have a pair, so summed agreements are the mean over groups
     of each group's accuracy. Invalid pairs get ``|dm| = inf`` and weight 0.
+
+    Examples
+    --------
+    >>> dist, before, after, weight = pair_table([[1.0, 2.0, 2.0]], [[1.0, 3.0, 3.0]])
+    >>> dist.tolist(), before.tolist(), after.tolist()
+    ([1.0, 1.0, 0.0], [1.0, 1.0, 1.0], [0.0, 0.0, 1.0])
     """
-    x = np.asarray(x, dtype=np.float64)
-    z = np.asarray(z, dtype=np.float64)
-    x, z = np.broadcast_arrays(x, z)
-    n = x.shape[-1]
+    ax = np.asarray(x, dtype=np.float64)
+    az = np.asarray(z, dtype=np.float64)
+    ax, az = np.broadcast_arrays(ax, az)
+    n = ax.shape[-1]
     a, b = np.triu_indices(n, 1)
-    ok = valid_pairs(x, z)  # (..., G, P_g)
+    ok = valid_pairs(ax, az)  # (..., G, P_g)
     if keep is not None:
         ok = ok & np.asarray(keep, dtype=bool)
     with np.errstate(invalid="ignore"):
-        dm = x[..., a] - x[..., b]
-        dg = z[..., a] - z[..., b]
+        dm = ax[..., a] - ax[..., b]
+        dg = az[..., a] - az[..., b]
     before = (np.sign(dm) == np.sign(dg)) & ok
     after = (dg == 0) & ok
     n_pairs = ok.sum(axis=-1, keepdims=True)  # (..., G, 1)
@@ -108,13 +128,13 @@ def pair_table(x, z, keep=None):
     with np.errstate(invalid="ignore", divide="ignore"):
         weight = np.where(ok, 1.0 / (n_pairs * groups), 0.0)
     dist = np.where(ok, np.abs(dm), np.inf)
-    lead = x.shape[:-2]
+    lead = ax.shape[:-2]
     flat = lead + (-1,)
     return (dist.reshape(flat), before.reshape(flat).astype(np.float64), after.reshape(flat).astype(np.float64),
             weight.reshape(flat))
 
 
-def best_threshold(dist, level, base):
+def best_threshold(dist: ArrayLike, level: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The smallest candidate threshold with the highest objective, and that objective.
 
     ``dist`` (..., P) sorted ``|dm|`` (inf for invalid pairs; it may be a broadcast view);
@@ -122,22 +142,30 @@ def best_threshold(dist, level, base):
     objective at 0 ties. Candidates are 0 and the last pair of each distinct finite
     ``|dm|``; values within 1e-12 of the maximum count as equal, so summation order cannot
     move the optimum.
+
+    Examples
+    --------
+    >>> eps, best = best_threshold([0.5, 0.5, 1.0], np.array([0.6, 0.7, 0.4]), np.array(0.65))
+    >>> float(eps), float(best)  # both pairs at 0.5 tie together
+    (0.5, 0.7)
     """
-    dist = np.asarray(dist)
-    last = np.ones(dist.shape, dtype=bool)
-    last[..., :-1] = dist[..., 1:] != dist[..., :-1]
-    last &= np.isfinite(dist)
+    d = np.asarray(dist)
+    last = np.ones(d.shape, dtype=bool)
+    last[..., :-1] = d[..., 1:] != d[..., :-1]
+    last &= np.isfinite(d)
     filled = np.where(last, level, -np.inf)
     top = np.maximum(filled.max(axis=-1), base)[..., None]
     at = np.argmax(filled >= top - 1e-12, axis=-1)[..., None]
     # epsilon = 0 is a candidate even when no pair is an exact metric tie: its objective is the base
     at_zero = base >= top[..., 0] - 1e-12
-    eps = np.where(at_zero, 0.0, np.take_along_axis(np.broadcast_to(dist, level.shape), at, axis=-1)[..., 0])
+    eps = np.where(at_zero, 0.0, np.take_along_axis(np.broadcast_to(d, level.shape), at, axis=-1)[..., 0])
     best = np.where(at_zero, base, np.take_along_axis(level, at, axis=-1)[..., 0])
     return eps, best
 
 
-def calibrate_epsilon(x, z, *, variant: str = "acc23", keep=None):
+def calibrate_epsilon(
+    x: ArrayLike, z: ArrayLike, *, variant: Variant = "acc23", keep: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The threshold maximising the group-averaged acc_eq (or tau_eq) of ``x`` against ``z``.
 
     Parameters
@@ -160,6 +188,12 @@ def calibrate_epsilon(x, z, *, variant: str = "acc23", keep=None):
     thresholds, objective : ndarray (..., P + 1)
         Every candidate (sorted; repeated values and padding are NaN) and the objective
         there, for plots of the calibration curve.
+
+    Examples
+    --------
+    >>> eps, best, thresholds, objective = calibrate_epsilon([[1.0, 2.0, 2.1]], [[1.0, 3.0, 3.0]])
+    >>> round(float(eps), 6), float(best)  # tying 2.0 and 2.1 makes every pair agree
+    (0.1, 1.0)
     """
     if variant not in TIE_VARIANTS:
         raise ValueError(f"variant must be one of {TIE_VARIANTS} for tie calibration, got {variant!r}")

@@ -19,39 +19,52 @@ whole calibration curve is a cumulative sum of its pair weights times the switch
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from .._types import Variant
 from .ties import TIE_VARIANTS, best_threshold
 
-__all__ = ["sorted_pairs", "weighted_calibration", "row_calibration"]
+__all__ = ["row_calibration", "sorted_pairs", "weighted_calibration"]
 
 
-def sorted_pairs(x, z):
+def sorted_pairs(x: ArrayLike, z: ArrayLike) -> dict[str, np.ndarray]:
     """The valid pairs of every group, sorted by ``|dm|`` per leading index.
 
     ``x``, ``z``: (M, G, n). Returns a dict of (M, P) arrays: ``dist`` (``|dm|``, inf for
     an invalid pair), ``before``/``after`` (agreement while not / while a metric tie),
     ``group``, ``a``, ``b`` (the pair's group and items), and ``valid`` (M, G, n).
+
+    Examples
+    --------
+    >>> pairs = sorted_pairs([[[1.0, 2.0, 2.5]]], [[[1.0, 3.0, 2.0]]])
+    >>> pairs["dist"].tolist(), pairs["before"].tolist()
+    ([[0.5, 1.0, 1.5]], [[False, True, True]])
     """
-    x = np.asarray(x, dtype=np.float64)
-    z = np.asarray(z, dtype=np.float64)
-    m, g, n = x.shape
+    ax = np.asarray(x, dtype=np.float64)
+    az = np.asarray(z, dtype=np.float64)
+    m, g, n = ax.shape
     a, b = np.triu_indices(n, 1)
-    valid = ~np.isnan(x) & ~np.isnan(z)
+    valid = ~np.isnan(ax) & ~np.isnan(az)
     ok = valid[..., a] & valid[..., b]  # (M, G, P_g)
     with np.errstate(invalid="ignore"):
-        dm = x[..., a] - x[..., b]
-        dg = z[..., a] - z[..., b]
+        dm = ax[..., a] - ax[..., b]
+        dg = az[..., a] - az[..., b]
     dist = np.where(ok, np.abs(dm), np.inf).reshape(m, -1)
     before = ((np.sign(dm) == np.sign(dg)) & ok).reshape(m, -1)
     after = ((dg == 0) & ok).reshape(m, -1)
     group = np.repeat(np.arange(g), a.size)
     order = np.argsort(dist, axis=-1, kind="stable")
-    take = lambda v: np.take_along_axis(v, order, axis=-1)  # noqa: E731
+
+    def take(v: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(v, order, axis=-1)
+
     return {"dist": take(dist), "before": take(before), "after": take(after), "group": group[order],
             "a": np.tile(a, g)[order], "b": np.tile(b, g)[order], "valid": valid}
 
 
-def weighted_calibration(pairs, w, c, *, variant: str = "acc23"):
+def weighted_calibration(
+    pairs: dict[str, np.ndarray], w: ArrayLike, c: ArrayLike, *, variant: Variant = "acc23"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every draw's optimal epsilon and objective from one sorted pair table.
 
     Parameters
@@ -70,23 +83,30 @@ def weighted_calibration(pairs, w, c, *, variant: str = "acc23"):
     epsilon, best, groups : ndarray (M, B)
         Optimal threshold and objective of every draw (NaN where no drawn group has a
         pair), and the drawn groups with a pair (counted with their multiplicity).
+
+    Examples
+    --------
+    >>> pairs = sorted_pairs([[[1.0, 2.0, 2.5]]], [[[1.0, 3.0, 3.0]]])
+    >>> eps, best, groups = weighted_calibration(pairs, [[1, 1, 1], [1, 1, 0]], [[1], [1]])
+    >>> eps.tolist(), best.tolist(), groups.tolist()
+    ([[0.5, 0.0]], [[1.0, 1.0]], [[1.0, 1.0]])
     """
     if variant not in TIE_VARIANTS:
         raise ValueError(f"variant must be one of {TIE_VARIANTS} for tie calibration, got {variant!r}")
-    w = np.asarray(w, dtype=np.float64)
-    c = np.asarray(c, dtype=np.float64)
+    wa = np.asarray(w, dtype=np.float64)
+    ca = np.asarray(c, dtype=np.float64)
     valid = pairs["valid"].astype(np.float64)  # (M, G, n)
-    n_g = valid @ w.T  # (M, G, B)
-    n_pairs = (n_g * n_g - valid @ (w * w).T) / 2.0  # pairs of distinct drawn items
+    n_g = valid @ wa.T  # (M, G, B)
+    n_pairs = (n_g * n_g - valid @ (wa * wa).T) / 2.0  # pairs of distinct drawn items
     has_pair = n_pairs > 0
-    groups = np.einsum("mgb,bg->mb", has_pair.astype(np.float64), c)
+    groups = np.einsum("mgb,bg->mb", has_pair.astype(np.float64), ca)
     with np.errstate(invalid="ignore", divide="ignore"):
-        factor = np.where(has_pair, c.T[None] / (n_pairs * groups[:, None, :]), 0.0)
+        factor = np.where(has_pair, ca.T[None] / (n_pairs * groups[:, None, :]), 0.0)
     # (M, B, P): pair multiplicity times its group's factor, in each metric's sorted pair order
     factor = np.ascontiguousarray(factor.transpose(0, 2, 1))  # (M, B, G)
     weight = np.take_along_axis(factor, pairs["group"][:, None, :], axis=-1)
-    weight *= np.moveaxis(np.take(w, pairs["a"], axis=1), 0, 1)
-    weight *= np.moveaxis(np.take(w, pairs["b"], axis=1), 0, 1)
+    weight *= np.moveaxis(np.take(wa, pairs["a"], axis=1), 0, 1)
+    weight *= np.moveaxis(np.take(wa, pairs["b"], axis=1), 0, 1)
     before = pairs["before"].astype(np.float64)
     gain = pairs["after"] - before
     base = np.einsum("mbp,mp->mb", weight, before)
@@ -99,27 +119,38 @@ def weighted_calibration(pairs, w, c, *, variant: str = "acc23"):
     return np.where(undefined, np.nan, eps), np.where(undefined, np.nan, best), groups
 
 
-def row_calibration(x, z, w, *, variant: str = "acc23"):
+def row_calibration(
+    x: ArrayLike, z: ArrayLike, w: ArrayLike, *, variant: Variant = "acc23"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The optimal epsilon of each row, one group per row, its items weighted by counts.
 
     ``x``, ``z``, ``w`` broadcast to (..., n); each row has its own values (e.g. one draw's
     per-system means) and is sorted on its own. Pairs are pairs of distinct items, with
     multiplicity ``w_a w_b``. Returns ``epsilon``, ``best`` and the drawn valid items, each
     (...); NaN where a row has no pair.
+
+    Examples
+    --------
+    >>> eps, best, items = row_calibration([1.0, 2.0, 2.5], [1.0, 3.0, 3.0], [2, 1, 1])
+    >>> float(eps), float(best), float(items)
+    (0.5, 1.0, 4.0)
     """
     if variant not in TIE_VARIANTS:
         raise ValueError(f"variant must be one of {TIE_VARIANTS} for tie calibration, got {variant!r}")
-    x, z, w = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(z, np.float64), np.asarray(w, np.float64))
-    a, b = np.triu_indices(x.shape[-1], 1)
-    valid = ~np.isnan(x) & ~np.isnan(z) & (w > 0)
+    ax, az, wa = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(z, np.float64), np.asarray(w, np.float64))
+    a, b = np.triu_indices(ax.shape[-1], 1)
+    valid = ~np.isnan(ax) & ~np.isnan(az) & (wa > 0)
     ok = valid[..., a] & valid[..., b]
     with np.errstate(invalid="ignore"):
-        dm = x[..., a] - x[..., b]
-        dg = z[..., a] - z[..., b]
-    pw = np.where(ok, w[..., a] * w[..., b], 0.0)
+        dm = ax[..., a] - ax[..., b]
+        dg = az[..., a] - az[..., b]
+    pw = np.where(ok, wa[..., a] * wa[..., b], 0.0)
     n_pairs = pw.sum(axis=-1, keepdims=True)
     order = np.argsort(np.where(ok, np.abs(dm), np.inf), axis=-1, kind="stable")
-    take = lambda v: np.take_along_axis(v, order, axis=-1)  # noqa: E731
+
+    def take(v: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(v, order, axis=-1)
+
     with np.errstate(invalid="ignore", divide="ignore"):
         weight = take(pw) / n_pairs
     before = take((np.sign(dm) == np.sign(dg)) & ok).astype(np.float64)
@@ -130,5 +161,5 @@ def row_calibration(x, z, w, *, variant: str = "acc23"):
     if variant == "23":
         best = 2.0 * best - 1.0
     undefined = n_pairs[..., 0] == 0
-    items = np.sum(np.where(valid, w, 0.0), axis=-1)
+    items = np.sum(np.where(valid, wa, 0.0), axis=-1)
     return np.where(undefined, np.nan, eps), np.where(undefined, np.nan, best), items

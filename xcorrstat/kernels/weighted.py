@@ -30,27 +30,39 @@ turns every sum into a matrix product over draws.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .correlation import _constant
+from .._types import Method, Variant
+from .correlation import constant_over_valid
 from .scaling import rescaled_where_unsafe
-from .tau import _distinct, tau_from_counts
+from .tau import count_distinct, tau_from_counts
 
-__all__ = ["wcorr", "wcorr_gemm", "DISTINCT_PAIR_VARIANTS"]
+__all__ = ["DISTINCT_PAIR_VARIANTS", "wcorr", "wcorr_gemm"]
 
 
-def _pair_index(length):
+def _pair_index(length: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices ``(a, b)`` of the pairs ``a < b`` of ``length`` units."""
     return np.triu_indices(length, 1)
 
 
-def _signs(d):
+def _signs(d: np.ndarray) -> np.ndarray:
+    """Signs of ``d`` as int8 (0 for 0 and NaN)."""
     return (d > 0).astype(np.int8) - (d < 0).astype(np.int8)
 
 
 #: Kendall variants whose draws compare distinct units only.
-DISTINCT_PAIR_VARIANTS = ("a", "23", "acc23")
+DISTINCT_PAIR_VARIANTS: tuple[Variant, ...] = ("a", "23", "acc23")
 
 
-def _kendall_undefined(n, n0, tx0, tx, tz, variant, min_pairs):
+def _kendall_undefined(
+    n: np.ndarray,
+    n0: np.ndarray,
+    tx0: np.ndarray,
+    tx: np.ndarray,
+    tz: np.ndarray,
+    variant: Variant,
+    min_pairs: int,
+) -> np.ndarray:
     """The plain Kendall kernel's undefined rule on weighted counts of the expanded vectors.
 
     ``tx0`` counts exact ties in x, ``tx`` ties within epsilon: tau_eq and acc_eq need two
@@ -63,13 +75,15 @@ def _kendall_undefined(n, n0, tx0, tx, tz, variant, min_pairs):
     return undefined | (tx >= n0) if variant == "b" else undefined
 
 
-def _wpearson(x, z, wv, n, undefined):
+def _wpearson(x: np.ndarray, z: np.ndarray, wv: np.ndarray, n: np.ndarray, undefined: np.ndarray) -> np.ndarray:
     """Weighted Pearson r by the corrected two-pass method, safe at any magnitude
     (:func:`.scaling.rescaled_where_unsafe`; rows already ``undefined`` are not redone)."""
     return rescaled_where_unsafe(_wpearson_sums, x, z, wv, n, skip=undefined)
 
 
-def _wpearson_sums(x, z, wv, n):
+def _wpearson_sums(
+    x: np.ndarray, z: np.ndarray, wv: np.ndarray, n: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """r, sxx, szz of the weighted Pearson correlation, centred before products."""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore", under="ignore"):
         mx = np.sum(np.where(wv > 0, x, 0.0) * wv, axis=-1) / n
@@ -85,26 +99,41 @@ def _wpearson_sums(x, z, wv, n):
         return sxz / np.sqrt(sxx) / np.sqrt(szz), sxx, szz
 
 
-def _wranks(a, wv):
+def _wranks(a: np.ndarray, wv: np.ndarray) -> np.ndarray:
     """Weighted mid-ranks of ``a`` (..., S) with weights ``wv`` (0 for missing)."""
     less = (a[..., None, :] < a[..., :, None]).astype(np.float64)
     equal = (a[..., None, :] == a[..., :, None]).astype(np.float64)
     return np.einsum("...ab,...b->...a", less, wv) + (np.einsum("...ab,...b->...a", equal, wv) + 1.0) / 2.0
 
 
-def wcorr(x, z, w, *, method="pearson", variant="b", min_pairs=3, epsilon=0.0):
+def wcorr(
+    x: ArrayLike,
+    z: ArrayLike,
+    w: ArrayLike,
+    *,
+    method: Method = "pearson",
+    variant: Variant = "b",
+    min_pairs: int = 3,
+    epsilon: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
     """Weighted correlation along the last axis; ``x``, ``z``, ``w`` broadcast.
 
     ``w`` holds non-negative integer multiplicities. Returns ``(r, n)`` with ``n`` the
     number of expanded valid pairs; the result equals the unweighted statistic on the
     expanded vectors, including the undefined rule. ``variant`` and ``epsilon`` are
     Kendall's (see :func:`xcorrstat.kernels.kendall`).
+
+    Examples
+    --------
+    >>> r, n = wcorr([1.0, 2.0, 3.0], [1.0, 3.0, 2.0], [2, 1, 1])  # as [1, 1, 2, 3] with [1, 1, 3, 2]
+    >>> round(float(r), 4), int(n)
+    (0.6364, 4)
     """
-    x, z, w = np.broadcast_arrays(
+    x, z, wa = np.broadcast_arrays(
         np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64), np.asarray(w, dtype=np.float64)
     )
-    valid = ~np.isnan(x) & ~np.isnan(z) & (w > 0)
-    wv = np.where(valid, w, 0.0)
+    valid = ~np.isnan(x) & ~np.isnan(z) & (wa > 0)
+    wv = np.where(valid, wa, 0.0)
     n = wv.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         if method == "kendall":
@@ -113,7 +142,7 @@ def wcorr(x, z, w, *, method="pearson", variant="b", min_pairs=3, epsilon=0.0):
             dx = x[..., i] - x[..., j]
             dz = z[..., i] - z[..., j]
             distinct = variant in DISTINCT_PAIR_VARIANTS
-            self_ties = 0.0 if distinct else np.sum(wv * (wv - 1.0) / 2.0, axis=-1)
+            self_ties: float | np.ndarray = 0.0 if distinct else np.sum(wv * (wv - 1.0) / 2.0, axis=-1)
             tie_x = np.abs(dx) <= epsilon
             tx0 = np.sum(pw * (dx == 0), axis=-1) + self_ties
             tx = np.sum(pw * tie_x, axis=-1) + self_ties if epsilon else tx0
@@ -122,10 +151,10 @@ def wcorr(x, z, w, *, method="pearson", variant="b", min_pairs=3, epsilon=0.0):
             n0 = (n * n - np.sum(wv * wv, axis=-1)) / 2.0 if distinct else n * (n - 1.0) / 2.0
             undefined = _kendall_undefined(n, n0, tx0, tx, tz, variant, min_pairs)
             cmd = np.sum(pw * np.where(tie_x, 0, _signs(dx)) * _signs(dz), axis=-1)
-            m = np.minimum(_distinct(x, valid), _distinct(z, valid)) if variant == "c" else None
+            m = np.minimum(count_distinct(x, valid), count_distinct(z, valid)) if variant == "c" else None
             r = tau_from_counts(cmd, n0, tx, tz, n, m, variant, txz)
         elif method in ("pearson", "spearman"):
-            undefined = (n < min_pairs) | _constant(x, valid) | _constant(z, valid)
+            undefined = (n < min_pairs) | constant_over_valid(x, valid) | constant_over_valid(z, valid)
             if method == "spearman":
                 x, z = _wranks(np.where(valid, x, np.nan), wv), _wranks(np.where(valid, z, np.nan), wv)
             r = _wpearson(x, z, wv, n, undefined)
@@ -135,7 +164,16 @@ def wcorr(x, z, w, *, method="pearson", variant="b", min_pairs=3, epsilon=0.0):
     return r, n.astype(np.int64)
 
 
-def wcorr_gemm(x, z, weights, *, method="pearson", variant="b", min_pairs=3, epsilon=0.0):
+def wcorr_gemm(
+    x: ArrayLike,
+    z: ArrayLike,
+    weights: ArrayLike,
+    *,
+    method: Method = "pearson",
+    variant: Variant = "b",
+    min_pairs: int = 3,
+    epsilon: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
     """Weighted correlation of fixed rows for a batch of weight vectors.
 
     Parameters
@@ -149,6 +187,12 @@ def wcorr_gemm(x, z, weights, *, method="pearson", variant="b", min_pairs=3, eps
     -------
     r, n : ndarray (R, B)
         The statistic of every row under every draw, and the expanded valid pairs.
+
+    Examples
+    --------
+    >>> r, n = wcorr_gemm([[1.0, 2.0, 3.0]], [[1.0, 3.0, 2.0]], [[1, 1, 1], [2, 1, 1]])
+    >>> np.round(r, 4).tolist(), n.tolist()
+    ([[0.5, 0.6364]], [[3, 4]])
     """
     x = np.asarray(x, dtype=np.float64)
     z = np.asarray(z, dtype=np.float64)
@@ -178,7 +222,7 @@ def wcorr_gemm(x, z, weights, *, method="pearson", variant="b", min_pairs=3, eps
     sums = np.concatenate([p.astype(np.float32) for p in parts]) @ PW  # one GEMM for all pair sums
     sums = sums.astype(np.float64).reshape(len(parts), rows, -1)
     distinct = method == "kendall" and variant in DISTINCT_PAIR_VARIANTS
-    self_ties = 0.0 if distinct else V @ (W * (W - 1.0) / 2.0).T
+    self_ties: float | np.ndarray = 0.0 if distinct else V @ (W * (W - 1.0) / 2.0).T
     tx0 = sums[0] + self_ties
     tz = sums[1] + self_ties
     n0 = (n * n - V @ (W * W).T) / 2.0 if distinct else n * (n - 1.0) / 2.0
@@ -207,7 +251,7 @@ def wcorr_gemm(x, z, weights, *, method="pearson", variant="b", min_pairs=3, eps
     return r, n.astype(np.int64)
 
 
-def _ranks_gemm(a, valid, W):
+def _ranks_gemm(a: np.ndarray, valid: np.ndarray, W: np.ndarray) -> np.ndarray:
     """Weighted mid-ranks (R, S, B) of fixed rows under each weight vector."""
     rows, length = a.shape
     less = (a[:, None, :] < a[:, :, None]) & valid[:, None, :]
@@ -217,7 +261,7 @@ def _ranks_gemm(a, valid, W):
     return (lw + (ew + 1.0) / 2.0).reshape(rows, length, -1)
 
 
-def _distinct_gemm(a, valid, W):
+def _distinct_gemm(a: np.ndarray, valid: np.ndarray, W: np.ndarray) -> np.ndarray:
     """Distinct values among the drawn valid units, (R, B)."""
     rows, length = a.shape
     sel = valid[:, :, None] & (W.T > 0)[None, :, :]  # (R, S, B)

@@ -14,10 +14,9 @@ import numpy as np
 import xarray as xr
 
 from .._display import figure_text
+from .backend import FIGURE_LABEL_WIDTH, pyplot
 
-FIGURE_LABEL_WIDTH = 40
-
-__all__ = ["CMAPS", "heatmap", "plot_matrix", "plot_jaccard", "plot_leaderboard_agreement"]
+__all__ = ["CMAPS", "heatmap", "plot_jaccard", "plot_leaderboard_agreement", "plot_matrix"]
 
 #: The diverging colour map of each analysis (the high, agreeing end in the analysis' colour).
 CMAPS: dict[str, str] = {
@@ -26,16 +25,6 @@ CMAPS: dict[str, str] = {
     "kendall": "PuOr_r",  # orange
     "jaccard": "PiYG",  # green
 }
-
-
-def _pyplot():
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            'xcorrstat plots need matplotlib; install the plot extra with: pip install "xcorrstat[plot]"'
-        ) from err
-    return plt
 
 
 def _as_2d(da: Any, what: str) -> xr.DataArray:
@@ -50,6 +39,16 @@ def _as_2d(da: Any, what: str) -> xr.DataArray:
 def _labels(da: xr.DataArray, dim) -> list[str]:
     values = da[dim].values if dim in da.coords else np.arange(da.sizes[dim])
     return [figure_text(v, FIGURE_LABEL_WIDTH) for v in values]
+
+
+def _heatmap_iv(da: Any, text: Any) -> tuple[xr.DataArray, np.ndarray, np.ndarray | None]:
+    """``da`` (2-D, computed), its values as floats and the annotations ``text`` as an array, checked."""
+    da = _as_2d(da, "da")
+    values = np.asarray(da.values, dtype=np.float64)
+    cells = np.asarray(text) if text is not None else None
+    if cells is not None and cells.shape != values.shape:
+        raise ValueError(f"text must have the shape of da {values.shape}, got {cells.shape}")
+    return da, values, cells
 
 
 def heatmap(
@@ -104,12 +103,8 @@ def heatmap(
     >>> ax.get_ylabel(), len(ax.texts)
     ('a', 4)
     """
-    plt = _pyplot()
-    da = _as_2d(da, "da")
-    values = np.asarray(da.values, dtype=np.float64)
-    cells = np.asarray(text) if text is not None else None
-    if cells is not None and cells.shape != values.shape:
-        raise ValueError(f"text must have the shape of da {values.shape}, got {cells.shape}")
+    plt = pyplot()
+    da, values, cells = _heatmap_iv(da, text)
     if ax is None:
         lines = [str(c).split("\n") for c in cells.ravel()] if cells is not None else [[format(1.0, fmt)]]
         chars = max(len(line) for cell in lines for line in cell)
@@ -228,6 +223,13 @@ def plot_jaccard(result: xr.DataArray, *, ax: Any = None, annotate: bool = True,
                    colorbar_label=label, title=title)
 
 
+def _plot_leaderboard_agreement_iv(result: Any) -> xr.DataArray:
+    """``result["tau"]`` (2-D, computed), once ``result`` is checked to be a leaderboard agreement result."""
+    if not isinstance(result, xr.Dataset) or "tau" not in result:
+        raise TypeError("result must be the Dataset returned by leaderboard_agreement (with a 'tau' variable)")
+    return _as_2d(result["tau"], "result['tau']")
+
+
 def plot_leaderboard_agreement(result: xr.Dataset, *, ax: Any = None, annotate: bool = True,
                                show_ci: bool = True, fmt: str = ".2f", cmap: str | None = None,
                                title: str | None = None) -> Any:
@@ -268,9 +270,7 @@ def plot_leaderboard_agreement(result: xr.Dataset, *, ax: Any = None, annotate: 
     >>> plot_leaderboard_agreement(res).images[0].get_cmap().name
     'PuOr_r'
     """
-    if not isinstance(result, xr.Dataset) or "tau" not in result:
-        raise TypeError("result must be the Dataset returned by leaderboard_agreement (with a 'tau' variable)")
-    tau = _as_2d(result["tau"], "result['tau']")
+    tau = _plot_leaderboard_agreement_iv(result)
     text = None
     if annotate and show_ci and "low" in result and "high" in result:
         low = np.asarray(result["low"].transpose(*tau.dims).values)

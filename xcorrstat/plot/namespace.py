@@ -26,7 +26,8 @@ class PlotMethods:
     """The plots of one result; see :mod:`xcorrstat.plot` for each one's options."""
 
     def __init__(self, obj: xr.Dataset | xr.DataArray) -> None:
-        self._obj = obj
+        # each plot checks that the object is the result it draws
+        self._obj: Any = obj
 
     def __call__(self, **kwargs: Any) -> Any:
         """The plot that fits the result: significance matrix, CI forest plot or distribution."""

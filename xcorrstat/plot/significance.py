@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..validation import check_unit_interval
 from .._display import figure_text
-from .agreement import FIGURE_LABEL_WIDTH, _pyplot
+from ..validation import check_unit_interval
+from .backend import FIGURE_LABEL_WIDTH, label_inches, pyplot
 
-__all__ = ["plot_ci", "plot_significance", "plot_distribution"]
+__all__ = ["plot_ci", "plot_distribution", "plot_significance"]
 
 _CI_NAMES = {
     "percentile": "percentile bootstrap",
@@ -65,12 +65,6 @@ def _order(correlation: np.ndarray, tiebreak: np.ndarray | None = None) -> np.nd
     return np.lexsort((np.asarray(tiebreak), key))
 
 
-def _label_inches(labels: Sequence[str], *, size: float = 0.085) -> float:
-    """Room for the longest label as shown (at least 1.4 inches, as for a short name)."""
-    longest = max((len(figure_text(label, FIGURE_LABEL_WIDTH)) for label in labels), default=0)
-    return max(1.4, size * longest)
-
-
 def _describe(attrs: dict, *, with_level: bool = True) -> str:
     method = str(attrs.get("method", "")).capitalize() or "Level"
     text = f"{method} correlation"
@@ -101,6 +95,25 @@ def _draw_ci(ax: Any, corr: np.ndarray, low: np.ndarray, high: np.ndarray, label
     ax.set_ylim(len(labels) - 0.5, -0.5)  # best metric on top
     ax.grid(axis="x", color="0.9", linewidth=0.6)
     ax.set_axisbelow(True)
+
+
+def _plot_ci_iv(result: Any, level_dim: Hashable, ax: Any) -> tuple[xr.Dataset, list[str], list[Any] | None]:
+    """The interval variables of ``result`` (computed), its metric names, and the Axes given per level."""
+    result = _require(result, ("correlation", "low", "high"), "xcorrstat.bootstrap or xcorrstat.fisher")
+    if "metric" not in result.dims:
+        raise ValueError(f"result must have a 'metric' dim, got dims {tuple(result.dims)}")
+    allowed = ("metric", level_dim) if level_dim in result.dims else ("metric",)
+    for name in ("correlation", "low", "high"):
+        _check_dims(result[name], allowed, name)
+    result = result[["correlation", "low", "high"]].compute()
+    metrics = [str(m) for m in result["metric"].values]
+    if level_dim not in result.dims or ax is None:
+        return result, metrics, None
+    n = result.sizes[level_dim]
+    axes = list(np.ravel(np.asarray(ax, dtype=object)))
+    if len(axes) != n:
+        raise ValueError(f"ax must hold one Axes per {level_dim!r} label ({n}), got {len(axes)}")
+    return result, metrics, axes
 
 
 def plot_ci(
@@ -158,23 +171,14 @@ def plot_ci(
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['meteor', 'rouge_2_f1']
     """
-    plt = _pyplot()
-    what = "xcorrstat.bootstrap or xcorrstat.fisher"
-    result = _require(result, ("correlation", "low", "high"), what)
-    if "metric" not in result.dims:
-        raise ValueError(f"result must have a 'metric' dim, got dims {tuple(result.dims)}")
-    allowed = ("metric", level_dim) if level_dim in result.dims else ("metric",)
-    for name in ("correlation", "low", "high"):
-        _check_dims(result[name], allowed, name)
-    result = result[["correlation", "low", "high"]].compute()
+    plt = pyplot()
+    result, metrics, axes = _plot_ci_iv(result, level_dim, ax)
     attrs = dict(result.attrs)
-    metrics = [str(m) for m in result["metric"].values]
-
     if level_dim not in result.dims:
         corr, low, high = (np.asarray(result[v].values, dtype=np.float64) for v in ("correlation", "low", "high"))
         order = _order(corr) if sort else np.arange(len(metrics))
         if ax is None:
-            _, ax = plt.subplots(figsize=(5.0 + _label_inches(metrics), 1.3 + 0.24 * len(metrics)),
+            _, ax = plt.subplots(figsize=(5.0 + label_inches(metrics), 1.3 + 0.24 * len(metrics)),
                                  layout="constrained")
         _draw_ci(ax, corr[order], low[order], high[order], [metrics[i] for i in order], color, reference)
         ax.set_xlabel(xlabel if xlabel is not None else _describe(attrs, with_level=False))
@@ -185,16 +189,11 @@ def plot_ci(
         return ax
 
     levels = result[level_dim].values if level_dim in result.coords else np.arange(result.sizes[level_dim])
-    n = len(levels)
-    if ax is None:
-        size = (0.4 + _label_inches(metrics) + 3.6 * n, 1.3 + 0.24 * len(metrics))
-        fig, axes = plt.subplots(1, n, figsize=size, sharey=True,
-                                 squeeze=False, layout="constrained")
-        axes = list(axes[0])
+    if axes is None:
+        size = (0.4 + label_inches(metrics) + 3.6 * len(levels), 1.3 + 0.24 * len(metrics))
+        fig, grid = plt.subplots(1, len(levels), figsize=size, sharey=True, squeeze=False, layout="constrained")
+        axes = list(grid[0])
     else:
-        axes = list(np.ravel(np.asarray(ax, dtype=object)))
-        if len(axes) != n:
-            raise ValueError(f"ax must hold one Axes per {level_dim!r} label ({n}), got {len(axes)}")
         fig = axes[0].figure
     first = np.asarray(result["correlation"].isel({level_dim: 0}).values, dtype=np.float64)
     order = _order(first) if sort else np.arange(len(metrics))
@@ -214,6 +213,72 @@ def plot_ci(
         title = ", ".join(t for t in (_describe(attrs, with_level=False), _ci_text(attrs)) if t)
     fig.suptitle(title, fontsize="medium")
     return fig
+
+
+def _plot_significance_iv(result: Any, alpha: float | None) -> tuple[xr.Dataset, float]:
+    """The variables of a compare result that are drawn (computed), and ``alpha`` (default the result's)."""
+    result = _require(result, ("pvalue", "significant", "correlation"), "xcorrstat.compare")
+    pair = ("metric", "other_metric")
+    for name in ("pvalue", "significant"):
+        if set(result[name].dims) != set(pair):
+            _check_dims(result[name], pair, name)
+            raise ValueError(f"result[{name!r}] must have dims {pair}, got {tuple(result[name].dims)}")
+    _check_dims(result["correlation"], ("metric",), "correlation")
+    if alpha is None:
+        alpha = float(result.attrs.get("alpha", 0.05))
+    alpha = check_unit_interval(alpha, "alpha")
+    keep = ["pvalue", "significant", "correlation"] + (["cluster"] if "cluster" in result.variables else [])
+    result = result[keep].compute()
+    metrics = [str(m) for m in result["metric"].values]
+    others = [str(m) for m in result["other_metric"].values]
+    if sorted(metrics) != sorted(others):
+        raise ValueError("result's metric and other_metric must hold the same metrics")
+    return result, alpha
+
+
+def _significance_order(result: xr.Dataset) -> tuple[np.ndarray, np.ndarray | None]:
+    """The metrics' order (by correlation, then cluster; undefined last) and their clusters, if any."""
+    corr = np.asarray(result["correlation"].values, dtype=np.float64)
+    if "cluster" not in result.variables:
+        return _order(corr), None
+    cluster = np.asarray(result["cluster"].values)
+    # cluster 0 marks an undefined correlation: keep it last
+    tie = np.where(cluster > 0, cluster, np.iinfo(np.int64).max)
+    return _order(corr, tie), cluster
+
+
+def _draw_significance(ax: Any, pvalue: np.ndarray, significant: np.ndarray, *, alpha: float, cmap: str) -> Any:
+    """Fill the cells with ``pvalue <= alpha`` and outline the significant ones; the image of the fills."""
+    from matplotlib import colormaps
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Rectangle
+
+    filled = np.ma.masked_where(~(pvalue <= alpha), pvalue)  # NaN (diagonal) stays empty
+    # the light part of the map only, so the black outlines stay visible on every cell
+    base = colormaps[cmap]
+    light = ListedColormap(base(np.linspace(0.3, 0.95, 256)), name=f"{base.name}_light")
+    image = ax.imshow(filled, cmap=light, vmin=0.0, vmax=float(alpha), aspect="equal", interpolation="nearest")
+    for i, j in zip(*np.nonzero(significant)):
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1.0, 1.0, fill=False, edgecolor="black",
+                               linewidth=1.4, gid="significant"))
+    return image
+
+
+def _significance_ticks(ax: Any, names: list[str]) -> None:
+    """One tick per metric on both axes, a light grid between cells, and the axis labels."""
+    n = len(names)
+    ticks = np.arange(n)
+    shown = [figure_text(name, FIGURE_LABEL_WIDTH) for name in names]
+    ax.set_xticks(ticks, shown, rotation=90, fontsize="small")
+    ax.set_yticks(ticks, shown, fontsize="small")
+    ax.set_xticks(ticks[:-1] + 0.5, minor=True)
+    ax.set_yticks(ticks[:-1] + 0.5, minor=True)
+    ax.grid(which="minor", color="0.88", linewidth=0.5)
+    ax.tick_params(which="minor", length=0)
+    ax.set_xlim(-0.5, n - 0.5)
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_ylabel("metric (better)")
+    ax.set_xlabel("other metric")
 
 
 def plot_significance(
@@ -270,71 +335,25 @@ def plot_significance(
     >>> ax.get_ylabel(), ax.get_xlabel()
     ('metric (better)', 'other metric')
     """
-    plt = _pyplot()
-    result = _require(result, ("pvalue", "significant", "correlation"), "xcorrstat.compare")
+    plt = pyplot()
+    result, alpha = _plot_significance_iv(result, alpha)
     pair = ("metric", "other_metric")
-    for name in ("pvalue", "significant"):
-        if set(result[name].dims) != set(pair):
-            _check_dims(result[name], pair, name)
-            raise ValueError(f"result[{name!r}] must have dims {pair}, got {tuple(result[name].dims)}")
-    _check_dims(result["correlation"], ("metric",), "correlation")
-    if alpha is None:
-        alpha = float(result.attrs.get("alpha", 0.05))
-    alpha = check_unit_interval(alpha, "alpha")
-    has_cluster = "cluster" in result.variables
-    keep = ["pvalue", "significant", "correlation"] + (["cluster"] if has_cluster else [])
-    result = result[keep].compute()
-    metrics = [str(m) for m in result["metric"].values]
-    others = [str(m) for m in result["other_metric"].values]
-    if sorted(metrics) != sorted(others):
-        raise ValueError("result's metric and other_metric must hold the same metrics")
-    corr = np.asarray(result["correlation"].values, dtype=np.float64)
-    cluster = np.asarray(result["cluster"].values) if has_cluster else None
-    if cluster is not None:
-        # cluster 0 marks an undefined correlation: keep it last
-        tie = np.where(cluster > 0, cluster, np.iinfo(np.int64).max)
-        order = _order(corr, tie)
-    else:
-        order = _order(corr)
-    names = [metrics[i] for i in order]
+    order, cluster = _significance_order(result)
+    names = [str(result["metric"].values[i]) for i in order]
     sub = result.sel(metric=names, other_metric=names).transpose(*pair)
     pvalue = np.asarray(sub["pvalue"].values, dtype=np.float64)
     significant = np.asarray(sub["significant"].values, dtype=bool)
-    n = len(names)
 
     if ax is None:
-        side = 1.0 + 0.26 * n + _label_inches(names, size=0.075)
+        side = 1.0 + 0.26 * len(names) + label_inches(names, size=0.075)
         _, ax = plt.subplots(figsize=(side + (1.0 if colorbar else 0.0), side), layout="constrained")
-    filled = np.ma.masked_where(~(pvalue <= alpha), pvalue)  # NaN (diagonal) stays empty
-    # the light part of the map only, so the black outlines stay visible on every cell
-    from matplotlib import colormaps
-    from matplotlib.colors import ListedColormap
-
-    base = colormaps[cmap]
-    light = ListedColormap(base(np.linspace(0.3, 0.95, 256)), name=f"{base.name}_light")
-    image = ax.imshow(filled, cmap=light, vmin=0.0, vmax=float(alpha), aspect="equal", interpolation="nearest")
-    from matplotlib.patches import Rectangle
-
-    for i, j in zip(*np.nonzero(significant)):
-        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1.0, 1.0, fill=False, edgecolor="black",
-                               linewidth=1.4, gid="significant"))
+    image = _draw_significance(ax, pvalue, significant, alpha=alpha, cmap=cmap)
     if clusters and cluster is not None:
         ordered = cluster[order]
         for k in np.nonzero(ordered[1:] != ordered[:-1])[0]:
             ax.axhline(k + 0.5, color="C3", linewidth=1.0, gid="cluster")
             ax.axvline(k + 0.5, color="C3", linewidth=1.0, gid="cluster")
-    ticks = np.arange(n)
-    shown = [figure_text(name, FIGURE_LABEL_WIDTH) for name in names]
-    ax.set_xticks(ticks, shown, rotation=90, fontsize="small")
-    ax.set_yticks(ticks, shown, fontsize="small")
-    ax.set_xticks(ticks[:-1] + 0.5, minor=True)
-    ax.set_yticks(ticks[:-1] + 0.5, minor=True)
-    ax.grid(which="minor", color="0.88", linewidth=0.5)
-    ax.tick_params(which="minor", length=0)
-    ax.set_xlim(-0.5, n - 0.5)
-    ax.set_ylim(n - 0.5, -0.5)
-    ax.set_ylabel("metric (better)")
-    ax.set_xlabel("other metric")
+    _significance_ticks(ax, names)
     if colorbar:
         bar = ax.figure.colorbar(image, ax=ax, shrink=0.6)
         bar.set_label(f"p-value (filled: p <= {alpha:g})")
@@ -346,6 +365,70 @@ def plot_significance(
         title = f"{_describe(attrs)}\n{test} test, alpha = {alpha:g}{extra}".strip()
     ax.set_title(title, fontsize="medium")
     return ax
+
+
+def _plot_distribution_iv(result: Any, metric: Any) -> tuple[str, list[tuple[str | None, xr.Dataset]]]:
+    """The observed statistic's name and the (metric name, result of that metric) to draw."""
+    if not isinstance(result, xr.Dataset):
+        raise TypeError(f"result must be a Dataset with a 'distribution' variable, got {type(result).__name__}")
+    if "distribution" not in result.variables:
+        raise ValueError(
+            "result has no 'distribution' variable: run xcorrstat.bootstrap or xcorrstat.permutation_test "
+            f"with keep_distribution=True (has {sorted(map(str, result.data_vars))})"
+        )
+    observed_name = "correlation" if "correlation" in result.variables else "delta"
+    if observed_name not in result.variables:
+        raise ValueError("result must have the observed statistic: a 'correlation' (bootstrap) "
+                         "or 'delta' (permutation test) variable")
+    dist = result["distribution"]
+    if "resample" not in dist.dims:
+        raise ValueError(f"result['distribution'] must have a 'resample' dim, got {tuple(dist.dims)}")
+    if "metric" not in dist.dims:
+        _check_dims(dist, ("resample",), "distribution")
+        if metric is not None:
+            raise ValueError("metric is only valid when result has a 'metric' dim")
+        return observed_name, [(None, result)]
+    _check_dims(dist, ("metric", "resample"), "distribution")
+    available = [str(m) for m in result["metric"].values]
+    if metric is None:
+        corr = np.asarray(result[observed_name].values, dtype=np.float64)
+        chosen = [available[int(_order(corr)[0])]]
+    else:
+        chosen = [str(metric)] if isinstance(metric, (str, bytes)) or not isinstance(metric, Sequence) \
+            else [str(m) for m in metric]
+        unknown = [m for m in chosen if m not in available]
+        if unknown or not chosen:
+            raise ValueError(f"metric must name metrics of result, got {unknown or chosen}; "
+                             f"available: {available}")
+    return observed_name, [(m, result.sel(metric=m)) for m in chosen]
+
+
+def _shared_bins(draws: list[np.ndarray], bins: int | Sequence[float] | str) -> Any:
+    """``bins``, with an int spread evenly over the range of every metric's draws."""
+    if not isinstance(bins, (int, np.integer)):
+        return bins
+    everything = np.concatenate(draws) if draws else np.array([])
+    lo, hi = (everything.min(), everything.max()) if everything.size else (0.0, 1.0)
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return np.linspace(lo, hi, int(bins) + 1)
+
+
+def _label_distribution(ax: Any, attrs: dict, observed_name: str) -> str:
+    """Label the statistic's axis; the default title."""
+    if observed_name == "correlation":
+        ax.set_xlabel(_describe(attrs, with_level=False))
+        default = f"Bootstrap distribution, {_describe(attrs)}"
+        if attrs.get("ci"):
+            default += f"\n{_ci_text(attrs)}"
+        return default
+    x, y = attrs.get("x"), attrs.get("y")
+    pair = "r(metric) - r(other metric)"
+    if x is not None and y is not None:
+        pair = f"r({figure_text(x, FIGURE_LABEL_WIDTH)}) - r({figure_text(y, FIGURE_LABEL_WIDTH)})"
+    ax.set_xlabel(f"delta = {pair}")
+    test = str(attrs.get("test", "resampling")).capitalize()
+    return f"{test} distribution of delta, {_describe(attrs)}"
 
 
 def plot_distribution(
@@ -396,56 +479,17 @@ def plot_distribution(
     >>> sorted({line.get_gid() for line in ax.lines})
     ['high', 'low', 'observed']
     """
-    plt = _pyplot()
-    if not isinstance(result, xr.Dataset):
-        raise TypeError(f"result must be a Dataset with a 'distribution' variable, got {type(result).__name__}")
-    if "distribution" not in result.variables:
-        raise ValueError(
-            "result has no 'distribution' variable: run xcorrstat.bootstrap or xcorrstat.permutation_test "
-            f"with keep_distribution=True (has {sorted(map(str, result.data_vars))})"
-        )
-    observed_name = "correlation" if "correlation" in result.variables else "delta"
-    if observed_name not in result.variables:
-        raise ValueError("result must have the observed statistic: a 'correlation' (bootstrap) "
-                         "or 'delta' (permutation test) variable")
-    dist = result["distribution"]
-    if "resample" not in dist.dims:
-        raise ValueError(f"result['distribution'] must have a 'resample' dim, got {tuple(dist.dims)}")
-    if "metric" in dist.dims:
-        _check_dims(dist, ("metric", "resample"), "distribution")
-        available = [str(m) for m in result["metric"].values]
-        if metric is None:
-            corr = np.asarray(result[observed_name].values, dtype=np.float64)
-            chosen = [available[int(_order(corr)[0])]]
-        else:
-            chosen = [str(metric)] if isinstance(metric, (str, bytes)) or not isinstance(metric, Sequence) \
-                else [str(m) for m in metric]
-            unknown = [m for m in chosen if m not in available]
-            if unknown or not chosen:
-                raise ValueError(f"metric must name metrics of result, got {unknown or chosen}; "
-                                 f"available: {available}")
-        pieces = [(m, result.sel(metric=m)) for m in chosen]
-    else:
-        _check_dims(dist, ("resample",), "distribution")
-        if metric is not None:
-            raise ValueError("metric is only valid when result has a 'metric' dim")
-        pieces = [(None, result)]
-
+    plt = pyplot()
+    observed_name, pieces = _plot_distribution_iv(result, metric)
     draws = [np.asarray(p["distribution"].values, dtype=np.float64) for _, p in pieces]
     draws = [d[np.isfinite(d)] for d in draws]
-    if isinstance(bins, (int, np.integer)):
-        everything = np.concatenate(draws) if draws else np.array([])
-        lo, hi = (everything.min(), everything.max()) if everything.size else (0.0, 1.0)
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        bins = np.linspace(lo, hi, int(bins) + 1)
+    edges = _shared_bins(draws, bins)
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
-    attrs = result.attrs
     for k, ((name, piece), values) in enumerate(zip(pieces, draws)):
         color = f"C{k % 10}"
         label = figure_text(name, FIGURE_LABEL_WIDTH) if name is not None else None
-        ax.hist(values, bins=bins, density=density, color=color, alpha=0.45 if len(pieces) > 1 else 0.7,
+        ax.hist(values, bins=edges, density=density, color=color, alpha=0.45 if len(pieces) > 1 else 0.7,
                 label=label)
         obs = float(piece[observed_name].values)
         ax.axvline(obs, color=color, linewidth=2.0, gid="observed",
@@ -455,19 +499,7 @@ def plot_distribution(
                 ax.axvline(float(piece[bound].values), color=color, linewidth=1.2, linestyle="--", gid=bound,
                            label=("interval bounds" if bound == "low" and len(pieces) == 1 else None))
     ax.set_ylabel("density" if density else "draws")
-    if observed_name == "correlation":
-        ax.set_xlabel(_describe(attrs, with_level=False))
-        default = f"Bootstrap distribution, {_describe(attrs)}"
-        if attrs.get("ci"):
-            default += f"\n{_ci_text(attrs)}"
-    else:
-        x, y = attrs.get("x"), attrs.get("y")
-        pair = "r(metric) - r(other metric)"
-        if x is not None and y is not None:
-            pair = f"r({figure_text(x, FIGURE_LABEL_WIDTH)}) - r({figure_text(y, FIGURE_LABEL_WIDTH)})"
-        ax.set_xlabel(f"delta = {pair}")
-        test = str(attrs.get("test", "resampling")).capitalize()
-        default = f"{test} distribution of delta, {_describe(attrs)}"
+    default = _label_distribution(ax, result.attrs, observed_name)
     ax.set_title(title if title is not None else default, fontsize="medium")
     if any(line.get_label() and not line.get_label().startswith("_") for line in ax.lines) or len(pieces) > 1:
         ax.legend(fontsize="small")

@@ -11,30 +11,32 @@ from __future__ import annotations
 import os
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any, Literal
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
 from .._display import LABEL_WIDTH, VALUE_WIDTH, printable
-from ..compare import compare
+from .._docs import fill_doc
+from .._types import Correction, Levels, Method, Seed, Test, Variant
+from ..correlation.confidence import bootstrap
 from ..kernels import LEVELS
-from ..schema import is_system_level
-from ..resampling.bootstrap import bootstrap
 from ..resampling.draws import resolve_seed
+from ..resampling.schemes import (
+    bootstrap_label,
+    parse_permute,
+    parse_resample,
+    permutation_label,
+)
+from ..schema import is_system_level
+from ..significance.allpairs import compare
 from ..tidy import tidy
 from ..validation import check_choice
 
 __all__ = ["Report", "report"]
 
 _UNITS = {"system": "systems", "input": "inputs", "global": "cells"}
-_SCHEMES = {("system",): "SYSTEMS", ("input",): "INPUTS", ("input", "system"): "BOTH"}
-
-
-def _scheme(dims: Sequence[str], test: str) -> str:
-    key = tuple(sorted([dims] if isinstance(dims, str) else dims))
-    return f"{test}-{_SCHEMES.get(key, '+'.join(key))}"
 
 
 def _count(n: int, noun: str) -> str:
@@ -91,7 +93,7 @@ class Report:
 
     intervals: xr.Dataset
     comparisons: xr.Dataset
-    settings: dict = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def levels(self) -> list[str]:
@@ -155,17 +157,17 @@ class Report:
 
     def figures(self) -> dict[str, Any]:
         """The two figures: ``"ci"`` (forest plot, levels side by side) and ``"significance"``."""
-        from ..plot.agreement import _pyplot
-        from ..plot.significance import _label_inches, plot_ci, plot_significance
+        from ..plot.backend import label_inches, pyplot
+        from ..plot.significance import plot_ci, plot_significance
 
-        plt = _pyplot()
+        plt = pyplot()
         ci = self.intervals[["correlation", "low", "high"]]
         ci.attrs = dict(self.intervals.attrs)
         fig_ci = plot_ci(ci)
         if not hasattr(fig_ci, "savefig"):  # a single level gives an Axes
             fig_ci = fig_ci.figure
         m = self.intervals.sizes["metric"]
-        side = 1.0 + 0.26 * m + _label_inches([str(v) for v in self.intervals["metric"].values], size=0.075)
+        side = 1.0 + 0.26 * m + label_inches([str(v) for v in self.intervals["metric"].values], size=0.075)
         n_lev = len(self.levels)
         fig_sig, axes = plt.subplots(1, n_lev, figsize=(n_lev * (side + 1.0), side), squeeze=False,
                                      layout="constrained")
@@ -206,22 +208,68 @@ class Report:
         return write_all(self, out, formats=formats, dpi=dpi, overwrite=overwrite)
 
 
+def _report_iv(data: xr.Dataset | xr.DataArray, level: Levels | None, resample: str | Sequence[str] | None,
+               test: Test, permute: str | Sequence[str] | None,
+               rng: Seed) -> tuple[list[str], tuple[str, ...], str | None, int]:
+    """Levels, resampled dims, PERM-* label (permutation tests only) and seed of a report."""
+    default = ("system",) if is_system_level(data) else ("system", "input")
+    chosen = default if level is None else level
+    levels: list[str] = [chosen] if isinstance(chosen, str) else list(chosen)
+    if not levels:
+        raise ValueError(f"level must be one of {LEVELS} or a list of them, got an empty list")
+    for lev in levels:
+        check_choice(lev, LEVELS, "level")
+    dims = parse_resample(default if resample is None else resample)
+    permute_label = None
+    if test == "permutation":  # the other tests never swap: their permute is not used
+        permute_label = permutation_label(parse_permute(default if permute is None else permute))
+    return levels, dims, permute_label, resolve_seed(rng)
+
+
+def _report_level(data: xr.Dataset | xr.DataArray, options: dict[str, Any], *, test: Test,
+                  permute_label: str | None, confidence_level: float, alpha: float,
+                  correction: Correction | None, log: IO[str] | None) -> tuple[xr.Dataset, xr.Dataset]:
+    """The bootstrap CIs (with cluster and rank) and the all-pairs test of one level."""
+    lev = options["level"]
+    if log is not None:
+        print(f"{lev} level: bootstrap CIs ({options['n_resamples']} resamples)", file=log, flush=True)
+    b = bootstrap(data, confidence_level=confidence_level, **options)
+    if log is not None:
+        print(f"{lev} level: {test} tests of all metric pairs", file=log, flush=True)
+    if b.sizes["metric"] < 2:  # nothing to compare: one cluster, no pairs
+        c = _single_metric_comparison(b, test=test, correction=correction, alpha=alpha)
+    else:
+        swap: dict[str, Any] = {} if permute_label is None else {"permute": permute_label}
+        c = compare(data, test=test, correction=correction, alpha=alpha, **swap, **options)
+    b = b.drop_vars([v for v in ("distribution",) if v in b]).assign(cluster=c["cluster"])
+    b["rank"] = ("metric", _ranks(np.asarray(b["correlation"].values, dtype=np.float64)))
+    return b.expand_dims(level=[lev]), c.expand_dims(level=[lev])
+
+
+def _stack_levels(parts: list[xr.Dataset]) -> xr.Dataset:
+    """The per-level results along ``level``, with the first one's attrs (without its level)."""
+    stacked = xr.concat(parts, dim="level", coords="different", compat="equals")
+    stacked.attrs = {k: v for k, v in parts[0].attrs.items() if k != "level"}
+    return stacked
+
+
+@fill_doc
 def report(
     data: xr.Dataset | xr.DataArray,
     *,
     target: Hashable,
     metrics: Sequence[Hashable] | None = None,
-    level: str | Sequence[str] | None = None,
-    method: Literal["pearson", "spearman", "kendall"] = "pearson",
-    variant: Literal["b", "c", "a", "23", "acc23"] = "b",
+    level: Levels | None = None,
+    method: Method = "pearson",
+    variant: Variant = "b",
     resample: str | Sequence[str] | None = None,
-    test: Literal["permutation", "bootstrap", "williams"] = "permutation",
+    test: Test = "permutation",
     permute: str | Sequence[str] | None = None,
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
     alpha: float = 0.05,
-    correction: Literal["bonferroni", "holm", "fdr_bh"] | None = "holm",
-    rng: int | np.random.Generator | np.random.SeedSequence | None = None,
+    correction: Correction | None = "holm",
+    rng: Seed = None,
     progress: bool = False,
     log: IO[str] | None = None,
     source: str = "",
@@ -234,34 +282,32 @@ def report(
 
     Parameters
     ----------
-    data : Dataset or DataArray
-        Scores with ``system`` and ``input`` dims.
-    target : str
-        Human score.
-    metrics : list of str, optional
-        Default every non-human variable.
-    level : str or list of str, optional
+    %(data)s
+    %(target)s
+    %(metrics)s
+    level : {"system", "input", "global"} or list of them, optional
         Default ("system", "input"); "system" for system-level data (a ``system``
         dim and no ``input`` dim).
-    method : {"pearson", "spearman", "kendall"}, default "pearson"
-    variant : {"b", "c", "a", "23", "acc23"}
-        Kendall's variant (tau-a, tau_eq and acc_eq: system and input level only).
-    resample : str or tuple, optional
-        Dims the bootstrap resamples: default ("system", "input") (BOOT-BOTH);
-        "system" (BOOT-SYSTEMS) for system-level data.
+    %(method)s
+    %(variant)s
+        In a report, tau-a, tau_eq and acc_eq are defined at system and input level only.
+    resample : str or tuple of str, optional
+        Dims the bootstrap resamples, or their label (any case): default
+        ("system", "input") (BOOT-BOTH); "system" (BOOT-SYSTEMS) for system-level data.
     test : {"permutation", "bootstrap", "williams"}, default "permutation"
-    permute : str or tuple, optional
-        Dims the permutation test swaps along: default ("system", "input")
-        (PERM-BOTH); "system" (PERM-SYSTEMS) for system-level data.
+        Test of each metric pair.
+    permute : str or tuple of str, optional
+        Dims the permutation test swaps along, or their label (any case): default
+        ("system", "input") (PERM-BOTH); "system" (PERM-SYSTEMS) for system-level data.
     n_resamples : int, default 1000
         Bootstrap resamples and permutation draws.
-    confidence_level, alpha : float
+    %(confidence_level)s
+    alpha : float, default 0.05
+        Significance level of the tests.
     correction : {"bonferroni", "holm", "fdr_bh"} or None, default "holm"
         Multiple-testing correction of each metric's row of comparisons.
-    rng : int, Generator, SeedSequence or None
-        Seed; the report records the seed it used.
-    progress : bool, default False
-        Progress bars on stderr while computing.
+    %(rng)s
+    %(progress)s
     log : file, optional
         Where to write one status line per step (e.g. ``sys.stderr``).
     source : str
@@ -270,6 +316,8 @@ def report(
     Returns
     -------
     Report
+        Its settings name the schemes by label: ``ci_scheme`` (BOOT-*) and
+        ``test_scheme`` (PERM-*, or the test).
 
     Examples
     --------
@@ -280,45 +328,24 @@ def report(
     >>> best = rep.table().iloc[0]
     >>> best["level"], best["metric"], int(best["rank"]), int(best["cluster"])
     ('system', 'qa_eval_f1', 1, 1)
+    >>> rep.settings["ci_scheme"], rep.settings["test_scheme"]
+    ('BOOT-BOTH', 'PERM-BOTH')
     """
-    default = ("system",) if is_system_level(data) else ("system", "input")
-    level = default if level is None else level
-    resample = default if resample is None else resample
-    permute = default if permute is None else permute
-    levels = [level] if isinstance(level, str) else list(level)
-    if not levels:
-        raise ValueError(f"level must be one of {LEVELS} or a list of them, got an empty list")
-    for lev in levels:
-        check_choice(lev, LEVELS, "level")
-    seed = resolve_seed(rng)
+    levels, dims, permute_label, seed = _report_iv(data, level, resample, test, permute, rng)
     boots, comps = [], []
     for lev in levels:
-        if log is not None:
-            print(f"{lev} level: bootstrap CIs ({n_resamples} resamples)", file=log, flush=True)
-        b = bootstrap(data, target=target, metrics=metrics, level=lev, method=method, variant=variant,
-                      resample=resample, n_resamples=n_resamples, confidence_level=confidence_level,
-                      rng=seed, progress=progress)
-        if log is not None:
-            print(f"{lev} level: {test} tests of all metric pairs", file=log, flush=True)
-        if b.sizes["metric"] < 2:  # nothing to compare: one cluster, no pairs
-            c = _single_metric_comparison(b, test=test, correction=correction, alpha=alpha)
-        else:
-            c = compare(data, target=target, metrics=metrics, level=lev, method=method, variant=variant,
-                        test=test, permute=permute, resample=resample, n_resamples=n_resamples, rng=seed,
-                        correction=correction, alpha=alpha, progress=progress)
-        b = b.drop_vars([v for v in ("distribution",) if v in b]).assign(cluster=c["cluster"])
-        b["rank"] = ("metric", _ranks(np.asarray(b["correlation"].values, dtype=np.float64)))
-        boots.append(b.expand_dims(level=[lev]))
-        comps.append(c.expand_dims(level=[lev]))
-    intervals = xr.concat(boots, dim="level", coords="different", compat="equals")
-    comparisons = xr.concat(comps, dim="level", coords="different", compat="equals")
-    intervals.attrs = {k: v for k, v in boots[0].attrs.items() if k != "level"}
-    comparisons.attrs = {k: v for k, v in comps[0].attrs.items() if k != "level"}
+        options = {"target": target, "metrics": metrics, "level": lev, "method": method, "variant": variant,
+                   "resample": dims, "n_resamples": n_resamples, "rng": seed, "progress": progress}
+        b, c = _report_level(data, options, test=test, permute_label=permute_label,
+                             confidence_level=confidence_level, alpha=alpha, correction=correction, log=log)
+        boots.append(b)
+        comps.append(c)
+    intervals, comparisons = _stack_levels(boots), _stack_levels(comps)
     settings = {
         "source": source, "target": str(target), "levels": levels, "method": method,
         "variant": variant if method == "kendall" else "",
-        "resample": intervals.attrs.get("resample"), "ci_scheme": _scheme(resample, "BOOT"),
-        "test": test, "test_scheme": _scheme(permute, "PERM") if test == "permutation" else test,
+        "resample": intervals.attrs.get("resample"), "ci_scheme": bootstrap_label(dims),
+        "test": test, "test_scheme": permute_label or test,
         "n_resamples": int(n_resamples), "confidence_level": float(confidence_level), "alpha": float(alpha),
         "correction": correction, "seed": seed,
     }

@@ -7,15 +7,18 @@ import os
 import secrets
 import shutil
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from .._display import VALUE_WIDTH, printable
 
+__all__ = ["FIGURE_FORMATS", "REPORT_FILES", "check_destination", "write_all"]
+
 FIGURE_FORMATS = ("png", "svg", "pdf")
 
 
-def _jsonable(value):
+def _jsonable(value: Any) -> Any:
     if isinstance(value, (np.integer,)):
         return int(value)
     if isinstance(value, (np.floating,)):
@@ -29,7 +32,7 @@ def _jsonable(value):
     return value
 
 
-def _records(frame) -> list[dict]:
+def _records(frame: Any) -> list[dict]:
     return [{k: _jsonable(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
 
 
@@ -114,7 +117,18 @@ def _move_into_place(tmp: str, dest: str) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def write_all(report, out: str | os.PathLike[str], *, formats: Sequence[str] = ("png", "svg"),
+def _write_all_iv(out: str | os.PathLike[str], formats: str | Sequence[str],
+                  overwrite: bool) -> tuple[list[str], str]:
+    """The figure formats as a list, and ``out`` as an absolute path that may be written."""
+    formats = [formats] if isinstance(formats, str) else list(formats)
+    for fmt in formats:
+        if fmt not in FIGURE_FORMATS:
+            raise ValueError(f"formats must hold figure formats from {FIGURE_FORMATS}, "
+                             f"got {printable(repr(fmt), 60)}")
+    return formats, check_destination(out, overwrite=overwrite)
+
+
+def write_all(report: Any, out: str | os.PathLike[str], *, formats: str | Sequence[str] = ("png", "svg"),
               dpi: int = 150, overwrite: bool = False) -> dict[str, str]:
     """Write every output of ``report`` to directory ``out``, all or nothing.
 
@@ -122,12 +136,7 @@ def write_all(report, out: str | os.PathLike[str], *, formats: Sequence[str] = (
     all are written; on any error or interrupt the folder is removed and ``out`` is
     left as it was. See :func:`check_destination` for what ``out`` may be.
     """
-    formats = [formats] if isinstance(formats, str) else list(formats)
-    for fmt in formats:
-        if fmt not in FIGURE_FORMATS:
-            raise ValueError(f"formats must hold figure formats from {FIGURE_FORMATS}, "
-                             f"got {printable(repr(fmt), 60)}")
-    dest = check_destination(out, overwrite=overwrite)
+    formats, dest = _write_all_iv(out, formats, overwrite)
     os.makedirs(os.path.dirname(dest), exist_ok=True)
     tmp = _fresh_name(dest, "partial")
     os.mkdir(tmp)
@@ -142,7 +151,7 @@ def write_all(report, out: str | os.PathLike[str], *, formats: Sequence[str] = (
     return {what: os.path.join(shown, name) for what, name in names.items()}
 
 
-def _write_files(report, out: str, *, formats: Sequence[str], dpi: int) -> dict[str, str]:
+def _write_files(report: Any, out: str, *, formats: Sequence[str], dpi: int) -> dict[str, str]:
     """Write the tables, figures and page into the new directory ``out``; file name per item."""
     written: dict[str, str] = {}
     table = report.table()
@@ -158,10 +167,10 @@ def _write_files(report, out: str, *, formats: Sequence[str], dpi: int) -> dict[
         fh.write("\n")
     written["table and tests (JSON)"] = "report.json"
 
-    from ..plot.agreement import _pyplot
+    from ..plot.backend import pyplot
     from .html import page_html
 
-    plt = _pyplot()
+    plt = pyplot()
     figures = report.figures()
     try:
         for name, fig in figures.items():

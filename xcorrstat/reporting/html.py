@@ -8,6 +8,7 @@ import io
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .._display import VALUE_WIDTH, printable
 from .._version import __version__
@@ -36,7 +37,7 @@ def _num(value: float, digits: int = 3) -> str:
     return "nan" if value is None or np.isnan(value) else f"{value:.{digits}f}"
 
 
-def _level_table(rows) -> str:
+def _level_table(rows: pd.DataFrame) -> str:
     head = "<tr><th>rank</th><th>metric</th><th>r</th><th>CI low</th><th>CI high</th><th>cluster</th></tr>"
     body = []
     for row in rows.itertuples():
@@ -50,7 +51,7 @@ def _level_table(rows) -> str:
     return f"<table class='xcorrstat'>{head}{''.join(body)}</table>"
 
 
-def _settings_html(report) -> str:
+def _settings_html(report: Any) -> str:
     s = report.settings
     correction = s["correction"] or "no correction"
     return (
@@ -71,7 +72,7 @@ _NOTEBOOK_STYLE = (
 )
 
 
-def tables_html(report) -> str:
+def tables_html(report: Any) -> str:
     """The ranked tables side by side (a notebook's rich repr)."""
     table = report.table()
     parts = []
@@ -89,7 +90,7 @@ def _png_data_uri(fig: Any, dpi: int) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def page_html(report, figures: dict[str, Any], *, dpi: int = 110) -> str:
+def page_html(report: Any, figures: dict[str, Any], *, dpi: int = 110) -> str:
     """A self-contained HTML page: settings, ranked tables and both figures (embedded PNGs)."""
     s = report.settings
     ci_uri = _png_data_uri(figures["ci"], dpi)

@@ -22,9 +22,12 @@ name): ``integers(0, n_1, (DRAW_BLOCK, n_1))``, then ``n_2``, and so on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from .._types import Seed, SwapUnit
 
 __all__ = [
     "resolve_seed",
@@ -38,6 +41,9 @@ __all__ = [
     "MAX_DRAW_TASKS",
     "draws_per_task",
     "batched_draws",
+    "fill_draws",
+    "keyed_generator",
+    "seeded_generator",
 ]
 
 _CANONICAL = ("system", "input")
@@ -45,8 +51,13 @@ DRAW_BLOCK = 256
 #: Most tasks a run's draws are split into, whatever ``batch`` says (see :func:`draws_per_task`).
 MAX_DRAW_TASKS = 256
 
+#: What a block's generator samples: ``(shape, sample)`` with ``sample(generator, (DRAW_BLOCK, *shape))``.
+Sampler = tuple[tuple[int, ...], Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]]
+#: The arrays of a batch of draw ids, one row per draw (what :func:`batched_draws` slices).
+MakeDraws = Callable[[np.ndarray], Sequence[np.ndarray]]
 
-def resolve_seed(rng) -> int:
+
+def resolve_seed(rng: Seed) -> int:
     """The integer seed a run uses, recorded in result attrs.
 
     ``None`` draws fresh entropy; an ``int`` is used as is; a ``SeedSequence``
@@ -59,7 +70,7 @@ def resolve_seed(rng) -> int:
     42
     """
     if rng is None:
-        return int(np.random.SeedSequence().entropy % (2**63))
+        return int(np.random.SeedSequence().entropy) % (2**63)  # type: ignore[arg-type]  # fresh entropy is an int
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
         if rng < 0:
             raise ValueError(f"rng must be a non-negative integer seed, got {rng}")
@@ -67,7 +78,7 @@ def resolve_seed(rng) -> int:
     if isinstance(rng, np.random.SeedSequence):
         if rng.spawn_key:
             raise ValueError("rng: pass a root SeedSequence (no spawn_key) or an integer seed")
-        return int(rng.entropy)
+        return int(rng.entropy)  # type: ignore[arg-type]  # a root sequence's entropy is an int
     if isinstance(rng, np.random.Generator):
         return int(rng.integers(2**63))
     raise TypeError(
@@ -75,13 +86,38 @@ def resolve_seed(rng) -> int:
     )
 
 
+def keyed_generator(seed: int, *key: int) -> np.random.Generator:
+    """The generator of stream ``key`` of a run: ``PCG64(SeedSequence(seed, spawn_key=key))``.
+
+    Every keyed stream of the package (blocks of draw ids, coverage and power
+    trials) comes from here, so a stream depends on the seed and its key alone.
+
+    Examples
+    --------
+    >>> bool(keyed_generator(1, 3).random() == np.random.default_rng(np.random.SeedSequence(1).spawn(4)[3]).random())
+    True
+    """
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=tuple(int(k) for k in key))))
+
+
+def seeded_generator(seed: Seed) -> np.random.Generator:
+    """``np.random.default_rng(seed)``: the one stream of code that must match another library's draws."""
+    return np.random.default_rng(seed)
+
+
 def draw_generator(seed: int, block: int) -> np.random.Generator:
     """The generator of draw block ``block`` (draws ``block * DRAW_BLOCK`` onwards)."""
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(int(block),))))
+    return keyed_generator(seed, block)
 
 
 def canonical_dims(dims: Sequence[str]) -> tuple[str, ...]:
-    """Resampled dims in the order draws take them: system, input, then the rest by name."""
+    """Resampled dims in the order draws take them: system, input, then the rest by name.
+
+    Examples
+    --------
+    >>> canonical_dims(["input", "lp", "system"])
+    ('system', 'input', 'lp')
+    """
     dims = tuple(dims)
     if len(set(dims)) != len(dims):
         raise ValueError(f"resample names a dim twice: {dims}")
@@ -90,7 +126,7 @@ def canonical_dims(dims: Sequence[str]) -> tuple[str, ...]:
     return tuple(first) + tuple(rest)
 
 
-def bootstrap_indices(seed: int, draws, sizes: Sequence[int]) -> list[np.ndarray]:
+def bootstrap_indices(seed: int, draws: ArrayLike, sizes: Sequence[int]) -> list[np.ndarray]:
     """Indices drawn with replacement, one ``(len(draws), n)`` array per size.
 
     ``sizes`` are the lengths of the resampled dims in canonical order. These are
@@ -104,14 +140,17 @@ def bootstrap_indices(seed: int, draws, sizes: Sequence[int]) -> list[np.ndarray
     >>> bool((bootstrap_indices(0, [700], [16, 100])[1] == inp_idx[1]).all())
     True
     """
-    samplers = [((int(n),), lambda g, shape, n=int(n): g.integers(0, n, size=shape)) for n in sizes]
-    return _blocked_draws(seed, draws, samplers)
+
+    def indices(n: int) -> Sampler:
+        return (n,), lambda g, shape: g.integers(0, n, size=shape)
+
+    return _blocked_draws(seed, draws, [indices(int(n)) for n in sizes])
 
 
 PERMUTE_SCHEMES = ("system", "input", "cells", "system-xor-input")
 
 
-def permutation_masks(seed: int, draws, n_systems: int, n_inputs: int, scheme: str) -> np.ndarray:
+def permutation_masks(seed: int, draws: ArrayLike, n_systems: int, n_inputs: int, scheme: SwapUnit) -> np.ndarray:
     """Swap masks ``(len(draws), S, I)`` of bools: True where X and Y swap in that draw.
 
     ``scheme``: ``"system"`` flips whole system rows (PERM-SYSTEMS), ``"input"`` whole
@@ -125,7 +164,10 @@ def permutation_masks(seed: int, draws, n_systems: int, n_inputs: int, scheme: s
     >>> m.shape, bool((m == m[:, :, :1]).all())
     ((2, 3, 4), True)
     """
-    coin = lambda g, shape: g.integers(0, 2, size=shape, dtype=np.int8).astype(bool)  # noqa: E731
+
+    def coin(g: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        return g.integers(0, 2, size=shape, dtype=np.int8).astype(bool)
+
     if scheme == "cells":
         (m,) = _blocked_draws(seed, draws, [((n_systems, n_inputs), coin)])
         return m
@@ -141,7 +183,7 @@ def permutation_masks(seed: int, draws, n_systems: int, n_inputs: int, scheme: s
     raise ValueError(f"scheme must be one of {PERMUTE_SCHEMES!r}, got {scheme!r}")
 
 
-def _blocked_draws(seed: int, draws, samplers) -> list[np.ndarray]:
+def _blocked_draws(seed: int, draws: ArrayLike, samplers: Sequence[Sampler]) -> list[np.ndarray]:
     """Rows ``draws`` of per-block samples: one generator per block of ``DRAW_BLOCK`` draw ids.
 
     ``samplers`` is a list of ``(shape, sample)`` with ``sample(generator, (DRAW_BLOCK, *shape))``;
@@ -158,21 +200,28 @@ def _blocked_draws(seed: int, draws, samplers) -> list[np.ndarray]:
         rows = draws[mine] % DRAW_BLOCK
         for k, (shape, sample) in enumerate(samplers):
             values = sample(g, (DRAW_BLOCK, *shape))
-            if out[k] is None:
-                out[k] = np.empty((draws.size, *shape), dtype=values.dtype)
-            out[k][mine] = values[rows]
+            target = out[k]
+            if target is None:
+                target = out[k] = np.empty((draws.size, *shape), dtype=values.dtype)
+            target[mine] = values[rows]
     return [o if o is not None else np.empty((0, *shape)) for o, (shape, _) in zip(out, samplers)]
 
 
-def counts_from_indices(indices: np.ndarray, n: int) -> np.ndarray:
-    """Count vectors ``(B, n)`` from drawn indices ``(B, m)`` (``np.bincount`` per row)."""
+def counts_from_indices(indices: ArrayLike, n: int) -> np.ndarray:
+    """Count vectors ``(B, n)`` from drawn indices ``(B, m)`` (``np.bincount`` per row).
+
+    Examples
+    --------
+    >>> counts_from_indices(np.array([[0, 0, 2], [1, 2, 2]]), 3).tolist()
+    [[2, 0, 1], [0, 1, 2]]
+    """
     indices = np.asarray(indices, dtype=np.int64)
     b = indices.shape[0]
     flat = indices + (np.arange(b, dtype=np.int64) * n)[:, None]
     return np.bincount(flat.ravel(), minlength=b * n).reshape(b, n)
 
 
-def bootstrap_counts(seed: int, draws, sizes: Sequence[int]) -> list[np.ndarray]:
+def bootstrap_counts(seed: int, draws: ArrayLike, sizes: Sequence[int]) -> list[np.ndarray]:
     """Count vectors ``(len(draws), n)`` per resampled dim (canonical order)."""
     return [counts_from_indices(idx, n) for idx, n in zip(bootstrap_indices(seed, draws, sizes), sizes)]
 
@@ -191,7 +240,7 @@ def draws_per_task(n_resamples: int, batch: int) -> int:
     return int(max(batch, -(-int(n_resamples) // MAX_DRAW_TASKS), 1))
 
 
-def batched_draws(ids, batch: int, make):
+def batched_draws(ids: ArrayLike, batch: int, make: MakeDraws) -> Iterator[tuple[int, int, list[np.ndarray]]]:
     """Yield ``(start, stop, values)`` for consecutive batches of ``batch`` draw ids.
 
     ``values`` is ``make(ids[start:stop])`` (a list of arrays, one row per draw),
@@ -199,6 +248,11 @@ def batched_draws(ids, batch: int, make):
     group's rows are sliced: small batches then cost one generator per block of
     draw ids, not one per batch. Rows depend only on the draw ids, so the values
     are those of ``make`` on each batch, bit for bit.
+
+    Examples
+    --------
+    >>> [(start, stop, v.tolist()) for start, stop, (v,) in batched_draws(np.arange(5), 2, lambda ids: [ids * 10])]
+    [(0, 2, [0, 10]), (2, 4, [20, 30]), (4, 5, [40])]
     """
     ids = np.asarray(ids).reshape(-1)
     group = batch * -(-DRAW_BLOCK // batch)
@@ -208,3 +262,36 @@ def batched_draws(ids, batch: int, make):
         for start in range(g0, g1, batch):
             stop = min(start + batch, g1)
             yield start, stop, [v[start - g0 : stop - g0] for v in values]
+
+
+def fill_draws(
+    out: np.ndarray,
+    ids: ArrayLike,
+    batch: int,
+    make: MakeDraws,
+    compute: Callable[..., ArrayLike],
+    *,
+    axis: int = -1,
+    after: Callable[[int, int], object] | None = None,
+) -> np.ndarray:
+    """The one loop over batches of draws: ``out`` along ``axis`` gets ``compute(*values)`` of each batch.
+
+    ``values`` are ``make``'s arrays for the batch's draw ids (see :func:`batched_draws`).
+    ``after(start, stop)``, if given, runs after each batch; a true result ends the
+    loop (sequential stopping). Returns ``out``.
+
+    Examples
+    --------
+    >>> out = fill_draws(np.empty((2, 5)), np.arange(5), 2, lambda ids: [ids[:, None] * [1, 10]],
+    ...                  lambda v: v.T)
+    >>> out[1].tolist()
+    [0.0, 10.0, 20.0, 30.0, 40.0]
+    """
+    index: list[slice] = [slice(None)] * out.ndim
+    for start, stop, values in batched_draws(ids, batch, make):
+        index[axis] = slice(start, stop)
+        out[tuple(index)] = compute(*values)
+        if after is not None and after(start, stop):
+            break
+    return out
+

@@ -12,22 +12,25 @@ from __future__ import annotations
 import sys
 import threading
 import warnings
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
 import dask
 import dask.array as dsa
 from dask.array.core import PerformanceWarning
 import numpy as np
 import xarray as xr
+from numpy.typing import ArrayLike
 from threadpoolctl import ThreadpoolController
 
+from .._types import Level, Method
 from ..schema import INPUT, SYSTEM, check_finite
-from .draws import batched_draws, bootstrap_indices, canonical_dims, draws_per_task
+from .draws import bootstrap_indices, draws_per_task, fill_draws
 from .statistics import calibration_table, resampled_calibration, resampled_level_correlation
 
 __all__ = [
     "RESAMPLE_DIM",
     "bootstrap_draws",
-    "check_resample",
     "compute_with_progress",
     "default_batch",
     "default_metric_chunk",
@@ -37,27 +40,23 @@ __all__ = [
 ]
 
 RESAMPLE_DIM = "resample"
-_BLOCK_ELEMS = 32_000_000  # ~256 MB of float64 temporaries per task
-_RESAMPLABLE = (SYSTEM, INPUT)
-_SMALL_WORK = 20_000_000  # cells x draws below which eager data is computed in one block
+#: float64 temporaries one task of draws may hold (~256 MB): the one block-size policy of every resampling path.
+BLOCK_ELEMS = 32_000_000
+#: Work (cells x draws) below which eager data is computed in one block, without Dask.
+SMALL_WORK = 20_000_000
 #: float64 temporaries a batch of draws may always use (``batch`` is raised to fill them).
 MIN_BATCH_ELEMS = 1_000_000
 
 
-def check_resample(resample) -> tuple[str, ...]:
-    """Normalise ``resample`` to a canonical tuple of dims, with a clear error."""
-    if not isinstance(resample, (str, list, tuple)):
-        raise ValueError(f"resample must be 'system', 'input' or ('system', 'input'), got {resample!r}")
-    dims = (resample,) if isinstance(resample, str) else tuple(resample)
-    if not dims:
-        raise ValueError("resample must name at least one dim: 'system', 'input' or both")
-    for d in dims:
-        if d not in _RESAMPLABLE:
-            raise ValueError(
-                f"resample must be 'system', 'input' or ('system', 'input'), got {resample!r}; "
-                f"resampling a batch dim such as a language pair is not supported yet"
-            )
-    return canonical_dims(dims)
+class Computable(Protocol):
+    """Anything Dask can compute: an xarray object or a Dask collection."""
+
+    def compute(self, **kwargs: Any) -> Any: ...
+
+    def persist(self, **kwargs: Any) -> Any: ...
+
+
+Computed = TypeVar("Computed", bound=Computable)
 
 
 def default_metric_chunk(n_metrics: int) -> int:
@@ -66,23 +65,40 @@ def default_metric_chunk(n_metrics: int) -> int:
 
 
 def draws_within(budget: int, per_draw: int) -> int:
-    """Draws (1 to 1,000) whose float64 temporaries, ``per_draw`` elements each, fit in ``budget``."""
+    """Draws (1 to 1,000) whose float64 temporaries, ``per_draw`` elements each, fit in ``budget``.
+
+    Examples
+    --------
+    >>> draws_within(1000, 300), draws_within(10, 300)
+    (3, 1)
+    """
     return int(max(1, min(1000, budget // max(per_draw, 1))))
 
 
 def raised_batch(batch: int, per_draw: int, n_resamples: int) -> int:
-    """``batch`` raised to the draws that fit in ``MIN_BATCH_ELEMS``, and at most ``n_resamples``."""
+    """``batch`` raised to the draws that fit in ``MIN_BATCH_ELEMS``, and at most ``n_resamples``.
+
+    Examples
+    --------
+    >>> raised_batch(1, 100, 50), raised_batch(1, 10**7, 50)
+    (50, 1)
+    """
     return int(min(max(batch, draws_within(MIN_BATCH_ELEMS, per_draw)), n_resamples))
 
 
-def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: str, method: str,
-                  calibrate: bool = False, *, budget: int = _BLOCK_ELEMS) -> int:
+def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: Level, method: Method,
+                  calibrate: bool = False, *, budget: int = BLOCK_ELEMS) -> int:
     """Draws per batch (and per task) so one task's temporaries stay near 256 MB (``budget`` elements).
 
     The estimate counts the float64 temporaries one draw needs for ``n_metrics``
     metrics: pair arrays at system level, per-input sums (Kendall) or per-input
     weighted ranks (Pearson/Spearman) at input level, the gathered cells at global level;
     with ``calibrate``, the pair weights and calibration curve of every pair.
+
+    Examples
+    --------
+    >>> default_batch(10, 20, 100, "system", "pearson")
+    1000
     """
     s, i = n_systems, n_inputs
     if level == "within_system":  # input level with the dims' roles swapped
@@ -99,7 +115,7 @@ def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: str, met
     return draws_within(budget, per_draw)
 
 
-def batch_plan(x: xr.DataArray, n_resamples: int, batch: int, *, level: str, method: str,
+def batch_plan(x: xr.DataArray, n_resamples: int, batch: int, *, level: Level, method: Method,
                calibrate: bool = False) -> tuple[int, int]:
     """Draws computed together and draws per task for ``batch`` on scores ``x``.
 
@@ -127,15 +143,17 @@ class _SingleThreadedBlas:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._depth = 0
-        self._limiter = None
-        self._controller = None  # made on first use (it inspects the loaded libraries once)
+        self._limiter: Any = None
+        # made on first use (it inspects the loaded libraries once)
+        self._controller: ThreadpoolController | None = None
 
     def __enter__(self) -> None:
         with self._lock:
             if self._depth == 0:
-                if self._controller is None:
-                    self._controller = ThreadpoolController()
-                self._limiter = self._controller.limit(limits=1, user_api="blas")
+                controller = self._controller
+                if controller is None:
+                    controller = self._controller = ThreadpoolController()
+                self._limiter = controller.limit(limits=1, user_api="blas")
             self._depth += 1
 
     def __exit__(self, *exc: object) -> None:
@@ -146,16 +164,17 @@ class _SingleThreadedBlas:
                 self._limiter = None
 
 
-_BLAS_ONE_THREAD = _SingleThreadedBlas()
+BLAS_ONE_THREAD = _SingleThreadedBlas()
 
 
-def _block_task(x, z, ids, **kwargs):
+def _block_task(x: np.ndarray, z: np.ndarray, ids: ArrayLike, **kwargs: Any) -> np.ndarray:
     """A Dask task: one block with single-threaded BLAS."""
-    with _BLAS_ONE_THREAD:
+    with BLAS_ONE_THREAD:
         return _block(x, z, ids, **kwargs)
 
 
-def _block(x, z, ids, *, seed, dims, sizes, batch, kw):
+def _block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, seed: int, dims: Sequence[str], sizes: Sequence[int],
+           batch: int, kw: dict[str, Any]) -> np.ndarray:
     """Statistic and n (and the re-calibrated epsilon) of draws ``ids`` for one block:
     x, z (..., S, I) -> (2 or 3, ..., B)."""
     check_finite(x, "metric scores")
@@ -163,22 +182,23 @@ def _block(x, z, ids, *, seed, dims, sizes, batch, kw):
     ids = np.asarray(ids).reshape(-1)
     calibrate = _calibrates(kw)
     out = np.empty((3 if calibrate else 2,) + x.shape[:-2] + (ids.size,), dtype=np.float64)
-    if calibrate:  # the pairs are sorted once per block, for all its batches
-        table = calibration_table(x, z, level=kw["level"])
-    # batches of draws, never one draw at a time; indices are made once per block of draw ids
-    for start, stop, indices in batched_draws(ids, batch, lambda chunk: bootstrap_indices(seed, chunk, sizes)):
+    table = calibration_table(x, z, level=kw["level"]) if calibrate else None  # pairs sorted once per block
+
+    def statistic(*indices: np.ndarray) -> np.ndarray:
         idx = dict(zip(dims, indices))
+        parts: tuple[np.ndarray, ...]
         if calibrate:
             parts = resampled_calibration(x, z, level=kw["level"], variant=kw["variant"], table=table,
                                           sys_idx=idx.get(SYSTEM), inp_idx=idx.get(INPUT))
         else:
             parts = resampled_level_correlation(x, z, sys_idx=idx.get(SYSTEM), inp_idx=idx.get(INPUT), **kw)
-        for k, part in enumerate(parts):
-            out[k, ..., start:stop] = part
-    return out
+        return np.stack(np.broadcast_arrays(*parts))
+
+    # batches of draws, never one draw at a time; indices are made once per block of draw ids
+    return fill_draws(out, ids, batch, lambda chunk: bootstrap_indices(seed, chunk, sizes), statistic)
 
 
-def _calibrates(kw) -> bool:
+def _calibrates(kw: Mapping[str, Any]) -> bool:
     return isinstance(kw.get("epsilon"), str) and kw["epsilon"] == "calibrate"
 
 
@@ -191,8 +211,8 @@ def bootstrap_draws(
     n_resamples: int,
     batch: int,
     metric_chunk: int | None = None,
-    **kw,
-) -> tuple[xr.DataArray, xr.DataArray]:
+    **kw: Any,
+) -> tuple[xr.DataArray, ...]:
     """Lazy (Dask) draws of a level correlation: ``(r, n)`` over (..., resample).
 
     With ``epsilon="calibrate"`` the metric-tie threshold is re-calibrated in every
@@ -212,7 +232,7 @@ def bootstrap_draws(
     coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {SYSTEM, INPUT}}
     dims = lead + [RESAMPLE_DIM]
     eager = x.chunks is None and z.chunks is None
-    if eager and x.size * n_resamples <= _SMALL_WORK and not _client_active():
+    if eager and runs_in_one_block(x.size * n_resamples):
         # small eager problems: one block in this thread beats building a task graph
         out = _block_task(x.values, z.values, np.arange(n_resamples), seed=seed, dims=resample, sizes=sizes,
                           batch=batch, kw=kw)
@@ -244,13 +264,19 @@ def bootstrap_draws(
     return _draw_arrays(out, dims, coords)
 
 
-def _draw_arrays(out, dims, coords) -> tuple[xr.DataArray, ...]:
+def _draw_arrays(out: Any, dims: Sequence[Hashable], coords: Mapping[Hashable, Any]) -> tuple[xr.DataArray, ...]:
     """(r, n[, epsilon]) as DataArrays from a block's stacked output."""
     parts = [out[0], out[1].astype(np.int64)] + ([out[2]] if out.shape[0] == 3 else [])
     return tuple(xr.DataArray(p, dims=dims, coords=coords) for p in parts)
 
 
-def _client_active() -> bool:
+def runs_in_one_block(work: int) -> bool:
+    """Whether eager work of ``work`` cells x draws is computed at once, without a task graph."""
+    return work <= SMALL_WORK and not client_active()
+
+
+def client_active() -> bool:
+    """Whether a ``dask.distributed`` Client is active (work then runs on its cluster)."""
     try:
         from distributed import get_client
 
@@ -260,7 +286,7 @@ def _client_active() -> bool:
     return True
 
 
-def compute_with_progress(obj, enabled: bool):
+def compute_with_progress(obj: Computed, enabled: bool) -> Computed:
     """Compute ``obj`` on the active scheduler, with a progress bar if asked.
 
     With a ``dask.distributed`` Client active the work runs on its cluster and
@@ -269,7 +295,7 @@ def compute_with_progress(obj, enabled: bool):
     """
     if not enabled:
         return obj.compute()
-    if not _client_active():
+    if not client_active():
         from dask.diagnostics import ProgressBar
 
         with ProgressBar(out=sys.stderr):

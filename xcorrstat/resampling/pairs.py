@@ -9,23 +9,24 @@ draws are shared by all pairs and do not depend on the block sizes or the schedu
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import dask
 import dask.array as dsa
 import numpy as np
 import xarray as xr
 from dask.array.core import PerformanceWarning
+from numpy.typing import ArrayLike
 
+from .._types import Level, Method, SwapUnit
 from ..schema import INPUT, METRIC, SYSTEM, check_finite
-from .draws import batched_draws, draws_per_task, permutation_masks
-from .engine import _BLAS_ONE_THREAD, _client_active, draws_within, raised_batch
-from .permutation import draw_deltas
+from .draws import draws_per_task, fill_draws, permutation_masks
+from .engine import BLAS_ONE_THREAD, BLOCK_ELEMS, draws_within, raised_batch, runs_in_one_block
+from .swapstats import draw_deltas
 
 __all__ = ["pair_permutation_draws", "default_pair_chunk"]
 
 PAIR_DIM = "pair"
-_BLOCK_ELEMS = 24_000_000  # float64 temporaries per task (~200 MB)
-_SMALL_WORK = 5_000_000
 
 
 def default_pair_chunk(n_pairs: int) -> int:
@@ -33,18 +34,21 @@ def default_pair_chunk(n_pairs: int) -> int:
     return max(1, min(64, -(-n_pairs // max(4 * dask.system.CPU_COUNT, 1))))
 
 
-def _per_pair_draw(s: int, i: int, level: str, method: str) -> int:
+def _per_pair_draw(s: int, i: int, level: Level, method: Method) -> int:
     """Rough float64 temporaries per pair and draw."""
     if level == "input":
         return i * (16 if method in ("pearson", "kendall") else 8 * s)
     if level == "system":
         return 8 * s if method == "pearson" else 6 * s * i
+    if level == "within_system":  # the swapped matrices are built: no mask-linear kernel here
+        return 6 * s * i
     return 16 if method == "pearson" else 6 * s * i
 
 
-def _pair_block(x, z, pi, pk, ids, *, seed, scheme, batch, kw):
+def _pair_block(x: np.ndarray, z: np.ndarray, pi: ArrayLike, pk: ArrayLike, ids: ArrayLike, *, seed: int,
+                scheme: SwapUnit, batch: int, kw: dict[str, Any]) -> np.ndarray:
     """One task: x (..., M, S, I), z (..., S, I), pair indices, draw ids -> (..., pairs, draws)."""
-    with _BLAS_ONE_THREAD:
+    with BLAS_ONE_THREAD:
         check_finite(x, "metric scores")
         check_finite(z, "target scores")
         pi, pk, ids = (np.asarray(a).reshape(-1) for a in (pi, pk, ids))
@@ -53,10 +57,11 @@ def _pair_block(x, z, pi, pk, ids, *, seed, scheme, batch, kw):
         deltas = draw_deltas(xa, ya, za, kw)
         out = np.empty(xa.shape[:-2] + (ids.size,), dtype=np.float64)
         s, i = x.shape[-2:]
-        masks = lambda chunk: [permutation_masks(seed, chunk, s, i, scheme)]  # noqa: E731
-        for start, stop, (m,) in batched_draws(ids, batch, masks):
-            out[..., start:stop] = deltas(m)
-        return out
+
+        def masks(chunk: np.ndarray) -> list[np.ndarray]:
+            return [permutation_masks(seed, chunk, s, i, scheme)]
+
+        return fill_draws(out, ids, batch, masks, deltas)
 
 
 def pair_permutation_draws(
@@ -65,9 +70,9 @@ def pair_permutation_draws(
     *,
     pairs: tuple[np.ndarray, np.ndarray],
     seed: int,
-    scheme: str,
+    scheme: SwapUnit,
     n_resamples: int,
-    kw: dict,
+    kw: dict[str, Any],
     pair_chunk: int | None = None,
     batch: int | None = None,
 ) -> xr.DataArray:
@@ -87,14 +92,14 @@ def pair_permutation_draws(
         pair_chunk = default_pair_chunk(pi.size)
     per_draw = pair_chunk * n_lead * _per_pair_draw(s, i, kw["level"], kw["method"])
     if batch is None:
-        batch = draws_within(_BLOCK_ELEMS, per_draw)
+        batch = draws_within(BLOCK_ELEMS, per_draw)
     # at least ~8 MB of temporaries per batch: one draw at a time costs more in overhead than in arithmetic
     batch = raised_batch(batch, per_draw, n_resamples)
     coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {METRIC, SYSTEM, INPUT}}
     dims = lead + [PAIR_DIM, "resample"]
-    opts = dict(seed=seed, scheme=scheme, batch=batch, kw=kw)
+    opts: dict[str, Any] = dict(seed=seed, scheme=scheme, batch=batch, kw=kw)
     eager = x.chunks is None and z.chunks is None
-    if eager and n_lead * pi.size * s * i * n_resamples <= _SMALL_WORK and not _client_active():
+    if eager and runs_in_one_block(n_lead * pi.size * s * i * n_resamples):
         out = _pair_block(x.values, z.values, pi, pk, np.arange(n_resamples), **opts)
         return xr.DataArray(out, dims=dims, coords=coords)
     xd = x.chunk({METRIC: -1, SYSTEM: -1, INPUT: -1}).data

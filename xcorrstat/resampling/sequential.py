@@ -14,13 +14,20 @@ here with a simple Bonferroni spending of ``risk`` over the looks).
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 __all__ = ["clopper_pearson", "settled"]
 
 
-def clopper_pearson(k, b, level):
-    """Exact two-sided interval ``(low, high)`` for a binomial proportion with confidence ``level``."""
+def clopper_pearson(k: ArrayLike, b: ArrayLike, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Exact two-sided interval ``(low, high)`` for a binomial proportion with confidence ``level``.
+
+    Examples
+    --------
+    >>> [round(float(v), 4) for v in clopper_pearson(0, 100, 0.95)]
+    [0.0, 0.0362]
+    """
     k = np.asarray(k, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     tail = (1.0 - level) / 2.0
@@ -30,7 +37,13 @@ def clopper_pearson(k, b, level):
     return low, high
 
 
-def settled(k, b, *, alpha: float, risk: float, n_looks: int):
-    """True where the decision ``pi <= alpha`` is settled after ``b`` draws with ``k`` extreme ones."""
+def settled(k: ArrayLike, b: ArrayLike, *, alpha: float, risk: float, n_looks: int) -> np.ndarray:
+    """True where the decision ``pi <= alpha`` is settled after ``b`` draws with ``k`` extreme ones.
+
+    Examples
+    --------
+    >>> settled(np.array([0, 15]), 100, alpha=0.2, risk=0.01, n_looks=10).tolist()
+    [True, False]
+    """
     low, high = clopper_pearson(k, b, 1.0 - risk / max(int(n_looks), 1))
     return (high < alpha) | (low > alpha)

@@ -21,8 +21,12 @@ on the draw's per-system means.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._types import Average, Level, Method, Variant
 from ..kernels.correlation import corr
 from ..kernels.exactsum import exact_weighted_sums
 from ..kernels.levels import value_range
@@ -41,10 +45,10 @@ __all__ = [
 ]
 
 #: Levels at which a bootstrap re-calibrates epsilon in every draw.
-CALIBRATE_LEVELS = ("system", "input", "within_system")
+CALIBRATE_LEVELS: tuple[Level, ...] = ("system", "input", "within_system")
 
 
-def check_bootstrap_variant(level: str, method: str, variant: str) -> None:
+def check_bootstrap_variant(level: Level, method: Method, variant: object) -> None:
     """Kendall's variants under bootstrap draws: every variant at system, input and
     within-system level; at global level tau-b and tau-c only (the pair-share variants compare distinct units,
     and a draw's cells are gathered as copies there)."""
@@ -56,7 +60,7 @@ def check_bootstrap_variant(level: str, method: str, variant: str) -> None:
                          "bootstrap draws support Kendall's variant 'b' or 'c'")
 
 
-def _flat(x, z):
+def _flat(x: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     x = np.asarray(x, dtype=np.float64)
     z = np.asarray(z, dtype=np.float64)
     x, z = np.broadcast_arrays(x, z)
@@ -65,7 +69,7 @@ def _flat(x, z):
     return x.reshape(-1, s, i), z.reshape(-1, s, i), lead
 
 
-def _weighted_means(x, z, valid, c):
+def _weighted_means(x: np.ndarray, z: np.ndarray, valid: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-system means (M, S, B) over inputs weighted by counts c (B, I) or (M, B, I)."""
     ct = np.swapaxes(c, -1, -2).astype(np.float64)
     cnt = valid.astype(np.float64) @ ct  # integers: exact
@@ -79,7 +83,8 @@ def _weighted_means(x, z, valid, c):
     return np.where(cnt > 0, mx, np.nan), np.where(cnt > 0, mz, np.nan)
 
 
-def _system_level(x, z, w, c, kw, complete_inputs):
+def _system_level(x: np.ndarray, z: np.ndarray, w: np.ndarray, c: np.ndarray | None, kw: dict[str, Any],
+                  complete_inputs: bool) -> tuple[np.ndarray, np.ndarray]:
     valid = ~np.isnan(x) & ~np.isnan(z)
     if complete_inputs:
         # an input is complete when every *drawn* system has both scores there
@@ -98,7 +103,8 @@ def _system_level(x, z, w, c, kw, complete_inputs):
     return wcorr(np.swapaxes(mx, -1, -2), np.swapaxes(mz, -1, -2), w[None, :, :], **kw)
 
 
-def _input_level(x, z, w, c, kw, average="macro"):
+def _input_level(x: np.ndarray, z: np.ndarray, w: np.ndarray | None, c: np.ndarray, kw: dict[str, Any],
+                 average: Average = "macro") -> tuple[np.ndarray, np.ndarray]:
     """Groups along the last axis (inputs, counts ``c``), items along axis -2 (systems,
     weights ``w`` or fixed); ``average="weighted"`` weights each group by its valid items."""
     m, s, i = x.shape
@@ -108,7 +114,7 @@ def _input_level(x, z, w, c, kw, average="macro"):
         r_in, n_in = corr(xt, zt, **kw)  # fixed per-input correlations
         r_in = r_in.reshape(m, i)
         defined = ~np.isnan(r_in)
-        size = n_in.reshape(m, i).astype(np.float64) if average == "weighted" else 1.0
+        size: np.ndarray | float = n_in.reshape(m, i).astype(np.float64) if average == "weighted" else 1.0
         # same bits whatever the batch
         num = exact_weighted_sums(np.where(defined, r_in * size, 0.0), c)
         den = np.where(defined, size, 0.0) @ c.T
@@ -129,7 +135,8 @@ def _input_level(x, z, w, c, kw, average="macro"):
     return np.where(den > 0, r, np.nan), count.astype(np.int64)
 
 
-def _global_level(x, z, sys_idx, inp_idx, kw):
+def _global_level(x: np.ndarray, z: np.ndarray, sys_idx: np.ndarray, inp_idx: np.ndarray,
+                  kw: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     m, s, i = x.shape
     cells = (sys_idx[:, :, None] * i + inp_idx[:, None, :]).reshape(sys_idx.shape[0], -1)  # (B, S*I)
     xf = np.ascontiguousarray(x.reshape(m, s * i)[:, cells])  # (M, B, S*I), rows contiguous
@@ -138,20 +145,20 @@ def _global_level(x, z, sys_idx, inp_idx, kw):
 
 
 def resampled_level_correlation(
-    x,
-    z,
+    x: ArrayLike,
+    z: ArrayLike,
     *,
-    level: str,
-    method: str,
-    variant: str = "b",
-    sys_idx=None,
-    inp_idx=None,
+    level: Level,
+    method: Method,
+    variant: Variant = "b",
+    sys_idx: np.ndarray | None = None,
+    inp_idx: np.ndarray | None = None,
     min_pairs: int = 3,
     complete_inputs: bool = False,
     skipna: bool = True,
     epsilon: float = 0.0,
-    average: str = "macro",
-):
+    average: Average = "macro",
+) -> tuple[np.ndarray, np.ndarray]:
     """Level correlation of every draw in a batch.
 
     Parameters
@@ -183,12 +190,13 @@ def resampled_level_correlation(
     """
     x, z, lead = _flat(x, z)
     m, s, i = x.shape
-    if sys_idx is None and inp_idx is None:
+    drawn = sys_idx if sys_idx is not None else inp_idx
+    if drawn is None:
         raise ValueError("resampled_level_correlation needs sys_idx or inp_idx")
-    b = (sys_idx if sys_idx is not None else inp_idx).shape[0]
+    b = drawn.shape[0]
     w = counts_from_indices(sys_idx, s).astype(np.float64) if sys_idx is not None else None
     c = counts_from_indices(inp_idx, i).astype(np.float64) if inp_idx is not None else None
-    kw = dict(method=method, variant=variant, min_pairs=min_pairs, epsilon=float(epsilon))
+    kw: dict[str, Any] = dict(method=method, variant=variant, min_pairs=min_pairs, epsilon=float(epsilon))
     if level == "system":
         if method == "pearson":  # shift-invariant: centre so a large offset never rounds the means
             x, z = centre_cells(x), centre_cells(z)
@@ -213,16 +221,31 @@ def resampled_level_correlation(
     return r.reshape(lead + (b,)), n.reshape(lead + (b,))
 
 
-def calibration_table(x, z, *, level: str):
+def calibration_table(x: ArrayLike, z: ArrayLike, *, level: Level) -> dict[str, np.ndarray] | None:
     """The sorted pair table :func:`resampled_calibration` needs at input level (None at system
     level, whose pairs change with every draw's means)."""
     if level == "system":
         return None
     x, z, _ = _flat(x, z)
+    return _pair_table(x, z, level)
+
+
+def _pair_table(x: np.ndarray, z: np.ndarray, level: Level) -> dict[str, np.ndarray]:
+    """The sorted pairs of (M, S, I) scores: the systems of each input at input level,
+    the inputs of each system otherwise."""
     return sorted_pairs(*((np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2)) if level == "input" else (x, z)))
 
 
-def resampled_calibration(x, z, *, level: str, variant: str = "acc23", sys_idx=None, inp_idx=None, table=None):
+def resampled_calibration(
+    x: ArrayLike,
+    z: ArrayLike,
+    *,
+    level: Level,
+    variant: Variant = "acc23",
+    sys_idx: np.ndarray | None = None,
+    inp_idx: np.ndarray | None = None,
+    table: dict[str, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Tie calibration re-done in every draw of a batch: the acc_eq (tau_eq) optimum of each.
 
     Parameters
@@ -249,14 +272,15 @@ def resampled_calibration(x, z, *, level: str, variant: str = "acc23", sys_idx=N
     """
     x, z, lead = _flat(x, z)
     m, s, i = x.shape
-    if sys_idx is None and inp_idx is None:
+    drawn = sys_idx if sys_idx is not None else inp_idx
+    if drawn is None:
         raise ValueError("resampled_calibration needs sys_idx or inp_idx")
-    b = (sys_idx if sys_idx is not None else inp_idx).shape[0]
+    b = drawn.shape[0]
     if level in ("input", "within_system"):
         w = counts_from_indices(sys_idx, s) if sys_idx is not None else np.ones((b, s))
         c = counts_from_indices(inp_idx, i) if inp_idx is not None else np.ones((b, i))
         if table is None:
-            table = calibration_table(x, z, level=level)
+            table = _pair_table(x, z, level)
         # input level: groups are inputs, items systems; within-system level the other way round
         items, groups = (w, c) if level == "input" else (c, w)
         eps, r, n = weighted_calibration(table, items, groups, variant=variant)

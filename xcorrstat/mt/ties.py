@@ -6,19 +6,21 @@ one cumulative sum per metric); this module lays the scores out in groups by lev
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
-from typing import Literal
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 import xarray as xr
 
-from .kernels.ties import TIE_VARIANTS, calibrate_epsilon, sample_pairs, valid_pairs
-from .kernels.levels import system_means
-from .resampling.draws import resolve_seed
-from .schema import METRIC, aligned_scores
-from .validation import check_choice
+from .._docs import fill_doc
+from .._types import Level, Seed, TieVariant
+from ..kernels.levels import system_means
+from ..kernels.ties import TIE_VARIANTS, calibrate_epsilon, sample_pairs, valid_pairs
+from ..resampling.draws import resolve_seed, seeded_generator
+from ..schema import METRIC, aligned_scores
+from ..validation import check_choice
 
-__all__ = ["TIE_LEVELS", "calibrate_ties"]
+__all__ = ["MAX_GROUP", "TIE_LEVELS", "TieVariant", "calibrate_ties", "level_groups"]
+
 
 #: Levels of :func:`calibrate_ties` and the groups whose pairs they compare.
 TIE_LEVELS = {
@@ -30,7 +32,7 @@ TIE_LEVELS = {
 MAX_GROUP = 5000  # items per group: pairs grow with its square
 
 
-def _groups(x: np.ndarray, z: np.ndarray, level: str) -> tuple[np.ndarray, np.ndarray]:
+def level_groups(x: np.ndarray, z: np.ndarray, level: str) -> tuple[np.ndarray, np.ndarray]:
     """(..., G, n) groups of items for a level, from (..., S, I) scores."""
     if level == "input":
         return np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2)
@@ -49,34 +51,57 @@ def _check_sample_rate(sample_rate) -> float:
     return float(sample_rate)
 
 
-def _uniform_source(rng) -> tuple:
-    """``(random, attrs)``: ``random(k)`` gives k uniforms in one call; attrs record the seed."""
+def _uniform_source(rng) -> tuple[Callable[[int], np.ndarray], dict]:
+    """``(random, attrs)``: ``random(k)`` gives k uniforms in one call; attrs record the seed.
+
+    ``rng`` is read as everywhere in the library (:func:`~xcorrstat.resampling.draws.resolve_seed`,
+    the stream :func:`~xcorrstat.resampling.draws.seeded_generator` of the seed), except a numpy
+    ``RandomState``: mt-metrics-eval draws from numpy's legacy global generator, so to reproduce it
+    a RandomState is drawn from as it stands.
+    """
     if isinstance(rng, np.random.RandomState):
         # numpy's legacy generator (what np.random.seed drives): its stream is used as it stands
         return rng.random_sample, {"rng": "numpy.random.RandomState"}
     seed = resolve_seed(rng)
-    return np.random.default_rng(seed).random, {"seed": seed}
+    return seeded_generator(seed).random, {"seed": seed}
 
 
-def _sampled_pairs(gx, gz, batch, sample_rate, rng):
-    """The kept pairs (..., G, P_g) and attrs: one draw per pair some metric can use."""
-    random, attrs = _uniform_source(rng)
+def _sampled_pairs(gx, gz, batch, sample_rate, random) -> np.ndarray:
+    """The kept pairs (..., G, P_g): one draw per pair some metric can use."""
     valid = valid_pairs(gx, gz)
     # every metric is calibrated on the same draws: a pair gets one if some metric can use it
     eligible = valid.any(axis=batch.index(METRIC), keepdims=True) if METRIC in batch else valid
-    return np.broadcast_to(sample_pairs(eligible, sample_rate, random), valid.shape), attrs
+    return np.broadcast_to(sample_pairs(eligible, sample_rate, random), valid.shape)
 
 
+def _calibrate_ties_iv(data, target, metrics, level, variant, sample_rate, rng):
+    """Every option of :func:`calibrate_ties`, checked once: the sample rate, aligned scores X
+    ``(*batch, system, input)``, the batch dims, the level's groups of X and Z, and the source of the
+    pair draws with its attrs (None and no attrs when every pair is used; ``rng`` is then ignored)."""
+    check_choice(level, tuple(TIE_LEVELS), "level")
+    check_choice(variant, TIE_VARIANTS, "variant", " (acc_eq or tau_eq)")
+    sample_rate = _check_sample_rate(sample_rate)
+    x, z, batch = aligned_scores(data, target=target, metrics=metrics, level=level)
+    gx, gz = level_groups(x.values.astype(np.float64), z.values.astype(np.float64), level)
+    if gx.shape[-1] > MAX_GROUP:
+        raise ValueError(f"level={level!r} compares groups of {gx.shape[-1]} items ({gx.shape[-1] ** 2 // 2} "
+                         f"pairs each); more than {MAX_GROUP} items per group is not supported, use "
+                         f"level='input' or 'within_system'")
+    random, drawn = _uniform_source(rng) if sample_rate < 1 else (None, {})
+    return sample_rate, x, batch, gx, gz, random, drawn
+
+
+@fill_doc
 def calibrate_ties(
     data: xr.Dataset | xr.DataArray,
     *,
     target: Hashable,
     metrics: Sequence[Hashable] | None = None,
-    level: Literal["input", "within_system", "global", "system"] = "input",
-    variant: Literal["acc23", "23"] = "acc23",
+    level: Level = "input",
+    variant: TieVariant = "acc23",
     keep_curve: bool = False,
     sample_rate: float = 1.0,
-    rng: int | np.random.Generator | np.random.SeedSequence | np.random.RandomState | None = None,
+    rng: Seed | np.random.RandomState = None,
 ) -> xr.Dataset:
     """The metric-tie threshold epsilon that maximises pairwise accuracy with ties, per metric.
 
@@ -88,12 +113,10 @@ def calibrate_ties(
 
     Parameters
     ----------
-    data : Dataset or DataArray
-        Scores with ``system`` and ``input`` dims; extra dims are calibrated label by label.
-    target : str
-        Human score.
-    metrics : list of str, optional
-        Default every non-human variable.
+    %(data)s
+        Extra dims are calibrated label by label.
+    %(target)s
+    %(metrics)s
     level : {"input", "within_system", "global", "system"}, default "input"
         The groups: each input's systems; each system's inputs; all cells as one
         group; or the per-system means as one group.
@@ -110,7 +133,8 @@ def calibrate_ties(
         Source of the pair draws when ``sample_rate < 1`` (ignored at 1). An int seed ``s``
         draws from ``np.random.default_rng(s)``, a Generator or SeedSequence gives such a
         seed (recorded in attrs), None fresh entropy. A ``numpy.random.RandomState`` is
-        drawn from as it stands: ``RandomState(123)`` gives what ``np.random.seed(123)``
+        drawn from as it stands (to reproduce mt-metrics-eval, which draws from numpy's
+        legacy global generator): ``RandomState(123)`` gives what ``np.random.seed(123)``
         gives mt-metrics-eval.
 
     Returns
@@ -150,16 +174,9 @@ def calibrate_ties(
     >>> half.attrs["sample_rate"], half.attrs["seed"]
     (0.5, 0)
     """
-    check_choice(level, tuple(TIE_LEVELS), "level")
-    check_choice(variant, TIE_VARIANTS, "variant", " (acc_eq or tau_eq)")
-    sample_rate = _check_sample_rate(sample_rate)
-    x, z, batch = aligned_scores(data, target=target, metrics=metrics, level=level)
-    gx, gz = _groups(x.values.astype(np.float64), z.values.astype(np.float64), level)
-    if gx.shape[-1] > MAX_GROUP:
-        raise ValueError(f"level={level!r} compares groups of {gx.shape[-1]} items ({gx.shape[-1] ** 2 // 2} "
-                         f"pairs each); more than {MAX_GROUP} items per group is not supported, use "
-                         f"level='input' or 'within_system'")
-    keep, drawn = _sampled_pairs(gx, gz, batch, sample_rate, rng) if sample_rate < 1 else (None, {})
+    sample_rate, x, batch, gx, gz, random, drawn = _calibrate_ties_iv(data, target, metrics, level, variant,
+                                                                      sample_rate, rng)
+    keep = None if random is None else _sampled_pairs(gx, gz, batch, sample_rate, random)
     eps, best, thresholds, objective = calibrate_epsilon(gx, gz, variant=variant, keep=keep)
     coords = {d: x[d] for d in batch}
     out = xr.Dataset({"epsilon": (batch, eps), "correlation": (batch, best)}, coords=coords)

@@ -20,20 +20,21 @@ every pair, the target and every metric. Two sources of signs (``draws=``):
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Literal
 
 import numpy as np
 import xarray as xr
 
-from .kernels.scaling import pow2_exponent
-from .resampling.draws import permutation_masks, resolve_seed
-from .schema import INPUT, SYSTEM, aligned_scores
-from .validation import check_choice, check_positive_int
+from .._docs import fill_doc
+from .._types import Draws, Seed
+from ..kernels.scaling import pow2_exponent
+from ..resampling.draws import permutation_masks, resolve_seed, seeded_generator
+from ..schema import INPUT, SYSTEM, aligned_scores
+from ..validation import check_choice, check_positive_int
 
-__all__ = ["DRAWS", "MTME_SEED", "mtme_signs", "pairwise_pvalues", "soft_pairwise_accuracy"]
+__all__ = ["DRAWS", "MTME_SEED", "Draws", "mtme_signs", "pairwise_pvalues", "soft_pairwise_accuracy"]
 
 #: The sources of sign draws of :func:`soft_pairwise_accuracy`.
-DRAWS = ("by-id", "mt-metrics-eval")
+DRAWS: tuple[Draws, ...] = ("by-id", "mt-metrics-eval")
 #: mt-metrics-eval's seed of the sign matrix (``compute_pairwise_p_values(..., seed=4)``).
 MTME_SEED = 4
 
@@ -62,7 +63,9 @@ def mtme_signs(seed: int, n_resamples: int, n_inputs: int) -> np.ndarray:
     """mt-metrics-eval's sign matrix: ``(n_resamples, n_inputs)`` float32 of -1 and +1.
 
     ``default_rng(seed).random((n_resamples, n_inputs), dtype=float32)``, rounded half to
-    even (``rint``) to 0 or 1 and mapped to ``2 m - 1``.
+    even (``rint``) to 0 or 1 and mapped to ``2 m - 1``. The generator is
+    :func:`~xcorrstat.resampling.draws.seeded_generator` of the int ``seed``, as
+    mt-metrics-eval seeds it.
 
     Examples
     --------
@@ -70,7 +73,7 @@ def mtme_signs(seed: int, n_resamples: int, n_inputs: int) -> np.ndarray:
     >>> s.shape, s.dtype.name, sorted(set(s.ravel().tolist()))
     ((1000, 3), 'float32', [-1.0, 1.0])
     """
-    u = np.random.default_rng(seed).random((n_resamples, n_inputs), dtype=np.float32)
+    u = seeded_generator(seed).random((n_resamples, n_inputs), dtype=np.float32)
     return np.rint(u) * np.float32(2.0) - np.float32(1.0)
 
 
@@ -111,30 +114,67 @@ def _spa_mtme(x: np.ndarray, z: np.ndarray, seed: int, n_resamples: int) -> tupl
     return spa.reshape(lead), kept.sum(axis=-1).reshape(lead)
 
 
+def _mtme_seed(rng) -> int:
+    """The int seed of mt-metrics-eval's sign matrix: ``rng`` as given (default ``MTME_SEED``).
+
+    Not :func:`~xcorrstat.resampling.draws.resolve_seed`: mt-metrics-eval seeds ``default_rng``
+    with an int, so a Generator or SeedSequence could not give its draws.
+    """
+    if rng is None:
+        return MTME_SEED
+    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
+        raise ValueError(f"rng must be a non-negative int seed with draws='mt-metrics-eval' (mt-metrics-eval "
+                         f"seeds default_rng with an int; its default is {MTME_SEED}), got {rng!r}")
+    return int(rng)
+
+
+def _soft_pairwise_accuracy_iv(data, target, metrics, n_resamples, rng,
+                               draws) -> tuple[int, int, xr.DataArray, xr.DataArray, list]:
+    """Every option of :func:`soft_pairwise_accuracy`, checked once: n_resamples, the seed, aligned X and Z
+    ``(*batch, system, input)`` and the batch dims."""
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    check_choice(draws, DRAWS, "draws")
+    seed = _mtme_seed(rng) if draws == "mt-metrics-eval" else resolve_seed(rng)
+    x, z, batch = aligned_scores(data, target=target, metrics=metrics)
+    return n_resamples, seed, x, z, batch
+
+
+def _spa_by_id(x: xr.DataArray, z: xr.DataArray, seed: int, n_resamples: int) -> np.ndarray:
+    """SPA of (..., S, I) metric scores against the target with the library's sign draws (keyed by draw id)."""
+    # a cell missing in the metric or the target is left out of both (the library's one rule)
+    x, z = x.where(z.notnull()), z.where(x.notnull())
+    signs = 1.0 - 2.0 * permutation_masks(seed, np.arange(n_resamples), 1, x.sizes[INPUT], "cells")[:, 0, :]
+    p_metric = pairwise_pvalues(x.values, signs)
+    p_gold = pairwise_pvalues(z.values, signs)
+    n_pairs = p_metric.shape[-1]
+    with np.errstate(invalid="ignore"):
+        return 1.0 - np.abs(p_gold - p_metric).mean(axis=-1) if n_pairs else np.full(p_metric.shape[:-1], np.nan)
+
+
+@fill_doc
 def soft_pairwise_accuracy(
     data: xr.Dataset | xr.DataArray,
     *,
     target: Hashable,
     metrics: Sequence[Hashable] | None = None,
     n_resamples: int = 1000,
-    rng: int | np.random.Generator | np.random.SeedSequence | None = None,
-    draws: Literal["by-id", "mt-metrics-eval"] = "by-id",
+    rng: Seed = None,
+    draws: Draws = "by-id",
 ) -> xr.Dataset:
     """Soft pairwise accuracy of every metric's system ranking (1 - pairwise confidence error).
 
     Parameters
     ----------
-    data : Dataset or DataArray
-        Scores with ``system`` and ``input`` dims.
-    target : str
-        Human score.
-    metrics : list of str, optional
-        Default every non-human variable.
+    %(data)s
+    %(target)s
+    %(metrics)s
     n_resamples : int, default 1000
         Sign-flip draws of each pair's test (shared by every pair and metric).
     rng : int, Generator, SeedSequence or None
-        Seed of the draws; recorded in attrs. With ``draws="mt-metrics-eval"`` it must be
-        an int (default there: 4, mt-metrics-eval's seed).
+        Seed of the draws; recorded in attrs. With ``draws="by-id"`` it is read as
+        everywhere in the library: draw ``r`` depends on the seed and on ``r`` alone. With
+        ``draws="mt-metrics-eval"`` it must be an int (default there: 4, mt-metrics-eval's
+        seed), which seeds ``default_rng`` as mt-metrics-eval does.
     draws : {"by-id", "mt-metrics-eval"}, default "by-id"
         ``"by-id"``: the library's draws, keyed by draw id; a cell missing in the metric or
         the target is left out of both, for each pair of systems. ``"mt-metrics-eval"``:
@@ -176,34 +216,15 @@ def soft_pairwise_accuracy(
     >>> wmt.attrs["draws"], wmt.attrs["seed"]
     ('mt-metrics-eval', 4)
     """
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
-    check_choice(draws, DRAWS, "draws")
-    if draws == "mt-metrics-eval":
-        if rng is None:
-            rng = MTME_SEED
-        if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
-            raise ValueError(f"rng must be a non-negative int seed with draws='mt-metrics-eval' (mt-metrics-eval "
-                             f"seeds default_rng with an int; its default is {MTME_SEED}), got {rng!r}")
-        seed = int(rng)
-    else:
-        seed = resolve_seed(rng)
-    x, zb, batch = aligned_scores(data, target=target, metrics=metrics)
-    n_sys, n_inp = x.sizes[SYSTEM], x.sizes[INPUT]
-    n_pairs = n_sys * (n_sys - 1) // 2
+    n_resamples, seed, x, zb, batch = _soft_pairwise_accuracy_iv(data, target, metrics, n_resamples, rng, draws)
+    n_sys = x.sizes[SYSTEM]
     coords = {d: x[d] for d in batch}
     if draws == "mt-metrics-eval":
         spa, used = _spa_mtme(x.values, zb.values, seed, n_resamples)
         out = xr.Dataset({"soft_pairwise_accuracy": (batch, spa), "n_inputs": (batch, used)}, coords=coords)
     else:
-        # a cell missing in the metric or the target is left out of both (the library's one rule)
-        x, zb = x.where(zb.notnull()), zb.where(x.notnull())
-        signs = 1.0 - 2.0 * permutation_masks(seed, np.arange(n_resamples), 1, n_inp, "cells")[:, 0, :]
-        p_metric = pairwise_pvalues(x.values, signs)
-        p_gold = pairwise_pvalues(zb.values, signs)
-        with np.errstate(invalid="ignore"):
-            spa = 1.0 - np.abs(p_gold - p_metric).mean(axis=-1) if n_pairs else np.full(p_metric.shape[:-1], np.nan)
-        out = xr.Dataset({"soft_pairwise_accuracy": (batch, spa)}, coords=coords)
-    out["n_pairs"] = n_pairs
+        out = xr.Dataset({"soft_pairwise_accuracy": (batch, _spa_by_id(x, zb, seed, n_resamples))}, coords=coords)
+    out["n_pairs"] = n_sys * (n_sys - 1) // 2
     out.attrs = {"statistic": "soft pairwise accuracy = 1 - mean |p_human - p_metric| over system pairs",
                  "test": "one-sided paired sign-flip test of the summed per-input differences",
                  "target": str(target), "n_resamples": n_resamples, "seed": seed, "draws": draws}

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._display import cut
-from .schema import METRIC, TARGET
+from .._display import cut
+from ..schema import METRIC, TARGET
 
 __all__ = [
     "check_labels",
@@ -100,7 +100,7 @@ def is_text_column(values: pd.Series) -> bool:
     return bool(_reads_as_number(present).mean() <= 0.5)
 
 
-def _coordinate(values: pd.Series, codes: list[np.ndarray], coords: dict[str, np.ndarray],
+def _coordinate(values: pd.Series, codes: list[np.ndarray], coords: dict[Hashable, np.ndarray],
                 out_dims: list[str]) -> tuple[tuple[str, ...], Any] | None:
     """A text column as a coordinate on the fewest label dims it is a function of, else None."""
     col_codes, uniques = pd.factorize(values, sort=False)
@@ -123,7 +123,7 @@ def _coordinate(values: pd.Series, codes: list[np.ndarray], coords: dict[str, np
 
 
 def text_coordinates(df: pd.DataFrame, text_cols: list[Hashable], codes: list[np.ndarray],
-                      coords: dict[str, np.ndarray], out_dims: list[str]) -> dict[Hashable, Any]:
+                      coords: dict[Hashable, np.ndarray], out_dims: list[str]) -> dict[Hashable, Any]:
     """Coordinates for the text columns; a column that is not a function of the labels is left out."""
     out: dict[Hashable, Any] = {}
     for col in text_cols:

@@ -21,7 +21,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ._columns import (
+from .._display import cut
+from ..schema import SYSTEM_LEVEL_ATTR
+from .columns import (
     check_labels,
     is_score_dtype,
     is_text_column,
@@ -30,9 +32,7 @@ from ._columns import (
     text_coordinates,
     wide_scores,
 )
-from ._readers import load_table, located
-from ._display import cut
-from .schema import SYSTEM_LEVEL_ATTR
+from .readers import load_table, located
 
 __all__ = ["LABEL_GUESSES", "SUPPORTED_FORMATS", "from_dataframe", "guess_label_columns", "read"]
 
@@ -99,6 +99,73 @@ def _check_columns(df: pd.DataFrame) -> None:
         where = [i + 1 for i, c in enumerate(df.columns) if c == dup[0]]
         raise ValueError(f"df: column name {cut(dup[0])} appears {len(where)} times (columns "
                          f"{', '.join(map(str, where))}); each column needs its own name")
+
+
+def _from_dataframe_iv(df, system, input, metric, value,
+                       dims) -> tuple[pd.DataFrame, list[Hashable], list[str]]:
+    """The table (label index levels made columns), its label columns and the output dims."""
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    if (metric is None) != (value is None):
+        raise ValueError("give both metric= and value= for a long table, or neither "
+                         f"for a wide table; got metric={cut(metric)}, value={cut(value)}")
+    _check_columns(df)
+    extra = _names(dims, "dims")
+    args: dict[Hashable, str] = {system: f"system={system!r}"}
+    if input is not None:
+        args[input] = f"input={input!r}"
+    for d in extra:
+        args.setdefault(d, f"dims entry {d!r}")
+    keys = [system, *([] if input is None else [input]), *extra]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"system={system!r}, input={input!r} and dims={extra!r} "
+                         "must name distinct columns")
+    out_dims = [*(_DIMS if input is not None else _DIMS[:1]), *extra]
+    if len(set(out_dims)) != len(out_dims) or (input is None and "input" in extra):
+        raise ValueError(f"dims={extra!r} may not contain 'system' or 'input' "
+                         "(those names are taken by the system and input dims)")
+    named = list(keys)
+    if metric is not None:
+        args[metric] = f"metric={metric!r}"
+        args[value] = f"value={value!r}"
+        if len({*keys, metric, value}) != len(keys) + 2:
+            raise ValueError(f"metric={metric!r} and value={value!r} must be distinct "
+                             "from each other and from the label columns")
+        named += [metric, value]
+
+    in_index = [c for c in named if c not in df.columns and c in df.index.names]
+    if in_index:
+        df = df.reset_index(level=in_index)
+    if len(df) == 0:
+        raise ValueError("df has no rows")
+    for col in named:
+        if col not in df.columns:
+            raise ValueError(f"{args[col]}: no such column; available columns are "
+                             f"{cut(list(df.columns), 300)}")
+
+    label_cols = keys if metric is None else [*keys, metric]
+    check_labels(df, label_cols, args)
+    return df, keys, out_dims
+
+
+def _table_scores(df: pd.DataFrame, keys: list[Hashable], out_dims: list[str], metric: str | None,
+                  value: str | None) -> tuple[list[Hashable], list[Hashable], np.ndarray]:
+    """Score columns, text columns and the scores: a ``(score, row)`` block of a wide table,
+    the value column of a long one (whose score columns are given by the metric column)."""
+    if metric is None:
+        others = [c for c in df.columns if c not in keys]
+        clash = [c for c in others if c in out_dims]
+        if clash:
+            raise ValueError(f"score column(s) {clash} clash with output dim names "
+                             f"{out_dims}; rename them")
+        score_cols, text, block = wide_scores(df, others)
+        if not score_cols:
+            raise ValueError(f"df has no score columns besides the labels {keys}"
+                             + (f" and the text columns {cut(text, 200)}" if text else ""))
+        return score_cols, text, block
+    vals = score_array(df[value], df[value].dtype, f"value={value!r} column")
+    text = [c for c in df.columns if c not in {*keys, metric, value} and is_text_column(df[c])]
+    return [], text, vals
 
 
 def from_dataframe(
@@ -174,64 +241,10 @@ def from_dataframe(
     ...                system="sys", input="doc")["domain"].dims
     ('input',)
     """
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
-    if (metric is None) != (value is None):
-        raise ValueError("give both metric= and value= for a long table, or neither "
-                         f"for a wide table; got metric={cut(metric)}, value={cut(value)}")
-    _check_columns(df)
-    extra = _names(dims, "dims")
-    args: dict[Hashable, str] = {system: f"system={system!r}"}
-    if input is not None:
-        args[input] = f"input={input!r}"
-    for d in extra:
-        args.setdefault(d, f"dims entry {d!r}")
-    keys = [system, *([] if input is None else [input]), *extra]
-    if len(set(keys)) != len(keys):
-        raise ValueError(f"system={system!r}, input={input!r} and dims={extra!r} "
-                         "must name distinct columns")
-    out_dims = [*(_DIMS if input is not None else _DIMS[:1]), *extra]
-    if len(set(out_dims)) != len(out_dims) or (input is None and "input" in extra):
-        raise ValueError(f"dims={extra!r} may not contain 'system' or 'input' "
-                         "(those names are taken by the system and input dims)")
-    named = list(keys)
-    if metric is not None:
-        args[metric] = f"metric={metric!r}"
-        args[value] = f"value={value!r}"
-        if len({*keys, metric, value}) != len(keys) + 2:
-            raise ValueError(f"metric={metric!r} and value={value!r} must be distinct "
-                             "from each other and from the label columns")
-        named += [metric, value]
-
-    in_index = [c for c in named if c not in df.columns and c in df.index.names]
-    if in_index:
-        df = df.reset_index(level=in_index)
-    if len(df) == 0:
-        raise ValueError("df has no rows")
-    for col in named:
-        if col not in df.columns:
-            raise ValueError(f"{args[col]}: no such column; available columns are "
-                             f"{cut(list(df.columns), 300)}")
-
-    label_cols = keys if metric is None else [*keys, metric]
-    check_labels(df, label_cols, args)
-
-    text: list[Hashable] = []
-    if metric is None:
-        others = [c for c in df.columns if c not in keys]
-        clash = [c for c in others if c in out_dims]
-        if clash:
-            raise ValueError(f"score column(s) {clash} clash with output dim names "
-                             f"{out_dims}; rename them")
-        score_cols, text, block = wide_scores(df, others)
-        if not score_cols:
-            raise ValueError(f"df has no score columns besides the labels {keys}"
-                             + (f" and the text columns {cut(text, 200)}" if text else ""))
-    else:
-        vals = score_array(df[value], df[value].dtype, f"value={value!r} column")
-        text = [c for c in df.columns if c not in {*keys, metric, value} and is_text_column(df[c])]
-
-    codes, coords = [], {}
+    df, keys, out_dims = _from_dataframe_iv(df, system, input, metric, value, dims)
+    score_cols, text, scores = _table_scores(df, keys, out_dims, metric, value)
+    codes: list[np.ndarray] = []
+    coords: dict[Hashable, np.ndarray] = {}
     for col, dim in zip(keys, out_dims):
         c, uniques = pd.factorize(df[col], sort=False)
         codes.append(c)
@@ -243,10 +256,10 @@ def from_dataframe(
     data: dict[Hashable, np.ndarray] = {}
     if metric is None:
         arr = np.full((len(score_cols), size), np.nan)
-        arr[:, flat] = block
+        arr[:, flat] = scores
         data = {col: arr[k].reshape(shape) for k, col in enumerate(score_cols)}
     else:
-        data = long_scores(df[metric], vals, flat, shape, size, metric, out_dims)
+        data = long_scores(df[metric], scores, flat, shape, size, metric, out_dims)
 
     all_coords: dict[Hashable, Any] = dict(coords)
     all_coords.update(text_coordinates(df, text, codes, coords, out_dims))
@@ -360,6 +373,27 @@ def _from_netcdf(ds: xr.Dataset, path: str, *, system: str = "system",
     return _set_roles(ds, human)
 
 
+def _read_iv(path, format: str | None, encoding: str | None) -> tuple[str, str, bool]:
+    """The file's path as a str, its format and whether it is gzip-compressed."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or path-like, got {type(path).__name__}")
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"path {path!r} is a folder; give a file")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no such file: {path!r}")
+    fmt, gz = _format_of(path, format)
+    if encoding is not None and fmt not in ("csv", "tsv", "jsonl"):
+        raise ValueError(f"encoding={cut(encoding)} applies to CSV, TSV and JSON Lines files, not to {fmt} "
+                         f"files such as {path!r}")
+    if os.path.getsize(path) == 0:
+        raise ValueError(f"file is empty: {path!r}")
+    if fmt == "parquet" and importlib.util.find_spec("pyarrow") is None:
+        raise ImportError("reading Parquet needs pyarrow: install pyarrow to read "
+                          f"Parquet files such as {path!r}")
+    return path, fmt, gz
+
+
 def read(path: str | os.PathLike[str], *, format: str | None = None,
          encoding: str | None = None, **kwargs: Any) -> xr.Dataset:
     """Read a score table or netCDF file into a ``(system, input)`` Dataset.
@@ -415,22 +449,7 @@ def read(path: str | os.PathLike[str], *, format: str | None = None,
     >>> read(path)["bleu"].sizes
     Frozen({'system': 2, 'input': 1})
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a str or path-like, got {type(path).__name__}")
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"path {path!r} is a folder; give a file")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"no such file: {path!r}")
-    fmt, gz = _format_of(path, format)
-    if encoding is not None and fmt not in ("csv", "tsv", "jsonl"):
-        raise ValueError(f"encoding={cut(encoding)} applies to CSV, TSV and JSON Lines files, not to {fmt} "
-                         f"files such as {path!r}")
-    if os.path.getsize(path) == 0:
-        raise ValueError(f"file is empty: {path!r}")
-    if fmt == "parquet" and importlib.util.find_spec("pyarrow") is None:
-        raise ImportError("reading Parquet needs pyarrow: install pyarrow to read "
-                          f"Parquet files such as {path!r}")
+    path, fmt, gz = _read_iv(path, format, encoding)
     try:
         if fmt == "netcdf":
             return _read_netcdf(path, kwargs)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 import xarray as xr
 
-__all__ = ["PAIR_SUFFIX", "pair_dim", "pick_variable", "check_dim", "check_dims", "symmetric_pairs"]
+__all__ = ["PAIR_SUFFIX", "check_dim", "check_dims", "pair_dim", "pick_variable", "symmetric_pairs"]
 
 #: The second copy of a compared dim is named ``f"{dim}{PAIR_SUFFIX}"``.
 PAIR_SUFFIX = "_2"
@@ -27,7 +27,7 @@ def pair_dim(dim: Hashable) -> str:
     return f"{dim}{PAIR_SUFFIX}"
 
 
-def pick_variable(data, var, argument: str = "var") -> xr.DataArray:
+def pick_variable(data: object, var: Hashable | None, argument: str = "var") -> xr.DataArray:
     """The DataArray to analyse: ``data`` itself, or ``data[var]`` for a Dataset."""
     if isinstance(data, xr.DataArray):
         if var is not None and data.name != var:
@@ -47,14 +47,15 @@ def pick_variable(data, var, argument: str = "var") -> xr.DataArray:
     return data[var]
 
 
-def check_dim(da: xr.DataArray, dim, argument: str) -> Hashable:
+def check_dim(da: xr.DataArray, dim: object, argument: str) -> Hashable:
     """``dim`` if it is a dim of ``da``."""
     if not isinstance(dim, Hashable) or dim is None or dim not in da.dims:
         raise ValueError(f"{argument} must name a dim of the data {tuple(da.dims)}, got {dim!r}")
     return dim
 
 
-def check_dims(da: xr.DataArray, dims, argument: str, *, taken: dict | None = None) -> tuple[Hashable, ...]:
+def check_dims(da: xr.DataArray, dims: Hashable | Sequence[Hashable] | None, argument: str, *,
+               taken: dict | None = None) -> tuple[Hashable, ...]:
     """``dims`` (a name or a sequence of names) as a tuple of distinct dims of ``da``.
 
     ``taken`` maps dims already used by other arguments to those arguments' names.
@@ -105,7 +106,8 @@ def label_coords(da: xr.DataArray, dim: Hashable) -> dict:
     return {dim: labels, pair_dim(dim): labels}
 
 
-def symmetric_pairs(x: np.ndarray, stat, *, core_ndim: int) -> tuple[np.ndarray, np.ndarray]:
+def symmetric_pairs(x: np.ndarray, stat: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]], *,
+                    core_ndim: int) -> tuple[np.ndarray, np.ndarray]:
     """A symmetric (..., L, L) matrix of ``stat`` over all pairs of the L labels.
 
     ``x`` is shaped ``(..., L, *core)`` with ``core_ndim`` core axes; ``stat(a, b)``

@@ -22,23 +22,23 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 import xarray as xr
 
+from .._docs import fill_doc
+from .._types import Seed
+from ..resampling.draws import bootstrap_indices, fill_draws, resolve_seed
+from ..resampling.engine import BLOCK_ELEMS, draws_within
+from ..resampling.intervals import percentile_ci
 from ..schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, stack_scores
 from ..validation import check_batch, check_confidence_level, check_positive_int
-from .draws import batched_draws, bootstrap_indices, resolve_seed
-from .intervals import percentile_ci
 
-__all__ = ["mean_ci", "paired_difference_ci", "format_ci"]
+__all__ = ["format_ci", "mean_ci", "paired_difference_ci"]
 
 RESAMPLE = "resample"
-_BLOCK_BYTES = 100_000_000  # default working set of one batch of draws
-
-Seed = int | np.random.Generator | np.random.SeedSequence | None
 
 
-def _check_options(n_resamples, confidence_level, batch) -> None:
-    check_positive_int(n_resamples, "n_resamples")
-    check_confidence_level(confidence_level)
-    check_batch(batch)
+def _check_options(n_resamples, confidence_level, batch) -> tuple[int, float, int | None]:
+    """``(n_resamples, confidence_level, batch)`` of a mean-score interval, checked."""
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    return n_resamples, check_confidence_level(confidence_level), check_batch(batch)
 
 
 def _scores(data, metrics, dim: str) -> xr.DataArray:
@@ -61,8 +61,9 @@ def _scores(data, metrics, dim: str) -> xr.DataArray:
 
 
 def _default_batch(n: int, cells: int, n_resamples: int) -> int:
-    per_draw = 8 * (2 * n * cells + n + 3 * cells)  # gathered rows (and their weights); indices; sums
-    return int(max(1, min(n_resamples, _BLOCK_BYTES // per_draw)))
+    """Draws per batch: those whose temporaries fit the engine's block budget, at most ``n_resamples``."""
+    per_draw = 2 * n * cells + n + 3 * cells  # gathered rows (and their weights); indices; sums
+    return min(n_resamples, draws_within(BLOCK_ELEMS, per_draw))
 
 
 def _resampled_means(
@@ -80,18 +81,20 @@ def _resampled_means(
     if not skipna:
         broken = ~present.all(axis=0)  # a missing cell makes the mean and every draw NaN
         mean[broken] = np.nan
-    step = _default_batch(n, cells, n_resamples) if batch is None else int(batch)
-    out = np.empty((n_resamples, cells), dtype=np.float64)
-    make = lambda ids: bootstrap_indices(seed, ids, [n])  # noqa: E731  once per block of draw ids
-    for start, stop, (idx,) in batched_draws(np.arange(n_resamples), step, make):
+
+    def means(idx: np.ndarray) -> np.ndarray:
         sums = filled[idx].sum(axis=1)  # every metric and system at once, in draw order
         if weights is None:
-            out[start:stop] = sums / n
-        else:
-            drawn = weights[idx].sum(axis=1)
-            block = out[start:stop]
-            block.fill(np.nan)
-            np.divide(sums, drawn, out=block, where=drawn > 0)
+            return sums / n
+        drawn = weights[idx].sum(axis=1)
+        block = np.full(sums.shape, np.nan)
+        np.divide(sums, drawn, out=block, where=drawn > 0)
+        return block
+
+    step = _default_batch(n, cells, n_resamples) if batch is None else int(batch)
+    make = lambda ids: bootstrap_indices(seed, ids, [n])
+    out = fill_draws(np.empty((n_resamples, cells), dtype=np.float64), np.arange(n_resamples), step, make, means,
+                     axis=0)
     if not skipna:
         out[:, broken] = np.nan
     return mean, out
@@ -116,6 +119,35 @@ def _distribution(draws: np.ndarray, cell: xr.DataArray) -> xr.DataArray:
                         coords={**cell.coords, RESAMPLE: np.arange(n_resamples)})
 
 
+def _result(name: str, estimate: np.ndarray, draws: np.ndarray, template: xr.DataArray, dim: str,
+            confidence_level: float, keep_distribution: bool, attrs: dict) -> xr.Dataset:
+    """The estimate ``name``, its percentile interval and undefined draws, labelled like ``template``."""
+    low, high, undefined = _percentile_ci(draws, confidence_level)
+    out = xr.Dataset(
+        {
+            name: _labelled(estimate, template, dim),
+            "low": _labelled(low, template, dim),
+            "high": _labelled(high, template, dim),
+            "n_undefined": _labelled(undefined, template, dim),
+        }
+    )
+    if keep_distribution:
+        out["distribution"] = _distribution(draws, out[name])
+    out.attrs = attrs
+    return out
+
+
+def _mean_ci_iv(data, metrics, dim, n_resamples, confidence_level, rng, batch,
+                skipna) -> tuple[xr.DataArray, int, float, int, int | None]:
+    """Every option of :func:`mean_ci`, checked once: the scores, n_resamples, confidence_level, seed, batch."""
+    n_resamples, confidence_level, batch = _check_options(n_resamples, confidence_level, batch)
+    if not isinstance(skipna, (bool, np.bool_)):
+        raise TypeError(f"skipna must be True or False, got {skipna!r}")
+    x = _scores(data, metrics, dim)
+    return x, n_resamples, confidence_level, resolve_seed(rng), batch
+
+
+@fill_doc
 def mean_ci(
     data: xr.Dataset | xr.DataArray,
     *,
@@ -132,8 +164,7 @@ def mean_ci(
 
     Parameters
     ----------
-    data : Dataset or DataArray
-        Scores with ``system`` and ``input`` dims (see :mod:`xcorrstat.schema`).
+    %(data)s
         Dask-backed data is computed eagerly here.
     metrics : str or list of str, optional
         Scores to summarise; default every numeric score, human judgments included.
@@ -141,14 +172,13 @@ def mean_ci(
         The dim averaged over and resampled.
     n_resamples : int, default 10000
         Number of bootstrap draws.
-    confidence_level : float, default 0.95
-        Coverage of the two-sided interval.
-    rng : int, Generator, SeedSequence or None
-        Seed of the draws; the integer seed used is recorded in ``attrs["seed"]``.
+    %(confidence_level)s
+    %(rng)s
     batch : int, optional
-        Most draws whose counts are held at once (default: a block of about 100 MB).
-        Results do not depend on it, bit for bit. The draw means themselves
-        (``n_resamples`` per system and metric) are kept for the quantiles.
+        Most draws whose gathered scores are held at once (default: the draws whose
+        temporaries fit in about 256 MB, at most 1,000). Results do not depend on it,
+        bit for bit. The draw means themselves (``n_resamples`` per system and metric)
+        are kept for the quantiles.
     skipna : bool, default True
         Skip missing cells. If False, a score with any missing cell gets NaN throughout.
     keep_distribution : bool, default False
@@ -171,37 +201,32 @@ def mean_ci(
     >>> bool((r["low"] < r["mean"]).all() and (r["mean"] < r["high"]).all())
     True
     """
-    _check_options(n_resamples, confidence_level, batch)
-    if not isinstance(skipna, (bool, np.bool_)):
-        raise TypeError(f"skipna must be True or False, got {skipna!r}")
-    x = _scores(data, metrics, dim)
-    seed = resolve_seed(rng)
+    x, n_resamples, confidence_level, seed, batch = _mean_ci_iv(data, metrics, dim, n_resamples, confidence_level,
+                                                                 rng, batch, skipna)
     values = np.asarray(x.values, dtype=np.float64)
     mean, draws = _resampled_means(
-        values.reshape(values.shape[0], -1), seed=seed, n_resamples=int(n_resamples), batch=batch,
-        skipna=bool(skipna),
+        values.reshape(values.shape[0], -1), seed=seed, n_resamples=n_resamples, batch=batch, skipna=bool(skipna),
     )
-    low, high, undefined = _percentile_ci(draws, float(confidence_level))
-    out = xr.Dataset(
-        {
-            "mean": _labelled(mean, x, dim),
-            "low": _labelled(low, x, dim),
-            "high": _labelled(high, x, dim),
-            "n_undefined": _labelled(undefined, x, dim),
-        }
-    )
-    if keep_distribution:
-        out["distribution"] = _distribution(draws, out["mean"])
-    out.attrs = {
-        "method": "percentile",
-        "statistic": "mean",
-        "n_resamples": int(n_resamples),
-        "confidence_level": float(confidence_level),
-        "seed": seed,
-        "dim": dim,
-        "skipna": int(bool(skipna)),
-    }
-    return out
+    attrs = {"method": "percentile", "statistic": "mean", "n_resamples": n_resamples,
+             "confidence_level": confidence_level, "seed": seed, "dim": dim, "skipna": int(bool(skipna))}
+    return _result("mean", mean, draws, x, dim, confidence_level, keep_distribution, attrs)
+
+
+def _paired_difference_ci_iv(data, system_a, system_b, metrics, dim, n_resamples, confidence_level, rng,
+                             batch) -> tuple[xr.DataArray, int, float, int, int | None]:
+    """Every option of :func:`paired_difference_ci`, checked once: as :func:`_mean_ci_iv`."""
+    n_resamples, confidence_level, batch = _check_options(n_resamples, confidence_level, batch)
+    if dim == SYSTEM:
+        raise ValueError("dim: a paired difference of systems resamples inputs, not the 'system' dim")
+    x = _scores(data, metrics, dim)
+    systems = x.indexes.get(SYSTEM)
+    for argument, label in (("system_a", system_a), ("system_b", system_b)):
+        if systems is None or label not in systems:
+            shown = [] if systems is None else systems.tolist()
+            raise ValueError(f"{argument}={label!r} is not a system in the data; available: {shown}")
+    if system_a == system_b:
+        raise ValueError(f"system_a and system_b must differ, both are {system_a!r}")
+    return x, n_resamples, confidence_level, resolve_seed(rng), batch
 
 
 def paired_difference_ci(
@@ -251,49 +276,36 @@ def paired_difference_ci(
     >>> sorted(d.data_vars)
     ['difference', 'high', 'low', 'n_undefined']
     """
-    _check_options(n_resamples, confidence_level, batch)
-    if dim == SYSTEM:
-        raise ValueError("dim: a paired difference of systems resamples inputs, not the 'system' dim")
-    x = _scores(data, metrics, dim)
-    systems = x.indexes[SYSTEM] if SYSTEM in x.indexes else None
-    for argument, label in (("system_a", system_a), ("system_b", system_b)):
-        if systems is None or label not in systems:
-            shown = [] if systems is None else systems.tolist()
-            raise ValueError(f"{argument}={label!r} is not a system in the data; available: {shown}")
-    if system_a == system_b:
-        raise ValueError(f"system_a and system_b must differ, both are {system_a!r}")
+    x, n_resamples, confidence_level, seed, batch = _paired_difference_ci_iv(
+        data, system_a, system_b, metrics, dim, n_resamples, confidence_level, rng, batch)
     template = x.sel({SYSTEM: system_a}, drop=True)  # (dim, metric, ...)
     both = np.stack([template.values, x.sel({SYSTEM: system_b}, drop=True).values], axis=1)
-    seed = resolve_seed(rng)
     n, cells = both.shape[0], template.size // both.shape[0]
     mean, draws = _resampled_means(
-        both.reshape(n, 2 * cells).astype(np.float64, copy=False), seed=seed, n_resamples=int(n_resamples),
+        both.reshape(n, 2 * cells).astype(np.float64, copy=False), seed=seed, n_resamples=n_resamples,
         batch=batch, skipna=True,
     )
-    diff = mean[:cells] - mean[cells:]
-    diff_draws = draws[:, :cells] - draws[:, cells:]
-    low, high, undefined = _percentile_ci(diff_draws, float(confidence_level))
-    out = xr.Dataset(
-        {
-            "difference": _labelled(diff, template, dim),
-            "low": _labelled(low, template, dim),
-            "high": _labelled(high, template, dim),
-            "n_undefined": _labelled(undefined, template, dim),
-        }
-    )
-    if keep_distribution:
-        out["distribution"] = _distribution(diff_draws, out["difference"])
-    out.attrs = {
-        "method": "percentile",
-        "statistic": "difference of means",
-        "n_resamples": int(n_resamples),
-        "confidence_level": float(confidence_level),
-        "seed": seed,
-        "dim": dim,
-        "system_a": str(system_a),
-        "system_b": str(system_b),
-    }
-    return out
+    attrs = {"method": "percentile", "statistic": "difference of means", "n_resamples": n_resamples,
+             "confidence_level": confidence_level, "seed": seed, "dim": dim, "system_a": str(system_a),
+             "system_b": str(system_b)}
+    return _result("difference", mean[:cells] - mean[cells:], draws[:, :cells] - draws[:, cells:], template, dim,
+                   confidence_level, keep_distribution, attrs)
+
+
+def _format_ci_iv(result, digits, scale) -> str:
+    """Every option of :func:`format_ci`, checked once: the name of the estimate."""
+    if not isinstance(result, xr.Dataset):
+        raise TypeError(f"result must be the Dataset returned by mean_ci, got {type(result).__name__}")
+    estimate = next((k for k in ("mean", "difference") if k in result.data_vars), None)
+    if estimate is None or "low" not in result.data_vars or "high" not in result.data_vars:
+        raise ValueError(
+            f"result must hold 'mean' (or 'difference'), 'low' and 'high'; found {sorted(map(str, result.data_vars))}"
+        )
+    if not isinstance(digits, (int, np.integer)) or isinstance(digits, bool) or digits < 0:
+        raise ValueError(f"digits must be a non-negative integer, got {digits!r}")
+    if not isinstance(scale, (int, float, np.integer, np.floating)) or isinstance(scale, bool) or not np.isfinite(scale):
+        raise ValueError(f"scale must be a finite number, got {scale!r}")
+    return estimate
 
 
 def format_ci(result: xr.Dataset, *, digits: int = 2, scale: float = 1.0) -> xr.DataArray:
@@ -320,17 +332,7 @@ def format_ci(result: xr.Dataset, *, digits: int = 2, scale: float = 1.0) -> xr.
     >>> str(format_ci(r, scale=100).sel(metric="acc").item())
     '82.02 (81.01, 83.00)'
     """
-    if not isinstance(result, xr.Dataset):
-        raise TypeError(f"result must be the Dataset returned by mean_ci, got {type(result).__name__}")
-    estimate = next((k for k in ("mean", "difference") if k in result.data_vars), None)
-    if estimate is None or "low" not in result.data_vars or "high" not in result.data_vars:
-        raise ValueError(
-            f"result must hold 'mean' (or 'difference'), 'low' and 'high'; found {sorted(map(str, result.data_vars))}"
-        )
-    if not isinstance(digits, (int, np.integer)) or isinstance(digits, bool) or digits < 0:
-        raise ValueError(f"digits must be a non-negative integer, got {digits!r}")
-    if not isinstance(scale, (int, float, np.integer, np.floating)) or isinstance(scale, bool) or not np.isfinite(scale):
-        raise ValueError(f"scale must be a finite number, got {scale!r}")
+    estimate = _format_ci_iv(result, digits, scale)
     fmt = f"{{:.{int(digits)}f}}"
     est, low, high = xr.broadcast(result[estimate], result["low"], result["high"])
     cells = zip(est.values.ravel(), low.values.ravel(), high.values.ravel())

@@ -4,7 +4,8 @@ The two correlations share the target, so they are dependent and overlap; Willia
 t (and Steiger's Z, Zou's interval) account for the correlation between the two
 metrics. They need one correlation over ``n`` units, so they apply at the system
 level (per-system means, ``n`` systems) and the global level (``n`` cells), not to
-the input-level average of per-input correlations.
+the input-level average of per-input correlations nor to the within-system average
+of per-system correlations (the permutation and paired bootstrap tests apply there).
 
 All three correlations use the same units: those where x, y and the target are all
 present (at system level, the means are over the inputs where all three are present).
@@ -13,34 +14,59 @@ present (at system level, the means are over the inputs where all three are pres
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Literal
 
 import numpy as np
 import xarray as xr
+from numpy.typing import ArrayLike
 
-from .kernels import corr, system_means
-from .kernels.scaling import centre_cells
-from .kernels.dependent import steiger_z, williams, zou_ci
-from .schema import INPUT, METRIC, SYSTEM, check_finite, split_scores
-from .validation import check_choice, check_confidence_level
+from .._docs import fill_doc
+from .._types import Alternative, Level, Method
+from ..kernels import corr, system_means
+from ..kernels.dependent import steiger_z, williams, zou_ci
+from ..kernels.scaling import centre_cells
+from ..resampling.pvalues import ALTERNATIVES
+from ..schema import INPUT, METRIC, SYSTEM, check_finite, split_scores
+from ..validation import check_choice, check_confidence_level
 
-__all__ = ["williams_test", "dependent_correlations"]
+__all__ = ["WILLIAMS_LEVELS", "WILLIAMS_METHODS", "check_williams_options", "dependent_correlations",
+           "williams_test"]
 
-ALTERNATIVES = ("greater", "less", "two-sided")
+#: Levels where a correlation is taken over ``n`` units (systems or cells), as Williams' test needs.
+WILLIAMS_LEVELS = ("system", "global")
+#: Product-moment correlations (Spearman's as an approximation).
 WILLIAMS_METHODS = ("pearson", "spearman")
+#: Why an averaging level has no ``n``.
+_AVERAGED = {
+    "input": "the input-level average of per-input correlations",
+    "within_system": "the within-system average of per-system correlations",
+}
 
 
-def _check(level, method):
-    if level not in ("system", "global"):
-        raise ValueError(
-            f"level must be 'system' or 'global' for Williams' test, got {level!r}: the input-level "
-            "average of per-input correlations is not a correlation over n units (use the permutation "
-            "or paired bootstrap test)"
-        )
+def check_williams_options(level: str, method: str) -> None:
+    """Raise ValueError unless Williams' test is defined at ``level`` with ``method``.
+
+    The test needs one correlation over ``n`` units: per-system means (system level)
+    or cells (global level). An average of per-input or per-system correlations has
+    no such ``n``; the permutation and paired bootstrap tests apply there.
+
+    Examples
+    --------
+    >>> check_williams_options("global", "spearman")  # defined: no error
+    >>> check_williams_options("within_system", "pearson")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: level must be 'system' or 'global' for Williams' test, got 'within_system': the within-system ...
+    """
+    if level not in WILLIAMS_LEVELS:
+        why = _AVERAGED.get(level)
+        reason = (f": {why} is not a correlation over n units (use the permutation or paired bootstrap test)"
+                  if why else "")
+        raise ValueError(f"level must be 'system' or 'global' for Williams' test, got {level!r}{reason}")
     check_choice(method, WILLIAMS_METHODS, "method", " (Williams' test is for product-moment correlations)")
 
 
-def dependent_correlations(x, y, z, *, level: str, method: str):
+def dependent_correlations(x: ArrayLike, y: ArrayLike, z: ArrayLike, *, level: Level,
+                           method: Method) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(r_xz, r_yz, r_xy, n)`` over the units where x, y and z are all present; x, y, z (..., S, I)."""
     x, y, z = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (x, y, z)))
     valid = ~(np.isnan(x) | np.isnan(y) | np.isnan(z))
@@ -49,10 +75,8 @@ def dependent_correlations(x, y, z, *, level: str, method: str):
         if method == "pearson":  # exact scaling and offset removal: no offset rounds the means
             x, y, z = centre_cells(x), centre_cells(y), centre_cells(z)
         (mx, mz), (my, _) = system_means(x, z), system_means(y, z)
-        units = (mx, my, mz)
     else:
-        units = tuple(a.reshape(a.shape[:-2] + (-1,)) for a in (x, y, z))
-    mx, my, mz = units
+        mx, my, mz = (a.reshape(a.shape[:-2] + (-1,)) for a in (x, y, z))
     r_xz, n = corr(mx, mz, method=method, min_pairs=4)
     r_yz, _ = corr(my, mz, method=method, min_pairs=4)
     r_xy, _ = corr(mx, my, method=method, min_pairs=4)
@@ -74,15 +98,39 @@ def _williams_kernel(x, y, z, *, level, method, alternative, absolute, confidenc
     )
 
 
+def _williams_test_iv(data, x, y, target, level, method, alternative, confidence_level):
+    """Validated arguments of :func:`williams_test`: ``(xs, ys, z, confidence_level)``."""
+    check_williams_options(level, method)
+    check_choice(alternative, ALTERNATIVES, "alternative")
+    confidence_level = check_confidence_level(confidence_level)
+    if x == y:
+        raise ValueError(f"x and y must be two different metrics, got x=y={x!r}")
+    if not isinstance(target, str):
+        raise TypeError(f"target must be one score name, got {target!r}")
+    scores, z, _ = split_scores(data, target=target, metrics=[x, y], level=level)
+    xs, ys = scores.isel({METRIC: 0}, drop=True), scores.isel({METRIC: 1}, drop=True)
+    return xs, ys, z, confidence_level
+
+
+def _williams_attrs(x, y, target, level, method, alternative, absolute, confidence_level) -> dict:
+    return {
+        "test": "williams", "x": str(x), "y": str(y), "target": str(target), "level": level, "method": method,
+        "alternative": alternative, "absolute": int(bool(absolute)), "confidence_level": confidence_level,
+        "units": "systems (means over inputs where x, y and the target are present)" if level == "system"
+        else "cells where x, y and the target are present",
+    }
+
+
+@fill_doc
 def williams_test(
     data: xr.Dataset | xr.DataArray,
     *,
     x: Hashable,
     y: Hashable,
     target: Hashable,
-    level: Literal["system", "global"] = "system",
-    method: Literal["pearson", "spearman"] = "pearson",
-    alternative: Literal["greater", "less", "two-sided"] = "greater",
+    level: Level = "system",
+    method: Method = "pearson",
+    alternative: Alternative = "greater",
     absolute: bool = False,
     confidence_level: float = 0.95,
 ) -> xr.Dataset:
@@ -90,14 +138,14 @@ def williams_test(
 
     Parameters
     ----------
-    data : Dataset or DataArray
-        Scores with ``system`` and ``input`` dims.
+    %(data)s
     x, y : str
         The two metrics; H1 for ``"greater"``: x correlates more strongly with the target.
-    target : str
-        Human score.
+    %(target)s
     level : {"system", "global"}
-        Per-system means (n = systems) or all cells (n = cells).
+        Per-system means (n = systems) or all cells (n = cells). The input and
+        within-system levels average correlations, which have no ``n``: they raise
+        a ValueError (use :func:`permutation_test` or :func:`paired_bootstrap_test`).
     method : {"pearson", "spearman"}
         Spearman applies the same tests to rank correlations (an approximation).
     alternative : {"greater", "less", "two-sided"}
@@ -123,15 +171,8 @@ def williams_test(
     >>> round(float(res["pvalue"]), 3)
     0.034
     """
-    _check(level, method)
-    check_choice(alternative, ALTERNATIVES, "alternative")
-    confidence_level = check_confidence_level(confidence_level)
-    if x == y:
-        raise ValueError(f"x and y must be two different metrics, got x=y={x!r}")
-    if not isinstance(target, str):
-        raise TypeError(f"target must be one score name, got {target!r}")
-    scores, z, _ = split_scores(data, target=target, metrics=[x, y], level=level)
-    xs, ys = scores.isel({METRIC: 0}, drop=True), scores.isel({METRIC: 1}, drop=True)
+    xs, ys, z, confidence_level = _williams_test_iv(data, x, y, target, level, method, alternative,
+                                                    confidence_level)
     if any(v.chunks is not None for v in (xs, ys, z)):
         xs, ys, z = (v.chunk({SYSTEM: -1, INPUT: -1}) for v in (xs, ys, z))
     names = ("r_xz", "r_yz", "r_xy", "statistic", "pvalue", "steiger_z", "steiger_pvalue", "low", "high", "n")
@@ -147,12 +188,7 @@ def williams_test(
     out = xr.Dataset(dict(zip(names[:-1], outs[:-1]))).assign_coords(n=outs[-1])
     out["delta"] = out["r_xz"] - out["r_yz"]
     out = out[["delta", *names[:-1]]]
-    out.attrs = {
-        "test": "williams", "x": str(x), "y": str(y), "target": str(target), "level": level, "method": method,
-        "alternative": alternative, "absolute": int(bool(absolute)), "confidence_level": confidence_level,
-        "units": "systems (means over inputs where x, y and the target are present)" if level == "system"
-        else "cells where x, y and the target are present",
-    }
+    out.attrs = _williams_attrs(x, y, target, level, method, alternative, absolute, confidence_level)
     out["statistic"].attrs["long_name"] = "Williams' t (df = n - 3)"
     out["low"].attrs["long_name"] = "lower bound of Zou's interval for r_xz - r_yz"
     out["high"].attrs["long_name"] = "upper bound of Zou's interval for r_xz - r_yz"

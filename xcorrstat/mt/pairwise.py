@@ -8,28 +8,27 @@ label of those dims too (e.g. system pairs within each language pair), then pool
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
-from typing import Literal
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 import xarray as xr
 
-from .agreement._common import check_labels, check_new_dim, pair_dim
-from .kernels.pairwise import agreement_counts, difference_sums, kendall_like_counts
-from .kernels.scaling import pow2_normalise, remove_offset
-from .schema import aligned_scores
-from .ties import MAX_GROUP, TIE_LEVELS, _groups
-from .validation import check_choice, check_epsilon
+from .._docs import fill_doc
+from .._types import Level
+from ..kernels.pairwise import agreement_counts, difference_sums, kendall_like_counts
+from ..kernels.scaling import pow2_normalise, remove_offset
+from ..labelled import check_labels, check_new_dim, pair_dim
+from ..schema import aligned_scores
+from ..validation import check_choice, check_epsilon
+from .ties import MAX_GROUP, TIE_LEVELS, level_groups
 
 __all__ = ["kendall_like", "pairwise_accuracy", "pairwise_difference_pearson", "pairwise_differences",
            "pdp_statistic"]
 
-Level = Literal["system", "input", "within_system", "global"]
-
 
 def _group_sums(x: xr.DataArray, z: xr.DataArray, batch: list, level: str, func) -> xr.Dataset:
     """``func``'s parts summed over each group's pairs and over the groups, for aligned (*batch, S, I) scores."""
-    gx, gz = _groups(x.values.astype(np.float64), z.values.astype(np.float64), level)
+    gx, gz = level_groups(x.values.astype(np.float64), z.values.astype(np.float64), level)
     if gx.shape[-1] > MAX_GROUP:
         raise ValueError(f"level={level!r} compares groups of {gx.shape[-1]} items; more than {MAX_GROUP} is not "
                          "supported, use level='input' or 'within_system'")
@@ -53,18 +52,24 @@ def _scale_free(a: xr.DataArray, level: str) -> xr.DataArray:
     return a.copy(data=values)
 
 
-def _counts(data, target, metrics, level, pool, func, *, scale_free=False):
+def _grouped_scores(data, target, metrics, level, pool) -> tuple[xr.DataArray, xr.DataArray, list, list]:
+    """The checks shared by the statistics over pairs of a level's groups: aligned scores X and Z
+    ``(*batch, system, input)``, the batch dims and the pooled dims."""
     check_choice(level, tuple(TIE_LEVELS), "level")
     x, z, batch = aligned_scores(data, target=target, metrics=metrics, level=level)
-    if scale_free:
-        x, z = _scale_free(x, level), _scale_free(z, level)
-    pool = [pool] if isinstance(pool, str) else list(pool or [])
-    for dim in pool:
+    pooled = [pool] if isinstance(pool, str) else list(pool or [])
+    for dim in pooled:
         if dim not in batch or dim == "metric":
             raise ValueError(f"pool={dim!r} must name an extra dim of the data, such as a language pair; "
                              f"the data has dims {tuple(x.dims)}")
+    return x, z, batch, pooled
+
+
+def _pooled_sums(x: xr.DataArray, z: xr.DataArray, batch: list, pooled: list, level: str,
+                 func: Callable) -> xr.Dataset:
+    """``func``'s parts summed over the pairs of every group of the level, and over the pooled dims."""
     out = _group_sums(x, z, batch, level, func)
-    return out.sum(pool) if pool else out
+    return out.sum(pooled) if pooled else out
 
 
 def _pdp(sums: xr.Dataset) -> xr.DataArray:
@@ -77,14 +82,20 @@ def _pdp(sums: xr.Dataset) -> xr.DataArray:
 def pdp_statistic(x: xr.DataArray, z: xr.DataArray, *, level: str) -> tuple[xr.DataArray, xr.DataArray]:
     """PDP and the number of valid pairs of aligned ``(*batch, system, input)`` scores, over the batch dims.
 
-    The computation behind :func:`pairwise_difference_pearson` and ``correlate(pdp=True)``.
+    The computation behind :func:`pairwise_difference_pearson` and ``correlate(pdp=True)``; ``level``
+    (one of ``TIE_LEVELS``) is checked by the caller.
     """
-    check_choice(level, tuple(TIE_LEVELS), "level")
     batch = [d for d in x.dims if d not in ("system", "input")]
     sums = _group_sums(_scale_free(x, level), _scale_free(z, level), batch, level, difference_sums)
     return _pdp(sums), sums["part3"]
 
 
+def _pairwise_accuracy_iv(data, target, metrics, level, pool) -> tuple[xr.DataArray, xr.DataArray, list, list]:
+    """Every option of :func:`pairwise_accuracy`, checked once: aligned X and Z, batch and pooled dims."""
+    return _grouped_scores(data, target, metrics, level, pool)
+
+
+@fill_doc
 def pairwise_accuracy(
     data: xr.Dataset | xr.DataArray,
     *,
@@ -97,12 +108,9 @@ def pairwise_accuracy(
 
     Parameters
     ----------
-    data : Dataset or DataArray
-        Scores with ``system`` and ``input`` dims.
-    target : str
-        Human score.
-    metrics : list of str, optional
-        Default every non-human variable.
+    %(data)s
+    %(target)s
+    %(metrics)s
     level : {"system", "input", "within_system", "global"}, default "system"
         Pairs of per-system means (system-ranking accuracy); of the systems within each
         input; of the inputs within each system; of all cells.
@@ -124,14 +132,23 @@ def pairwise_accuracy(
     >>> int(acc["n_pairs"][0])
     120
     """
-    counts = _counts(data, target, metrics, level, pool, agreement_counts)
+    x, z, batch, pooled = _pairwise_accuracy_iv(data, target, metrics, level, pool)
+    counts = _pooled_sums(x, z, batch, pooled, level, agreement_counts)
     with np.errstate(invalid="ignore", divide="ignore"):
         acc = counts["part0"] / counts["part1"].where(counts["part1"] > 0)
     out = xr.Dataset({"accuracy": acc, "n_agree": counts["part0"], "n_pairs": counts["part1"]})
-    pooled = [pool] if isinstance(pool, str) else list(pool or [])
     out.attrs = {"statistic": "pairwise accuracy (sign agreement; ties agree only with ties)",
                  "target": str(target), "level": level, "pooled": ", ".join(map(str, pooled))}
     return out
+
+
+def _kendall_like_iv(data, target, metrics, threshold, level,
+                     pool) -> tuple[float, xr.DataArray, xr.DataArray, list, list]:
+    """Every option of :func:`kendall_like`, checked once: the threshold, then as :func:`_pairwise_accuracy_iv`."""
+    threshold = float(threshold)
+    if not np.isfinite(threshold) or threshold < 0:
+        raise ValueError(f"threshold must be a finite number >= 0, got {threshold!r}")
+    return (threshold, *_grouped_scores(data, target, metrics, level, pool))
 
 
 def kendall_like(
@@ -171,20 +188,22 @@ def kendall_like(
     >>> -1 <= float(tau["correlation"][0]) <= 1
     True
     """
-    threshold = float(threshold)
-    if not np.isfinite(threshold) or threshold < 0:
-        raise ValueError(f"threshold must be a finite number >= 0, got {threshold!r}")
-    counts = _counts(data, target, metrics, level, pool,
-                     lambda gx, gz: kendall_like_counts(gx, gz, threshold=threshold))
+    threshold, x, z, batch, pooled = _kendall_like_iv(data, target, metrics, threshold, level, pool)
+    counts = _pooled_sums(x, z, batch, pooled, level, lambda gx, gz: kendall_like_counts(gx, gz, threshold=threshold))
     c, d = counts["part0"], counts["part1"]
     n = c + d
     with np.errstate(invalid="ignore", divide="ignore"):
         tau = (c - d) / n.where(n > 0)
     out = xr.Dataset({"correlation": tau, "concordant": c, "discordant": d, "n_pairs": n})
-    pooled = [pool] if isinstance(pool, str) else list(pool or [])
     out.attrs = {"statistic": "DARR Kendall-like tau (pooled)", "target": str(target), "level": level,
                  "threshold": threshold, "pooled": ", ".join(map(str, pooled))}
     return out
+
+
+def _pairwise_difference_pearson_iv(data, target, metrics, level,
+                                    pool) -> tuple[xr.DataArray, xr.DataArray, list, list]:
+    """Every option of :func:`pairwise_difference_pearson`, checked once: as :func:`_pairwise_accuracy_iv`."""
+    return _grouped_scores(data, target, metrics, level, pool)
 
 
 def pairwise_difference_pearson(
@@ -222,23 +241,46 @@ def pairwise_difference_pearson(
     >>> -1 <= float(pdp["correlation"][0]) <= 1
     True
     """
-    sums = _counts(data, target, metrics, level, pool, difference_sums, scale_free=True)
+    x, z, batch, pooled = _pairwise_difference_pearson_iv(data, target, metrics, level, pool)
+    sums = _pooled_sums(_scale_free(x, level), _scale_free(z, level), batch, pooled, level, difference_sums)
     out = xr.Dataset({"correlation": _pdp(sums), "n_pairs": sums["part3"]})
     out.attrs = {"statistic": "pairwise difference Pearson (uncentred, pooled over groups)",
                  "target": str(target), "level": level}
     return out
 
 
-def _differences(da: xr.DataArray, dim: Hashable, epsilon: float) -> xr.DataArray:
-    if not isinstance(dim, Hashable) or dim not in da.dims:
-        raise ValueError(f"dim must name a dim of the data {tuple(da.dims)}, got {dim!r}")
+def _check_pairable(da: xr.DataArray, dim: Hashable) -> None:
+    """Raise unless the labels along ``dim`` (a dim of ``da``) can be paired: 2 or more, unique, numeric
+    scores, and no clash with the second copy's name."""
     if da.sizes[dim] < 2:
         raise ValueError(f"dim={dim!r} has {da.sizes[dim]} label(s); pairwise differences need at least 2")
     if da.dtype.kind not in "biuf":
         raise TypeError(f"pairwise differences need numeric scores, got dtype {da.dtype} for {da.name!r}")
     check_labels(da, dim, "dim")
+    check_new_dim(da, pair_dim(dim), "dim")
+
+
+def _pairwise_differences_iv(data, dim, epsilon) -> tuple[float, list[Hashable]]:
+    """Every option of :func:`pairwise_differences`, checked once: epsilon, and the variables of a Dataset
+    that are differenced (none for a DataArray)."""
+    epsilon = check_epsilon(epsilon)
+    if not isinstance(data, (xr.DataArray, xr.Dataset)):
+        raise TypeError(f"data must be an xarray Dataset or DataArray, got {type(data).__name__}")
+    if not isinstance(dim, Hashable) or dim not in data.dims:
+        raise ValueError(f"dim must name a dim of the data {tuple(data.dims)}, got {dim!r}")
+    if isinstance(data, xr.DataArray):
+        _check_pairable(data, dim)
+        return epsilon, []
+    names = [k for k, v in data.data_vars.items() if dim in v.dims]
+    if not names:
+        raise ValueError(f"dim={dim!r}: no data variable has this dim")
+    for name in names:
+        _check_pairable(data[name], dim)
+    return epsilon, names
+
+
+def _differences(da: xr.DataArray, dim: Hashable, epsilon: float) -> xr.DataArray:
     other = pair_dim(dim)
-    check_new_dim(da, other, "dim")
     base = da.astype(np.float64)
     # the second copy carries only the labels of dim: other coords along dim stay on the first
     second = base.drop_vars([c for c in base.coords if dim in base[c].dims and c != dim]).rename({dim: other})
@@ -291,16 +333,9 @@ def pairwise_differences(
     >>> d.sel(system="a", system_2="d").item(), d.sel(system="b", system_2="c").item()
     (2.0, 0.0)
     """
-    epsilon = check_epsilon(epsilon)
+    epsilon, names = _pairwise_differences_iv(data, dim, epsilon)
     if isinstance(data, xr.DataArray):
         return _differences(data, dim, epsilon)
-    if not isinstance(data, xr.Dataset):
-        raise TypeError(f"data must be an xarray Dataset or DataArray, got {type(data).__name__}")
-    if not isinstance(dim, Hashable) or dim not in data.dims:
-        raise ValueError(f"dim must name a dim of the data {tuple(data.dims)}, got {dim!r}")
-    names = [k for k, v in data.data_vars.items() if dim in v.dims]
-    if not names:
-        raise ValueError(f"dim={dim!r}: no data variable has this dim")
     out = xr.Dataset({k: _differences(data[k], dim, epsilon) for k in names})
     out.attrs = {"statistic": f"pairwise differences x[{pair_dim(dim)}] - x[{dim}]", "epsilon": epsilon}
     return out

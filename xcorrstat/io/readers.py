@@ -15,7 +15,7 @@ import zlib
 
 import pandas as pd
 
-from ._display import cut
+from .._display import cut
 
 __all__ = ["load_table", "located"]
 

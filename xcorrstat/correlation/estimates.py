@@ -9,29 +9,29 @@ while ``system`` and ``input`` are always kept whole.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Literal
+from typing import NamedTuple, cast
 
 import numpy as np
 import xarray as xr
 
-from .kernels import METHODS, level_correlation
-from .kernels.correlation import KENDALL_VARIANTS
-from .kernels.levels import AVERAGES, CORRELATE_LEVELS
-from .options import OPTIONS
-from .pairwise import pdp_statistic
-from .schema import INPUT, SYSTEM, TARGET, check_finite, split_scores
-from .validation import check_choice, check_epsilon, check_min_pairs
+from .._docs import fill_doc
+from .._types import Average, Levels, Method, Variant
+from ..kernels import METHODS, level_correlation
+from ..kernels.correlation import KENDALL_VARIANTS
+from ..kernels.levels import AVERAGES, CORRELATE_LEVELS
+from ..mt.pairwise import pdp_statistic
+from ..options import OPTIONS
+from ..schema import INPUT, SYSTEM, TARGET, check_finite, split_scores
+from ..validation import check_choice, check_epsilon, check_min_pairs
 
-__all__ = ["correlate", "METHOD_DIM"]
+__all__ = ["METHOD_DIM", "correlate", "level_statistic", "target_attr"]
 
 # the dim a list of methods adds ("method" would clash with DataArray.sel(method=...))
 METHOD_DIM = "coefficient"
 
-Level = Literal["system", "input", "global", "within_system"]
-Method = Literal["pearson", "spearman", "kendall"]
 
-
-def _choices(value, allowed: Sequence[str], argument: str, dim: str) -> tuple[list[str], bool]:
+def _choices(value, allowed: Sequence[str], argument: str) -> tuple[list[str], bool]:
+    """``value`` (one of ``allowed`` or a list of them) as a list, and whether a list was given."""
     values = [value] if isinstance(value, str) else list(value) if isinstance(value, Sequence) else None
     if not values:
         raise ValueError(f"{argument} must be one of {tuple(allowed)} or a list of them, got {value!r}")
@@ -39,6 +39,13 @@ def _choices(value, allowed: Sequence[str], argument: str, dim: str) -> tuple[li
         if v not in allowed:
             raise ValueError(f"{argument} must be one of {tuple(allowed)}, got {v!r}")
     return values, not isinstance(value, str)
+
+
+def target_attr(target: Hashable | Sequence[Hashable]) -> str | list[str]:
+    """The ``target`` attr of a result: the name, or the list of names as strings."""
+    if isinstance(target, str):
+        return target
+    return list(map(str, cast(Sequence[Hashable], target)))
 
 
 def _kernel(x, z, **kwargs):
@@ -98,55 +105,74 @@ def _stack(parts: list[xr.Dataset], dim: str, labels: list[str]) -> xr.Dataset:
     )
 
 
+class _CorrelateOptions(NamedTuple):
+    levels: list[str]
+    level_dim: bool  # a list of levels was given: the result has a `level` dim
+    methods: list[str]
+    method_dim: bool  # a list of methods was given: the result has a `coefficient` dim
+    epsilon: float
+    min_pairs: int
+
+
+def _correlate_iv(level, method, variant, skipna, complete_inputs, min_pairs, epsilon, average,
+                  pdp) -> _CorrelateOptions:
+    """Every option of :func:`correlate`, checked once and normalised."""
+    levels, level_dim = _choices(level, CORRELATE_LEVELS, "level")
+    methods, method_dim = _choices(method, METHODS, "method")
+    check_choice(variant, KENDALL_VARIANTS, "variant", " (Kendall's variant)")
+    check_choice(average, AVERAGES, "average")
+    epsilon = check_epsilon(epsilon)
+    if epsilon and methods != ["kendall"]:
+        raise ValueError(f"epsilon applies to method='kendall' only, got method={method!r}")
+    if not isinstance(skipna, (bool, np.bool_)):
+        raise TypeError(f"skipna must be True or False, got {skipna!r}")
+    if not isinstance(pdp, (bool, np.bool_)):
+        raise TypeError(f"pdp must be True or False, got {pdp!r}")
+    if pdp and methods != ["pearson"]:
+        raise ValueError(f"pdp=True is the pairwise difference Pearson correlation: it needs method='pearson', "
+                         f"got method={method!r}")
+    if pdp and (complete_inputs or average != "macro"):
+        raise ValueError("pdp=True pools the pairs of every group: complete_inputs=True and average='weighted' "
+                         "do not apply to it")
+    min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
+    return _CorrelateOptions(levels, level_dim, methods, method_dim, epsilon, min_pairs)
+
+
+@fill_doc
 def correlate(
     data: xr.Dataset | xr.DataArray,
     *,
     target: Hashable | Sequence[Hashable],
-    level: Level | Sequence[Level] = "system",
+    level: Levels = "system",
     method: Method | Sequence[Method] = "pearson",
-    variant: Literal["b", "c", "a", "23", "acc23"] = "b",
+    variant: Variant = "b",
     metrics: Sequence[Hashable] | None = None,
     skipna: bool = True,
     complete_inputs: bool = False,
     min_pairs: int | None = None,
     epsilon: float = 0.0,
-    average: Literal["macro", "weighted"] = "macro",
+    average: Average = "macro",
     pdp: bool = False,
 ) -> xr.DataArray:
     """Correlate every metric with a human target at a level, in one call.
 
     Parameters
     ----------
-    data : Dataset or DataArray
-        Scores with ``system`` and ``input`` dims (see :mod:`xcorrstat.schema`).
-    target : str or list of str
-        Human score(s) to correlate against; a list adds a ``target`` dim.
-    level : {"system", "input", "global", "within_system"} or list of them
-        System level correlates per-system means; input level averages the per-input
-        correlations across systems; global level correlates all cells; within-system
-        level averages each system's correlation across its inputs. A list adds a
-        ``level`` dim.
-    method : {"pearson", "spearman", "kendall"} or list of them
-        A list adds a ``coefficient`` dim (``r.sel(coefficient="kendall")``).
-    variant : {"b", "c", "a", "23", "acc23"}
-        Kendall's variant: tau-b (ties in both variables), tau-c (Stuart's), tau-a,
-        tau_eq (``"23"``) or acc_eq (``"acc23"``, pairwise accuracy with ties; Deutsch et
-        al., 2023). tau_eq and acc_eq stay defined for a constant metric.
-    metrics : list of str, optional
-        Scores to correlate; default every score that is not a target and not marked
-        ``attrs["role"] == "human"``.
-    skipna : bool, default True
-        Drop missing cells pairwise. If False, any missing cell gives NaN.
-    complete_inputs : bool, default False
-        System level: average each system over only the inputs present for all systems.
-    min_pairs : int, optional
-        Fewest valid pairs for a defined correlation (default ``set_options(min_pairs=3)``).
+    %(data)s
+    %(targets)s
+    %(level)s
+        A list of levels adds a ``level`` dim.
+    %(method)s
+        A list of them adds a ``coefficient`` dim (``r.sel(coefficient="kendall")``).
+    %(variant)s
+    %(metrics)s
+    %(skipna)s
+    %(complete_inputs)s
+    %(min_pairs)s
     epsilon : float, default 0
         Kendall only: a pair whose metric scores differ by at most epsilon is a metric
         tie (target ties need exact equality); see :func:`xcorrstat.calibrate_ties`.
-    average : {"macro", "weighted"}, default "macro"
-        Input and within-system levels: each defined group counts once, or is weighted
-        by its number of valid items.
+    %(average)s
     pdp : bool, default False
         Pearson only: the pairwise difference Pearson correlation of each level instead
         (mt-metrics-eval's ``Pearson(pdp=True)``; :func:`xcorrstat.pairwise_difference_pearson`):
@@ -174,58 +200,47 @@ def correlate(
     >>> pdp.attrs["pdp"], int(pdp["n"].sel(metric="qa_eval_f1"))
     (1, 12000)
     """
-    levels, level_dim = _choices(level, CORRELATE_LEVELS, "level", "level")
-    methods, method_dim = _choices(method, METHODS, "method", METHOD_DIM)
-    check_choice(variant, KENDALL_VARIANTS, "variant", " (Kendall's variant)")
-    check_choice(average, AVERAGES, "average")
-    epsilon = check_epsilon(epsilon)
-    if epsilon and methods != ["kendall"]:
-        raise ValueError(f"epsilon applies to method='kendall' only, got method={method!r}")
-    if not isinstance(skipna, (bool, np.bool_)):
-        raise TypeError(f"skipna must be True or False, got {skipna!r}")
-    if not isinstance(pdp, (bool, np.bool_)):
-        raise TypeError(f"pdp must be True or False, got {pdp!r}")
-    if pdp and methods != ["pearson"]:
-        raise ValueError(f"pdp=True is the pairwise difference Pearson correlation: it needs method='pearson', "
-                         f"got method={method!r}")
-    if pdp and (complete_inputs or average != "macro"):
-        raise ValueError("pdp=True pools the pairs of every group: complete_inputs=True and average='weighted' "
-                         "do not apply to it")
-    min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
+    opts = _correlate_iv(level, method, variant, skipna, complete_inputs, min_pairs, epsilon, average, pdp)
     x, z, _ = split_scores(data, target=target, metrics=metrics, level=level)
-
     rows = []
-    for lev in levels:
+    for lev in opts.levels:
         cols = []
-        for meth in methods:
+        for meth in opts.methods:
             if pdp:
-                cols.append(_pdp_result(x, z, level=lev, min_pairs=int(min_pairs), skipna=bool(skipna)))
+                cols.append(_pdp_result(x, z, level=lev, min_pairs=int(opts.min_pairs), skipna=bool(skipna)))
                 continue
             r, n = level_statistic(
-                x, z, level=lev, method=meth, variant=variant, min_pairs=int(min_pairs),
-                complete_inputs=bool(complete_inputs), skipna=bool(skipna), epsilon=float(epsilon),
+                x, z, level=lev, method=meth, variant=variant, min_pairs=int(opts.min_pairs),
+                complete_inputs=bool(complete_inputs), skipna=bool(skipna), epsilon=float(opts.epsilon),
                 average=average,
             )
             cols.append(xr.Dataset({"correlation": r, "n": n}))
-        rows.append(_stack(cols, METHOD_DIM, methods) if method_dim else cols[0])
-    both = _stack(rows, "level", levels) if level_dim else rows[0]
+        rows.append(_stack(cols, METHOD_DIM, opts.methods) if opts.method_dim else cols[0])
+    both = _stack(rows, "level", opts.levels) if opts.level_dim else rows[0]
     out = both["correlation"].assign_coords(n=both["n"])
     out.name = "correlation"
-    out.attrs = {
+    out.attrs = _correlate_attrs(opts, target=target, level=level, method=method, variant=variant, skipna=skipna,
+                                 complete_inputs=complete_inputs, average=average, pdp=pdp)
+    out.coords["n"].attrs["long_name"] = "number of units the correlation used"
+    return out
+
+
+def _correlate_attrs(opts: _CorrelateOptions, *, target, level, method, variant, skipna, complete_inputs,
+                     average, pdp) -> dict:
+    """The attrs of a :func:`correlate` result: how it was made."""
+    return {
         "long_name": "correlation with human judgments",
-        "target": target if isinstance(target, str) else list(map(str, target)),
-        "level": level if isinstance(level, str) else list(levels),
-        "method": method if isinstance(method, str) else list(methods),
-        "variant": variant if "kendall" in methods else "",
+        "target": target_attr(target),
+        "level": level if isinstance(level, str) else list(opts.levels),
+        "method": method if isinstance(method, str) else list(opts.methods),
+        "variant": variant if "kendall" in opts.methods else "",
         "skipna": int(bool(skipna)),
         "complete_inputs": int(bool(complete_inputs)),
-        "min_pairs": int(min_pairs),
-        "epsilon": float(epsilon),
+        "min_pairs": int(opts.min_pairs),
+        "epsilon": float(opts.epsilon),
         "average": average,
         "pdp": int(bool(pdp)),
         "n_meaning": "valid pairs whose differences were correlated" if pdp else
                      "systems (system level), defined inputs (input level), defined systems "
                      "(within-system level), cells (global level)",
     }
-    out.coords["n"].attrs["long_name"] = "number of units the correlation used"
-    return out

@@ -11,30 +11,44 @@ correction and the significance clusters of :func:`~xcorrstat.compare`.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
 from scipy.stats import rankdata
 
-from .compare import OTHER, _adjust, _clusters
-from .resampling.engine import RESAMPLE_DIM
-from .resampling.paired import paired_bootstrap_pvalue
-from .resampling.permutation import permutation_pvalue
-from .schema import METRIC
-from .validation import check_unit_interval
+from .._types import Alternative, Correction, Family, PValue
+from ..resampling.pvalues import ALTERNATIVES, PVALUES
+from ..schema import METRIC
+from ..validation import check_unit_interval
+from .decisions import decide, pair_pvalues
 
 __all__ = ["aggregate_tasks"]
+
+
+@dataclass(frozen=True)
+class _Options:
+    """Normalised arguments of :func:`aggregate_tasks` and the options of the compare result."""
+
+    result: xr.Dataset  # computed
+    weight: xr.DataArray  # over ``dim``, summing to 1
+    test: str
+    alternative: Alternative
+    pvalue: PValue
+    correction: Correction | None
+    family: Family
+    alpha: float
 
 
 def _weights(result: xr.Dataset, dim: Hashable, weights) -> xr.DataArray:
     labels = result[dim].values
     if weights is None:
-        w = xr.DataArray(np.ones(len(labels)), dims=dim, coords={dim: labels})
+        w = xr.DataArray(np.ones(len(labels)), dims=[dim], coords={dim: labels})
     elif isinstance(weights, Mapping):
         missing = [lab for lab in labels if lab not in weights]
         if missing:
             raise ValueError(f"weights must give a weight to every {dim!r} label; missing {missing}")
-        w = xr.DataArray([float(weights[lab]) for lab in labels], dims=dim, coords={dim: labels})
+        w = xr.DataArray([float(weights[lab]) for lab in labels], dims=[dim], coords={dim: labels})
     elif isinstance(weights, xr.DataArray):
         w = weights.astype(np.float64).reindex({dim: labels})
     else:
@@ -42,6 +56,25 @@ def _weights(result: xr.Dataset, dim: Hashable, weights) -> xr.DataArray:
     if w.isnull().any() or (w < 0).any() or float(w.sum()) <= 0:
         raise ValueError(f"weights must be >= 0 for every {dim!r} label, with a positive sum")
     return w / w.sum()
+
+
+def _aggregate_tasks_iv(result, dim, weights, alpha) -> _Options:
+    """Check the compare result and the arguments of :func:`aggregate_tasks`; read the result's options."""
+    if not isinstance(result, xr.Dataset) or "distribution" not in result or "pvalue" not in result:
+        raise ValueError("result must come from compare(..., keep_distribution=True) (permutation or bootstrap "
+                         "test): the averaged test needs every task's draws")
+    if dim not in result.dims:
+        raise ValueError(f"dim={dim!r} is not a dim of the result; it has {tuple(result.dims)}")
+    if any(v.chunks is not None for v in result.data_vars.values()):
+        result = result.compute()  # a lazy compare result: the average needs every task's draws
+    attrs = result.attrs
+    alpha = check_unit_interval(attrs.get("alpha", 0.05) if alpha is None else alpha, "alpha")
+    correction = attrs.get("correction", "none")
+    return _Options(
+        result=result, weight=_weights(result, dim, weights), test=attrs.get("test", ""),
+        alternative=attrs.get("alternative", ALTERNATIVES[0]), pvalue=attrs.get("pvalue", PVALUES[0]),
+        correction=None if correction == "none" else correction, family=attrs.get("family", "row"), alpha=alpha,
+    )
 
 
 def aggregate_tasks(
@@ -86,22 +119,8 @@ def aggregate_tasks(
     >>> float(avg["correlation"].sel(metric="qa_eval_f1")) == float(res["correlation"].sel(metric="qa_eval_f1", task="a"))
     True
     """
-    if not isinstance(result, xr.Dataset) or "distribution" not in result or "pvalue" not in result:
-        raise ValueError("result must come from compare(..., keep_distribution=True) (permutation or bootstrap "
-                         "test): the averaged test needs every task's draws")
-    if dim not in result.dims:
-        raise ValueError(f"dim={dim!r} is not a dim of the result; it has {tuple(result.dims)}")
-    if any(v.chunks is not None for v in result.data_vars.values()):
-        result = result.compute()  # a lazy compare result: the average needs every task's draws
-    test = result.attrs.get("test")
-    alternative = result.attrs.get("alternative", "greater")
-    pvalue_rule = result.attrs.get("pvalue", "plus-one")
-    alpha = check_unit_interval(result.attrs.get("alpha", 0.05) if alpha is None else alpha, "alpha")
-    correction = result.attrs.get("correction", "none")
-    correction = None if correction == "none" else correction
-    family = result.attrs.get("family", "row")
-    w = _weights(result, dim, weights)
-
+    o = _aggregate_tasks_iv(result, dim, weights, alpha)
+    result, w = o.result, o.weight
     corr = (result["correlation"] * w).sum(dim, skipna=False)
     # rank 1 = best within each task (ties share the mean rank; an undefined correlation has no rank)
     ranks = xr.apply_ufunc(lambda a: rankdata(-a, axis=-1, nan_policy="omit"), result["correlation"],
@@ -109,22 +128,15 @@ def aggregate_tasks(
     mean_rank = (ranks * w).sum(dim, skipna=False)
     delta = (result["delta"] * w).sum(dim, skipna=False)
     dist = (result["distribution"] * w).sum(dim, skipna=False)
-    func = permutation_pvalue if test == "permutation" else paired_bootstrap_pvalue
-    p = xr.apply_ufunc(lambda d, o: func(d, o, alternative=alternative, pvalue=pvalue_rule), dist, delta,
-                       input_core_dims=[[RESAMPLE_DIM], []])
-    m = result.sizes[METRIC]
-    p = p.where(~xr.DataArray(np.eye(m, dtype=bool), dims=(METRIC, OTHER)))
-    p_adj = xr.apply_ufunc(_adjust, p, input_core_dims=[[METRIC, OTHER]], output_core_dims=[[METRIC, OTHER]],
-                           kwargs=dict(correction=correction, family=family, alternative=alternative))
-    significant = (p_adj <= alpha).fillna(False) & p_adj.notnull()
-    cluster = xr.apply_ufunc(_clusters, corr, significant, delta, input_core_dims=[[METRIC], [METRIC, OTHER],
-                             [METRIC, OTHER]], output_core_dims=[[METRIC]], kwargs=dict(alternative=alternative))
+    p = pair_pvalues(dist, delta, test=o.test, alternative=o.alternative, pvalue=o.pvalue)
+    p_adj, significant, cluster = decide(p, corr, delta, correction=o.correction, family=o.family,
+                                         alternative=o.alternative, alpha=o.alpha)
     out = xr.Dataset({
         "correlation": corr, "mean_rank": mean_rank, "cluster": cluster, "delta": delta, "pvalue": p,
         "pvalue_corrected": p_adj, "significant": significant,
         "task_correlation": result["correlation"], "weight": w,
     })
     out = out.drop_vars([c for c in ("n",) if c in out.coords])
-    out.attrs = {**result.attrs, "aggregated_over": str(dim), "alpha": alpha,
+    out.attrs = {**result.attrs, "aggregated_over": str(dim), "alpha": o.alpha,
                  "average": "weighted mean over tasks; draw r of the average = weighted mean of each task's draw r"}
     return out

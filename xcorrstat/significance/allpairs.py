@@ -1,0 +1,322 @@
+"""Every pair of metrics compared at once: deltas, p-values, corrections, significance clusters.
+
+``compare`` runs one test over all ordered pairs (metric, other_metric). The draws are
+shared: a permutation draw's masks and a bootstrap draw's indices come from the draw
+id and the seed only, so every pair sees the same draws, and pair (i, k) gives exactly
+the result of the two-metric test with the same ``rng``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+
+from .._docs import fill_doc
+from .._types import Alternative, Correction, Family, Level, Method, PValue, Seed, SwapUnit, Test, Variant
+from ..correlation.estimates import level_statistic
+from ..kernels import METHODS, VARIANTS
+from ..kernels.corrections import CORRECTIONS
+from ..kernels.correlation import KENDALL_VARIANTS
+from ..kernels.dependent import williams
+from ..kernels.levels import CORRELATE_LEVELS
+from ..options import OPTIONS
+from ..resampling.draws import resolve_seed
+from ..resampling.engine import RESAMPLE_DIM, bootstrap_draws, compute_with_progress, default_batch
+from ..resampling.pairs import PAIR_DIM, pair_permutation_draws
+from ..resampling.pvalues import ALTERNATIVES, PVALUES
+from ..resampling.schemes import SCHEME_DIMS, bootstrap_label, parse_permute, parse_resample, permutation_label
+from ..resampling.statistics import check_bootstrap_variant
+from ..schema import INPUT, METRIC, SYSTEM, split_scores
+from ..validation import check_batch, check_choice, check_min_pairs, check_positive_int, check_unit_interval
+from .decisions import FAMILIES, OTHER, decide, off_diagonal, pair_pvalues
+from .williams import check_williams_options, dependent_correlations
+
+__all__ = ["compare"]
+
+TESTS = ("permutation", "bootstrap", "williams")
+
+
+@dataclass(frozen=True)
+class _Options:
+    """Normalised arguments of :func:`compare`."""
+
+    x: xr.DataArray  # (metric, system, input, ...)
+    z: xr.DataArray
+    kw: dict  # level, method, variant, min_pairs, skipna
+    test: str
+    scheme: SwapUnit | None  # swap unit of the permutation test
+    dims: tuple[str, ...] | None  # resampled dims of the bootstrap test
+    n_resamples: int
+    batch: int | None
+    alpha: float
+    min_pairs: int
+    seed: int | None  # None for Williams' test (no draws)
+
+
+def _as_matrix(draws, pi, pk, m):
+    """Pair draws (..., P) -> (..., M, M): +draws at (i, k), -draws at (k, i), NaN on the diagonal."""
+    out = np.full(draws.shape[:-1] + (m, m), np.nan)
+    out[..., pi, pk] = draws
+    out[..., pk, pi] = -draws
+    return out
+
+
+def _check_targets(target) -> None:
+    """One score name, or a non-empty list of them (a ``target`` dim, as in ``correlate``)."""
+    if isinstance(target, str):
+        return
+    if not isinstance(target, (list, tuple)) or not target or not all(isinstance(t, str) for t in target):
+        raise ValueError(f"target must be a score name or a non-empty list of score names, got {target!r}")
+    if len(set(target)) != len(target):
+        raise ValueError(f"target names a score twice: {list(target)!r}")
+
+
+def _compare_iv(data, target, metrics, test, level, method, variant, permute, resample, n_resamples, alternative,
+                rng, pvalue, correction, family, alpha, keep_distribution, skipna, min_pairs, batch) -> _Options:
+    """Check and normalise every argument of :func:`compare`; split the scores."""
+    check_choice(test, TESTS, "test")
+    check_choice(level, CORRELATE_LEVELS, "level")
+    if test != "williams":
+        check_choice(method, METHODS, "method")
+    if test == "bootstrap":  # every variant at the averaging levels, tau-b and tau-c at global level
+        check_bootstrap_variant(level, method, variant)
+    else:
+        check_choice(variant, KENDALL_VARIANTS, "variant", " (Kendall's variant)")
+    if variant not in VARIANTS and test == "williams":
+        raise ValueError(f"variant={variant!r} is available with test='permutation' or 'bootstrap'; the williams "
+                         f"test supports {VARIANTS}")
+    if test == "williams":  # a correlation over n units, and a product-moment one
+        check_williams_options(level, method)
+    check_choice(alternative, ALTERNATIVES, "alternative")
+    check_choice(pvalue, PVALUES, "pvalue")
+    check_choice(family, FAMILIES, "family")
+    if correction is not None:
+        check_choice(correction, CORRECTIONS, "correction", " or None")
+    alpha = check_unit_interval(alpha, "alpha")
+    min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    batch = check_batch(batch)
+    _check_targets(target)
+    if test == "williams" and keep_distribution:
+        raise ValueError("keep_distribution=True needs draws, and test='williams' makes none; "
+                         "use test='permutation' or 'bootstrap', or keep_distribution=False")
+    scheme = parse_permute(permute) if test == "permutation" else None
+    dims = parse_resample(resample) if test == "bootstrap" else None
+    along = SCHEME_DIMS[scheme] if scheme is not None else dims
+    x, z, _ = split_scores(data, target=target, metrics=metrics, level=level, along=along)
+    if x.sizes[METRIC] < 2:
+        raise ValueError(f"metrics must name at least two metrics to compare, got {list(map(str, x[METRIC].values))}")
+    kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs, skipna=bool(skipna))
+    seed = None if test == "williams" else resolve_seed(rng)
+    return _Options(x=x, z=z, kw=kw, test=test, scheme=scheme, dims=dims, n_resamples=n_resamples, batch=batch,
+                    alpha=alpha, min_pairs=min_pairs, seed=seed)
+
+
+def _permutation_distribution(o: _Options) -> xr.DataArray:
+    """Draws of every pair's delta from shared swap masks: (..., metric, other_metric, resample)."""
+    assert o.scheme is not None and o.seed is not None
+    m = o.x.sizes[METRIC]
+    labels = o.x[METRIC].values
+    pi, pk = np.triu_indices(m, 1)
+    pair_draws = pair_permutation_draws(o.x, o.z, pairs=(pi, pk), seed=o.seed, scheme=o.scheme,
+                                        n_resamples=o.n_resamples, kw=o.kw, batch=o.batch)
+    # draws stay a loop dim here: their blocks are joined only for the p-values
+    return xr.apply_ufunc(
+        _as_matrix, pair_draws.chunk({PAIR_DIM: -1}) if pair_draws.chunks is not None else pair_draws,
+        input_core_dims=[[PAIR_DIM]],
+        output_core_dims=[[METRIC, OTHER]],
+        kwargs=dict(pi=pi, pk=pk, m=m),
+        dask="parallelized", output_dtypes=[np.float64],
+        dask_gufunc_kwargs={"output_sizes": {METRIC: m, OTHER: m}},
+    ).assign_coords({METRIC: labels, OTHER: labels}).transpose(..., METRIC, OTHER, RESAMPLE_DIM)
+
+
+def _bootstrap_distribution(o: _Options) -> xr.DataArray:
+    """Draws of every pair's delta from shared resamples: (..., metric, other_metric, resample)."""
+    assert o.dims is not None and o.seed is not None
+    x, kw = o.x, o.kw
+    b = o.batch or default_batch(x.sizes[METRIC], x.sizes[SYSTEM], x.sizes[INPUT], kw["level"], kw["method"])
+    b = min(b, o.n_resamples)
+    draws, _ = bootstrap_draws(x, o.z, seed=o.seed, resample=o.dims, n_resamples=o.n_resamples, batch=b,
+                               complete_inputs=False, **kw)
+    return draws - draws.rename({METRIC: OTHER}).assign_coords({OTHER: x[METRIC].values})
+
+
+def _williams_matrix(x, z, *, level, method, alternative, absolute):
+    """Williams p-values of every ordered pair: (..., metric, other_metric)."""
+    labels = x[METRIC].values
+    other = x.rename({METRIC: OTHER}).assign_coords({OTHER: labels})
+    if x.chunks is not None or z.chunks is not None:
+        x, other, z = (v.chunk({SYSTEM: -1, INPUT: -1}) for v in (x, other, z))
+
+    def kernel(a, b, c):
+        r_xz, r_yz, r_xy, n = dependent_correlations(a, b, c, level=level, method=method)
+        if absolute:
+            r_xz, r_yz, r_xy = np.abs(r_xz), np.abs(r_yz), np.abs(r_xy)
+        return np.asarray(williams(r_xz, r_yz, r_xy, n, alternative=alternative).pvalue, dtype=np.float64)
+
+    p = xr.apply_ufunc(
+        kernel, x, other, z,
+        input_core_dims=[[SYSTEM, INPUT]] * 3,
+        dask="parallelized", output_dtypes=[np.float64],
+    )
+    return off_diagonal(p.transpose(..., METRIC, OTHER), len(labels))
+
+
+def _test_attrs(o: _Options, absolute: bool, pvalue: str) -> dict:
+    """The attrs of the test itself: its draws (scheme, seed) or Williams' ``absolute``."""
+    if o.test == "williams":
+        return {"absolute": int(bool(absolute))}
+    if o.scheme is not None:
+        drawn: dict = {"permute": o.scheme}
+        label = permutation_label(o.scheme)
+    else:
+        assert o.dims is not None
+        drawn, label = {"resample": list(o.dims)}, bootstrap_label(o.dims)
+    return {**drawn, "n_resamples": o.n_resamples, "pvalue": pvalue, "seed": o.seed, "scheme": label}
+
+
+def _attrs(o: _Options, target, alternative, correction, family, absolute, pvalue) -> dict:
+    kw = o.kw
+    return {
+        "test": o.test, "target": target if isinstance(target, str) else [str(t) for t in target],
+        "level": kw["level"], "method": kw["method"],
+        "variant": kw["variant"] if kw["method"] == "kendall" else "", "alternative": alternative,
+        "correction": correction or "none", "family": family, "alpha": float(o.alpha),
+        "skipna": int(kw["skipna"]), "min_pairs": o.min_pairs,
+        "clusters": "greedy: a metric opens a new cluster when a member of the current one is significantly better",
+        **_test_attrs(o, absolute, pvalue),
+    }
+
+
+@fill_doc
+def compare(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    target: Hashable | Sequence[Hashable],
+    metrics: Sequence[Hashable] | None = None,
+    test: Test = "permutation",
+    level: Level = "system",
+    method: Method = "pearson",
+    variant: Variant = "b",
+    permute: str | tuple[str, ...] = ("system", "input"),
+    resample: str | tuple[str, ...] = ("system", "input"),
+    n_resamples: int = 1000,
+    alternative: Alternative = "greater",
+    rng: Seed = None,
+    pvalue: PValue = "plus-one",
+    correction: Correction | None = None,
+    family: Family = "row",
+    alpha: float = 0.05,
+    absolute: bool = False,
+    keep_distribution: bool = False,
+    skipna: bool = True,
+    min_pairs: int | None = None,
+    batch: int | None = None,
+    progress: bool = False,
+) -> xr.Dataset:
+    """Compare every pair of metrics' correlations with a target: p-values, corrections, clusters.
+
+    For each ordered pair (``metric``, ``other_metric``) the test asks whether
+    ``metric`` correlates better with the target than ``other_metric``
+    (``alternative="greater"``; ``"less"`` and ``"two-sided"`` as in the two-metric tests).
+
+    Parameters
+    ----------
+    data : Dataset or DataArray
+        Scores with ``system`` and ``input`` dims; extra dims (e.g. a language pair)
+        are compared label by label.
+    %(targets)s
+        Each target is compared on its own, with the same draws.
+    %(metrics)s
+    test : {"permutation", "bootstrap", "williams"}
+        :func:`xcorrstat.permutation_test` (``permute``), the paired bootstrap test
+        (``resample``), or Williams' t (system or global level, no draws).
+    %(level)s
+    %(method)s
+    %(variant)s
+    %(permute)s
+        Permutation test only.
+    %(resample)s
+        Bootstrap test only.
+    n_resamples : int, default 1000
+        Draws, shared by every pair.
+    %(alternative)s
+    %(rng)s
+    %(pvalue)s
+    correction : {None, "bonferroni", "holm", "fdr_bh"}
+        Multiple-testing correction of the p-values.
+    family : {"row", "all"}
+        ``"row"``: each metric's comparisons with the others form one family (M - 1
+        tests); ``"all"``: every ordered pair (two-sided: every unordered pair) at once.
+    alpha : float
+        Level of the ``significant`` flag (corrected p-value <= alpha).
+    absolute : bool
+        Williams' test only: compare ``|r|`` (WMT convention).
+    keep_distribution : bool
+        Also return every draw's delta, ``distribution`` (metric, other_metric, resample).
+    %(skipna)s
+    %(min_pairs)s
+    batch : int, optional
+        Draws computed together inside a task (memory ~ batch x pairs per task x
+        inputs). A task computes at least ``ceil(n_resamples / 256)`` draws, so a run
+        never has more than 256 blocks of draws; the numbers do not depend on either.
+    %(progress)s
+
+    Returns
+    -------
+    Dataset
+        ``correlation`` (metric) and its ``cluster`` (1 = best; see Notes), and over
+        (metric, other_metric): ``delta`` = r(metric) - r(other_metric), ``pvalue``,
+        ``pvalue_corrected`` (equal to ``pvalue`` when ``correction`` is None) and
+        ``significant``. NaN on the diagonal. Attrs record every option (with draws,
+        ``scheme`` is the label of the permutation or resampling scheme).
+
+    Notes
+    -----
+    Significance clusters follow the greedy rule of mt-metrics-eval: metrics sorted
+    by correlation, best first; a metric opens a new cluster when any metric already
+    in the current cluster is significantly better than it (``significant`` after the
+    correction, in the favour of the better-ranked metric), and joins it otherwise.
+    So no metric in a cluster is significantly beaten by another member. Metrics
+    with an undefined correlation get cluster 0.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> res = ds.corrstat.compare(target="expert_relevance", metrics=["qa_eval_f1", "rouge_2_f1", "meteor"],
+    ...                           level="system", n_resamples=200, rng=0, correction="holm")
+    >>> res["pvalue"].dims, res.attrs["scheme"]
+    (('metric', 'other_metric'), 'PERM-BOTH')
+    """
+    o = _compare_iv(data, target, metrics, test, level, method, variant, permute, resample, n_resamples, alternative,
+                    rng, pvalue, correction, family, alpha, keep_distribution, skipna, min_pairs, batch)
+    x, z = o.x, o.z
+    lazy = x.chunks is not None or z.chunks is not None
+    r, n = level_statistic(x, z, complete_inputs=False, **o.kw)
+    delta = r - r.rename({METRIC: OTHER}).assign_coords({OTHER: x[METRIC].values})
+    dist = None
+    if o.test == "williams":
+        p = _williams_matrix(x, z, level=level, method=method, alternative=alternative, absolute=absolute)
+    else:
+        dist = _permutation_distribution(o) if o.test == "permutation" else _bootstrap_distribution(o)
+        p = pair_pvalues(dist, delta, test=o.test, alternative=alternative, pvalue=pvalue)
+    p_adj, significant, cluster = decide(p, r, delta, correction=correction, family=family,
+                                         alternative=alternative, alpha=o.alpha)
+    out = xr.Dataset({
+        "correlation": r, "cluster": cluster, "delta": delta, "pvalue": p,
+        "pvalue_corrected": p_adj, "significant": significant,
+    }).assign_coords(n=n)
+    if keep_distribution and dist is not None:
+        out["distribution"] = dist
+    out.attrs = _attrs(o, target, alternative, correction, family, absolute, pvalue)
+    out["delta"].attrs["long_name"] = "correlation of metric minus that of other_metric"
+    relation = {"greater": "better than", "less": "worse than"}.get(alternative, "differs from")
+    out["pvalue"].attrs["long_name"] = f"p-value of H1: metric {relation} other_metric"
+    if lazy:
+        return out
+    return compute_with_progress(out, progress)
