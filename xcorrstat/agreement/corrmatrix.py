@@ -203,7 +203,7 @@ def matrix(
     Examples
     --------
     >>> import xcorrstat.agreement as agr
-    >>> bench = agr.synthetic_benchmark(seed=0)
+    >>> bench = agr.synthetic_benchmark(rng=0)
     >>> r = agr.matrix(bench, var="accuracy", over="batch_size", along=("dataset", "strategy"))
     >>> r.dims, float(r.isel(batch_size=0, batch_size_2=0))
     (('batch_size', 'batch_size_2'), 1.0)

@@ -204,7 +204,7 @@ def leaderboard(
     Examples
     --------
     >>> import xcorrstat.agreement as agr
-    >>> bench = agr.synthetic_benchmark(seed=0)
+    >>> bench = agr.synthetic_benchmark(rng=0)
     >>> lb = agr.leaderboard(bench.sel(batch_size=10), var="accuracy", competitor="strategy",
     ...                      condition="dataset")
     >>> sorted(lb["position"].values.tolist())
@@ -439,7 +439,7 @@ def leaderboard_agreement(
     Examples
     --------
     >>> import xcorrstat.agreement as agr
-    >>> bench = agr.synthetic_benchmark(seed=0)
+    >>> bench = agr.synthetic_benchmark(rng=0)
     >>> res = agr.leaderboard_agreement(bench, var="accuracy", competitor="strategy",
     ...                                 condition="dataset", between="batch_size", rng=0)
     >>> res["tau"].dims, res.attrs["seed"]

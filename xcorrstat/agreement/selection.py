@@ -188,7 +188,7 @@ def jaccard(
     Examples
     --------
     >>> import xcorrstat.agreement as agr
-    >>> bench = agr.synthetic_benchmark(seed=0)
+    >>> bench = agr.synthetic_benchmark(rng=0)
     >>> j = agr.jaccard(bench, var="selected", over="strategy", item="item", union="cycle")
     >>> j.dims, float(j.sel(strategy="random", strategy_2="random"))
     (('strategy', 'strategy_2'), 1.0)
