@@ -4,11 +4,19 @@ Work is split into blocks of metric pairs x blocks of draw ids. Every block make
 masks from the draw ids (:func:`.draws.permutation_masks`), so each pair sees exactly
 the masks :func:`xcorrstat.permutation_test` would use with the same seed -- the
 draws are shared by all pairs and do not depend on the block sizes or the scheduler.
+
+System-level Pearson on complete data (no NaN in the metrics' z-scores or the target)
+takes another route: a task holds a block of draw ids and **every** pair, and
+:mod:`xcorrstat.kernels.swap_allpairs` gives all pairs' draws from one matrix product
+per system over all metrics. Lazy data, whose completeness is only known inside a
+task, take the same layout; a task then computes any incomplete label of the leading
+dims (e.g. one language pair) pair block by pair block with the per-pair kernels.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Hashable
 from typing import Any
 
 import dask
@@ -19,12 +27,13 @@ from dask.array.core import PerformanceWarning
 from numpy.typing import ArrayLike
 
 from .._types import Level, Method, SwapUnit
+from ..kernels.swap_allpairs import prepare_allpairs
 from ..schema import INPUT, METRIC, SYSTEM, check_finite
-from .draws import draws_per_task, fill_draws, permutation_masks
+from .draws import DRAW_BLOCK, draws_per_task, fill_draws, permutation_masks
 from .engine import BLAS_ONE_THREAD, BLOCK_ELEMS, draws_within, raised_batch, runs_in_one_block
-from .swapstats import draw_deltas
+from .swapstats import draw_deltas, standardise
 
-__all__ = ["pair_permutation_draws", "default_pair_chunk"]
+__all__ = ["pair_permutation_draws", "default_pair_chunk", "all_complete", "allpairs_task_draws", "uses_allpairs"]
 
 PAIR_DIM = "pair"
 
@@ -43,6 +52,31 @@ def _per_pair_draw(s: int, i: int, level: Level, method: Method) -> int:
     if level == "within_system":  # the swapped matrices are built: no mask-linear kernel here
         return 6 * s * i
     return 16 if method == "pearson" else 6 * s * i
+
+
+def _allpairs_per_draw(s: int, i: int, m: int) -> int:
+    """Rough float64 temporaries per draw of the all-pairs route (labels are computed one at a time).
+
+    The masks (one byte a cell), one system's masks as floats, the (S, 3 x metrics) part
+    sums and their (S, metrics) total, and a pair block's swapped means (the block size
+    adapts to the batch: a few S per draw at least).
+    """
+    return s * i // 8 + i + 5 * s * m + 6 * s
+
+
+def uses_allpairs(kw: dict[str, Any]) -> bool:
+    """Whether the level and method have the all-pairs kernel (system-level Pearson)."""
+    return bool(kw["level"] == "system" and kw["method"] == "pearson")
+
+
+def _complete(zx: np.ndarray, z: np.ndarray) -> bool:
+    """No missing z-score (a missing cell or a constant metric) and no missing target cell."""
+    return not (np.isnan(zx).any() or np.isnan(z).any())
+
+
+def all_complete(x: np.ndarray, z: np.ndarray) -> bool:
+    """Whether every label of (..., M, S, I) scores x and (..., S, I) target z takes the all-pairs kernel."""
+    return _complete(standardise(x), z)
 
 
 def _pair_block(x: np.ndarray, z: np.ndarray, pi: ArrayLike, pk: ArrayLike, ids: ArrayLike, *, seed: int,
@@ -64,6 +98,63 @@ def _pair_block(x: np.ndarray, z: np.ndarray, pi: ArrayLike, pk: ArrayLike, ids:
         return fill_draws(out, ids, batch, masks, deltas)
 
 
+def _allpairs_block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, pairs: tuple[np.ndarray, np.ndarray],
+                    seed: int, scheme: SwapUnit, batch: int, fallback: tuple[int, int],
+                    kw: dict[str, Any]) -> np.ndarray:
+    """One task of the all-pairs route: x (..., M, S, I), z (..., S, I), draw ids -> (..., pairs, draws).
+
+    Labels of the leading dims are computed one after the other (one label's operands in
+    memory at a time); an incomplete one takes the per-pair route, ``fallback = (batch,
+    pair_chunk)`` of it, pair block by pair block.
+    """
+    with BLAS_ONE_THREAD:
+        check_finite(x, "metric scores")
+        check_finite(z, "target scores")
+        pi, pk = pairs
+        ids = np.asarray(ids).reshape(-1)
+        n_labels = int(np.prod(x.shape[:-3], dtype=np.int64))
+        xf = x.reshape((n_labels,) + x.shape[-3:])
+        zf = z.reshape((n_labels,) + z.shape[-2:])
+        out = np.empty((n_labels, pi.size, ids.size), dtype=np.float64)
+        s, i = x.shape[-2:]
+
+        def masks(chunk: np.ndarray) -> list[np.ndarray]:
+            return [permutation_masks(seed, chunk, s, i, scheme)]
+
+        for lab in range(n_labels):
+            zx = standardise(xf[lab])
+            if _complete(zx, zf[lab]):
+                deltas = prepare_allpairs(zx, zf[lab], (pi, pk), min_pairs=kw["min_pairs"])
+                fill_draws(out[lab], ids, batch, masks, deltas)
+                continue
+            for start in range(0, pi.size, fallback[1]):
+                sl = slice(start, start + fallback[1])
+                out[lab, sl] = _pair_block(xf[lab], zf[lab], pi[sl], pk[sl], ids, seed=seed, scheme=scheme,
+                                           batch=fallback[0], kw=kw)
+        return out.reshape(x.shape[:-3] + (pi.size, ids.size))
+
+
+def allpairs_task_draws(n_resamples: int, batch: int, label_tasks: int = 1) -> int:
+    """Draws per task of the all-pairs route, at least ``batch``.
+
+    Each task prepares its label's operands once (z-scores, exact parts: about as long as
+    computing two blocks of draws), so tasks are few and large: whole blocks of
+    ``DRAW_BLOCK`` draw ids, about one task per core counting the ``label_tasks`` blocks
+    of the leading dims, two per core on long runs (for balance).
+
+    Examples
+    --------
+    >>> allpairs_task_draws(1000, 600), allpairs_task_draws(1000, 100, label_tasks=1000)
+    (600, 1000)
+    """
+    cores = max(dask.system.CPU_COUNT, 1)
+    blocks = -(-n_resamples // DRAW_BLOCK)
+    tasks = 2 * cores if blocks * label_tasks >= 4 * cores else cores
+    per_label = max(1, -(-tasks // max(label_tasks, 1)))  # draw tasks per label block
+    per_task = DRAW_BLOCK * -(-blocks // per_label)
+    return min(draws_per_task(n_resamples, max(batch, per_task)), max(n_resamples, 1))
+
+
 def pair_permutation_draws(
     x: xr.DataArray,
     z: xr.DataArray,
@@ -79,9 +170,10 @@ def pair_permutation_draws(
     """Draws of ``r(X_i', Z) - r(X_k', Z)`` for pairs ``(i, k)``: DataArray (..., pair, resample).
 
     ``x`` has a ``metric`` dim; ``pairs`` holds the metric positions ``i`` and ``k``.
-    Lazy (Dask) unless the data are eager and the work is small.
+    Lazy (Dask) unless the data are eager and the work is small. System-level Pearson
+    on complete data (or lazy data) takes the all-pairs route (module docstring).
     """
-    pi, pk = (np.asarray(p, dtype=np.int64) for p in pairs)
+    pi, pk = (np.asarray(p, dtype=np.int64).reshape(-1) for p in pairs)
     x, z = xr.broadcast(x, z, exclude=[METRIC])
     lead = [d for d in x.dims if d not in (METRIC, SYSTEM, INPUT)]
     x = x.transpose(*lead, METRIC, SYSTEM, INPUT)
@@ -90,25 +182,26 @@ def pair_permutation_draws(
     n_lead = int(np.prod([x.sizes[d] for d in lead])) if lead else 1
     if pair_chunk is None:
         pair_chunk = default_pair_chunk(pi.size)
-    per_draw = pair_chunk * n_lead * _per_pair_draw(s, i, kw["level"], kw["method"])
-    if batch is None:
-        batch = draws_within(BLOCK_ELEMS, per_draw)
+    per_label = pair_chunk * _per_pair_draw(s, i, kw["level"], kw["method"])
+    per_draw = n_lead * per_label
     # at least ~8 MB of temporaries per batch: one draw at a time costs more in overhead than in arithmetic
-    batch = raised_batch(batch, per_draw, n_resamples)
+    pair_batch = raised_batch(draws_within(BLOCK_ELEMS, per_draw) if batch is None else batch, per_draw, n_resamples)
     coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {METRIC, SYSTEM, INPUT}}
     dims = lead + [PAIR_DIM, "resample"]
-    opts: dict[str, Any] = dict(seed=seed, scheme=scheme, batch=batch, kw=kw)
+    opts: dict[str, Any] = dict(seed=seed, scheme=scheme, kw=kw)
     eager = x.chunks is None and z.chunks is None
+    if uses_allpairs(kw) and (not eager or all_complete(x.values, z.values)):
+        # an incomplete label of lazy data: the per-pair route inside the task, one label at a time
+        fallback = (raised_batch(draws_within(BLOCK_ELEMS, per_label) if batch is None else batch, per_label,
+                                 n_resamples), pair_chunk)
+        return _allpairs_draws(x, z, (pi, pk), n_resamples, batch, fallback, opts, dims, coords)
     if eager and runs_in_one_block(n_lead * pi.size * s * i * n_resamples):
-        out = _pair_block(x.values, z.values, pi, pk, np.arange(n_resamples), **opts)
+        out = _pair_block(x.values, z.values, pi, pk, np.arange(n_resamples), batch=pair_batch, **opts)
         return xr.DataArray(out, dims=dims, coords=coords)
-    xd = x.chunk({METRIC: -1, SYSTEM: -1, INPUT: -1}).data
-    zd = z.chunk({SYSTEM: -1, INPUT: -1}).data
-    if lead:
-        zd = zd.rechunk(xd.chunks[: len(lead)] + zd.chunks[len(lead):])
+    xd, zd = _dask_scores(x, z, len(lead))
     pid = dsa.from_array(pi, chunks=pair_chunk)
     kid = dsa.from_array(pk, chunks=pair_chunk)
-    per_task = draws_per_task(n_resamples, max(batch, min(n_resamples, 1000)))  # a bounded number of tasks
+    per_task = draws_per_task(n_resamples, max(pair_batch, min(n_resamples, 1000)))  # a bounded number of tasks
     ids = dsa.arange(n_resamples, chunks=per_task, dtype=np.int64)
     letters = "abcdefghjklnoq"[: len(lead)]
     with warnings.catch_warnings():
@@ -123,6 +216,59 @@ def pair_permutation_draws(
             concatenate=True,
             dtype=np.float64,
             meta=np.empty((0,) * (len(lead) + 2), dtype=np.float64),
+            batch=pair_batch,
+            **opts,
+        )
+    return xr.DataArray(out, dims=dims, coords=coords)
+
+
+def _dask_scores(x: xr.DataArray, z: xr.DataArray, n_lead_dims: int) -> tuple[Any, Any]:
+    """Dask arrays of x (..., M, S, I) and z (..., S, I): one chunk along metric, system, input; z's
+    leading chunks those of x."""
+    xd = x.chunk({METRIC: -1, SYSTEM: -1, INPUT: -1}).data
+    zd = z.chunk({SYSTEM: -1, INPUT: -1}).data
+    if n_lead_dims:
+        zd = zd.rechunk(xd.chunks[:n_lead_dims] + zd.chunks[n_lead_dims:])
+    return xd, zd
+
+
+def _allpairs_draws(x: xr.DataArray, z: xr.DataArray, pairs: tuple[np.ndarray, np.ndarray], n_resamples: int,
+                    batch: int | None, fallback: tuple[int, int], opts: dict[str, Any], dims: list[Hashable],
+                    coords: dict[Hashable, Any]) -> xr.DataArray:
+    """The all-pairs route: tasks over blocks of draw ids (and of the leading dims), every pair in each.
+
+    Eager data are split one label of the leading dims a task; lazy data keep their chunks.
+    """
+    n_lead_dims = len(dims) - 2
+    s, i, m = x.sizes[SYSTEM], x.sizes[INPUT], x.sizes[METRIC]
+    lead_sizes = [x.sizes[d] for d in x.dims[:n_lead_dims]]
+    n_lead = int(np.prod(lead_sizes)) if lead_sizes else 1
+    per_draw = _allpairs_per_draw(s, i, m)
+    if batch is None:  # a batch is at most one block of draws: several tasks even for 1,000 draws
+        batch = min(draws_within(BLOCK_ELEMS, per_draw), DRAW_BLOCK)
+    batch = raised_batch(batch, per_draw, n_resamples)
+    opts = dict(opts, pairs=pairs, batch=batch, fallback=fallback)
+    eager = x.chunks is None and z.chunks is None
+    if eager and runs_in_one_block(n_lead * (m * s * i + pairs[0].size * s) * n_resamples):
+        out = _allpairs_block(x.values, z.values, np.arange(n_resamples), **opts)
+        return xr.DataArray(out, dims=dims, coords=coords)
+    if eager and n_lead_dims:
+        x = x.chunk({d: 1 for d in x.dims[:n_lead_dims]})
+    xd, zd = _dask_scores(x, z, n_lead_dims)
+    label_tasks = int(np.prod([len(c) for c in xd.chunks[:n_lead_dims]]))
+    ids = dsa.arange(n_resamples, chunks=allpairs_task_draws(n_resamples, batch, label_tasks), dtype=np.int64)
+    letters = "abcdefghjklnoq"[:n_lead_dims]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PerformanceWarning)
+        out = dsa.blockwise(
+            _allpairs_block, letters + "pr",
+            xd, letters + "msi",
+            zd, letters + "si",
+            ids, "r",
+            new_axes={"p": pairs[0].size},
+            concatenate=True,
+            dtype=np.float64,
+            meta=np.empty((0,) * (n_lead_dims + 2), dtype=np.float64),
             **opts,
         )
     return xr.DataArray(out, dims=dims, coords=coords)

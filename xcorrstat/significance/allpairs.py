@@ -262,8 +262,10 @@ def compare(
     %(min_pairs)s
     batch : int, optional
         Draws computed together inside a task (memory ~ batch x pairs per task x
-        inputs). A task computes at least ``ceil(n_resamples / 256)`` draws, so a run
-        never has more than 256 blocks of draws; the numbers do not depend on either.
+        inputs; system-level Pearson on complete data holds every pair in a task, and
+        memory ~ batch x systems x (inputs / 8 + 5 x metrics)). A task computes at
+        least ``ceil(n_resamples / 256)`` draws, so a run never has more than 256
+        blocks of draws; the numbers do not depend on either.
     %(progress)s
 
     Returns
