@@ -26,7 +26,8 @@ Protocols (k = ``--k`` draws, 1,000 by default):
    per-system means), i.e. ``stats.PermutationSigDiff`` swapping whole systems' (z-scored) scores,
    and ``data.AssignRanks`` for the significance clusters. xcorrstat: ``compare(level="system",
    method="pearson", test="permutation")`` on the system x segment grid, with its default
-   PERM-BOTH (each cell swapped) and with ``permute="system"`` (PERM-SYSTEMS).
+   PERM-BOTH (each cell swapped), with ``permute="system"`` (PERM-SYSTEMS, cells z-scored) and with
+   ``permute="system", standardise="system-means"``: MTME's own test, run on the grid.
 2. The same on per-system means (a Dataset with a ``system`` dim only): xcorrstat
    ``compare(..., permute="system")``. This is the very test MTME runs, so the p-values must agree
    up to Monte-Carlo error; the MTME time is that of protocol 1.
@@ -421,14 +422,17 @@ def protocol_system(mtme, d: Data, args, which: set[str], rows: list[Row], notes
     _, r_text = corr_check({m: float(r_xc.sel(metric=m)) for m in d.names}, theirs)
     results = {}
     if "1" in which:
-        for label, permute in (("PERM-BOTH", ("system", "input")), ("PERM-SYSTEMS", "system")):
-            res, secs = xc_compare(d.grid, None, k, args.seed, level="system", method="pearson", permute=permute)
+        variants = (("1a", "PERM-BOTH", ("system", "input"), "cells", "different test"),
+                    ("1b", "PERM-SYSTEMS", "system", "cells", "same units"),
+                    ("1c", "PERM-SYSTEMS system-means", "system", "system-means", "same test"))
+        for tag, label, permute, standardise, kind in variants:
+            res, secs = xc_compare(d.grid, None, k, args.seed, level="system", method="pearson", permute=permute,
+                                   standardise=standardise)
             results[f"grid {label}"] = res
-            agree = compare_pvalues(run, res, k, same_test=False)
-            tag = "1a" if label == "PERM-BOTH" else "1b"
+            agree = compare_pvalues(run, res, k, same_test=kind == "same test")
             rows.append(Row(f"{tag} sys Pearson, grid, xc {label} ({m_all} m, k={k})",
                             fmt_s(mtme_s, measured), fmt_num(secs), fmt_ratio(mtme_s, secs),
-                            f"{r_text}; {'different test' if tag == '1a' else 'same units'}: {agree['summary']}"))
+                            f"{r_text}; {kind}: {agree['summary']}"))
     if "2" in which:
         r_means = xcorrstat.correlate(d.means, target="mqm", level="system", method="pearson")
         _, r2_text = corr_check({m: float(r_means.sel(metric=m)) for m in d.names}, theirs)
@@ -443,8 +447,8 @@ def protocol_system(mtme, d: Data, args, which: set[str], rows: list[Row], notes
     notes.append("protocol 1: MTME's system-level test swaps whole systems' z-scored per-system scores; "
                  "xcorrstat PERM-BOTH swaps (z-scored) cells of the grid, a different and more powerful test, "
                  "so its decisions differ; PERM-SYSTEMS on the grid swaps the same units as MTME but "
-                 f"standardises over cells, not over the {d.human.shape[0]} means. Protocol 2 is MTME's test "
-                 "exactly (its MTME time is that of the same run as 1).")
+                 f"standardises over cells, not over the {d.human.shape[0]} means; 1c (standardise='system-means') "
+                 "and protocol 2 are MTME's test exactly (their MTME time is that of the same run).")
     notes.append(f"protocols 1-2, p-values and clusters compared on the {len(run.metrics)} metrics "
                  f"({n_pairs(len(run.metrics))} pairs) MTME ran; xcorrstat's draws are shared by all pairs, so its "
                  "p-values on a subset are those of a compare() on that subset.")

@@ -75,6 +75,15 @@ permute : str or tuple of str, default ("system", "input")
     ``("system", "input")`` = PERM-BOTH (swap per cell), ``"system"`` = PERM-SYSTEMS,
     ``"input"`` = PERM-INPUTS, or ``"system-xor-input"`` (nlpstats' "both": a row flip
     XOR a column flip); the labels themselves are accepted too (any case).""",
+    "standardise": """\
+standardise : {"cells", "system-means"}, default "cells"
+    What is z-scored before swapping. ``"cells"``: each metric over all its cells,
+    then cells are swapped (Algorithm 2 of Deutsch, Dror & Roth 2021; every level and
+    swap unit). ``"system-means"``: each metric is first reduced to its per-system
+    means (over its present inputs), which are z-scored and swapped system by system:
+    mt-metrics-eval's system-level test; it needs ``level="system"`` and
+    ``permute="system"``. On grid data the two are different tests and their p-values
+    can differ a lot; the default is the paper's algorithm, which uses every cell.""",
     "n_resamples": """\
 n_resamples : int, default 1000
     Number of draws.""",

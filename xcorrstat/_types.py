@@ -9,7 +9,7 @@ import numpy as np
 
 __all__ = [
     "Alternative", "Average", "CIMethod", "Correction", "Draws", "Epsilon", "Family", "Level", "Levels",
-    "Method", "MissingRule", "PValue", "Seed", "SwapUnit", "Test", "TieVariant", "Variant",
+    "Method", "MissingRule", "PValue", "Seed", "Standardise", "SwapUnit", "Test", "TieVariant", "Variant",
 ]
 
 #: A correlation coefficient.
@@ -46,4 +46,6 @@ TieVariant = Literal["acc23", "23"]
 Epsilon = Union[float, Literal["calibrate"]]
 #: How soft pairwise accuracy's sign matrix is drawn: the library's draws or mt-metrics-eval's.
 Draws = Literal["by-id", "mt-metrics-eval"]
+#: What a permutation test z-scores before swapping: every cell of the grid, or the per-system means.
+Standardise = Literal["cells", "system-means"]
 

@@ -32,6 +32,7 @@ from ._display import cut
 
 __all__ = [
     "INPUT", "METRIC", "SYSTEM", "SYSTEM_LEVEL_ATTR", "SYSTEM_LEVEL_INPUT", "TARGET", "aligned_scores",
+    "system_mean_grid",
     "as_dataset", "check_finite", "check_level", "is_system_level", "select_scores", "split_scores",
     "stack_scores",
 ]
@@ -318,3 +319,20 @@ def aligned_scores(data: object, *, target: Hashable, metrics: Hashable | Sequen
     batch = [d for d in x.dims if d not in (SYSTEM, INPUT)]
     x = x.transpose(*batch, SYSTEM, INPUT)
     return x, z.broadcast_like(x).transpose(*batch, SYSTEM, INPUT), batch
+
+
+def system_mean_grid(da: xr.DataArray) -> xr.DataArray:
+    """Each system's mean over its present inputs, as a grid with one input labelled ``"all"``.
+
+    The shape of a system-level table (:data:`SYSTEM_LEVEL_INPUT`), so every
+    system-level analysis runs on it unchanged.
+
+    Examples
+    --------
+    >>> da = xr.DataArray([[1.0, 3.0], [2.0, np.nan]], dims=(SYSTEM, INPUT), coords={SYSTEM: ["a", "b"]})
+    >>> system_mean_grid(da).values.tolist()
+    [[2.0], [2.0]]
+    """
+    means = da.mean(INPUT, skipna=True, keep_attrs=True)
+    return means.expand_dims({INPUT: np.array([SYSTEM_LEVEL_INPUT], dtype=object)}, axis=-1)
+

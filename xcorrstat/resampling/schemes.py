@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import cast
+from typing import cast, get_args
 
 from .._display import cut
-from .._types import SwapUnit
+from .._types import Standardise, SwapUnit
 from ..schema import INPUT, SYSTEM
+from ..validation import check_choice
 from .draws import canonical_dims
 
 __all__ = [
     "BOOTSTRAP_SCHEMES", "PERMUTATION_SCHEMES", "SCHEME_DIMS", "bootstrap_label", "parse_resample",
-    "parse_permute", "parse_label", "permutation_label",
+    "parse_permute", "parse_label", "permutation_label", "STANDARDISE", "STANDARDISED", "check_standardise",
 ]
 
 #: Bootstrap labels and the dims they resample.
@@ -150,3 +151,33 @@ def parse_label(name: object, allowed: Sequence[str], argument: str) -> str:
             return a
     raise ValueError(f"{argument} must be one of {', '.join(repr(a) for a in allowed)} "
                      f"(any case), got {cut(name)}")
+
+
+#: What a permutation test z-scores before swapping (:data:`xcorrstat._types.Standardise`).
+STANDARDISE: tuple[Standardise, ...] = get_args(Standardise)
+#: How each choice is described in a result's attrs.
+STANDARDISED = {"cells": "x and y z-scored over all their non-missing cells",
+                "system-means": "x and y reduced to per-system means (over each one's present inputs), "
+                                "then z-scored over the systems"}
+
+
+def check_standardise(standardise: object, *, level: str, scheme: str) -> Standardise:
+    """``standardise`` checked against the level and swap unit it needs.
+
+    ``"cells"`` (Algorithm 2 of Deutsch, Dror & Roth) applies everywhere;
+    ``"system-means"`` (mt-metrics-eval's system-level test) swaps whole systems'
+    means, so it needs ``level="system"`` and ``permute="system"``.
+
+    Examples
+    --------
+    >>> check_standardise("system-means", level="system", scheme="system")
+    'system-means'
+    """
+    value = check_choice(standardise, STANDARDISE, "standardise")
+    if value == "system-means" and (level != "system" or scheme != "system"):
+        raise ValueError(
+            "standardise='system-means' (mt-metrics-eval's system-level test) z-scores the per-system means and "
+            f"swaps whole systems: it needs level='system' and permute='system' (PERM-SYSTEMS), got level={level!r} "
+            f"and {permutation_label(scheme)}")  # type: ignore[arg-type]
+    return value
+

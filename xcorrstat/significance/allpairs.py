@@ -15,7 +15,7 @@ import numpy as np
 import xarray as xr
 
 from .._docs import fill_doc
-from .._types import Alternative, Correction, Family, Level, Method, PValue, Seed, SwapUnit, Test, Variant
+from .._types import Alternative, Correction, Family, Level, Method, PValue, Seed, Standardise, SwapUnit, Test, Variant
 from ..correlation.estimates import level_statistic
 from ..kernels import METHODS, VARIANTS
 from ..kernels.corrections import CORRECTIONS
@@ -27,9 +27,9 @@ from ..resampling.draws import resolve_seed
 from ..resampling.engine import RESAMPLE_DIM, bootstrap_draws, compute_with_progress, default_batch
 from ..resampling.pairs import PAIR_DIM, pair_permutation_draws
 from ..resampling.pvalues import ALTERNATIVES, PVALUES
-from ..resampling.schemes import SCHEME_DIMS, bootstrap_label, parse_permute, parse_resample, permutation_label
+from ..resampling.schemes import SCHEME_DIMS, bootstrap_label, check_standardise, parse_permute, parse_resample, permutation_label
 from ..resampling.statistics import check_bootstrap_variant
-from ..schema import INPUT, METRIC, SYSTEM, split_scores
+from ..schema import INPUT, METRIC, SYSTEM, split_scores, system_mean_grid
 from ..validation import check_batch, check_choice, check_min_pairs, check_positive_int, check_unit_interval
 from .decisions import FAMILIES, OTHER, decide, off_diagonal, pair_pvalues
 from .williams import check_williams_options, dependent_correlations
@@ -54,6 +54,7 @@ class _Options:
     alpha: float
     min_pairs: int
     seed: int | None  # None for Williams' test (no draws)
+    standardise: Standardise = "cells"
 
 
 def _as_matrix(draws, pi, pk, m):
@@ -75,7 +76,8 @@ def _check_targets(target) -> None:
 
 
 def _compare_iv(data, target, metrics, test, level, method, variant, permute, resample, n_resamples, alternative,
-                rng, pvalue, correction, family, alpha, keep_distribution, skipna, min_pairs, batch) -> _Options:
+                rng, pvalue, correction, family, alpha, keep_distribution, skipna, min_pairs, batch,
+                standardise) -> _Options:
     """Check and normalise every argument of :func:`compare`; split the scores."""
     check_choice(test, TESTS, "test")
     check_choice(level, CORRELATE_LEVELS, "level")
@@ -105,14 +107,20 @@ def _compare_iv(data, target, metrics, test, level, method, variant, permute, re
                          "use test='permutation' or 'bootstrap', or keep_distribution=False")
     scheme = parse_permute(permute) if test == "permutation" else None
     dims = parse_resample(resample) if test == "bootstrap" else None
+    if scheme is not None:
+        standardise = check_standardise(standardise, level=level, scheme=scheme)
+    elif standardise != "cells":
+        raise ValueError(f"standardise={standardise!r} is an option of the permutation test; got test={test!r}")
     along = SCHEME_DIMS[scheme] if scheme is not None else dims
     x, z, _ = split_scores(data, target=target, metrics=metrics, level=level, along=along)
+    if standardise == "system-means":  # mt-metrics-eval's test: the system means are the data
+        x, z = system_mean_grid(x), system_mean_grid(z)
     if x.sizes[METRIC] < 2:
         raise ValueError(f"metrics must name at least two metrics to compare, got {list(map(str, x[METRIC].values))}")
     kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs, skipna=bool(skipna))
     seed = None if test == "williams" else resolve_seed(rng)
     return _Options(x=x, z=z, kw=kw, test=test, scheme=scheme, dims=dims, n_resamples=n_resamples, batch=batch,
-                    alpha=alpha, min_pairs=min_pairs, seed=seed)
+                    alpha=alpha, min_pairs=min_pairs, seed=seed, standardise=standardise)
 
 
 def _permutation_distribution(o: _Options) -> xr.DataArray:
@@ -171,7 +179,7 @@ def _test_attrs(o: _Options, absolute: bool, pvalue: str) -> dict:
     if o.test == "williams":
         return {"absolute": int(bool(absolute))}
     if o.scheme is not None:
-        drawn: dict = {"permute": o.scheme}
+        drawn: dict = {"permute": o.scheme, "standardise": o.standardise}
         label = permutation_label(o.scheme)
     else:
         assert o.dims is not None
@@ -217,6 +225,7 @@ def compare(
     min_pairs: int | None = None,
     batch: int | None = None,
     progress: bool = False,
+    standardise: Standardise = "cells",
 ) -> xr.Dataset:
     """Compare every pair of metrics' correlations with a target: p-values, corrections, clusters.
 
@@ -239,6 +248,8 @@ def compare(
     %(method)s
     %(variant)s
     %(permute)s
+        Permutation test only.
+    %(standardise)s
         Permutation test only.
     %(resample)s
         Bootstrap test only.
@@ -296,7 +307,8 @@ def compare(
     (('metric', 'other_metric'), 'PERM-BOTH')
     """
     o = _compare_iv(data, target, metrics, test, level, method, variant, permute, resample, n_resamples, alternative,
-                    rng, pvalue, correction, family, alpha, keep_distribution, skipna, min_pairs, batch)
+                    rng, pvalue, correction, family, alpha, keep_distribution, skipna, min_pairs, batch,
+                    standardise)
     x, z = o.x, o.z
     lazy = x.chunks is not None or z.chunks is not None
     r, n = level_statistic(x, z, complete_inputs=False, **o.kw)

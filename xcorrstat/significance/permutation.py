@@ -27,7 +27,7 @@ import numpy as np
 import xarray as xr
 
 from .._docs import fill_doc
-from .._types import Alternative, Level, Method, PValue, Seed, SwapUnit, Variant
+from .._types import Alternative, Level, Method, PValue, Seed, Standardise, SwapUnit, Variant
 from ..kernels import METHODS, level_correlation
 from ..kernels.correlation import KENDALL_VARIANTS
 from ..kernels.levels import CORRELATE_LEVELS
@@ -35,10 +35,10 @@ from ..options import OPTIONS
 from ..resampling.draws import fill_draws, permutation_masks, resolve_seed
 from ..resampling.engine import BLOCK_ELEMS, compute_with_progress, draws_within, raised_batch
 from ..resampling.pvalues import ALTERNATIVES, PVALUES, extreme_count, permutation_pvalue
-from ..resampling.schemes import SCHEME_DIMS, parse_permute, permutation_label
+from ..resampling.schemes import SCHEME_DIMS, STANDARDISED, check_standardise, parse_permute, permutation_label
 from ..resampling.sequential import settled
 from ..resampling.swapstats import draw_deltas
-from ..schema import INPUT, SYSTEM, as_dataset, check_finite, select_scores, split_scores
+from ..schema import INPUT, SYSTEM, as_dataset, check_finite, select_scores, split_scores, system_mean_grid
 from ..validation import check_batch, check_choice, check_min_pairs, check_positive_int, check_unit_interval
 
 __all__ = ["permutation_test"]
@@ -116,6 +116,7 @@ class _Options:
     step: int  # draws computed together
     stop: tuple[float, float, Alternative] | None
     seed: int
+    standardise: Standardise
 
 
 def _draw_plan(cells: int, batch: int | None, n_resamples: int, early: bool) -> tuple[int, int]:
@@ -136,7 +137,7 @@ def _draw_plan(cells: int, batch: int | None, n_resamples: int, early: bool) -> 
 
 
 def _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_resamples, alternative, rng,
-                         pvalue, batch, skipna, min_pairs, early_stop, risk) -> _Options:
+                         pvalue, batch, skipna, min_pairs, early_stop, risk, standardise) -> _Options:
     """Check and normalise every argument of :func:`permutation_test`; split the scores."""
     check_choice(level, CORRELATE_LEVELS, "level")
     check_choice(method, METHODS, "method")
@@ -147,6 +148,7 @@ def _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     scheme = parse_permute(permute)
+    standardise = check_standardise(standardise, level=level, scheme=scheme)
     if not isinstance(target, str):
         raise TypeError(f"target must be one score name, got {target!r}")
     ds = as_dataset(data)
@@ -158,6 +160,8 @@ def _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_
         raise ValueError(f"x and y must be two different metrics, got x=y={x!r}")
     scores, z, _ = split_scores(ds, target=target, metrics=[x, y], level=level, along=SCHEME_DIMS[scheme])
     xs, ys = scores.isel(metric=0, drop=True), scores.isel(metric=1, drop=True)
+    if standardise == "system-means":  # mt-metrics-eval's test: the system means are the data
+        xs, ys, z = (system_mean_grid(v) for v in (xs, ys, z))
     stop = None
     if early_stop is not None:
         stop = (check_unit_interval(early_stop, "early_stop", " (or None: off)"),
@@ -165,7 +169,7 @@ def _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_
     batch, step = _draw_plan(xs.sizes[SYSTEM] * xs.sizes[INPUT], batch, n_resamples, stop is not None)
     kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs, skipna=bool(skipna))
     return _Options(xs=xs, ys=ys, z=z, kw=kw, scheme=scheme, n_resamples=n_resamples, batch=batch, step=step,
-                    stop=stop, seed=resolve_seed(rng))
+                    stop=stop, seed=resolve_seed(rng), standardise=standardise)
 
 
 def _attrs(o: _Options, x, y, target, alternative, pvalue) -> dict:
@@ -177,7 +181,7 @@ def _attrs(o: _Options, x, y, target, alternative, pvalue) -> dict:
         "early_stop": "off" if o.stop is None else f"alpha={o.stop[0]:g}, risk={o.stop[1]:g}",
         "seed": o.seed, "batch": o.batch, "draws_per_batch": o.step, "skipna": int(kw["skipna"]),
         "min_pairs": kw["min_pairs"],
-        "standardised": "x and y z-scored over all their non-missing cells",
+        "standardise": o.standardise, "standardised": STANDARDISED[o.standardise],
         "scheme": permutation_label(o.scheme),
     }
 
@@ -204,6 +208,7 @@ def permutation_test(
     early_stop: float | None = None,
     risk: float = 1e-3,
     progress: bool = False,
+    standardise: Standardise = "cells",
 ) -> xr.Dataset:
     """Permutation test of ``rho(x, target) - rho(y, target)`` at a level.
 
@@ -218,6 +223,7 @@ def permutation_test(
     %(variant)s
     %(permute)s
         Every swap unit applies at every level.
+    %(standardise)s
     %(n_resamples)s
     %(alternative)s
     %(rng)s
@@ -261,7 +267,7 @@ def permutation_test(
     (True, 'PERM-BOTH')
     """
     o = _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_resamples, alternative, rng,
-                             pvalue, batch, skipna, min_pairs, early_stop, risk)
+                             pvalue, batch, skipna, min_pairs, early_stop, risk, standardise)
     xs, ys, z = o.xs, o.ys, o.z
     lazy = any(v.chunks is not None for v in (xs, ys, z))
     if lazy:
