@@ -29,11 +29,13 @@ from numpy.typing import ArrayLike
 from .._types import Variant
 from .swapmath import (
     F32_EXACT,
+    QuadraticOperand,
     SwapRun,
+    empty_operand,
+    fill_operand,
     linear,
     per_input_masks,
     quadratic,
-    quadratic_operand,
 )
 
 __all__ = ["SWAP_KENDALL_VARIANTS", "input_kendall_swap"]
@@ -41,6 +43,8 @@ __all__ = ["SWAP_KENDALL_VARIANTS", "input_kendall_swap"]
 #: Input-level Kendall variants of the swap fast path.
 SWAP_KENDALL_VARIANTS: tuple[Variant, ...] = ("a", "b", "23", "acc23")
 _ACC_VARIANTS = ("acc23", "23")  # the variants that count metric ties as agreement
+#: Cells (pairs x inputs x S x S) whose pair matrices are built at once: ~2 MB per temporary.
+_PREP_CELLS = 1 << 18
 
 #: Constant, linear and quadratic parts of one pair sum: ``(const_x, const_y, lin_x, lin_y, quad)``.
 _Parts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -100,12 +104,9 @@ def input_kendall_swap(
     s = ax.shape[1]
     valid = ~np.isnan(ax) & ~np.isnan(az)
     n = valid.sum(axis=-2)  # (P, I)
-    num, tie, counts = _swap_parts(ax, ay, az, valid, eps_p, variant)
     dtype = np.float32 if 16 * s * s < F32_EXACT else np.float64
-    coef = np.transpose(np.stack([num[2], num[3], tie[2], tie[3]], axis=1), (0, 1, 3, 2))  # (P, 4, S, I)
-    quad_g = quadratic_operand(np.stack([num[4], tie[4]], axis=1), dtype)
+    coef, quad_g, consts, counts = _prepare(ax, ay, az, valid, eps_p, variant, dtype)
     few = n < max(int(min_pairs), 2)
-    consts = ((num[0], tie[0]), (num[1], tie[1]))
 
     def run(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         mt = per_input_masks(np.asarray(m, dtype=bool), dtype)  # (I, B, S)
@@ -137,6 +138,37 @@ def _input_kendall_swap_iv(
     if np.any(eps_p < 0) or not np.all(np.isfinite(eps_p)):
         raise ValueError("eps must be finite and >= 0")
     return ax, ay, az, eps_p
+
+
+def _prepare(
+    zx: np.ndarray, zy: np.ndarray, z: np.ndarray, valid: np.ndarray, eps: np.ndarray, variant: Variant,
+    dtype: type[np.floating],
+) -> tuple[np.ndarray, QuadraticOperand, tuple[tuple[np.ndarray, np.ndarray], ...], _Counts]:
+    """The linear coefficients (P, 4, S, I), the quadratic operand, the constants and the counts.
+
+    The (S, S) pair matrices of every input are built for blocks of at most about
+    ``_PREP_CELLS`` cells (pairs x inputs x S x S) at a time, so their temporaries stay
+    bounded whatever the number of pairs and inputs; only the laid-out results are
+    kept. Every value is a sum over one input's system pairs: blocks change none.
+    """
+    p, s, i = zx.shape
+    pb = max(1, min(p, _PREP_CELLS // (s * s)))
+    ib = max(1, min(i, _PREP_CELLS // (pb * s * s)))
+    coef = np.empty((p, 4, s, i))
+    quad_g = empty_operand(p, 2, i, s, dtype)
+    const = np.empty((4, p, i))  # numerator of X, of Y, ties of X, of Y
+    counts = _Counts(np.empty((p, i)), np.empty((p, i)), np.empty((p, i)))
+    for p0 in range(0, p, pb):
+        for i0 in range(0, i, ib):
+            ps, cells = slice(p0, p0 + pb), (slice(p0, p0 + pb), slice(None), slice(i0, i0 + ib))
+            num, tie, cnt = _swap_parts(zx[cells], zy[cells], z[cells], valid[cells], eps[ps], variant)
+            coef[ps, :, :, i0:i0 + ib] = np.transpose(np.stack([num[2], num[3], tie[2], tie[3]], axis=1),
+                                                      (0, 1, 3, 2))
+            fill_operand(quad_g, np.stack([num[4], tie[4]], axis=1), p0, i0)
+            const[:, ps, i0:i0 + ib] = (num[0], num[1], tie[0], tie[1])
+            for whole, part in zip(counts, cnt):
+                whole[ps, i0:i0 + ib] = part
+    return coef, quad_g, ((const[0], const[2]), (const[1], const[3])), counts
 
 
 def _swap_parts(

@@ -19,7 +19,8 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 __all__ = [
-    "F32_EXACT", "QuadraticOperand", "SwapRun", "linear", "per_input_masks", "quadratic", "quadratic_operand",
+    "F32_EXACT", "QuadraticOperand", "SwapRun", "empty_operand", "fill_operand", "linear", "per_input_masks",
+    "quadratic", "quadratic_operand",
 ]
 
 #: float32 adds integers exactly while every partial sum stays below this bound.
@@ -81,13 +82,49 @@ def quadratic_operand(g: np.ndarray, dtype: DTypeLike) -> QuadraticOperand:
     ((1, 1), (2, 3, 3), None)
     """
     p, k, i, s, _ = g.shape
+    operand = empty_operand(p, k, i, s, dtype)
+    fill_operand(operand, g, 0, 0)
+    return operand
+
+
+def empty_operand(p: int, k: int, i: int, s: int, dtype: DTypeLike) -> QuadraticOperand:
+    """An operand for P x K forms over I inputs and S systems, to fill block by block (:func:`fill_operand`).
+
+    Building the (P, K, I, S, S) matrices of many pairs at once would hold them all in
+    memory; filled by blocks of pairs and inputs, only the laid-out operand stays.
+
+    Examples
+    --------
+    >>> empty_operand(4, 2, 5, 3, np.float32).flat.shape  # 8 forms >= 3 systems: over system pairs
+    (5, 3, 8)
+    """
     if p * k < s:  # few forms: (B, S) @ (S, S) per input and form, then a row-wise dot with m
-        flat = np.transpose(g, (2, 3, 0, 1, 4)).reshape(i, s, p * k * s)
-        return QuadraticOperand((p, k), np.ascontiguousarray(flat, dtype=dtype), None)
+        return QuadraticOperand((p, k), np.empty((i, s, p * k * s), dtype=dtype), None)
     # many forms: outer products of the mask over system pairs, then one GEMM per input
     a_idx, b_idx = np.triu_indices(s, 1)
-    flat = np.transpose(g[..., a_idx, b_idx], (2, 3, 0, 1)).reshape(i, -1, p * k)
-    return QuadraticOperand((p, k), np.ascontiguousarray(flat, dtype=dtype), (a_idx, b_idx))
+    return QuadraticOperand((p, k), np.empty((i, a_idx.size, p * k), dtype=dtype), (a_idx, b_idx))
+
+
+def fill_operand(operand: QuadraticOperand, g: np.ndarray, p0: int, i0: int) -> None:
+    """Write the matrices g (Pb, K, Ib, S, S) of pairs ``p0:p0+Pb`` and inputs ``i0:i0+Ib`` into ``operand``.
+
+    Examples
+    --------
+    >>> op = empty_operand(2, 1, 1, 3, np.float64)
+    >>> g = np.zeros((1, 1, 1, 3, 3)); g[..., 0, 2] = 1.0
+    >>> fill_operand(op, np.zeros_like(g), 0, 0); fill_operand(op, g, 1, 0)
+    >>> op.flat[0].tolist()  # each form's (S, S) matrix, the forms side by side
+    [[0.0, 0.0, 0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]
+    """
+    pb, k, ib, s, _ = g.shape
+    (_, k), flat, pairs = operand
+    if pairs is None:
+        part = np.transpose(g, (2, 3, 0, 1, 4)).reshape(ib, s, pb * k * s)
+        flat[i0:i0 + ib, :, p0 * k * s:(p0 + pb) * k * s] = part
+        return
+    a_idx, b_idx = pairs
+    part = np.transpose(g[..., a_idx, b_idx], (2, 3, 0, 1)).reshape(ib, -1, pb * k)
+    flat[i0:i0 + ib, :, p0 * k:(p0 + pb) * k] = part
 
 
 def quadratic(mt: np.ndarray, operand: QuadraticOperand) -> np.ndarray:

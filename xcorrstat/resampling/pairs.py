@@ -54,6 +54,37 @@ def _per_pair_draw(s: int, i: int, level: Level, method: Method) -> int:
     return 16 if method == "pearson" else 6 * s * i
 
 
+def _per_pair_fixed(s: int, i: int, level: Level, method: Method) -> int:
+    """Rough float64 elements a task keeps per pair whatever the batch: the kernel's precomputed operands.
+
+    Input-level Kendall keeps, per pair, the quadratic forms over the system pairs of
+    every input (two forms, float32), the linear coefficients (4 per cell, and their
+    float32 copy in each batch) and a few per-input constants. Its (S, S) pair matrices
+    are built a bounded block at a time inside the kernel, so they do not count here.
+    """
+    if level == "input" and method == "kendall":
+        return s * (s - 1) * i // 2 + 6 * s * i + 12 * i
+    return 0
+
+
+def _task_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any],
+               pair_chunk: int | None) -> tuple[int, int, int]:
+    """``(pair_chunk, per_draw, budget)``: pairs per task, a batch's float64 temporaries per draw, and
+    the temporaries left to a batch once the task's precomputed operands are counted.
+
+    A task holds ``pair_chunk x (fixed + batch x per-draw)`` elements per label of the leading
+    dims; by default the pairs' fixed part takes at most half of ``BLOCK_ELEMS``, so one task
+    stays within the block budget whatever the number of pairs.
+    """
+    fixed = n_lead * _per_pair_fixed(s, i, kw["level"], kw["method"])
+    if pair_chunk is None:
+        pair_chunk = default_pair_chunk(n_pairs)
+        if fixed:
+            pair_chunk = max(1, min(pair_chunk, BLOCK_ELEMS // (2 * fixed)))
+    per_draw = pair_chunk * n_lead * _per_pair_draw(s, i, kw["level"], kw["method"])
+    return pair_chunk, per_draw, max(BLOCK_ELEMS - pair_chunk * fixed, per_draw)
+
+
 def _allpairs_per_draw(s: int, i: int, m: int) -> int:
     """Rough float64 temporaries per draw of the all-pairs route (labels are computed one at a time).
 
@@ -180,12 +211,10 @@ def pair_permutation_draws(
     z = z.transpose(*lead, SYSTEM, INPUT)
     s, i = x.sizes[SYSTEM], x.sizes[INPUT]
     n_lead = int(np.prod([x.sizes[d] for d in lead])) if lead else 1
-    if pair_chunk is None:
-        pair_chunk = default_pair_chunk(pi.size)
-    per_label = pair_chunk * _per_pair_draw(s, i, kw["level"], kw["method"])
-    per_draw = n_lead * per_label
+    pair_chunk, per_draw, budget = _task_plan(pi.size, s, i, n_lead, kw, pair_chunk)
+    per_label = per_draw // n_lead
     # at least ~8 MB of temporaries per batch: one draw at a time costs more in overhead than in arithmetic
-    pair_batch = raised_batch(draws_within(BLOCK_ELEMS, per_draw) if batch is None else batch, per_draw, n_resamples)
+    pair_batch = raised_batch(draws_within(budget, per_draw) if batch is None else batch, per_draw, n_resamples)
     coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {METRIC, SYSTEM, INPUT}}
     dims = lead + [PAIR_DIM, "resample"]
     opts: dict[str, Any] = dict(seed=seed, scheme=scheme, kw=kw)

@@ -101,10 +101,13 @@ def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
         fast = prepare_swap(*flat, level=level, method=kw["method"], min_pairs=kw["min_pairs"],
                             variant=kw["variant"])
 
+        # no recursion here: a closure calling itself is a reference cycle, and the precomputed
+        # operands it holds would wait for the cyclic garbage collector after every task
         def deltas(m: np.ndarray) -> np.ndarray:
-            if m.shape[0] == 1:  # a one-row matrix product may round otherwise (BLAS gemv): use two rows
-                return deltas(np.concatenate([m, m]))[..., :1]
-            delta = fast(m).reshape(lead + (m.shape[0],))
+            b = m.shape[0]
+            if b == 1:  # a one-row matrix product may round otherwise (BLAS gemv): use two rows
+                m = np.concatenate([m, m])
+            delta = fast(m).reshape(lead + (m.shape[0],))[..., :b]
             return delta if missing is None else np.where(missing, np.nan, delta)
 
         return deltas
