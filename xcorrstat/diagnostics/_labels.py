@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["coordinate_label", "name_list"]
+from ..resampling.schemes import parse_label
+
+__all__ = ["coordinate_label", "name_list", "parse_labels"]
 
 
 def name_list(values: str | Iterable[str], allowed: Sequence[str], argument: str) -> list[str]:
@@ -33,3 +35,22 @@ def coordinate_label(name: str, label: str) -> str:
     ('perm-both', 'boot-both')
     """
     return name if name.upper() == label.upper() else label.lower()
+
+
+def parse_labels(values: str | Iterable[str], allowed: Sequence[str], argument: str) -> tuple[list[str], list[str]]:
+    """``(labels, names)``: each name parsed to its label in ``allowed``, and as the result labels it.
+
+    Called from a public function's validator: an earlier spelling's FutureWarning
+    points at the user's call.
+
+    Examples
+    --------
+    >>> parse_labels(["fisher", "Boot-Both"], ("fisher", "BOOT-BOTH"), "methods")
+    (['fisher', 'BOOT-BOTH'], ['fisher', 'Boot-Both'])
+    """
+    names = name_list(values, allowed, argument)
+    labels = []
+    for name in names:  # a loop, not a comprehension (its own frame before Python 3.12): stacklevel is exact
+        labels.append(parse_label(name, allowed, argument, stacklevel=5))
+    return labels, [coordinate_label(n, lab) for n, lab in zip(names, labels)]
+

@@ -37,7 +37,7 @@ from ..resampling.draws import (
 )
 from ..resampling.engine import compute_with_progress
 from ..resampling.intervals import fisher_ci, percentile_ci
-from ..resampling.schemes import BOOTSTRAP_SCHEMES, parse_label
+from ..resampling.schemes import BOOTSTRAP_SCHEMES
 from ..resampling.statistics import resampled_level_correlation
 from ..schema import INPUT, SYSTEM, check_finite, split_scores
 from ..validation import (
@@ -48,7 +48,7 @@ from ..validation import (
     check_unit_interval,
     renamed_keyword,
 )
-from ._labels import coordinate_label, name_list
+from ._labels import parse_labels
 
 __all__ = ["CI_METHODS", "ci_coverage", "split_trial"]
 
@@ -159,10 +159,7 @@ def _ci_coverage_iv(data, target, metric, level, method, variant, methods, n_tri
         check_choice(lev, LEVELS, "level")
     check_choice(method, METHODS, "method")
     check_choice(variant, ("b", "c"), "variant")
-    names = name_list(methods, tuple(CI_METHODS), "methods")
-    labels = []
-    for name in names:  # a loop, not a comprehension: a renamed spelling's warning points at the caller
-        labels.append(parse_label(name, tuple(CI_METHODS), "methods"))
+    labels, names = parse_labels(methods, tuple(CI_METHODS), "methods")
     n_trials = check_positive_int(n_trials, "n_trials")
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     confidence_level = check_unit_interval(confidence_level, "confidence_level")
@@ -187,7 +184,7 @@ def _ci_coverage_iv(data, target, metric, level, method, variant, methods, n_tri
     block = max(block, -(-n_trials // MAX_DRAW_TASKS))  # a bounded number of tasks
     kw = dict(method=method, variant=variant, min_pairs=int(min_pairs), skipna=bool(skipna))
     return _Coverage(xv, zv, x["metric"].values, levels, labels,
-                     [coordinate_label(n, lab) for n, lab in zip(names, labels)], n_trials, n_resamples,
+                     names, n_trials, n_resamples,
                      confidence_level, min_pairs, seed, block, kw)
 
 

@@ -30,7 +30,6 @@ from ..resampling.schemes import (
     BOOTSTRAP_SCHEMES,
     PERMUTATION_SCHEMES,
     SCHEME_DIMS,
-    parse_label,
 )
 from ..schema import INPUT, SYSTEM, as_dataset, check_finite
 from ..significance.paired import paired_bootstrap_test
@@ -43,7 +42,7 @@ from ..validation import (
     check_unit_interval,
     renamed_keyword,
 )
-from ._labels import coordinate_label, name_list
+from ._labels import parse_labels
 
 __all__ = ["POWER_TESTS", "degrade", "power_analysis"]
 
@@ -188,10 +187,7 @@ def _power_analysis_iv(data, target, metric, degraded, noise, tests, level, meth
             raise ValueError(f"{name}={value!r} is not a variable of the data; available: {list(ds.data_vars)}")
     check_choice(level, LEVELS, "level")
     check_choice(method, METHODS, "method")
-    names = name_list(tests, tuple(POWER_TESTS), "tests")
-    labels = []
-    for name in names:  # a loop, not a comprehension: a renamed spelling's warning points at the caller
-        labels.append(parse_label(name, tuple(POWER_TESTS), "tests"))
+    labels, names = parse_labels(tests, tuple(POWER_TESTS), "tests")
     n_trials = check_positive_int(n_trials, "n_trials")
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     alpha = check_unit_interval(alpha, "alpha")
@@ -214,7 +210,7 @@ def _power_analysis_iv(data, target, metric, degraded, noise, tests, level, meth
         n_inputs = check_positive_int(n_inputs, "n_inputs")
         if n_inputs > sim.sizes[INPUT]:
             raise ValueError(f"n_inputs={n_inputs} is more than the {sim.sizes[INPUT]} inputs of the data")
-    return _Power(sim, y, labels, [coordinate_label(n, lab) for n, lab in zip(names, labels)], n_resamples, alpha,
+    return _Power(sim, y, labels, names, n_resamples, alpha,
                   batch, trial_batch, seed, n_inputs, bool(type_one), source)
 
 

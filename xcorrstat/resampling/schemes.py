@@ -130,11 +130,12 @@ def permutation_label(scheme: SwapUnit) -> str:
     return {v: k for k, v in PERMUTATION_SCHEMES.items()}[scheme]
 
 
-def parse_label(name: object, allowed: Sequence[str], argument: str) -> str:
+def parse_label(name: object, allowed: Sequence[str], argument: str, *, stacklevel: int = 4) -> str:
     """A scheme label (or other named choice) from ``allowed``, matched case-insensitively.
 
     Returns the canonical spelling in ``allowed``. Earlier spellings
-    (``"bootstrap-system"``) are mapped with a FutureWarning.
+    (``"bootstrap-system"``) are mapped with a FutureWarning; ``stacklevel`` points it
+    at the user's call (4: the caller of the function whose validator calls this).
 
     Examples
     --------
@@ -144,7 +145,7 @@ def parse_label(name: object, allowed: Sequence[str], argument: str) -> str:
     if isinstance(name, str) and name.lower() in _RENAMED and _RENAMED[name.lower()] in allowed:
         new = _RENAMED[name.lower()]
         warnings.warn(f"{argument}: {name!r} is now spelt {new.lower()!r} (or {new!r})", FutureWarning,
-                      stacklevel=4)
+                      stacklevel=stacklevel)
         return new
     for a in allowed:
         if isinstance(name, str) and name.upper() == a.upper():
