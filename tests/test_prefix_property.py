@@ -22,7 +22,7 @@ import xcorrstat
 from xcorrstat.agreement import leaderboard_agreement
 from xcorrstat.diagnostics import ci_coverage, power_analysis
 from xcorrstat.diagnostics.coverage import split_trial
-from xcorrstat.resampling import draws, engine, pairs
+from xcorrstat.resampling import draws, engine
 from xcorrstat.resampling.draws import MAX_DRAW_TASKS, draws_per_task
 
 from conftest import make_scores

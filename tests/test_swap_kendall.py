@@ -1,12 +1,16 @@
-"""Swapped input-level Kendall variants with epsilon ties, against pair-by-pair counting."""
+"""Swapped input-level Kendall variants with epsilon ties, against pair-by-pair counting and scipy."""
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
-
 from oracles import kendall_counts, kendall_from_counts
-from xcorrstat.kernels.swap_kendall import input_kendall_swap
+from scipy import stats
+
+from xcorrstat.kernels import swap_kendall
+from xcorrstat.kernels.swap_kendall import input_kendall_swap, input_kendall_swap_means
+from xcorrstat.kernels.swapmath import mask_products, pair_incidence
 
 
 def _oracle(x, y, z, masks, eps, variant, min_pairs):
@@ -91,8 +95,9 @@ def test_identities_and_bad_input():
 def test_permutation_test_variants_equal_explicit_swaps(variant, level):
     """permutation_test's draws (fast path at input level, swapped matrices elsewhere) equal
     the level statistic of the explicitly swapped standardised matrices, same masks."""
-    import xcorrstat
     from conftest import to_dataset
+
+    import xcorrstat
     from xcorrstat.kernels import level_correlation
     from xcorrstat.resampling.draws import permutation_masks
     from xcorrstat.resampling.swapstats import standardise
@@ -116,8 +121,9 @@ def test_permutation_test_variants_equal_explicit_swaps(variant, level):
 
 
 def test_compare_takes_variants_with_the_permutation_and_bootstrap_tests():
-    import xcorrstat
     from conftest import make_scores
+
+    import xcorrstat
 
     ds = make_scores(n_metrics=3, n_systems=6, n_inputs=8, seed=2, ties=True)
     res = xcorrstat.compare(ds, target="human", level="input", method="kendall", variant="acc23",
@@ -134,3 +140,112 @@ def test_compare_takes_variants_with_the_permutation_and_bootstrap_tests():
         xcorrstat.compare(ds, target="human", method="kendall", variant="acc23", test="williams")
     with pytest.raises(ValueError, match="at level 'global' bootstrap draws support"):
         xcorrstat.bootstrap(ds, target="human", level="global", method="kendall", variant="acc23")
+
+def _scipy_means(x, y, z, masks, min_pairs):
+    """tau-b of the explicitly swapped X' and Y' per input (scipy.stats.kendalltau on the valid systems),
+    averaged over the inputs where it is defined: (2, B)."""
+    i = x.shape[1]
+    out = np.full((2, len(masks)), np.nan)
+    for b, m in enumerate(masks):
+        for which, vals in enumerate((np.where(m, y, x), np.where(m, x, y))):
+            taus = []
+            for j in range(i):
+                rows = ~np.isnan(vals[:, j]) & ~np.isnan(z[:, j])
+                if rows.sum() < max(min_pairs, 2):
+                    continue
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    tau = stats.kendalltau(vals[rows, j], z[rows, j], variant="b").statistic
+                if not np.isnan(tau):
+                    taus.append(tau)
+            out[which, b] = np.mean(taus) if taus else np.nan
+    return out
+
+
+def _mixed_pairs(seed, s, i, n_masks):
+    """Four pairs of metrics: continuous (no metric tie), integer levels (ties), each complete and with
+    missing cells shared by X and Y, and an integer target with its own gaps."""
+    rng = np.random.default_rng(seed)
+    x = np.stack([rng.normal(size=(s, i)), rng.integers(0, 3, (s, i)) / 2.0,
+                  rng.normal(size=(s, i)), rng.integers(0, 4, (s, i)) / 2.0])
+    y = np.stack([rng.normal(size=(s, i)), rng.integers(0, 3, (s, i)) / 2.0 + 0.25,
+                  rng.normal(size=(s, i)), rng.integers(0, 4, (s, i)) / 2.0])
+    z = rng.integers(0, 4, (4, s, i)).astype(float)
+    miss = rng.random((4, s, i)) < 0.2
+    miss[:2] = False
+    x[miss] = np.nan
+    y[miss] = np.nan
+    z[2:][rng.random((2, s, i)) < 0.1] = np.nan
+    z[:, :, 0] = 1.0  # a constant target: undefined tau-b on that input in every draw
+    return x, y, z, rng.random((n_masks, s, i)) < 0.5
+
+
+def test_means_equal_scipy_on_explicit_swaps():
+    # tau-b means over the defined inputs; pairs with and without metric ties in one call
+    x, y, z, masks = _mixed_pairs(4, 7, 11, 9)
+    mx, my = input_kendall_swap_means(x, y, z, min_pairs=3, variant="b")(masks)
+    for p in range(4):
+        expected = _scipy_means(x[p], y[p], z[p], masks, 3)
+        np.testing.assert_allclose(mx[p], expected[0], atol=1e-12, equal_nan=True)
+        np.testing.assert_allclose(my[p], expected[1], atol=1e-12, equal_nan=True)
+
+
+def test_means_over_every_mask_equal_scipy():
+    # every one of the 2**6 masks of 3 systems x 2 inputs, metrics with ties; some draws make X' constant
+    # on both inputs (no input defined: NaN)
+    x = np.array([[0.0, 1.0], [1.0, 1.0], [1.0, 0.5]])
+    y = np.array([[1.0, 0.5], [1.0, 0.5], [0.0, 1.0]])
+    z = np.array([[0.0, 2.0], [1.0, 1.0], [2.0, 0.0]])
+    masks = np.array(list(itertools.product([False, True], repeat=6))).reshape(64, 3, 2)
+    mx, my = input_kendall_swap_means(x[None], y[None], z[None], min_pairs=2, variant="b")(masks)
+    expected = _scipy_means(x, y, z, masks, 2)
+    np.testing.assert_allclose(mx[0], expected[0], atol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(my[0], expected[1], atol=1e-12, equal_nan=True)
+    assert np.isnan(expected).any() and not np.isnan(expected).all()  # both rules are reached
+
+
+@pytest.mark.parametrize("variant", ["a", "b", "23", "acc23"])
+def test_means_equal_pair_counting_and_input_order_sums(variant, monkeypatch):
+    x, y, z, masks = _mixed_pairs(6, 6, 9, 7)
+    eps = np.array([[0.0, 0.3], [0.3, 0.0]])
+    mx, my = input_kendall_swap_means(x, y, z, min_pairs=3, variant=variant, eps=eps)(masks)
+    for p in (0, 1, 3):  # against counting every pair of every explicitly swapped input
+        per_input = _oracle(x[p], y[p], z[p], masks, eps, variant, 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = np.nanmean(per_input, axis=1)
+        np.testing.assert_allclose(mx[p], expected[0], atol=1e-12, equal_nan=True)
+        np.testing.assert_allclose(my[p], expected[1], atol=1e-12, equal_nan=True)
+    # the means sum the per-input values input after input: the same floats as a sum along the inputs
+    rx, ry = input_kendall_swap(x, y, z, min_pairs=3, variant=variant, eps=eps)(masks)
+    for got, r in ((mx, rx), (my, ry)):
+        total, count = np.zeros(got.shape), np.zeros(got.shape, dtype=int)
+        for j in range(r.shape[1]):
+            total += np.where(np.isnan(r[:, j]), 0.0, r[:, j])
+            count += ~np.isnan(r[:, j])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            np.testing.assert_array_equal(got, np.where(count > 0, total / count, np.nan))
+    # blocks of one input and one pair change nothing, bit for bit
+    monkeypatch.setattr(swap_kendall, "_RUN_CELLS", 1)
+    monkeypatch.setattr(swap_kendall, "_PREP_CELLS", 1)
+    small = input_kendall_swap_means(x, y, z, min_pairs=3, variant=variant, eps=eps)(masks)
+    np.testing.assert_array_equal(small[0], mx)
+    np.testing.assert_array_equal(small[1], my)
+    np.testing.assert_array_equal(input_kendall_swap(x, y, z, min_pairs=3, variant=variant, eps=eps)(masks)[0], rx)
+
+
+def test_mask_products_and_pair_incidence():
+    rng = np.random.default_rng(3)
+    m = rng.random((4, 5, 3)) < 0.5  # B=4, S=5, I=3
+    got = mask_products(np.transpose(m, (1, 2, 0)), out=np.empty((16, 3, 4), dtype=np.float32))
+    for j, b in itertools.product(range(3), range(4)):
+        row = [*m[b, :, j], 1] + [m[b, a, j] * m[b, c, j] for a, c in itertools.combinations(range(5), 2)]
+        assert got[j, b].tolist() == [float(v) for v in row]
+    v = rng.integers(-3, 4, (2, 20)).astype(float)  # per-pair values, then again per pair
+    inc = pair_incidence(5)
+    for row in range(2):
+        expected = np.zeros(5)
+        for k, (a, c) in enumerate(itertools.combinations(range(5), 2)):
+            expected[a] += v[row, k]
+            expected[c] += v[row, 10 + k]
+        assert (v[row] @ inc).tolist() == expected.tolist()

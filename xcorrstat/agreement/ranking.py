@@ -319,7 +319,7 @@ def _agreement_draws(a: _Agreement, da: xr.DataArray, core: list[Hashable],
     """Tau-b of every bootstrap draw over the conditions, the batch and the draws per batch."""
     other = pair_dim(a.between)
     # the engine's one batch policy: a draw's weighted table holds every cell
-    batch = a.batch if a.batch is not None else engine.draws_within(engine.BLOCK_ELEMS, da.size)
+    batch = a.batch if a.batch is not None else engine.draws_within(engine.block_elems(), da.size)
     step = engine.raised_batch(batch, da.size, n_resamples)
     batch = min(batch, n_resamples)
     ids = xr.DataArray(np.arange(n_resamples), dims=[RESAMPLE_DIM])

@@ -19,6 +19,8 @@ from ..resampling.engine import (
     RESAMPLE_DIM,
     batch_plan,
     bootstrap_draws,
+    client_active,
+    cluster_scores,
     compute_with_progress,
     default_batch,
     default_metric_chunk,
@@ -255,6 +257,8 @@ def _bootstrap_level(data, level: Level, opts: _BootstrapOptions, *, target, met
     calibrate = epsilon == "calibrate"
     x, z, _ = split_scores(data, target=target, metrics=metrics, level=level, along=dims)
     lazy = x.chunks is not None or z.chunks is not None
+    if not lazy and client_active():  # on a cluster: the point estimates run there too, from data sent once
+        x, z = cluster_scores(x, z)
     batch = opts.batch
     if batch is None:
         batch = default_batch(default_metric_chunk(x.sizes["metric"]), x.sizes[SYSTEM], x.sizes[INPUT], level, method,
@@ -306,6 +310,8 @@ def _interval(draws: xr.DataArray, estimate: xr.DataArray, jackknife: list[xr.Da
             return basic_ci(d, est, confidence_level)
         return bca_ci(d, est, jack[0], confidence_level)
 
+    if draws.chunks is not None:  # one concatenation per block of metrics, not a rechunk graph of small pieces
+        draws = draws.chunk({RESAMPLE_DIM: -1})
     return xr.apply_ufunc(
         interval, draws, estimate, *jackknife,
         input_core_dims=[[RESAMPLE_DIM], []] + [["_jackknife"]] * len(jackknife),

@@ -25,7 +25,7 @@ import xarray as xr
 from .._docs import fill_doc
 from .._types import Seed
 from ..resampling.draws import bootstrap_indices, fill_draws, resolve_seed
-from ..resampling.engine import BLOCK_ELEMS, draws_within
+from ..resampling.engine import block_elems, draws_within
 from ..resampling.intervals import percentile_ci
 from ..schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, stack_scores
 from ..validation import check_batch, check_confidence_level, check_positive_int
@@ -63,7 +63,7 @@ def _scores(data, metrics, dim: str) -> xr.DataArray:
 def _default_batch(n: int, cells: int, n_resamples: int) -> int:
     """Draws per batch: those whose temporaries fit the engine's block budget, at most ``n_resamples``."""
     per_draw = 2 * n * cells + n + 3 * cells  # gathered rows (and their weights); indices; sums
-    return min(n_resamples, draws_within(BLOCK_ELEMS, per_draw))
+    return min(n_resamples, draws_within(block_elems(), per_draw))
 
 
 def _resampled_means(

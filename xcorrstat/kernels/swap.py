@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike
 from .._types import Level, Method, Variant
 from .correlation import pearson
 from .scaling import centre_cells
-from .swap_kendall import SWAP_KENDALL_VARIANTS, input_kendall_swap
+from .swap_kendall import SWAP_KENDALL_VARIANTS, input_kendall_swap_means
 from .swapmath import SwapRun, linear, per_input_masks
 
 __all__ = ["SwapDeltas", "prepare_swap", "swap_supported", "swapped_deltas"]
@@ -109,10 +109,15 @@ def prepare_swap(
         return lambda masks: _system_pearson(ax, ay, az, np.asarray(masks, dtype=bool), min_pairs)
     if level == "global":
         return _global_deltas(ax, ay, az, min_pairs)
-    if method == "pearson":
-        run = _input_pearson(ax, ay, az, min_pairs)
-    else:
-        run = input_kendall_swap(ax, ay, az, min_pairs=min_pairs, variant=variant)
+    if method == "kendall":  # the means over inputs, without the per-input values of every draw
+        means = input_kendall_swap_means(ax, ay, az, min_pairs=min_pairs, variant=variant)
+
+        def kendall_deltas(masks: ArrayLike) -> np.ndarray:
+            mx, my = means(np.asarray(masks, dtype=bool))
+            return mx - my
+
+        return kendall_deltas
+    run = _input_pearson(ax, ay, az, min_pairs)
 
     def deltas(masks: ArrayLike) -> np.ndarray:
         rx, ry = run(np.asarray(masks, dtype=bool))

@@ -4,9 +4,9 @@ The extension of :mod:`xcorrstat.kernels.swap` to every Kendall variant and to
 epsilon ties. Within one input, a pair of systems (a, b) compares the cells
 ``u_a`` and ``v_b``, where u and v are X or Y depending on the swap mask. Its metric
 sign ``sgn_eps(u_a - v_b)`` (0 when ``|u_a - v_b| <= eps``) and its metric-tie
-indicator are therefore one of four precomputed pair matrices, selected by
-``(m_a, m_b)``: bilinear in the mask, as for tau-b. With the gold sign ``g`` and
-gold-tie indicator ``t`` of the pair (exact ties), summed over the valid pairs:
+indicator are therefore one of four precomputed values, selected by ``(m_a, m_b)``:
+bilinear in the mask, as for tau-b. With the gold sign ``g`` and gold-tie indicator
+``t`` of the pair (exact ties), summed over the valid pairs:
 
 * ``C - D = sum g * sgn``, the metric ties ``T_m + T_gm = sum e``;
 * tau-a ``= (C - D) / N``; tau-b ``= (C - D) / sqrt((N - T_g - T_gm)(N - T_m - T_gm))``;
@@ -15,60 +15,76 @@ gold-tie indicator ``t`` of the pair (exact ties), summed over the valid pairs:
   with ``|sgn| = 1 - e``;
 * tau_eq (``"23"``) ``= (C + T_gm - D - T_g - T_m) / N = 2 acc_eq - 1``.
 
-So each variant is a constant + a linear + a quadratic form in the mask, evaluated
-for a batch of masks with a few GEMMs, exact in float32 for these integer sums.
+So each variant's integer part is a constant + a linear + a quadratic form in the
+mask. Every form is one column of an operand over the rows ``[m_s | 1 | m_a m_b
+(a < b)]`` of :func:`~xcorrstat.kernels.swapmath.mask_products`, which all pairs of
+metrics share: one GEMM per input gives X' of every pair and draw, and a second,
+over the first ``S + 1`` rows, Y' - X' (Y' is X' under ``1 - m``: same quadratic
+part). Sums are exact in float32 for these integers. Tau-b's tie forms are kept only
+for the pairs of metrics with a tie somewhere; for the others every draw has the
+same denominator. The (S, S) pair comparisons are built a bounded block of pairs and
+inputs at a time, in int8, and only the laid-out operands are kept.
+
+From the exact integers on, each value takes the float operations of its definition
+(float64), so it is the same float whatever the blocks, the batch or the route.
+:func:`input_kendall_swap_means` adds them input after input, as a sum along the inputs
+of the per-input values would; it needs no clipping to [-1, 1]: every numerator is an
+integer no larger than its denominator (tau-b: by Cauchy-Schwarz, and a correctly
+rounded square root and quotient keep the ratio within 1).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._types import Variant
-from .swapmath import (
-    F32_EXACT,
-    QuadraticOperand,
-    SwapRun,
-    empty_operand,
-    fill_operand,
-    linear,
-    per_input_masks,
-    quadratic,
-)
+from .swapmath import F32_EXACT, SwapRun, mask_products, pair_incidence
 
-__all__ = ["SWAP_KENDALL_VARIANTS", "input_kendall_swap"]
+__all__ = ["SWAP_KENDALL_VARIANTS", "input_kendall_swap", "input_kendall_swap_means"]
 
 #: Input-level Kendall variants of the swap fast path.
 SWAP_KENDALL_VARIANTS: tuple[Variant, ...] = ("a", "b", "23", "acc23")
 _ACC_VARIANTS = ("acc23", "23")  # the variants that count metric ties as agreement
-#: Cells (pairs x inputs x S x S) whose pair matrices are built at once: ~2 MB per temporary.
-_PREP_CELLS = 1 << 18
+#: (pair of metrics, input, pair of systems) cells compared at once when the operands are built.
+_PREP_CELLS = 1 << 16
+#: Mask products (inputs x draws x rows) laid out at once per block of inputs.
+_RUN_CELLS = 1 << 17
 
-#: Constant, linear and quadratic parts of one pair sum: ``(const_x, const_y, lin_x, lin_y, quad)``.
-_Parts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-_PairForms = dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]
-
-
-class _Counts(NamedTuple):
-    """Per-input pair counts that no mask changes, each (P, I)."""
-
-    n0: np.ndarray  # valid pairs
-    tz: np.ndarray  # valid pairs tied in the target
-    base: np.ndarray  # acc_eq and tau_eq: pairs the target orders (0 for the other variants)
+#: ``(const_x, const_y - const_x, linear parts (..., 2, S), quadratic part (..., K))`` of one form.
+_Parts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: What a run does with a block of inputs ``blk``: ``consume(blk, whole, ok)``, ``whole`` (2, 1 + inputs, B, P)
+#: holding the stats of X' and Y' after a free row, ``ok`` their per-draw defined masks of the tied pairs or None.
+_Consume = Callable[[slice, np.ndarray, "tuple[np.ndarray, np.ndarray] | None"], None]
 
 
-def _pair_forms(u: np.ndarray, v: np.ndarray, valid: np.ndarray, eps: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """sgn_eps(u_a - v_b) and [|u_a - v_b| <= eps] over valid pairs: (P, S, I) x2 -> (P, I, S, S) x2."""
-    ut = np.transpose(u, (0, 2, 1))[..., :, None]
-    vt = np.transpose(v, (0, 2, 1))[..., None, :]
-    vv = np.transpose(valid, (0, 2, 1))
-    ok = vv[..., :, None] & vv[..., None, :]
-    with np.errstate(invalid="ignore"):
-        d = ut - vt
-        tie = ok & (np.abs(d) <= eps)
-        return np.where(ok & ~tie, np.sign(d), 0.0), tie.astype(np.float64)
+class _Forms(NamedTuple):
+    """What a batch of masks needs, laid out per input: operands (I, rows, pairs) and (I, P) constants."""
+
+    value: np.ndarray  # X''s integer part (numerator; acc_eq's agreement count): [linear | const | quadratic]
+    value_diff: np.ndarray  # Y' minus X': [linear | const] (the first S + 1 rows)
+    ties: np.ndarray | None  # tau-b: metric ties of X' for the pairs ``tied`` (None when there are none)
+    ties_diff: np.ndarray | None
+    tied: np.ndarray  # (Pt,) positions of the pairs of metrics with a metric tie somewhere
+    n0: np.ndarray  # valid pairs of systems
+    gold_untied: np.ndarray  # valid pairs not tied in the target
+    scale: np.ndarray  # the divisor of every draw (tau-b: for the pairs without metric ties)
+    undefined: np.ndarray  # (I, P) bool: undefined in every draw
+
+
+def _check(zx: ArrayLike, zy: ArrayLike, z: ArrayLike, variant: Variant,
+           eps: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The three (P, S, I) float64 arrays and ``eps`` as a (P, 2, 2) array, once checked."""
+    if variant not in SWAP_KENDALL_VARIANTS:
+        raise ValueError(f"variant must be one of {SWAP_KENDALL_VARIANTS}, got {variant!r}")
+    ax, ay, az = (np.asarray(a, dtype=np.float64) for a in (zx, zy, z))
+    eps_p = np.broadcast_to(np.asarray(eps, dtype=np.float64), (ax.shape[0], 2, 2))
+    if np.any(eps_p < 0) or not np.all(np.isfinite(eps_p)):
+        raise ValueError("eps must be finite and >= 0")
+    return ax, ay, az, eps_p
 
 
 def input_kendall_swap(
@@ -100,146 +116,279 @@ def input_kendall_swap(
     >>> float(rx[0, 0, 0]), float(ry[0, 0, 0])
     (1.0, -1.0)
     """
-    ax, ay, az, eps_p = _input_kendall_swap_iv(zx, zy, z, variant, eps)
-    s = ax.shape[1]
-    valid = ~np.isnan(ax) & ~np.isnan(az)
-    n = valid.sum(axis=-2)  # (P, I)
-    dtype = np.float32 if 16 * s * s < F32_EXACT else np.float64
-    coef, quad_g, consts, counts = _prepare(ax, ay, az, valid, eps_p, variant, dtype)
-    few = n < max(int(min_pairs), 2)
+    forms = _prepare(*_check(zx, zy, z, variant, eps), variant, int(min_pairs))
 
     def run(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        mt = per_input_masks(np.asarray(m, dtype=bool), dtype)  # (I, B, S)
-        lin = linear(mt, coef)  # (P, 4, I, B)
-        quad = quadratic(mt, quad_g)  # (P, 2, I, B); X' and Y' share it
-        both = quad[:, 0]  # acc_eq and tau_eq: numerator and tie forms together (in place)
-        if variant in _ACC_VARIANTS:
-            both += quad[:, 1]
-        out = []
-        with np.errstate(invalid="ignore", divide="ignore"):
-            for k, (c_num, c_tie) in enumerate(consts):
-                stat = _swap_stat(variant, lin[:, k], lin[:, 2 + k], quad, both, c_num, c_tie, counts)
-                stat[few] = np.nan
-                np.clip(stat, -1.0, 1.0, out=stat)
-                out.append(stat)
+        m = np.asarray(m, dtype=bool)
+        i, p = forms.n0.shape
+        out = np.empty((2, p, i, m.shape[0]))
+
+        def keep(blk: slice, whole: np.ndarray, _: tuple[np.ndarray, np.ndarray] | None) -> None:
+            stats = np.clip(whole[:, 1:], -1.0, 1.0, out=whole[:, 1:])
+            out[:, :, blk] = np.transpose(stats, (0, 3, 1, 2))
+
+        _run_blocks(m, forms, variant, np.nan, keep)
         return out[0], out[1]
 
     return run
 
 
-def _input_kendall_swap_iv(
-    zx: ArrayLike, zy: ArrayLike, z: ArrayLike, variant: Variant, eps: ArrayLike
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The three (P, S, I) float64 arrays and ``eps`` as a (P, 2, 2) array, once checked."""
-    if variant not in SWAP_KENDALL_VARIANTS:
-        raise ValueError(f"variant must be one of {SWAP_KENDALL_VARIANTS}, got {variant!r}")
-    ax, ay, az = (np.asarray(a, dtype=np.float64) for a in (zx, zy, z))
-    eps_p = np.broadcast_to(np.asarray(eps, dtype=np.float64), (ax.shape[0], 2, 2))
-    if np.any(eps_p < 0) or not np.all(np.isfinite(eps_p)):
-        raise ValueError("eps must be finite and >= 0")
-    return ax, ay, az, eps_p
+def input_kendall_swap_means(
+    zx: ArrayLike, zy: ArrayLike, z: ArrayLike, *, min_pairs: int, variant: Variant = "b", eps: ArrayLike = 0.0
+) -> SwapRun:
+    """The input-level Kendall variant of X' and Y' (mean over the inputs defined in each draw); returns
+    ``run(m) -> two (P, B) arrays``.
+
+    The means of :func:`input_kendall_swap`'s per-input values, summed input after input
+    in input order (the sums of a (P, I, B) array along the inputs), without holding
+    those values: a batch keeps only a bounded block of inputs. NaN where no input is
+    defined. Parameters as in :func:`input_kendall_swap`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> zx = np.array([[[1.0, 1.0], [2.0, 3.0], [3.0, 2.0]]]); zy = -zx; z = zx  # P=1, S=3, I=2
+    >>> mx, my = input_kendall_swap_means(zx, zy, z, min_pairs=2)(np.zeros((1, 3, 2), dtype=bool))
+    >>> float(mx[0, 0]), float(my[0, 0])
+    (1.0, -1.0)
+    """
+    forms = _prepare(*_check(zx, zy, z, variant, eps), variant, int(min_pairs))
+    static_count = (~forms.undefined).sum(axis=0)  # (P,) inputs defined in every draw
+
+    def run(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        m = np.asarray(m, dtype=bool)
+        b, p, t = m.shape[0], forms.n0.shape[1], forms.tied
+        totals = np.zeros((2, b, p))
+        counts = np.broadcast_to(static_count, (2, b, p)).copy()
+        counts[..., t] = 0
+        started = [False]
+
+        def add(blk: slice, whole: np.ndarray, ok: tuple[np.ndarray, np.ndarray] | None) -> None:
+            for k in (0, 1):  # sums input after input: row 0 of ``whole`` is free for the running total
+                if not started[0]:
+                    np.add.reduce(whole[k, 1:], axis=0, out=totals[k])
+                elif whole.shape[1] == 2:
+                    totals[k] += whole[k, 1]
+                else:
+                    whole[k, 0] = totals[k]
+                    np.add.reduce(whole[k], axis=0, out=totals[k])
+                if ok is not None:
+                    counts[k][:, t] += ok[k].sum(axis=0)
+            started[0] = True
+
+        _run_blocks(m, forms, variant, 0.0, add)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(counts > 0, totals / counts, np.nan)
+        return means[0].T, means[1].T
+
+    return run
 
 
-def _prepare(
-    zx: np.ndarray, zy: np.ndarray, z: np.ndarray, valid: np.ndarray, eps: np.ndarray, variant: Variant,
-    dtype: type[np.floating],
-) -> tuple[np.ndarray, QuadraticOperand, tuple[tuple[np.ndarray, np.ndarray], ...], _Counts]:
-    """The linear coefficients (P, 4, S, I), the quadratic operand, the constants and the counts.
+def _run_blocks(m: np.ndarray, forms: _Forms, variant: Variant, fill: float, consume: _Consume) -> None:
+    """Evaluate a (B, S, I) batch of masks block of inputs by block, in input order, into ``consume``.
 
-    The (S, S) pair matrices of every input are built for blocks of at most about
-    ``_PREP_CELLS`` cells (pairs x inputs x S x S) at a time, so their temporaries stay
-    bounded whatever the number of pairs and inputs; only the laid-out results are
-    kept. Every value is a sum over one input's system pairs: blocks change none.
+    Undefined values are ``fill``. Every block's mask products serve every pair of metrics.
+    """
+    b, s, i = m.shape
+    rows, p = forms.value.shape[1:]
+    ib = max(1, min(i, _RUN_CELLS // (b * max(rows, p))))
+    mt = np.ascontiguousarray(np.transpose(m, (1, 2, 0)))  # (S, I, B): blocks of inputs are contiguous
+    prods = np.empty((rows, ib, b), dtype=forms.value.dtype)
+    vals = np.empty((2, ib, b, p), dtype=forms.value.dtype)
+    whole = np.empty((2, ib + 1, b, p))
+    for i0 in range(0, i, ib):
+        blk = slice(i0, min(i0 + ib, i))
+        n = blk.stop - i0
+        a = mask_products(mt[:, blk], out=prods[:, :n])  # (n, B, rows)
+        vx, vy = vals[0, :n], vals[1, :n]
+        np.matmul(a, forms.value[blk], out=vx)
+        np.matmul(a[..., :s + 1], forms.value_diff[blk], out=vy)
+        vy += vx
+        stats = whole[:, :n + 1]
+        ok = _block_stats(a, (vx, vy), stats[:, 1:], forms, blk, variant, fill)
+        consume(blk, stats, ok)
+
+
+def _block_stats(a: np.ndarray, v: tuple[np.ndarray, np.ndarray], out: np.ndarray, forms: _Forms, blk: slice,
+                 variant: Variant, fill: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """The variant of X' and Y' on a block of inputs into ``out`` (2, inputs, B, P), from their integer parts.
+
+    Every operation is the one of the per-input definition on exact integers, so each
+    value is the same float whatever the blocks. Returns the defined masks of the tied
+    pairs (tau-b), whose denominators change with the draw, or None.
+    """
+    scale = forms.scale[blk][:, None, :]
+    undefined = forms.undefined[blk]
+    for k in (0, 1):
+        with np.errstate(invalid="ignore", divide="ignore"):  # undefined inputs: replaced below
+            np.divide(v[k], scale, out=out[k])
+        if variant == "23":
+            out[k] *= 2.0
+            out[k] -= 1.0
+        if undefined.any():
+            np.copyto(out[k], fill, where=undefined[:, None, :])
+    if forms.ties is None:
+        return None
+    t, ties_diff = forms.tied, forms.ties_diff
+    assert ties_diff is not None
+    tx = np.matmul(a, forms.ties[blk])
+    ty = np.matmul(a[..., :ties_diff.shape[1]], ties_diff[blk])
+    ty += tx
+    n0 = forms.n0[blk][:, None, t]
+    gold = forms.gold_untied[blk][:, None, t]
+    static_ok = ~undefined[:, None, t]
+    ok = []
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for k, ties in enumerate((tx, ty)):
+            untied = np.subtract(n0, ties, dtype=np.float64)  # pairs not tied in the metric
+            defined = (untied > 0) & static_ok
+            untied *= gold
+            np.sqrt(untied, out=untied)
+            stat = np.divide(v[k][..., t], untied)
+            stat[~defined] = fill
+            out[k][..., t] = stat
+            ok.append(defined)
+    return ok[0], ok[1]
+
+
+def _prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray, variant: Variant,
+             min_pairs: int) -> _Forms:
+    """The operands and per-input constants of every pair of metrics.
+
+    Pair comparisons are made for blocks of at most about ``_PREP_CELLS`` (pair of
+    metrics, input, pair of systems) cells at a time, so their temporaries stay bounded
+    whatever the number of pairs and inputs. Every value is an integer sum over one
+    input's system pairs: blocks change none.
     """
     p, s, i = zx.shape
-    pb = max(1, min(p, _PREP_CELLS // (s * s)))
-    ib = max(1, min(i, _PREP_CELLS // (pb * s * s)))
-    coef = np.empty((p, 4, s, i))
-    quad_g = empty_operand(p, 2, i, s, dtype)
-    const = np.empty((4, p, i))  # numerator of X, of Y, ties of X, of Y
-    counts = _Counts(np.empty((p, i)), np.empty((p, i)), np.empty((p, i)))
+    k = s * (s - 1) // 2
+    dtype = np.float32 if 16 * s * s < F32_EXACT else np.float64
+    valid = ~np.isnan(zx) & ~np.isnan(z)
+    value = np.empty((i, s + 1 + k, p), dtype=dtype)
+    value_diff = np.empty((i, s + 1, p), dtype=dtype)
+    # tau-b's tie forms: zeros are not written (nor resident) where a block has no metric tie
+    ties = np.zeros(value.shape, dtype=dtype) if variant == "b" else None
+    ties_diff = np.zeros(value_diff.shape, dtype=dtype) if variant == "b" else None
+    counts = np.empty((2, i, p))  # valid pairs, pairs tied in the target
+    tied = np.zeros(p, dtype=bool)
+    pb = max(1, min(p, _PREP_CELLS // max(k, 1)))
+    ib = max(1, min(i, _PREP_CELLS // max(pb * k, 1)))
+    idx = np.triu_indices(s, 1)
+    inc = pair_incidence(s, dtype)
+    xs, ys, zs, vs = (_systems_last(a) for a in (zx, zy, z, valid))  # (P, I, S): a block's systems contiguous
     for p0 in range(0, p, pb):
         for i0 in range(0, i, ib):
-            ps, cells = slice(p0, p0 + pb), (slice(p0, p0 + pb), slice(None), slice(i0, i0 + ib))
-            num, tie, cnt = _swap_parts(zx[cells], zy[cells], z[cells], valid[cells], eps[ps], variant)
-            coef[ps, :, :, i0:i0 + ib] = np.transpose(np.stack([num[2], num[3], tie[2], tie[3]], axis=1),
-                                                      (0, 1, 3, 2))
-            fill_operand(quad_g, np.stack([num[4], tie[4]], axis=1), p0, i0)
-            const[:, ps, i0:i0 + ib] = (num[0], num[1], tie[0], tie[1])
-            for whole, part in zip(counts, cnt):
-                whole[ps, i0:i0 + ib] = part
-    return coef, quad_g, ((const[0], const[2]), (const[1], const[3])), counts
+            ps, ins = slice(p0, p0 + pb), slice(i0, i0 + ib)
+            zt = zs[:1, ins] if zs.strides[0] == 0 else zs[ps, ins]  # one target for all pairs: compared once
+            num, tie, cnt, has_tie = _block_parts(xs[ps, ins], ys[ps, ins], zt, vs[ps, ins], eps[ps], variant, idx,
+                                                  inc)
+            if variant in _ACC_VARIANTS:  # acc_eq's agreement count: numerator + weighted ties + ordered pairs
+                num = (num[0] + cnt[0] - cnt[1],) + num[1:]
+                if tie is not None:
+                    num = tuple(a + b for a, b in zip(num, tie))  # type: ignore[assignment]
+            _lay_out(num, value, value_diff, ins, ps)
+            if ties is not None and ties_diff is not None and tie is not None:
+                _lay_out(tie, ties, ties_diff, ins, ps)
+            tied[ps] |= has_tie
+            counts[:, ins, ps] = np.transpose(cnt, (0, 2, 1))
+    return _finish(value, value_diff, ties, ties_diff, tied, counts, valid, variant, min_pairs)
 
 
-def _swap_parts(
-    zx: np.ndarray, zy: np.ndarray, z: np.ndarray, valid: np.ndarray, eps: np.ndarray, variant: Variant
-) -> tuple[_Parts, _Parts, _Counts]:
-    """The parts of the numerator and of the metric-tie sum, and the counts no mask changes."""
-    s = zx.shape[1]
-    upper = np.triu(np.ones((s, s), dtype=bool), 1)
-    vt = np.transpose(valid, (0, 2, 1))
-    w = (vt[..., :, None] & vt[..., None, :] & upper).astype(np.float64)  # valid pairs a < b: (P, I, S, S)
-    sg, tg = _pair_forms(z, z, valid, 0.0)
-    n0 = w.sum(axis=(-2, -1))
-    tz = (w * tg).sum(axis=(-2, -1))
-    forms: _PairForms = {}
-    src = (zx, zy)
-    for a in (0, 1):
-        for b in (0, 1):
-            forms[a, b] = _pair_forms(src[a], src[b], valid, eps[:, a, b][:, None, None, None])
-    w_num = w * sg
-    if variant in _ACC_VARIANTS:
-        w_tie = w * (3.0 * tg - 1.0)  # agreement weight of a metric tie: +2 gold tie, -1 otherwise
-        base = (w * (1.0 - tg)).sum(axis=(-2, -1))  # pairs the gold orders
-    else:
-        w_tie = w
-        base = np.zeros_like(n0)
-    return _parts(w_num, 0, forms), _parts(w_tie, 1, forms), _Counts(n0, tz, base)
+def _systems_last(a: np.ndarray) -> np.ndarray:
+    """(P, S, I) -> (P, I, S), contiguous; an array repeated along P (a broadcast target) stays one copy."""
+    if a.shape[0] > 1 and a.strides[0] == 0:
+        return np.broadcast_to(np.ascontiguousarray(a[0].T), (a.shape[0],) + a[0].T.shape)
+    return np.ascontiguousarray(np.transpose(a, (0, 2, 1)))
 
 
-def _parts(weight: np.ndarray, k: int, forms: _PairForms) -> _Parts:
-    """Constant, linear and quadratic parts of ``sum weight * t`` with ``t`` the k-th pair form under the mask."""
-    t00, t01, t10, t11 = (forms[key][k] for key in ((0, 0), (0, 1), (1, 0), (1, 1)))
-    const_x, const_y = (weight * t00).sum(axis=(-2, -1)), (weight * t11).sum(axis=(-2, -1))
-    lin_x = (weight * (t10 - t00)).sum(axis=-1) + (weight * (t01 - t00)).sum(axis=-2)  # (P, I, S)
-    lin_y = (weight * (t01 - t11)).sum(axis=-1) + (weight * (t10 - t11)).sum(axis=-2)
-    quad = weight * (t00 - t01 - t10 + t11)
-    return const_x, const_y, lin_x, lin_y, quad
+def _block_parts(
+    xt: np.ndarray, yt: np.ndarray, zt: np.ndarray, vt: np.ndarray, eps: np.ndarray, variant: Variant,
+    idx: tuple[np.ndarray, np.ndarray], inc: np.ndarray,
+) -> tuple[_Parts, _Parts | None, np.ndarray, np.ndarray]:
+    """Numerator parts, metric-tie parts (None without a metric tie), ``(n0, tz)`` and which pairs have a tie.
+
+    xt, yt, vt: (Pb, Ib, S) blocks, zt the same or (1, Ib, S) for a target shared by the pairs;
+    the comparisons run over the system pairs ``idx`` (a < b) in int8.
+    """
+    a_idx, b_idx = idx
+    w = np.take(vt, a_idx, axis=-1) & np.take(vt, b_idx, axis=-1)  # valid pairs of systems: (Pb, Ib, K)
+    ends = [(np.take(src, a_idx, axis=-1), np.take(src, b_idx, axis=-1)) for src in (xt, yt)]
+    with np.errstate(invalid="ignore"):
+        dz = np.take(zt, a_idx, axis=-1) - np.take(zt, b_idx, axis=-1)
+        g = _sign(dz, 0.0) * w  # the gold sign of the valid pairs
+        gold_tie = w & (dz == 0)
+        sg, eq = [], []
+        for u, v in ((0, 0), (0, 1), (1, 0), (1, 1)):
+            d = ends[u][0] - ends[v][1]
+            above, below = d > eps[:, None, None, u, v], d < -eps[:, None, None, u, v]
+            sg.append(above.view(np.int8) - below.view(np.int8))
+            eq.append(w & ~(above | below))  # a tie within eps between valid cells
+    cnt = np.stack([w.sum(axis=-1), gold_tie.sum(axis=-1)])
+    num = _parts(g, sg, inc)
+    has_tie = np.zeros(w.shape[0], dtype=bool)
+    if variant != "a":
+        has_tie = (eq[0] | eq[1] | eq[2] | eq[3]).any(axis=(1, 2))
+    if not has_tie.any():
+        return num, None, cnt, has_tie
+    # tau-b counts the metric ties; acc_eq weighs them +2 on a gold tie and -1 otherwise
+    wt = w.view(np.int8) if variant == "b" else (3 * gold_tie.view(np.int8) - 1) * w
+    return num, _parts(wt, [e.view(np.int8) for e in eq], inc), cnt, has_tie
 
 
-def _swap_stat(
-    variant: Variant,
-    lin_num: np.ndarray,
-    lin_tie: np.ndarray,
-    quad: np.ndarray,
-    both: np.ndarray,
-    c_num: np.ndarray,
-    c_tie: np.ndarray,
-    counts: _Counts,
-) -> np.ndarray:
-    """The variant of X' (or Y') for every draw, (P, I, B), from its parts; not yet clipped."""
-    n0, tz, base = counts
-    if variant in _ACC_VARIANTS:  # (numerator + gold-ordered pairs + tie form) / 2N
-        stat = lin_num + lin_tie
-        stat += both
-        stat += (c_num + base + c_tie)[..., None]
-        stat /= (2.0 * n0)[..., None]
-        if variant == "23":
-            stat *= 2.0
-            stat -= 1.0
-    elif variant == "a":
-        stat = lin_num + quad[:, 0]
-        stat += c_num[..., None]
-        stat /= n0[..., None]
-    else:
-        stat = lin_num + quad[:, 0]
-        stat += c_num[..., None]
-        untied = lin_tie + quad[:, 1]
-        untied += c_tie[..., None]
-        np.subtract(n0[..., None], untied, out=untied)  # pairs not tied in the metric
-        stat[untied <= 0] = np.nan
-        untied *= (n0 - tz)[..., None]
-        np.sqrt(untied, out=untied)
-        stat /= untied
-        stat[(n0 - tz) <= 0] = np.nan
-    return stat
+def _sign(d: np.ndarray, eps: float) -> np.ndarray:
+    """sgn_eps(d) in int8 (0 within eps, and for NaN)."""
+    return (d > eps).view(np.int8) - (d < -eps).view(np.int8)
+
+
+def _parts(wgt: np.ndarray, forms: list[np.ndarray], inc: np.ndarray) -> _Parts:
+    """Constant, linear and quadratic parts of ``sum wgt * f`` with ``f`` the pair form under the mask.
+
+    ``forms`` are the four pair values ``f_uv`` (u, v: X or Y at the first and second
+    system of the pair), int8 (..., K). The linear parts of X' (row 0) and of Y' - X'
+    (row 1) are scattered to the systems by one product with the incidence ``inc``.
+    """
+    f00, f01, f10, f11 = forms
+    k = wgt.shape[-1]
+    cx = (wgt * f00).sum(axis=-1, dtype=np.int64)
+    cy = (wgt * f11).sum(axis=-1, dtype=np.int64)
+    quad = wgt * (f00 - f01 - f10 + f11)
+    lin = np.empty(wgt.shape[:-1] + (2, 2 * k), dtype=inc.dtype)
+    lin[..., 0, :k] = wgt * (f10 - f00)  # X' at the first system of the pair
+    lin[..., 0, k:] = wgt * (f01 - f00)  # ... at the second
+    own, cross = wgt * (f00 - f11), wgt * (f01 - f10)
+    lin[..., 1, :k] = own + cross  # Y' - X'
+    lin[..., 1, k:] = own - cross
+    lin_s = (lin.reshape(-1, 2 * k) @ inc).reshape(wgt.shape[:-1] + (2, -1))
+    return cx, cy - cx, lin_s, quad
+
+
+def _lay_out(parts: _Parts, value: np.ndarray, value_diff: np.ndarray, ins: slice, ps: slice) -> None:
+    """Write a block's parts (pairs ``ps``, inputs ``ins``) into the operands (I, rows, P)."""
+    cx, cd, lin, quad = parts
+    s = lin.shape[-1]
+    value[ins, :s, ps] = np.transpose(lin[..., 0, :], (1, 2, 0))
+    value[ins, s, ps] = cx.T
+    value[ins, s + 1:, ps] = np.transpose(quad, (1, 2, 0))
+    value_diff[ins, :s, ps] = np.transpose(lin[..., 1, :], (1, 2, 0))
+    value_diff[ins, s, ps] = cd.T
+
+
+def _finish(value: np.ndarray, value_diff: np.ndarray, ties: np.ndarray | None, ties_diff: np.ndarray | None,
+            tied: np.ndarray, counts: np.ndarray, valid: np.ndarray, variant: Variant, min_pairs: int) -> _Forms:
+    """The forms, with each variant's divisor and the inputs undefined in every draw."""
+    n0, tz = counts
+    gold_untied = n0 - tz
+    undefined = (valid.sum(axis=-2) < max(min_pairs, 2)).T
+    if variant == "a":
+        scale = n0
+    elif variant in _ACC_VARIANTS:
+        scale = 2.0 * n0
+    else:  # no metric tie: N - T_m - T_gm = N in every draw
+        scale = np.sqrt(n0 * gold_untied)
+        undefined |= (n0 <= 0) | (gold_untied <= 0)
+    t = np.flatnonzero(tied)
+    if t.size and ties is not None and ties_diff is not None:
+        ties, ties_diff = np.ascontiguousarray(ties[:, :, t]), np.ascontiguousarray(ties_diff[:, :, t])
+    else:  # no denominator changes with the draw
+        t, ties, ties_diff = t[:0], None, None
+    return _Forms(value, value_diff, ties, ties_diff, t, n0, gold_untied, scale, undefined)

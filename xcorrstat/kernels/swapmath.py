@@ -3,8 +3,10 @@
 The swap kernels (:mod:`xcorrstat.kernels.swap` and :mod:`xcorrstat.kernels.swap_kendall`)
 write every per-draw sum as a constant plus a linear form ``sum_s m_s c_s`` plus a
 quadratic form ``sum_{a<b} m_a m_b G_ab`` of a mask ``m`` over the systems of one input.
-Here a batch of masks is laid out once per input (:func:`per_input_masks`) and each form
-becomes a GEMM over draws (:func:`linear`, :func:`quadratic`).
+Here a batch of masks is laid out once per input: its values (:func:`per_input_masks`,
+for the linear forms of :func:`linear`), or its values, a 1 and its products over the
+system pairs (:func:`mask_products`), so that constant, linear and quadratic parts
+together are one GEMM over draws against an operand shared by the draws.
 
 The integer-valued forms are summed in float32 when that is exact (every partial sum
 below :data:`F32_EXACT`) and float64 otherwise.
@@ -13,37 +15,18 @@ below :data:`F32_EXACT`) and float64 otherwise.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import DTypeLike
 
-__all__ = [
-    "F32_EXACT", "QuadraticOperand", "SwapRun", "empty_operand", "fill_operand", "linear", "per_input_masks",
-    "quadratic", "quadratic_operand",
-]
+__all__ = ["F32_EXACT", "SwapRun", "linear", "mask_products", "pair_incidence", "per_input_masks"]
 
 #: float32 adds integers exactly while every partial sum stays below this bound.
 F32_EXACT = 2**24
-_INPUT_BLOCK = 16  # inputs per GEMM block of the quadratic forms
 
 #: ``run(masks) -> (r_x, r_y)``: a per-input statistic of X' and Y' for a (B, S, I) batch of bool
 #: masks, each (P, I, B).
 SwapRun = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
-
-
-
-class QuadraticOperand(NamedTuple):
-    """Quadratic matrices laid out for :func:`quadratic`.
-
-    With few forms (``pairs`` None), ``flat`` is (I, S, P*K*S): one (S, S) matrix per
-    input and form. With many, ``flat`` is (I, pairs, P*K) over the system pairs
-    ``pairs = (a_idx, b_idx)`` with ``a < b``.
-    """
-
-    forms: tuple[int, int]  # (P, K)
-    flat: np.ndarray
-    pairs: tuple[np.ndarray, np.ndarray] | None
 
 
 def per_input_masks(m: np.ndarray, dtype: DTypeLike) -> np.ndarray:
@@ -72,82 +55,48 @@ def linear(mt: np.ndarray, coef: np.ndarray) -> np.ndarray:
     return np.transpose(out.reshape(i, -1, p, k), (2, 3, 0, 1)).astype(np.float64)
 
 
-def quadratic_operand(g: np.ndarray, dtype: DTypeLike) -> QuadraticOperand:
-    """Lay out the quadratic matrices g (P, K, I, S, S), zero on and below the diagonal, for the GEMMs.
+def mask_products(mt: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Per input and draw, the row ``[m_s | 1 | m_a m_b for a < b]`` of a batch of masks.
+
+    ``mt`` holds the masks system by system, (S, I, B) bool (``np.transpose(m, (1, 2, 0))``
+    of a (B, S, I) batch). Returns an (I, B, S + 1 + S (S - 1) / 2) view of an
+    (S + 1 + S (S - 1) / 2, I, B) array (``out`` if given, whose dtype is the result's;
+    float64 otherwise): every product is one operation on contiguous rows, and a matrix
+    product takes each input's (B, rows) matrix as it is. The system pairs come in the
+    order of ``np.triu_indices(S, 1)``.
 
     Examples
     --------
-    >>> op = quadratic_operand(np.zeros((1, 1, 2, 3, 3)), np.float64)  # 1 form < 3 systems
-    >>> op.forms, op.flat.shape, op.pairs
-    ((1, 1), (2, 3, 3), None)
+    >>> m = np.array([[[1], [0], [1]]], dtype=bool)  # B=1, S=3, I=1
+    >>> mask_products(np.transpose(m, (1, 2, 0)))[0, 0].tolist()  # m, 1, m0m1, m0m2, m1m2
+    [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0]
     """
-    p, k, i, s, _ = g.shape
-    operand = empty_operand(p, k, i, s, dtype)
-    fill_operand(operand, g, 0, 0)
-    return operand
+    s, i, b = mt.shape
+    if out is None:
+        out = np.empty((s + 1 + s * (s - 1) // 2, i, b))
+    np.copyto(out[:s], mt)
+    out[s] = 1
+    col = s + 1
+    for a in range(s - 1):  # the pairs (a, a + 1 ...): one broadcast product per first system
+        np.multiply(out[a], out[a + 1:s], out=out[col:col + s - 1 - a])
+        col += s - 1 - a
+    return np.transpose(out, (1, 2, 0))
 
 
-def empty_operand(p: int, k: int, i: int, s: int, dtype: DTypeLike) -> QuadraticOperand:
-    """An operand for P x K forms over I inputs and S systems, to fill block by block (:func:`fill_operand`).
+def pair_incidence(s: int, dtype: DTypeLike = np.float64) -> np.ndarray:
+    """(2K, S) 0/1: row k marks the first system of pair k, row K + k its second (K = S (S - 1) / 2).
 
-    Building the (P, K, I, S, S) matrices of many pairs at once would hold them all in
-    memory; filled by blocks of pairs and inputs, only the laid-out operand stays.
+    Values per pair ``v`` (..., 2K) times this matrix are the sums per system of the
+    values of the pairs where it comes first plus those where it comes second.
 
     Examples
     --------
-    >>> empty_operand(4, 2, 5, 3, np.float32).flat.shape  # 8 forms >= 3 systems: over system pairs
-    (5, 3, 8)
+    >>> pair_incidence(3).astype(int).tolist()  # pairs (0, 1), (0, 2), (1, 2)
+    [[1, 0, 0], [1, 0, 0], [0, 1, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1]]
     """
-    if p * k < s:  # few forms: (B, S) @ (S, S) per input and form, then a row-wise dot with m
-        return QuadraticOperand((p, k), np.empty((i, s, p * k * s), dtype=dtype), None)
-    # many forms: outer products of the mask over system pairs, then one GEMM per input
     a_idx, b_idx = np.triu_indices(s, 1)
-    return QuadraticOperand((p, k), np.empty((i, a_idx.size, p * k), dtype=dtype), (a_idx, b_idx))
-
-
-def fill_operand(operand: QuadraticOperand, g: np.ndarray, p0: int, i0: int) -> None:
-    """Write the matrices g (Pb, K, Ib, S, S) of pairs ``p0:p0+Pb`` and inputs ``i0:i0+Ib`` into ``operand``.
-
-    Examples
-    --------
-    >>> op = empty_operand(2, 1, 1, 3, np.float64)
-    >>> g = np.zeros((1, 1, 1, 3, 3)); g[..., 0, 2] = 1.0
-    >>> fill_operand(op, np.zeros_like(g), 0, 0); fill_operand(op, g, 1, 0)
-    >>> op.flat[0].tolist()  # each form's (S, S) matrix, the forms side by side
-    [[0.0, 0.0, 0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]
-    """
-    pb, k, ib, s, _ = g.shape
-    (_, k), flat, pairs = operand
-    if pairs is None:
-        part = np.transpose(g, (2, 3, 0, 1, 4)).reshape(ib, s, pb * k * s)
-        flat[i0:i0 + ib, :, p0 * k * s:(p0 + pb) * k * s] = part
-        return
-    a_idx, b_idx = pairs
-    part = np.transpose(g[..., a_idx, b_idx], (2, 3, 0, 1)).reshape(ib, -1, pb * k)
-    flat[i0:i0 + ib, :, p0 * k:(p0 + pb) * k] = part
-
-
-def quadratic(mt: np.ndarray, operand: QuadraticOperand) -> np.ndarray:
-    """Quadratic forms m^T G m per input and draw: mt (I, B, S) -> (P, K, I, B).
-
-    Examples
-    --------
-    >>> g = np.zeros((1, 1, 1, 3, 3)); g[..., 0, 2] = 1.0  # the pair (0, 2)
-    >>> mt = per_input_masks(np.array([[[1], [0], [1]], [[1], [1], [0]]], dtype=bool), np.float64)
-    >>> quadratic(mt, quadratic_operand(g, np.float64)).tolist()
-    [[[[1.0, 0.0]]]]
-    """
-    (p, k), flat, pairs = operand
-    i, b, s = mt.shape
-    if pairs is None:
-        prod = np.matmul(mt, flat).reshape(i, b, p * k, s)  # (I, B, PK, S)
-        out = np.einsum("ibfs,ibs->fib", prod, mt, dtype=np.float64)
-        return out.reshape(p, k, i, b)
-    a_idx, b_idx = pairs
-    out = np.empty((p, k, i, b))
-    for start in range(0, i, _INPUT_BLOCK):  # blocks of inputs keep the mask outer products in cache
-        sl = slice(start, start + _INPUT_BLOCK)
-        outer = mt[sl][..., a_idx] * mt[sl][..., b_idx]  # (i, B, pairs)
-        part = np.matmul(outer, flat[sl])  # (i, B, PK)
-        out[:, :, sl] = np.transpose(part.reshape(-1, b, p, k), (2, 3, 0, 1))
-    return out
+    k = a_idx.size
+    inc = np.zeros((2 * k, s), dtype=dtype)
+    inc[np.arange(k), a_idx] = 1
+    inc[k + np.arange(k), b_idx] = 1
+    return inc

@@ -10,38 +10,49 @@ by default, a ``dask.distributed`` cluster when a Client is active.
 from __future__ import annotations
 
 import sys
-import threading
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 import dask
 import dask.array as dsa
-from dask.array.core import PerformanceWarning
 import numpy as np
 import xarray as xr
+from dask.array.core import PerformanceWarning
 from numpy.typing import ArrayLike
-from threadpoolctl import ThreadpoolController
 
 from .._types import Level, Method
-from ..schema import INPUT, SYSTEM, check_finite
+from ..options import OPTIONS
+from ..schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import bootstrap_indices, draws_per_task, fill_draws
 from .statistics import calibration_table, resampled_calibration, resampled_level_correlation
+from .workers import BLAS_ONE_THREAD, REUSED_PAGES, active_client, client_active, dask_input, parallelism
 
 __all__ = [
+    "BLAS_ONE_THREAD",  # from .workers, where tasks' settings live
     "RESAMPLE_DIM",
+    "batch_plan",
+    "block_elems",
     "bootstrap_draws",
+    "client_active",  # from .workers
+    "cluster_scores",
     "compute_with_progress",
     "default_batch",
     "default_metric_chunk",
-    "batch_plan",
+    "draw_elems",
     "draws_within",
+    "process_elems",
     "raised_batch",
+    "runs_in_one_block",
+    "spread_draws",
 ]
 
 RESAMPLE_DIM = "resample"
-#: float64 temporaries one task of draws may hold (~256 MB): the one block-size policy of every resampling path.
-BLOCK_ELEMS = 32_000_000
+#: Bytes of one float64 temporary.
+FLOAT_BYTES = 8
+#: The block estimates count a batch's main float64 temporaries; NumPy's intermediates and the
+#: allocator's slack come on top, so a task is sized for ``1 / MEMORY_SAFETY`` of its share of the budget.
+MEMORY_SAFETY = 2
 #: Work (cells x draws) below which eager data is computed in one block, without Dask.
 SMALL_WORK = 20_000_000
 #: float64 temporaries a batch of draws may always use (``batch`` is raised to fill them).
@@ -59,9 +70,29 @@ class Computable(Protocol):
 Computed = TypeVar("Computed", bound=Computable)
 
 
+def block_elems() -> int:
+    """float64 temporaries one task of draws may hold: the one block-size policy of every resampling path.
+
+    ``set_options(memory_budget=...)`` (1 GiB by default) is shared by the tasks that run at
+    once, one per core of this machine, and divided by ``MEMORY_SAFETY`` (2) for what the
+    estimates leave out: ``memory_budget / (2 x 8 bytes x cores)`` values, at least
+    ``MIN_BATCH_ELEMS``. On 2 cores the default gives 2**25 values (256 MiB) a task.
+
+    Examples
+    --------
+    >>> from xcorrstat import set_options
+    >>> with set_options(memory_budget="64MiB"):
+    ...     small = block_elems()
+    >>> small < block_elems()
+    True
+    """
+    share = OPTIONS["memory_budget"] // (FLOAT_BYTES * MEMORY_SAFETY * max(dask.system.CPU_COUNT, 1))
+    return int(max(share, MIN_BATCH_ELEMS))
+
+
 def default_metric_chunk(n_metrics: int) -> int:
-    """Metrics per task: about two tasks per core along ``metric``."""
-    return max(1, -(-n_metrics // max(2 * dask.system.CPU_COUNT, 1)))
+    """Metrics per task: about two tasks per core (or per worker thread of a cluster) along ``metric``."""
+    return max(1, -(-n_metrics // (2 * parallelism())))
 
 
 def draws_within(budget: int, per_draw: int) -> int:
@@ -87,32 +118,55 @@ def raised_batch(batch: int, per_draw: int, n_resamples: int) -> int:
 
 
 def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: Level, method: Method,
-                  calibrate: bool = False, *, budget: int = BLOCK_ELEMS) -> int:
-    """Draws per batch (and per task) so one task's temporaries stay near 256 MB (``budget`` elements).
-
-    The estimate counts the float64 temporaries one draw needs for ``n_metrics``
-    metrics: pair arrays at system level, per-input sums (Kendall) or per-input
-    weighted ranks (Pearson/Spearman) at input level, the gathered cells at global level;
-    with ``calibrate``, the pair weights and calibration curve of every pair.
+                  calibrate: bool = False, *, budget: int | None = None) -> int:
+    """Draws per batch (and per task) so one task's temporaries stay within ``budget`` float64 values
+    (default :func:`block_elems`: the task's share of ``memory_budget``), by :func:`draw_elems`.
 
     Examples
     --------
     >>> default_batch(10, 20, 100, "system", "pearson")
     1000
     """
+    budget = block_elems() if budget is None else budget
+    return draws_within(budget, draw_elems(n_metrics, n_systems, n_inputs, level, method, calibrate))
+
+
+def draw_elems(n_metrics: int, n_systems: int, n_inputs: int, level: Level, method: Method,
+               calibrate: bool = False) -> int:
+    """Estimated float64 temporaries of one bootstrap draw of ``n_metrics`` metrics.
+
+    The estimate counts pair arrays at system level, per-input sums (Kendall) or per-input
+    weighted ranks (Pearson/Spearman) at input level, the gathered cells at global level;
+    with ``calibrate``, the pair weights and calibration curve of every pair.
+
+    Examples
+    --------
+    >>> draw_elems(1, 10, 100, "input", "kendall")
+    1310
+    """
     s, i = n_systems, n_inputs
     if level == "within_system":  # input level with the dims' roles swapped
         level, s, i = "input", n_inputs, n_systems
     if calibrate:
         pairs = s * (s - 1) // 2 * (i if level == "input" else 1)
-        return draws_within(budget, n_metrics * 8 * pairs + i + s)
+        return n_metrics * 8 * pairs + i + s
     if level == "system":
-        per_draw = n_metrics * (4 * s * s + 2 * s) + i
-    elif level == "input":
-        per_draw = n_metrics * i * (12 if method == "kendall" else 8 * s) + i + s
-    else:
-        per_draw = n_metrics * s * i * (12 if method == "kendall" else 8)
-    return draws_within(budget, per_draw)
+        return n_metrics * (4 * s * s + 2 * s) + i
+    if level == "input":
+        return n_metrics * i * (12 if method == "kendall" else 8 * s) + i + s
+    return n_metrics * s * i * (12 if method == "kendall" else 8)
+
+
+def process_elems() -> int:
+    """float64 temporaries of the whole ``memory_budget`` (all cores' shares): what a computation
+    that runs in the calling thread alone, without a task graph, may hold.
+
+    Examples
+    --------
+    >>> process_elems() >= block_elems()
+    True
+    """
+    return block_elems() * max(dask.system.CPU_COUNT, 1)
 
 
 def batch_plan(x: xr.DataArray, n_resamples: int, batch: int, *, level: Level, method: Method,
@@ -123,53 +177,43 @@ def batch_plan(x: xr.DataArray, n_resamples: int, batch: int, *, level: Level, m
     float64 values (about 8 MB): on tiny data, one draw at a time would cost far more
     in Python overhead than the statistic itself, and memory stays bounded by the
     larger of ``batch`` and that floor. A task holds at least ``batch`` draws and at
-    most ``MAX_DRAW_TASKS`` tasks split a run. Neither changes any draw's value.
+    most ``MAX_DRAW_TASKS`` tasks split a run. With a ``dask.distributed`` Client active,
+    the draws are split further when the blocks of metrics alone would give a worker thread
+    fewer than two tasks (:func:`spread_draws`; the batch is then at most a task's draws).
+    None of this changes any draw's value.
     """
     s, i = x.sizes[SYSTEM], x.sizes[INPUT]
     units = max(1, x.size // max(s * i, 1))  # metrics x any batch dims
     floor = default_batch(units, s, i, level, method, calibrate, budget=MIN_BATCH_ELEMS)
     batch = int(min(max(batch, floor), n_resamples))
-    return batch, draws_per_task(n_resamples, batch)
+    per_task = draws_per_task(n_resamples, batch)
+    if active_client() is not None:  # a cluster: enough tasks for every worker thread
+        n_metrics = x.sizes.get(METRIC, 1)
+        per_task = spread_draws(n_resamples, per_task, -(-n_metrics // default_metric_chunk(n_metrics)))
+        batch = min(batch, per_task)
+    return batch, per_task
 
 
-class _SingleThreadedBlas:
-    """While any task runs, BLAS uses one thread: Dask already runs one task per core,
-    and nested BLAS threads on the same cores slow every task down many times over.
+def spread_draws(n_resamples: int, per_task: int, blocks: int) -> int:
+    """Draws per task, lowered so ``blocks`` blocks of metrics times the blocks of draws make at
+    least two tasks per worker thread (:func:`parallelism`).
 
-    Reference-counted across Dask's worker threads; the user's setting comes back
-    when the last running task ends.
+    Examples
+    --------
+    >>> spread_draws(1000, 1000, 100), spread_draws(1000, 1000, 1) == -(-1000 // (2 * parallelism()))
+    (1000, True)
     """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._depth = 0
-        self._limiter: Any = None
-        # made on first use (it inspects the loaded libraries once)
-        self._controller: ThreadpoolController | None = None
-
-    def __enter__(self) -> None:
-        with self._lock:
-            if self._depth == 0:
-                controller = self._controller
-                if controller is None:
-                    controller = self._controller = ThreadpoolController()
-                self._limiter = controller.limit(limits=1, user_api="blas")
-            self._depth += 1
-
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self._depth -= 1
-            if self._depth == 0 and self._limiter is not None:
-                self._limiter.restore_original_limits()
-                self._limiter = None
+    wanted = -(-2 * parallelism() // max(blocks, 1))  # blocks of draws
+    return int(max(1, min(per_task, -(-n_resamples // wanted))))
 
 
-BLAS_ONE_THREAD = _SingleThreadedBlas()
-
-
-def _block_task(x: np.ndarray, z: np.ndarray, ids: ArrayLike, **kwargs: Any) -> np.ndarray:
-    """A Dask task: one block with single-threaded BLAS."""
-    with BLAS_ONE_THREAD:
+def _block_task(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, metric_axis: int | None = None,
+                **kwargs: Any) -> np.ndarray:
+    """A Dask task: one block with single-threaded BLAS. ``z`` lacks the metric axis of ``x`` at
+    ``metric_axis`` (it is shared by the metrics) unless that is None."""
+    with BLAS_ONE_THREAD, REUSED_PAGES:
+        if metric_axis is not None:
+            z = np.broadcast_to(np.expand_dims(z, metric_axis), x.shape)
         return _block(x, z, ids, **kwargs)
 
 
@@ -223,45 +267,93 @@ def bootstrap_draws(
     ``system`` and ``input`` are never split.
     """
     sizes = [x.sizes[d] for d in resample]
-    x, z = xr.broadcast(x, z)  # z is shared: broadcasting is a view per block
+    shared = METRIC not in z.dims
+    x, z = xr.broadcast(x, z)  # views
+    if shared:  # z is shared by the metrics: never copied along `metric` (broadcast inside each task)
+        z = z.isel({METRIC: 0}, drop=True)
     batch, per_task = batch_plan(x, n_resamples, batch, level=kw["level"], method=kw["method"],
                                  calibrate=_calibrates(kw))
     lead = [d for d in x.dims if d not in (SYSTEM, INPUT)]
     x = x.transpose(*lead, SYSTEM, INPUT)
-    z = z.transpose(*lead, SYSTEM, INPUT)
+    z = z.transpose(*[d for d in lead if d in z.dims], SYSTEM, INPUT)
     coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {SYSTEM, INPUT}}
     dims = lead + [RESAMPLE_DIM]
+    opts = dict(metric_axis=None if METRIC in z.dims else lead.index(METRIC), seed=seed, dims=resample,
+                sizes=sizes, batch=batch, kw=kw)
     eager = x.chunks is None and z.chunks is None
-    if eager and runs_in_one_block(x.size * n_resamples):
-        # small eager problems: one block in this thread beats building a task graph
-        out = _block_task(x.values, z.values, np.arange(n_resamples), seed=seed, dims=resample, sizes=sizes,
-                          batch=batch, kw=kw)
-        return _draw_arrays(out, dims, coords)
     if metric_chunk is None:
         # about two tasks per core along `metric` (results do not depend on it)
-        metric_chunk = default_metric_chunk(x.sizes["metric"])
-    chunks = {"metric": metric_chunk, SYSTEM: -1, INPUT: -1}
-    xd = x.chunk(chunks).data
-    zd = z.chunk(chunks).data
-    zd = zd.rechunk(xd.chunks)
+        metric_chunk = default_metric_chunk(x.sizes[METRIC])
+    if eager and runs_in_one_block(x.size * n_resamples):
+        # small eager problems: one block in this thread beats building a task graph
+        units = x.size // (x.sizes[SYSTEM] * x.sizes[INPUT])
+        per_draw = draw_elems(units, x.sizes[SYSTEM], x.sizes[INPUT], kw["level"], kw["method"], _calibrates(kw))
+        step = x.sizes[METRIC] if batch * per_draw <= process_elems() else metric_chunk  # within the budget
+        return _draw_arrays(_metric_steps(x.values, z.values, n_resamples, lead.index(METRIC), step, opts),
+                            dims, coords)
+    xd, zd = _metric_blocks(x, z, metric_chunk)
     # at most MAX_DRAW_TASKS blocks of draws, however small `batch` is
     ids = dsa.arange(n_resamples, chunks=per_task, dtype=np.int64)
     letters = "abcdefghjklmnopq"[: len(lead)]
+    zletters = "".join(a for a, d in zip(letters, lead) if d in z.dims)
     with warnings.catch_warnings():
         # many small draw chunks are deliberate when `batch` is small
         warnings.simplefilter("ignore", PerformanceWarning)
         out = dsa.blockwise(
             _block_task, "k" + letters + "r",
             xd, letters + "si",
-            zd, letters + "si",
+            zd, zletters + "si",
             ids, "r",
             new_axes={"k": 3 if _calibrates(kw) else 2},
             concatenate=True,
             dtype=np.float64,
             meta=np.empty((0,) * (len(lead) + 2), dtype=np.float64),
-            seed=seed, dims=resample, sizes=sizes, batch=batch, kw=kw,
+            **opts,
         )
     return _draw_arrays(out, dims, coords)
+
+
+def _metric_steps(x: np.ndarray, z: np.ndarray, n_resamples: int, axis: int, step: int,
+                  opts: dict[str, Any]) -> np.ndarray:
+    """Every draw of eager x (..., S, I), ``step`` metrics (along ``axis``) at a time, in this thread."""
+    ids = np.arange(n_resamples)
+    if step >= x.shape[axis]:
+        return _block_task(x, z, ids, **opts)
+    parts = []
+    for start in range(0, x.shape[axis], step):
+        index = (slice(None),) * axis + (slice(start, start + step),)
+        zs = z if opts["metric_axis"] is not None else z[index]
+        parts.append(_block_task(x[index], zs, ids, **opts))
+    return np.concatenate(parts, axis=axis + 1)
+
+
+def _metric_blocks(x: xr.DataArray, z: xr.DataArray, metric_chunk: int) -> tuple[Any, Any]:
+    """Dask arrays of x (..., S, I), ``metric_chunk`` metrics a block, and of z (its leading dims a
+    subset of those of x, in the same order) with the blocks of x along the dims they share.
+
+    Eager data go through :func:`dask_input`: on a cluster they are sent to every worker once.
+    """
+    x_chunks: dict[Hashable, int] = {METRIC: metric_chunk, SYSTEM: -1, INPUT: -1}
+    if x.chunks is None and z.chunks is None:
+        xd = dask_input(x.values, tuple(x_chunks.get(d, -1) for d in x.dims))
+        z_chunks = tuple(xd.chunks[x.dims.index(d)] for d in z.dims[:-2]) + (-1, -1)
+        return xd, dask_input(z.values, z_chunks)
+    xd = x.chunk(x_chunks).data
+    zd = z.chunk({SYSTEM: -1, INPUT: -1}).data
+    return xd, zd.rechunk(tuple(xd.chunks[x.dims.index(d)] for d in z.dims[:-2]) + zd.chunks[-2:])
+
+
+def cluster_scores(x: xr.DataArray, z: xr.DataArray) -> tuple[xr.DataArray, xr.DataArray]:
+    """Eager scores x (metric, ...) and target z as Dask-backed ones whose blocks are on every worker of
+    the active Client (:func:`~.workers.dask_input`): ``default_metric_chunk`` metrics a block, every
+    other dim whole. A call then computes its point estimates on the cluster too, beside the draws,
+    from data sent once.
+    """
+    def blocks(a: xr.DataArray) -> xr.DataArray:
+        chunks = tuple(default_metric_chunk(a.sizes[METRIC]) if d == METRIC else -1 for d in a.dims)
+        return a.copy(data=dask_input(a.values, chunks))
+
+    return blocks(x), blocks(z)
 
 
 def _draw_arrays(out: Any, dims: Sequence[Hashable], coords: Mapping[Hashable, Any]) -> tuple[xr.DataArray, ...]:
@@ -271,19 +363,9 @@ def _draw_arrays(out: Any, dims: Sequence[Hashable], coords: Mapping[Hashable, A
 
 
 def runs_in_one_block(work: int) -> bool:
-    """Whether eager work of ``work`` cells x draws is computed at once, without a task graph."""
+    """Whether eager work of ``work`` cells x draws is computed at once, without a task graph
+    (never with a Client active: the work then runs on its cluster)."""
     return work <= SMALL_WORK and not client_active()
-
-
-def client_active() -> bool:
-    """Whether a ``dask.distributed`` Client is active (work then runs on its cluster)."""
-    try:
-        from distributed import get_client
-
-        get_client()
-    except (ImportError, ValueError):
-        return False
-    return True
 
 
 def compute_with_progress(obj: Computed, enabled: bool) -> Computed:
@@ -292,16 +374,19 @@ def compute_with_progress(obj: Computed, enabled: bool) -> Computed:
     With a ``dask.distributed`` Client active the work runs on its cluster and
     :func:`distributed.progress` shows the bar; otherwise Dask's local
     :class:`~dask.diagnostics.ProgressBar` does (both on stderr or in the notebook).
+
+    BLAS uses one thread meanwhile, set from the calling thread (:data:`BLAS_ONE_THREAD`).
     """
-    if not enabled:
-        return obj.compute()
-    if not client_active():
-        from dask.diagnostics import ProgressBar
-
-        with ProgressBar(out=sys.stderr):
+    with BLAS_ONE_THREAD:
+        if not enabled:
             return obj.compute()
-    from distributed import progress
+        if not client_active():
+            from dask.diagnostics import ProgressBar
 
-    persisted = obj.persist()
-    progress(persisted)
-    return persisted.compute()
+            with ProgressBar(out=sys.stderr):
+                return obj.compute()
+        from distributed import progress
+
+        persisted = obj.persist()
+        progress(persisted)
+        return persisted.compute()

@@ -19,7 +19,6 @@ import warnings
 from collections.abc import Hashable
 from typing import Any
 
-import dask
 import dask.array as dsa
 import numpy as np
 import xarray as xr
@@ -30,23 +29,27 @@ from .._types import Level, Method, SwapUnit
 from ..kernels.swap_allpairs import prepare_allpairs
 from ..schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import DRAW_BLOCK, draws_per_task, fill_draws, permutation_masks
-from .engine import BLAS_ONE_THREAD, BLOCK_ELEMS, draws_within, raised_batch, runs_in_one_block
+from .engine import block_elems, draws_within, process_elems, raised_batch, runs_in_one_block
 from .swapstats import draw_deltas, standardise
+from .workers import BLAS_ONE_THREAD, REUSED_PAGES, dask_input, parallelism
 
-__all__ = ["pair_permutation_draws", "default_pair_chunk", "all_complete", "allpairs_task_draws", "uses_allpairs"]
+__all__ = ["all_complete", "allpairs_task_draws", "default_pair_chunk", "pair_block_plan", "pair_permutation_draws",
+           "uses_allpairs"]
 
 PAIR_DIM = "pair"
 
 
 def default_pair_chunk(n_pairs: int) -> int:
-    """Pairs per task: about four tasks per core, at most 64 pairs."""
-    return max(1, min(64, -(-n_pairs // max(4 * dask.system.CPU_COUNT, 1))))
+    """Pairs per task: about four tasks per core (or per worker thread of a cluster), at most 64 pairs."""
+    return max(1, min(64, -(-n_pairs // (4 * parallelism()))))
 
 
 def _per_pair_draw(s: int, i: int, level: Level, method: Method) -> int:
     """Rough float64 temporaries per pair and draw."""
     if level == "input":
-        return i * (16 if method in ("pearson", "kendall") else 8 * s)
+        if method == "kendall":  # a draw keeps its swapped means per input; the mask part is per batch
+            return 8
+        return i * (16 if method == "pearson" else 8 * s)
     if level == "system":
         return 8 * s if method == "pearson" else 6 * s * i
     if level == "within_system":  # the swapped matrices are built: no mask-linear kernel here
@@ -57,32 +60,45 @@ def _per_pair_draw(s: int, i: int, level: Level, method: Method) -> int:
 def _per_pair_fixed(s: int, i: int, level: Level, method: Method) -> int:
     """Rough float64 elements a task keeps per pair whatever the batch: the kernel's precomputed operands.
 
-    Input-level Kendall keeps, per pair, the quadratic forms over the system pairs of
-    every input (two forms, float32), the linear coefficients (4 per cell, and their
-    float32 copy in each batch) and a few per-input constants. Its (S, S) pair matrices
-    are built a bounded block at a time inside the kernel, so they do not count here.
+    Input-level Kendall keeps, per pair and input, its column of the value operand over the
+    ``S + 1 + S(S-1)/2`` rows of the mask products, the ``S + 1`` rows of the difference
+    operand and a few constants (tau-b's tie operands only for pairs with metric ties). Its
+    (S, S) pair comparisons are built a bounded block at a time inside the kernel, so they
+    do not count here; the batch's mask products, shared by the task's pairs, count per draw.
     """
     if level == "input" and method == "kendall":
-        return s * (s - 1) * i // 2 + 6 * s * i + 12 * i
+        return i * (s * (s - 1) // 2 + 2 * s + 6)
     return 0
 
 
-def _task_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any],
-               pair_chunk: int | None) -> tuple[int, int, int]:
+def pair_block_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any],
+                    pair_chunk: int | None = None) -> tuple[int, int, int]:
     """``(pair_chunk, per_draw, budget)``: pairs per task, a batch's float64 temporaries per draw, and
     the temporaries left to a batch once the task's precomputed operands are counted.
 
     A task holds ``pair_chunk x (fixed + batch x per-draw)`` elements per label of the leading
-    dims; by default the pairs' fixed part takes at most half of ``BLOCK_ELEMS``, so one task
-    stays within the block budget whatever the number of pairs.
+    dims; by default the pairs' fixed part takes at most half of :func:`~.engine.block_elems`, so one
+    task stays within the block budget whatever the number of pairs.
+
+    Examples
+    --------
+    >>> from xcorrstat import set_options
+    >>> kw = {"level": "input", "method": "kendall"}
+    >>> with set_options(memory_budget="16MiB"):
+    ...     small = pair_block_plan(1225, 15, 2000, 1, kw)
+    >>> small[0] <= pair_block_plan(1225, 15, 2000, 1, kw)[0]
+    True
     """
     fixed = n_lead * _per_pair_fixed(s, i, kw["level"], kw["method"])
+    budget = block_elems()
     if pair_chunk is None:
         pair_chunk = default_pair_chunk(n_pairs)
         if fixed:
-            pair_chunk = max(1, min(pair_chunk, BLOCK_ELEMS // (2 * fixed)))
+            pair_chunk = max(1, min(pair_chunk, budget // (2 * fixed)))
     per_draw = pair_chunk * n_lead * _per_pair_draw(s, i, kw["level"], kw["method"])
-    return pair_chunk, per_draw, max(BLOCK_ELEMS - pair_chunk * fixed, per_draw)
+    if kw["level"] == "input" and kw["method"] == "kendall":
+        per_draw += n_lead * s * i // 4  # the batch's masks and mask products, shared by the task's pairs
+    return pair_chunk, per_draw, max(budget - pair_chunk * fixed, per_draw)
 
 
 def _allpairs_per_draw(s: int, i: int, m: int) -> int:
@@ -113,7 +129,7 @@ def all_complete(x: np.ndarray, z: np.ndarray) -> bool:
 def _pair_block(x: np.ndarray, z: np.ndarray, pi: ArrayLike, pk: ArrayLike, ids: ArrayLike, *, seed: int,
                 scheme: SwapUnit, batch: int, kw: dict[str, Any]) -> np.ndarray:
     """One task: x (..., M, S, I), z (..., S, I), pair indices, draw ids -> (..., pairs, draws)."""
-    with BLAS_ONE_THREAD:
+    with BLAS_ONE_THREAD, REUSED_PAGES:
         check_finite(x, "metric scores")
         check_finite(z, "target scores")
         pi, pk, ids = (np.asarray(a).reshape(-1) for a in (pi, pk, ids))
@@ -138,7 +154,7 @@ def _allpairs_block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, pairs: tupl
     memory at a time); an incomplete one takes the per-pair route, ``fallback = (batch,
     pair_chunk)`` of it, pair block by pair block.
     """
-    with BLAS_ONE_THREAD:
+    with BLAS_ONE_THREAD, REUSED_PAGES:
         check_finite(x, "metric scores")
         check_finite(z, "target scores")
         pi, pk = pairs
@@ -178,7 +194,7 @@ def allpairs_task_draws(n_resamples: int, batch: int, label_tasks: int = 1) -> i
     >>> allpairs_task_draws(1000, 600), allpairs_task_draws(1000, 100, label_tasks=1000)
     (600, 1000)
     """
-    cores = max(dask.system.CPU_COUNT, 1)
+    cores = parallelism()
     blocks = -(-n_resamples // DRAW_BLOCK)
     tasks = 2 * cores if blocks * label_tasks >= 4 * cores else cores
     per_label = max(1, -(-tasks // max(label_tasks, 1)))  # draw tasks per label block
@@ -211,7 +227,7 @@ def pair_permutation_draws(
     z = z.transpose(*lead, SYSTEM, INPUT)
     s, i = x.sizes[SYSTEM], x.sizes[INPUT]
     n_lead = int(np.prod([x.sizes[d] for d in lead])) if lead else 1
-    pair_chunk, per_draw, budget = _task_plan(pi.size, s, i, n_lead, kw, pair_chunk)
+    pair_chunk, per_draw, budget = pair_block_plan(pi.size, s, i, n_lead, kw, pair_chunk)
     per_label = per_draw // n_lead
     # at least ~8 MB of temporaries per batch: one draw at a time costs more in overhead than in arithmetic
     pair_batch = raised_batch(draws_within(budget, per_draw) if batch is None else batch, per_draw, n_resamples)
@@ -221,11 +237,16 @@ def pair_permutation_draws(
     eager = x.chunks is None and z.chunks is None
     if uses_allpairs(kw) and (not eager or all_complete(x.values, z.values)):
         # an incomplete label of lazy data: the per-pair route inside the task, one label at a time
-        fallback = (raised_batch(draws_within(BLOCK_ELEMS, per_label) if batch is None else batch, per_label,
+        fallback = (raised_batch(draws_within(block_elems(), per_label) if batch is None else batch, per_label,
                                  n_resamples), pair_chunk)
         return _allpairs_draws(x, z, (pi, pk), n_resamples, batch, fallback, opts, dims, coords)
     if eager and runs_in_one_block(n_lead * pi.size * s * i * n_resamples):
-        out = _pair_block(x.values, z.values, pi, pk, np.arange(n_resamples), batch=pair_batch, **opts)
+        # all pairs at once if they fit in the whole budget, else `pair_chunk` pairs at a time
+        fixed = n_lead * _per_pair_fixed(s, i, kw["level"], kw["method"])
+        fits = pi.size * (fixed + pair_batch * per_draw // pair_chunk) <= process_elems()
+        step = pi.size if fits else pair_chunk
+        out = np.concatenate([_pair_block(x.values, z.values, pi[k:k + step], pk[k:k + step], np.arange(n_resamples),
+                                          batch=pair_batch, **opts) for k in range(0, pi.size, step)], axis=-2)
         return xr.DataArray(out, dims=dims, coords=coords)
     xd, zd = _dask_scores(x, z, len(lead))
     pid = dsa.from_array(pi, chunks=pair_chunk)
@@ -251,9 +272,14 @@ def pair_permutation_draws(
     return xr.DataArray(out, dims=dims, coords=coords)
 
 
-def _dask_scores(x: xr.DataArray, z: xr.DataArray, n_lead_dims: int) -> tuple[Any, Any]:
+def _dask_scores(x: xr.DataArray, z: xr.DataArray, n_lead_dims: int, per_label: bool = False) -> tuple[Any, Any]:
     """Dask arrays of x (..., M, S, I) and z (..., S, I): one chunk along metric, system, input; z's
-    leading chunks those of x."""
+    leading chunks those of x. Eager data are split one label of the leading dims a block if
+    ``per_label`` (lazy data keep their chunks) and go through :func:`~.engine.dask_input`: on a
+    cluster they are sent to every worker once."""
+    if x.chunks is None and z.chunks is None:
+        xd = dask_input(x.values, (1 if per_label else -1,) * n_lead_dims + (-1, -1, -1))
+        return xd, dask_input(z.values, xd.chunks[:n_lead_dims] + (-1, -1))
     xd = x.chunk({METRIC: -1, SYSTEM: -1, INPUT: -1}).data
     zd = z.chunk({SYSTEM: -1, INPUT: -1}).data
     if n_lead_dims:
@@ -274,16 +300,14 @@ def _allpairs_draws(x: xr.DataArray, z: xr.DataArray, pairs: tuple[np.ndarray, n
     n_lead = int(np.prod(lead_sizes)) if lead_sizes else 1
     per_draw = _allpairs_per_draw(s, i, m)
     if batch is None:  # a batch is at most one block of draws: several tasks even for 1,000 draws
-        batch = min(draws_within(BLOCK_ELEMS, per_draw), DRAW_BLOCK)
+        batch = min(draws_within(block_elems(), per_draw), DRAW_BLOCK)
     batch = raised_batch(batch, per_draw, n_resamples)
     opts = dict(opts, pairs=pairs, batch=batch, fallback=fallback)
     eager = x.chunks is None and z.chunks is None
     if eager and runs_in_one_block(n_lead * (m * s * i + pairs[0].size * s) * n_resamples):
         out = _allpairs_block(x.values, z.values, np.arange(n_resamples), **opts)
         return xr.DataArray(out, dims=dims, coords=coords)
-    if eager and n_lead_dims:
-        x = x.chunk({d: 1 for d in x.dims[:n_lead_dims]})
-    xd, zd = _dask_scores(x, z, n_lead_dims)
+    xd, zd = _dask_scores(x, z, n_lead_dims, per_label=True)
     label_tasks = int(np.prod([len(c) for c in xd.chunks[:n_lead_dims]]))
     ids = dsa.arange(n_resamples, chunks=allpairs_task_draws(n_resamples, batch, label_tasks), dtype=np.int64)
     letters = "abcdefghjklnoq"[:n_lead_dims]

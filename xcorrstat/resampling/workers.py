@@ -1,0 +1,218 @@
+"""Where the tasks of draws run: the active ``dask.distributed`` Client, the parallelism it offers,
+eager data sent to its workers once, and the BLAS and allocator settings every task runs under.
+
+The engine (:mod:`.engine`, :mod:`.pairs`) builds its task graphs with these; nothing here
+changes a number.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import platform
+import sys
+import threading
+from typing import Any
+
+import dask
+import dask.array as dsa
+import numpy as np
+from threadpoolctl import ThreadpoolController
+
+__all__ = [
+    "BLAS_ONE_THREAD",
+    "REUSED_PAGES",
+    "active_client",
+    "client_active",
+    "dask_input",
+    "in_worker_process",
+    "parallelism",
+]
+
+
+def client_active() -> bool:
+    """Whether a ``dask.distributed`` Client is active (work then runs on its cluster)."""
+    try:
+        from distributed import get_client
+
+        get_client()
+    except (ImportError, ValueError):
+        return False
+    return True
+
+
+def active_client() -> Any:
+    """The active ``dask.distributed`` Client (work then runs on its cluster), or None (also for an
+    asynchronous Client, which the engine does not call)."""
+    try:
+        from distributed import get_client
+
+        client = get_client()
+    except (ImportError, ValueError):
+        return None
+    return None if getattr(client, "asynchronous", False) else client
+
+
+def parallelism() -> int:
+    """Tasks that can run at once: the cores of this machine, or the worker threads of the active
+    Client's cluster if there are more."""
+    cores = max(dask.system.CPU_COUNT, 1)
+    client = active_client()
+    if client is None:
+        return cores
+    return max(cores, sum(client.nthreads().values()))
+
+
+def dask_input(values: np.ndarray, chunks: tuple[Any, ...]) -> Any:
+    """A Dask array of eager ``values`` with ``chunks``. With a ``dask.distributed`` Client active,
+    every block is scattered once to every worker (``broadcast=True``) and the graph refers to it:
+    no task ships the data again, and the graph stays small.
+
+    Examples
+    --------
+    >>> dask_input(np.arange(6.0).reshape(2, 3), (1, -1)).chunks
+    ((1, 1), (3,))
+    """
+    arr = dsa.from_array(values, chunks=chunks)
+    client = active_client()
+    if client is None:
+        return arr
+    from dask.array.core import slices_from_chunks
+
+    blocks = [np.ascontiguousarray(values[sl]) for sl in slices_from_chunks(arr.chunks)]
+    futures = client.scatter(blocks, broadcast=True, hash=False)  # keys of its own, released with this graph
+    grid = np.empty(arr.numblocks, dtype=object)
+    for index, future, block in zip(np.ndindex(*arr.numblocks), futures, blocks):
+        grid[index] = dsa.from_delayed(future, block.shape, dtype=block.dtype, meta=block[:0])
+    return dsa.block(grid.tolist())
+
+
+class _SingleThreadedBlas:
+    """While any task runs, BLAS uses one thread: Dask already runs one task per core,
+    and nested BLAS threads on the same cores slow every task down many times over.
+
+    Reference-counted across Dask's worker threads; the user's setting comes back
+    when the last running task ends. OpenBLAS may ignore a thread count set from a
+    thread other than the main one, so :func:`.engine.compute_with_progress` enters this from the
+    calling thread around the whole computation; the tasks' own entries then only count.
+    In a ``dask.distributed`` worker process of its own (started by a nanny), BLAS is set
+    to one thread once and for good: every task of that process is one of the cluster's.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._limiter: Any = None
+        self._for_good = False
+        # made on first use (it inspects the loaded libraries once)
+        self._controller: ThreadpoolController | None = None
+
+    def _controller_once(self) -> ThreadpoolController:
+        if self._controller is None:
+            self._controller = ThreadpoolController()
+        return self._controller
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._for_good or in_worker_process():
+                if not self._for_good:
+                    self._controller_once().limit(limits=1, user_api="blas")  # never restored
+                    self._for_good = True
+                return
+            if self._depth == 0:
+                self._limiter = self._controller_once().limit(limits=1, user_api="blas")
+            self._depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            if self._for_good:
+                return
+            self._depth -= 1
+            if self._depth == 0 and self._limiter is not None:
+                self._limiter.restore_original_limits()
+                self._limiter = None
+
+
+def in_worker_process() -> bool:
+    """Whether this thread runs a task of a ``dask.distributed`` worker with a process of its own
+    (one started by a nanny: ``LocalCluster(processes=True)``, ``dask worker``)."""
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return False
+    try:
+        worker = distributed.get_worker()
+    except ValueError:
+        return False
+    return getattr(worker, "nanny", None) is not None
+
+
+BLAS_ONE_THREAD = _SingleThreadedBlas()
+
+
+class _ReusedPages:
+    """While tasks run in a ``dask.distributed`` worker process, large temporaries reuse freed memory.
+
+    Dask's nanny starts workers with ``MALLOC_TRIM_THRESHOLD_`` set (so that freed memory goes
+    back to the system at once), which also fixes glibc's mmap threshold at 128 KiB: every
+    larger temporary is then mapped afresh and its pages faulted in again in every batch --
+    about half a worker's CPU time for input-level Kendall. While any task runs, the threshold
+    is raised to ``RAISED`` (glibc's largest); when the last running task ends it is put back and
+    the freed memory is returned to the system (``malloc_trim``), as the setting intends.
+    Nothing changes outside such worker processes, or without glibc.
+    """
+
+    RAISED = 32 * 2**20
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._libc: Any = None
+        self._checked = False
+
+    def _glibc(self) -> Any:
+        """glibc, if this process's allocator thresholds are fixed by the environment (else None)."""
+        if not self._checked:
+            self._checked = True
+            fixed = "MALLOC_TRIM_THRESHOLD_" in os.environ or "MALLOC_MMAP_THRESHOLD_" in os.environ
+            if fixed and sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+                try:
+                    self._libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                except OSError:
+                    self._libc = None
+        return self._libc
+
+    def __enter__(self) -> None:
+        if not in_worker_process():
+            return
+        with self._lock:
+            libc = self._glibc()
+            if libc is not None and self._depth == 0:
+                libc.mallopt(M_MMAP_THRESHOLD, self.RAISED)
+            self._depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        if not in_worker_process():
+            return
+        with self._lock:
+            self._depth -= 1
+            libc = self._libc
+            if libc is not None and self._depth == 0:
+                libc.mallopt(M_MMAP_THRESHOLD, _env_bytes("MALLOC_MMAP_THRESHOLD_", 128 * 2**10))
+                libc.malloc_trim(0)
+
+
+#: glibc's ``mallopt`` parameter number of the mmap threshold.
+M_MMAP_THRESHOLD = -3
+
+
+def _env_bytes(name: str, default: int) -> int:
+    """An allocator setting in bytes from the environment, or ``default``."""
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+#: Entered by every task of draws beside :data:`BLAS_ONE_THREAD`.
+REUSED_PAGES = _ReusedPages()
