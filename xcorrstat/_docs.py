@@ -63,9 +63,11 @@ complete_inputs : bool, default False
 min_pairs : int, optional
     Fewest valid pairs for a defined correlation (default ``set_options(min_pairs=3)``).""",
     "average": """\
-average : {"macro", "weighted"}, default "macro"
-    Input and within-system levels: each defined group counts once, or is weighted
-    by its number of valid items.""",
+average : {"macro", "weighted", "pairs"}, default "macro"
+    Input and within-system levels: each defined group counts once, is weighted by
+    its number of valid items ``n``, or by its number of pairs ``n (n - 1) / 2``
+    (for a share of pairs such as acc_eq, the statistic of the pooled pairs: WMT's
+    accuracy over language pairs).""",
     "resample": """\
 resample : str or tuple of str, default ("system", "input")
     Dims to resample: ``"system"`` (BOOT-SYSTEMS), ``"input"`` (BOOT-INPUTS) or both

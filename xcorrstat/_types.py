@@ -21,7 +21,7 @@ Levels = Union[Level, Sequence[Level]]
 #: Kendall's tau variant: tau-b, tau-c, tau-a, WMT23 tau or WMT23's pairwise accuracy with ties.
 Variant = Literal["b", "c", "a", "23", "acc23"]
 #: How per-input (or per-system) correlations are averaged.
-Average = Literal["macro", "weighted"]
+Average = Literal["macro", "weighted", "pairs"]
 #: Direction of the alternative hypothesis.
 Alternative = Literal["greater", "less", "two-sided"]
 #: Monte-Carlo p-value convention.

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any, Literal, TypeVar, cast, overload
+from typing import Any, Literal, TypeVar, cast, get_args, overload
 
 import numpy as np
 
 from ._display import cut
+from ._types import Average
 
 __all__ = [
+    "check_average",
     "check_batch",
     "check_choice",
     "check_confidence_level",
@@ -163,3 +165,18 @@ def renamed_keyword(value: object, old_value: object, *, new: str, old: str, def
     warnings.warn(f"{old}= is now spelt {new}=", FutureWarning, stacklevel=stacklevel)
     return old_value
 
+
+
+def check_average(average: object, level: object) -> Average:
+    """``average`` (a member of :data:`~xcorrstat._types.Average`), which only input and
+    within-system levels take other than ``"macro"``.
+
+    Examples
+    --------
+    >>> check_average("pairs", "input")
+    'pairs'
+    """
+    check_choice(average, get_args(Average), "average")
+    if average != "macro" and level not in ("input", "within_system"):
+        raise ValueError(f"average={average!r} averages groups at input or within-system level; got level={level!r}")
+    return cast(Average, average)

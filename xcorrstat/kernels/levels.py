@@ -8,8 +8,10 @@
 * ``within_system``: correlate across inputs for each system, then average the
   defined per-system correlations (mt-metrics-eval's ``average_by="sys"``).
 
-The two averaging levels take ``average="macro"`` (each group counts once) or
-``"weighted"`` (each group weighted by its number of valid items).
+The two averaging levels take ``average="macro"`` (each group counts once),
+``"weighted"`` (each group weighted by its number of valid items ``n``) or ``"pairs"``
+(weighted by its ``n (n - 1) / 2`` pairs: a share of pairs, such as acc_eq or tau-a, then
+equals the share among the pooled pairs of every group).
 
 Systems are on axis -2 and inputs on axis -1; all leading axes broadcast, so one
 call serves every metric (and every extra batch dim) at once.
@@ -27,8 +29,8 @@ from .._types import Average, Level, Method, Variant
 from .correlation import corr
 from .scaling import centre_cells
 
-__all__ = ["AVERAGES", "CORRELATE_LEVELS", "LEVELS", "average_defined", "fisher_n", "level_correlation",
-           "system_means"]
+__all__ = ["AVERAGES", "CORRELATE_LEVELS", "LEVELS", "average_defined", "fisher_n", "group_weights",
+           "level_correlation", "system_means"]
 
 #: Levels of every call (the resampling engines implement these three)
 LEVELS: tuple[Level, ...] = ("system", "input", "global")
@@ -118,6 +120,20 @@ def average_defined(
     return np.where(count > 0, mean, np.nan), count.astype(np.int64)
 
 
+def group_weights(n: ArrayLike, average: Average) -> np.ndarray | None:
+    """Weights of the groups averaged at input and within-system level (None: equal weights).
+
+    Examples
+    --------
+    >>> group_weights(np.array([3, 4]), "pairs").tolist()
+    [3.0, 6.0]
+    """
+    if average == "macro":
+        return None
+    size = np.asarray(n, dtype=np.float64)
+    return size if average == "weighted" else size * (size - 1.0) / 2.0
+
+
 @fill_doc
 def level_correlation(
     x: ArrayLike,
@@ -186,7 +202,7 @@ def level_correlation(
         if level == "input":
             ax, az = np.swapaxes(ax, -1, -2), np.swapaxes(az, -1, -2)
         r_in, n_in = correlate(ax, az)
-        r, n = average_defined(r_in, axis=-1, weights=n_in if average == "weighted" else None)
+        r, n = average_defined(r_in, axis=-1, weights=group_weights(n_in, average))
     elif level == "global":
         r, n = correlate(ax.reshape(ax.shape[:-2] + (-1,)), az.reshape(az.shape[:-2] + (-1,)))
     else:

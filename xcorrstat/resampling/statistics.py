@@ -10,8 +10,10 @@ counts ``c``) or both. Every value returned equals
 * input level: per-input correlations are fixed (inputs only) or computed for all
   weight vectors at once (:func:`wcorr_gemm`); the average over inputs is weighted
   by the input counts;
-* global level: the draw's cells are gathered (``S x I`` per draw) and correlated
-  with the plain kernels -- one vectorised gather per batch.
+* global level: Kendall's tau takes the draw's cell weights ``w_s c_i`` over one sorted
+  table of the cells (:func:`xcorrstat.kernels.global_kendall.weighted_global_kendall`);
+  Pearson and Spearman gather the draw's cells (``S x I`` per draw) and correlate them with
+  the plain kernels -- one vectorised gather per batch.
 
 :func:`resampled_calibration` re-calibrates the metric-tie threshold of acc_eq /
 tau_eq in every draw: at input and within-system level from one sorted pair table per
@@ -27,12 +29,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._types import Average, Level, Method, Variant
-from ..kernels.correlation import corr
+from ..kernels.correlation import EPSILON_MAX_N, KENDALL_VARIANTS, corr
 from ..kernels.exactsum import exact_weighted_sums
-from ..kernels.levels import value_range
+from ..kernels.global_kendall import CellTable, cell_tables, weighted_global_kendall
+from ..kernels.levels import group_weights, value_range
 from ..kernels.scaling import centre_cells
 from ..kernels.tiesweep import row_calibration, sorted_pairs, weighted_calibration
-from ..kernels.correlation import KENDALL_VARIANTS
 from ..kernels.weighted import DISTINCT_PAIR_VARIANTS, wcorr, wcorr_gemm
 from .draws import counts_from_indices
 
@@ -41,6 +43,7 @@ __all__ = [
     "resampled_calibration",
     "calibration_table",
     "check_bootstrap_variant",
+    "global_tables",
     "CALIBRATE_LEVELS",
 ]
 
@@ -106,7 +109,8 @@ def _system_level(x: np.ndarray, z: np.ndarray, w: np.ndarray, c: np.ndarray | N
 def _input_level(x: np.ndarray, z: np.ndarray, w: np.ndarray | None, c: np.ndarray, kw: dict[str, Any],
                  average: Average = "macro") -> tuple[np.ndarray, np.ndarray]:
     """Groups along the last axis (inputs, counts ``c``), items along axis -2 (systems,
-    weights ``w`` or fixed); ``average="weighted"`` weights each group by its valid items."""
+    weights ``w`` or fixed); ``average="weighted"`` weights each group by its valid items,
+    ``"pairs"`` by their pairs (see :func:`~xcorrstat.kernels.levels.group_weights`)."""
     m, s, i = x.shape
     xt = np.swapaxes(x, -1, -2).reshape(m * i, s)
     zt = np.swapaxes(z, -1, -2).reshape(m * i, s)
@@ -114,7 +118,8 @@ def _input_level(x: np.ndarray, z: np.ndarray, w: np.ndarray | None, c: np.ndarr
         r_in, n_in = corr(xt, zt, **kw)  # fixed per-input correlations
         r_in = r_in.reshape(m, i)
         defined = ~np.isnan(r_in)
-        size: np.ndarray | float = n_in.reshape(m, i).astype(np.float64) if average == "weighted" else 1.0
+        fixed = group_weights(n_in.reshape(m, i), average)
+        size: np.ndarray | float = 1.0 if fixed is None else fixed
         # same bits whatever the batch
         num = exact_weighted_sums(np.where(defined, r_in * size, 0.0), c)
         den = np.where(defined, size, 0.0) @ c.T
@@ -123,7 +128,8 @@ def _input_level(x: np.ndarray, z: np.ndarray, w: np.ndarray | None, c: np.ndarr
         r_in, n_in = wcorr_gemm(xt, zt, w, **kw)  # (M*I, B)
         r_in = r_in.reshape(m, i, -1)
         defined = ~np.isnan(r_in)
-        size = n_in.reshape(m, i, -1).astype(np.float64) if average == "weighted" else np.ones(r_in.shape)
+        drawn = group_weights(n_in.reshape(m, i, -1), average)
+        size = np.ones(r_in.shape) if drawn is None else drawn
         size = np.where(defined, size, 0.0)
         # (M, B, I) contiguous rows: each draw's sum over inputs is reduced the same way in any batch
         weighted = np.ascontiguousarray(np.moveaxis(np.where(defined, r_in * size, 0.0), 1, 2)) * c[None]
@@ -135,9 +141,42 @@ def _input_level(x: np.ndarray, z: np.ndarray, w: np.ndarray | None, c: np.ndarr
     return np.where(den > 0, r, np.nan), count.astype(np.int64)
 
 
-def _global_level(x: np.ndarray, z: np.ndarray, sys_idx: np.ndarray, inp_idx: np.ndarray,
-                  kw: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+def _weighted_kendall_covers(variant: object, epsilon: float, cells: int) -> bool:
+    """Whether global-level Kendall draws take the weighted table route (tau-c has no epsilon, and
+    epsilon ties are for at most ``EPSILON_MAX_N`` cells: the plain kernel raises those errors)."""
+    return not epsilon or (variant != "c" and cells <= EPSILON_MAX_N)
+
+
+def global_tables(x: ArrayLike, z: ArrayLike, *, level: Level, method: Method, variant: Variant = "b",
+                  epsilon: float = 0.0, **options: Any) -> list[CellTable] | None:
+    """The sorted cells global-level Kendall draws reuse (pass them to
+    :func:`resampled_level_correlation` as ``tables`` for every batch of the same scores);
+    None for other levels and methods. Takes the keywords of :func:`resampled_level_correlation`.
+
+    Examples
+    --------
+    >>> x = np.arange(6.0).reshape(2, 3)
+    >>> len(global_tables(x, x, level="global", method="kendall")), global_tables(x, x, level="input", method="kendall")
+    (1, None)
+    """
+    del options  # the other keywords of resampled_level_correlation do not change the tables
+    xf, zf, _ = _flat(x, z)
+    if level != "global" or method != "kendall" or not _weighted_kendall_covers(variant, epsilon, xf[0].size):
+        return None
+    return cell_tables(xf, zf, epsilon=float(epsilon))
+
+
+def _global_level(x: np.ndarray, z: np.ndarray, sys_idx: np.ndarray | None, inp_idx: np.ndarray | None,
+                  b: int, kw: dict[str, Any], tables: list[CellTable] | None) -> tuple[np.ndarray, np.ndarray]:
     m, s, i = x.shape
+    if kw["method"] == "kendall" and _weighted_kendall_covers(kw["variant"], kw["epsilon"], s * i):
+        # cells keep their scores, only their multiplicities w_s c_i change: one sort per metric
+        w = counts_from_indices(sys_idx, s) if sys_idx is not None else None
+        c = counts_from_indices(inp_idx, i) if inp_idx is not None else None
+        return weighted_global_kendall(x, z, w, c, variant=kw["variant"], min_pairs=kw["min_pairs"],
+                                       epsilon=kw["epsilon"], tables=tables)
+    sys_idx = sys_idx if sys_idx is not None else np.broadcast_to(np.arange(s), (b, s))
+    inp_idx = inp_idx if inp_idx is not None else np.broadcast_to(np.arange(i), (b, i))
     cells = (sys_idx[:, :, None] * i + inp_idx[:, None, :]).reshape(sys_idx.shape[0], -1)  # (B, S*I)
     xf = np.ascontiguousarray(x.reshape(m, s * i)[:, cells])  # (M, B, S*I), rows contiguous
     zf = np.ascontiguousarray(z.reshape(m, s * i)[:, cells])
@@ -158,6 +197,7 @@ def resampled_level_correlation(
     skipna: bool = True,
     epsilon: float = 0.0,
     average: Average = "macro",
+    tables: list[CellTable] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Level correlation of every draw in a batch.
 
@@ -180,6 +220,9 @@ def resampled_level_correlation(
         two must be given (it sets B).
     min_pairs, complete_inputs, skipna, average
         As in :func:`xcorrstat.kernels.level_correlation`.
+    tables : list, optional
+        :func:`global_tables` of the same scores and options: global-level Kendall then
+        sorts the cells once for many batches.
 
     Returns
     -------
@@ -208,9 +251,7 @@ def resampled_level_correlation(
         r, n = _input_level(np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2), c,
                             w if w is not None else np.ones((b, s)), kw, average)
     elif level == "global":
-        si = sys_idx if sys_idx is not None else np.broadcast_to(np.arange(s), (b, s))
-        ii = inp_idx if inp_idx is not None else np.broadcast_to(np.arange(i), (b, i))
-        r, n = _global_level(x, z, si, ii, kw)
+        r, n = _global_level(x, z, sys_idx, inp_idx, b, kw, tables)
     else:
         raise ValueError(f"level must be system, input, global or within_system, got {level!r}")
     r = np.asarray(r, dtype=np.float64).reshape(m, b)

@@ -4,8 +4,9 @@ X and Y are first standardised (z-scores over all their non-missing cells); a dr
 swaps them under a 0/1 mask (:func:`.draws.permutation_masks`). Pearson at every
 level and Kendall's tau-b at input level use the mask-linear and mask-bilinear
 kernels of :mod:`xcorrstat.kernels.swap` when X and Y are missing in the same cells;
-other cases evaluate the batch of swapped matrices with the vectorised level
-kernels. At system level those swapped means come from exact sums of the raw
+Kendall at global level counts every draw over one sorted table of the 2n scores of X and Y
+(:func:`xcorrstat.kernels.global_kendall_swap.swap_global_kendall`, any missing cells); other
+cases evaluate the batch of swapped matrices with the vectorised level kernels. At system level those swapped means come from exact sums of the raw
 scores mapped by the z-score map, so ties between system means survive
 standardisation. Both routes give the statistic of the explicitly swapped matrices.
 """
@@ -19,6 +20,7 @@ import numpy as np
 
 from ..kernels import corr, level_correlation
 from ..kernels.exactsum import exact_parts
+from ..kernels.global_kendall_swap import swap_global_kendall
 from ..kernels.scaling import pow2_exponent, pow2_normalise, remove_offset
 from ..kernels.swap import prepare_swap, swap_supported
 
@@ -95,7 +97,16 @@ def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
     missing = None
     if not kw["skipna"]:
         missing = (np.isnan(x) | np.isnan(y) | np.isnan(z)).any(axis=(-2, -1))[..., None]
-    if swap_supported(zx, zy, level=level, method=kw["method"], variant=kw["variant"]):
+    if level == "global" and kw["method"] == "kendall" and not kw.get("epsilon"):
+        counted = swap_global_kendall(zx, zy, z, variant=kw["variant"], min_pairs=kw["min_pairs"])
+
+        def global_kendall(m: np.ndarray) -> np.ndarray:
+            delta = counted(m)
+            return delta if missing is None else np.where(missing, np.nan, delta)
+
+        return global_kendall
+    if kw.get("average", "macro") == "macro" and swap_supported(zx, zy, level=level, method=kw["method"],
+                                                                 variant=kw["variant"]):
         lead = x.shape[:-2]
         flat = [a.reshape((-1,) + a.shape[-2:]) for a in (zx, zy, z)]
         fast = prepare_swap(*flat, level=level, method=kw["method"], min_pairs=kw["min_pairs"],

@@ -8,14 +8,27 @@ the result of the two-metric test with the same ``rng``.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
 
 from .._docs import fill_doc
-from .._types import Alternative, Correction, Family, Level, Method, PValue, Seed, Standardise, SwapUnit, Test, Variant
+from .._types import (
+    Alternative,
+    Average,
+    Correction,
+    Family,
+    Level,
+    Method,
+    PValue,
+    Seed,
+    Standardise,
+    SwapUnit,
+    Test,
+    Variant,
+)
 from ..correlation.estimates import level_statistic
 from ..kernels import METHODS, VARIANTS
 from ..kernels.corrections import CORRECTIONS
@@ -30,8 +43,16 @@ from ..resampling.pvalues import ALTERNATIVES, PVALUES
 from ..resampling.schemes import SCHEME_DIMS, bootstrap_label, check_standardise, parse_permute, parse_resample, permutation_label
 from ..resampling.statistics import check_bootstrap_variant
 from ..schema import INPUT, METRIC, SYSTEM, split_scores, system_mean_grid
-from ..validation import check_batch, check_choice, check_min_pairs, check_positive_int, check_unit_interval
+from ..validation import (
+    check_average,
+    check_batch,
+    check_choice,
+    check_min_pairs,
+    check_positive_int,
+    check_unit_interval,
+)
 from .decisions import FAMILIES, OTHER, decide, off_diagonal, pair_pvalues
+from .pairoutcome import Swap, compare_pair_outcomes, uses_pairs
 from .williams import check_williams_options, dependent_correlations
 
 __all__ = ["compare"]
@@ -77,10 +98,14 @@ def _check_targets(target) -> None:
 
 def _compare_iv(data, target, metrics, test, level, method, variant, permute, resample, n_resamples, alternative,
                 rng, pvalue, correction, family, alpha, keep_distribution, skipna, min_pairs, batch,
-                standardise) -> _Options:
+                standardise, average) -> _Options:
     """Check and normalise every argument of :func:`compare`; split the scores."""
     check_choice(test, TESTS, "test")
     check_choice(level, CORRELATE_LEVELS, "level")
+    average = check_average(average, level)
+    if average != "macro" and test == "williams":
+        raise ValueError(f"average={average!r} needs test='permutation' or 'bootstrap'; the williams test "
+                         "correlates units, it averages no groups")
     if test != "williams":
         check_choice(method, METHODS, "method")
     if test == "bootstrap":  # every variant at the averaging levels, tau-b and tau-c at global level
@@ -118,6 +143,8 @@ def _compare_iv(data, target, metrics, test, level, method, variant, permute, re
     if x.sizes[METRIC] < 2:
         raise ValueError(f"metrics must name at least two metrics to compare, got {list(map(str, x[METRIC].values))}")
     kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs, skipna=bool(skipna))
+    if average != "macro":
+        kw["average"] = average
     seed = None if test == "williams" else resolve_seed(rng)
     return _Options(x=x, z=z, kw=kw, test=test, scheme=scheme, dims=dims, n_resamples=n_resamples, batch=batch,
                     alpha=alpha, min_pairs=min_pairs, seed=seed, standardise=standardise)
@@ -195,6 +222,7 @@ def _attrs(o: _Options, target, alternative, correction, family, absolute, pvalu
         "variant": kw["variant"] if kw["method"] == "kendall" else "", "alternative": alternative,
         "correction": correction or "none", "family": family, "alpha": float(o.alpha),
         "skipna": int(kw["skipna"]), "min_pairs": o.min_pairs,
+        **({"average": kw.get("average", "macro")} if kw["level"] in ("input", "within_system") else {}),
         "clusters": "greedy: a metric opens a new cluster when a member of the current one is significantly better",
         **_test_attrs(o, absolute, pvalue),
     }
@@ -226,6 +254,9 @@ def compare(
     batch: int | None = None,
     progress: bool = False,
     standardise: Standardise = "cells",
+    average: Average = "macro",
+    swap: Swap = "scores",
+    epsilon: float | str | Mapping[Hashable, float] | xr.DataArray | None = None,
 ) -> xr.Dataset:
     """Compare every pair of metrics' correlations with a target: p-values, corrections, clusters.
 
@@ -250,6 +281,7 @@ def compare(
     %(permute)s
         Permutation test only.
     %(standardise)s
+    %(average)s
         Permutation test only.
     %(resample)s
         Bootstrap test only.
@@ -278,6 +310,18 @@ def compare(
         least ``ceil(n_resamples / 256)`` draws, so a run never has more than 256
         blocks of draws; the numbers do not depend on either.
     %(progress)s
+    swap : {"scores", "pairs"}, default "scores"
+        Permutation test only: swap the metrics' scores (``permute``), or the outcomes of
+        pairs of items within each group, each metric at its own ``epsilon`` (mt-metrics-eval's
+        ``PairwisePermutationSigDiff``, WMT's segment-level test; see
+        :func:`xcorrstat.permutation_test`). ``"pairs"`` needs ``method="kendall"`` and level
+        ``"input"`` (``average_by="item"``), ``"within_system"`` or ``"global"``; one set of
+        draws serves every pair of metrics.
+    epsilon : float, "calibrate", mapping or DataArray, optional
+        ``swap="pairs"`` only: each metric's tie threshold. ``"calibrate"`` (the default for
+        acc23 and 23; 0 for b and a) calibrates each metric once on the observed data; a
+        number applies to every metric; a mapping metric -> number or a DataArray over
+        ``metric`` (e.g. ``calibrate_ties(...)["epsilon"]``) gives each its own.
 
     Returns
     -------
@@ -286,7 +330,10 @@ def compare(
         (metric, other_metric): ``delta`` = r(metric) - r(other_metric), ``pvalue``,
         ``pvalue_corrected`` (equal to ``pvalue`` when ``correction`` is None) and
         ``significant``. NaN on the diagonal. Attrs record every option (with draws,
-        ``scheme`` is the label of the permutation or resampling scheme).
+        ``scheme`` is the label of the permutation or resampling scheme). With
+        ``swap="pairs"``, ``correlation`` is each metric's statistic at its own epsilon,
+        ``epsilon`` (metric) holds the thresholds, ``n`` the groups averaged, and attrs add
+        ``swap``, ``epsilon``, ``grouping`` and ``average_by`` (``scheme`` ``"PERM-PAIRS"``).
 
     Notes
     -----
@@ -306,9 +353,21 @@ def compare(
     >>> res["pvalue"].dims, res.attrs["scheme"]
     (('metric', 'other_metric'), 'PERM-BOTH')
     """
+    if uses_pairs(swap, epsilon):
+        if average != "macro":
+            raise ValueError(f"average={average!r} is an option of swap='scores'; the pair-outcome test "
+                             "averages the groups equally, as mt-metrics-eval does")
+        if test != "permutation":
+            raise ValueError(f"swap='pairs' is an option of test='permutation', got test={test!r}")
+        return compare_pair_outcomes(data, target=target, metrics=metrics, level=level, method=method,
+                                     variant=variant, permute=permute, standardise=standardise, epsilon=epsilon,
+                                     n_resamples=n_resamples, alternative=alternative, rng=rng, pvalue=pvalue,
+                                     correction=correction, family=family, alpha=alpha,
+                                     keep_distribution=keep_distribution, skipna=skipna, min_pairs=min_pairs,
+                                     batch=batch)
     o = _compare_iv(data, target, metrics, test, level, method, variant, permute, resample, n_resamples, alternative,
                     rng, pvalue, correction, family, alpha, keep_distribution, skipna, min_pairs, batch,
-                    standardise)
+                    standardise, average)
     x, z = o.x, o.z
     lazy = x.chunks is not None or z.chunks is not None
     r, n = level_statistic(x, z, complete_inputs=False, **o.kw)

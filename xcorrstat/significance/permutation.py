@@ -20,26 +20,34 @@ standardisation. Both routes give the statistic of the explicitly swapped matric
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
 
 from .._docs import fill_doc
-from .._types import Alternative, Level, Method, PValue, Seed, Standardise, SwapUnit, Variant
+from .._types import Alternative, Average, Level, Method, PValue, Seed, Standardise, SwapUnit, Variant
 from ..kernels import METHODS, level_correlation
 from ..kernels.correlation import KENDALL_VARIANTS
 from ..kernels.levels import CORRELATE_LEVELS
 from ..options import OPTIONS
 from ..resampling.draws import fill_draws, permutation_masks, resolve_seed
-from ..resampling.engine import BLOCK_ELEMS, compute_with_progress, draws_within, raised_batch
+from ..resampling.engine import block_elems, compute_with_progress, draws_within, raised_batch
 from ..resampling.pvalues import ALTERNATIVES, PVALUES, extreme_count, permutation_pvalue
 from ..resampling.schemes import SCHEME_DIMS, STANDARDISED, check_standardise, parse_permute, permutation_label
 from ..resampling.sequential import settled
 from ..resampling.swapstats import draw_deltas
 from ..schema import INPUT, SYSTEM, as_dataset, check_finite, select_scores, split_scores, system_mean_grid
-from ..validation import check_batch, check_choice, check_min_pairs, check_positive_int, check_unit_interval
+from ..validation import (
+    check_average,
+    check_batch,
+    check_choice,
+    check_min_pairs,
+    check_positive_int,
+    check_unit_interval,
+)
+from .pairoutcome import Swap, dispatched, run_permutation_test
 
 __all__ = ["permutation_test"]
 
@@ -127,7 +135,7 @@ def _draw_plan(cells: int, batch: int | None, n_resamples: int, early: bool) -> 
     """
     given = batch
     if batch is None:
-        batch = draws_within(BLOCK_ELEMS, 8 * cells)
+        batch = draws_within(block_elems(), 8 * cells)
     step = min(batch, n_resamples)
     if not early:
         step = raised_batch(batch, 8 * cells, n_resamples)
@@ -137,9 +145,10 @@ def _draw_plan(cells: int, batch: int | None, n_resamples: int, early: bool) -> 
 
 
 def _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_resamples, alternative, rng,
-                         pvalue, batch, skipna, min_pairs, early_stop, risk, standardise) -> _Options:
+                         pvalue, batch, skipna, min_pairs, early_stop, risk, standardise, average) -> _Options:
     """Check and normalise every argument of :func:`permutation_test`; split the scores."""
     check_choice(level, CORRELATE_LEVELS, "level")
+    average = check_average(average, level)
     check_choice(method, METHODS, "method")
     check_choice(variant, KENDALL_VARIANTS, "variant", " (Kendall's variant)")
     check_choice(alternative, ALTERNATIVES, "alternative")
@@ -168,6 +177,8 @@ def _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_
                 check_unit_interval(risk, "risk"), alternative)
     batch, step = _draw_plan(xs.sizes[SYSTEM] * xs.sizes[INPUT], batch, n_resamples, stop is not None)
     kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs, skipna=bool(skipna))
+    if average != "macro":
+        kw["average"] = average
     return _Options(xs=xs, ys=ys, z=z, kw=kw, scheme=scheme, n_resamples=n_resamples, batch=batch, step=step,
                     stop=stop, seed=resolve_seed(rng), standardise=standardise)
 
@@ -181,6 +192,7 @@ def _attrs(o: _Options, x, y, target, alternative, pvalue) -> dict:
         "early_stop": "off" if o.stop is None else f"alpha={o.stop[0]:g}, risk={o.stop[1]:g}",
         "seed": o.seed, "batch": o.batch, "draws_per_batch": o.step, "skipna": int(kw["skipna"]),
         "min_pairs": kw["min_pairs"],
+        **({"average": kw.get("average", "macro")} if kw["level"] in ("input", "within_system") else {}),
         "standardise": o.standardise, "standardised": STANDARDISED[o.standardise],
         "scheme": permutation_label(o.scheme),
     }
@@ -209,6 +221,9 @@ def permutation_test(
     risk: float = 1e-3,
     progress: bool = False,
     standardise: Standardise = "cells",
+    average: Average = "macro",
+    swap: Swap = "scores",
+    epsilon: float | str | Mapping[Hashable, float] | xr.DataArray | None = None,
 ) -> xr.Dataset:
     """Permutation test of ``rho(x, target) - rho(y, target)`` at a level.
 
@@ -224,6 +239,7 @@ def permutation_test(
     %(permute)s
         Every swap unit applies at every level.
     %(standardise)s
+    %(average)s
     %(n_resamples)s
     %(alternative)s
     %(rng)s
@@ -248,6 +264,26 @@ def permutation_test(
     risk : float
         Resampling risk of ``early_stop``, strictly between 0 and 1.
     %(progress)s
+    swap : {"scores", "pairs"}, default "scores"
+        What a draw swaps. ``"scores"``: the metrics' (standardised) scores, per ``permute``
+        unit. ``"pairs"``: the two metrics' verdicts on pairs of items within each group,
+        each metric at its own ``epsilon`` -- mt-metrics-eval's ``PairwisePermutationSigDiff``,
+        WMT's segment-level test since 2023 (see :mod:`xcorrstat.significance.pairoutcome`).
+        It needs ``method="kendall"`` and a variant of ``"acc23"``, ``"23"``, ``"b"``, ``"a"``;
+        ``level="input"`` groups each input's systems (``average_by="item"``),
+        ``"within_system"`` each system's inputs (``"sys"``), ``"global"`` all cells
+        (``"none"``; O(cells^2) pairs). ``permute``, ``standardise`` and ``early_stop`` stay
+        at their defaults; cells without a target score are left out.
+    epsilon : float, "calibrate", mapping or DataArray, optional
+        Metric-tie thresholds (``|difference| <= epsilon`` is a tie). ``swap="pairs"``:
+        ``"calibrate"`` (the default for acc23 and 23; 0 for b and a) chooses each metric's
+        acc_eq (tau_eq) optimum once on the observed data, as :func:`xcorrstat.calibrate_ties`
+        does; a number applies to both metrics; a mapping or a DataArray over ``metric`` gives
+        each its own. ``swap="scores"``: None or 0 (exact ties), or ``"calibrate"``: every
+        draw re-calibrates both swapped (standardised) metrics and compares their optimal
+        acc_eq (tau_eq) -- mt-metrics-eval's ``PermutationSigDiff`` with
+        ``corr_fcn=KendallWithTiesOpt``; level input, within_system or global, any ``permute``;
+        a sort of all pairs per draw and metric.
 
     Returns
     -------
@@ -255,7 +291,9 @@ def permutation_test(
         ``delta`` (observed), ``pvalue``, ``n_resamples_used`` (draws made: all of
         them unless ``early_stop`` ended the test sooner), ``n_undefined`` (draws whose delta is
         undefined, left out) and optionally ``distribution``; attrs record every option
-        (``permute`` the swap unit, ``scheme`` its label, e.g. ``"PERM-BOTH"``).
+        (``permute`` the swap unit, ``scheme`` its label, e.g. ``"PERM-BOTH"``). With
+        ``swap="pairs"`` also ``epsilon_x`` and ``epsilon_y``, and attrs ``swap``, ``epsilon``,
+        ``grouping`` and ``average_by``; ``scheme`` is ``"PERM-PAIRS"``.
 
     Examples
     --------
@@ -265,9 +303,22 @@ def permutation_test(
     ...                                    level="system", n_resamples=200, rng=0)
     >>> 0 < float(res["pvalue"]) <= 1, res.attrs["scheme"]
     (True, 'PERM-BOTH')
+    >>> wmt = ds.corrstat.permutation_test(x="qa_eval_f1", y="rouge_2_f1", target="expert_relevance", level="input",
+    ...                                    method="kendall", variant="acc23", swap="pairs", n_resamples=200, rng=0)
+    >>> wmt.attrs["scheme"], wmt.attrs["average_by"], wmt.attrs["epsilon"]
+    ('PERM-PAIRS', 'item', 'calibrate')
     """
+    if dispatched(swap, epsilon):
+        if average != "macro":
+            raise ValueError(f"average={average!r} is an option of swap='scores'; the pair-outcome test "
+                             "averages the groups equally, as mt-metrics-eval does")
+        return run_permutation_test(data, x=x, y=y, target=target, level=level, method=method, variant=variant,
+                                    permute=permute, standardise=standardise, early_stop=early_stop, swap=swap,
+                                    epsilon=epsilon, n_resamples=n_resamples, alternative=alternative, rng=rng,
+                                    pvalue=pvalue, batch=batch, keep_distribution=keep_distribution, skipna=skipna,
+                                    min_pairs=min_pairs)
     o = _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_resamples, alternative, rng,
-                             pvalue, batch, skipna, min_pairs, early_stop, risk, standardise)
+                             pvalue, batch, skipna, min_pairs, early_stop, risk, standardise, average)
     xs, ys, z = o.xs, o.ys, o.z
     lazy = any(v.chunks is not None for v in (xs, ys, z))
     if lazy:
