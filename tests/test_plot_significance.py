@@ -80,7 +80,9 @@ def test_plot_ci_bootstrap(boot):
     ax = xplot.plot_ci(boot)
     assert isinstance(ax, matplotlib.axes.Axes)
     check_forest(ax, boot)
-    assert ax.get_title() == "Kendall correlation with expert_relevance, system level, 95% percentile bootstrap CI"
+    # the title is broken into lines that fit the figure
+    assert " ".join(ax.get_title().split()) == (
+        "Kendall correlation with expert_relevance, system level, 95% percentile bootstrap CI")
     assert "Kendall" in ax.get_xlabel() and TARGET in ax.get_xlabel()
     # height grows with the number of metrics (34 here)
     small = xplot.plot_ci(boot.isel(metric=slice(0, 4)))
@@ -107,12 +109,21 @@ def test_plot_ci_levels_side_by_side(ds, boot):
     fs = ds.corrstat.fisher(target=TARGET, level="system", method="kendall")
     both = xr.concat([fs, fi], dim=xr.DataArray(["system", "input"], dims="level", name="level"),
                      combine_attrs="drop_conflicts")
+    # default: each panel ordered by its own level, with its own names
     fig = xplot.plot_ci(both)
     assert isinstance(fig, matplotlib.figure.Figure)
     axes = fig.axes
     assert len(axes) == 2
     assert [a.get_title() for a in axes] == ["system level", "input level"]
-    order = sorted_metrics(fs)  # sorted by the first level
+    assert not axes[0].get_shared_y_axes().joined(axes[0], axes[1])
+    for a, res in zip(axes, (fs, fi)):
+        check_forest(a, res)
+    assert sorted_metrics(fs) != sorted_metrics(fi)
+    assert "Kendall" in fig.get_suptitle() and "Fisher" in fig.get_suptitle()
+    # align=True: one shared order (the first level's), said in the title
+    fig = xplot.plot_ci(both, align=True)
+    axes = fig.axes
+    order = sorted_metrics(fs)
     assert ylabels(axes[0]) == order
     assert axes[0].get_shared_y_axes().joined(axes[0], axes[1])
     for a, res in zip(axes, (fs, fi)):
@@ -120,7 +131,12 @@ def test_plot_ci_levels_side_by_side(ds, boot):
         np.testing.assert_allclose(points.get_xdata(), res.sel(metric=order)["correlation"].values)
         (intervals,) = by_gid(a.collections, "interval")
         np.testing.assert_allclose([s[0][0] for s in intervals.get_segments()], res.sel(metric=order)["low"].values)
-    assert "Kendall" in fig.get_suptitle() and "Fisher" in fig.get_suptitle()
+    assert "in the order of the system level" in " ".join(fig.get_suptitle().split())
+    # own orders on Axes that share y would mislabel the panels
+    _, shared = plt.subplots(1, 2, sharey=True)
+    with pytest.raises(ValueError, match="align=True"):
+        xplot.plot_ci(both, ax=shared)
+    assert xplot.plot_ci(both, ax=shared, align=True) is shared[0].figure
 
 
 def test_plot_ci_errors(boot):

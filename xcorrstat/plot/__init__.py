@@ -11,7 +11,9 @@ from .agreement import (
     plot_leaderboard_agreement,
     plot_matrix,
 )
-from .significance import plot_ci, plot_distribution, plot_significance
+from .distribution import plot_distribution
+from .forest import plot_ci
+from .significance import plot_significance
 
 __all__ = [
     "CMAPS",

@@ -13,11 +13,15 @@ from typing import Any
 import xarray as xr
 
 from . import agreement as _agreement
+from . import distribution as _distribution
+from . import forest as _forest
 from . import significance as _significance
 
 # the shared docstrings' examples call the functions by name: doctests of this module find them here
 from .agreement import plot_jaccard, plot_leaderboard_agreement, plot_matrix  # noqa: F401
-from .significance import plot_ci, plot_distribution, plot_significance  # noqa: F401
+from .distribution import plot_distribution  # noqa: F401
+from .forest import plot_ci  # noqa: F401
+from .significance import plot_significance  # noqa: F401
 
 __all__ = ["PlotMethods"]
 
@@ -46,13 +50,13 @@ class PlotMethods:
         )
 
     def ci(self, **kwargs: Any) -> Any:
-        return _significance.plot_ci(self._obj, **kwargs)
+        return _forest.plot_ci(self._obj, **kwargs)
 
     def significance(self, **kwargs: Any) -> Any:
         return _significance.plot_significance(self._obj, **kwargs)
 
     def distribution(self, **kwargs: Any) -> Any:
-        return _significance.plot_distribution(self._obj, **kwargs)
+        return _distribution.plot_distribution(self._obj, **kwargs)
 
     def matrix(self, **kwargs: Any) -> Any:
         return _agreement.plot_matrix(self._obj, **kwargs)
@@ -63,9 +67,9 @@ class PlotMethods:
     def leaderboard_agreement(self, **kwargs: Any) -> Any:
         return _agreement.plot_leaderboard_agreement(self._obj, **kwargs)
 
-    ci.__doc__ = _significance.plot_ci.__doc__
+    ci.__doc__ = _forest.plot_ci.__doc__
     significance.__doc__ = _significance.plot_significance.__doc__
-    distribution.__doc__ = _significance.plot_distribution.__doc__
+    distribution.__doc__ = _distribution.plot_distribution.__doc__
     matrix.__doc__ = _agreement.plot_matrix.__doc__
     jaccard.__doc__ = _agreement.plot_jaccard.__doc__
     leaderboard_agreement.__doc__ = _agreement.plot_leaderboard_agreement.__doc__

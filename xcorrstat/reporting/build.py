@@ -158,26 +158,18 @@ class Report:
         return tables_html(self)
 
     def figures(self) -> dict[str, Any]:
-        """The two figures: ``"ci"`` (forest plot, levels side by side) and ``"significance"``."""
-        from ..plot.backend import label_inches, pyplot
-        from ..plot.significance import plot_ci, plot_significance
+        """The two figures: ``"ci"`` and ``"significance"``, each with one panel per level.
 
-        plt = pyplot()
-        ci = self.intervals[["correlation", "low", "high"]]
-        ci.attrs = dict(self.intervals.attrs)
-        fig_ci = plot_ci(ci)
-        if not hasattr(fig_ci, "savefig"):  # a single level gives an Axes
-            fig_ci = fig_ci.figure
-        m = self.intervals.sizes["metric"]
-        side = 1.0 + 0.26 * m + label_inches([str(v) for v in self.intervals["metric"].values], size=0.075)
-        n_lev = len(self.levels)
-        fig_sig, axes = plt.subplots(1, n_lev, figsize=(n_lev * (side + 1.0), side), squeeze=False,
-                                     layout="constrained")
-        for ax, lev in zip(axes[0], self.levels):
-            sub = self.comparisons.sel(level=lev)
-            sub.attrs = dict(self.comparisons.attrs, level=lev)
-            plot_significance(sub, ax=ax)
-        return {"ci": fig_ci, "significance": fig_sig}
+        ``"ci"`` is the forest plot, levels side by side, each panel listing the metrics
+        by its own level's significance cluster (shaded bands) and correlation;
+        ``"significance"`` the pairwise significance matrices, levels one under another.
+        Both are sized from the number of metrics and the length of their names.
+        """
+        from ..plot.forest import plot_ci
+        from ..plot.significance import plot_significance
+
+        fig_ci = plot_ci(self.intervals[["correlation", "low", "high", "cluster", "rank"]])
+        return {"ci": fig_ci, "significance": plot_significance(self.comparisons)}
 
     def save(self, out: str | os.PathLike[str], *, formats: Sequence[str] = ("png", "svg"), dpi: int = 150,
              overwrite: bool = False) -> dict[str, str]:

@@ -172,13 +172,17 @@ def _write_files(report: Any, out: str, *, formats: Sequence[str], dpi: int) -> 
 
     plt = pyplot()
     figures = report.figures()
+    png: dict[str, bytes] = {}
     try:
         for name, fig in figures.items():
             for fmt in formats:
                 fig.savefig(os.path.join(out, f"{name}.{fmt}"), dpi=dpi)
                 written[f"{name} figure ({fmt.upper()})"] = f"{name}.{fmt}"
+            if "png" in formats:  # the page shows the file just written: no second drawing
+                with open(os.path.join(out, f"{name}.png"), "rb") as img:
+                    png[name] = img.read()
         with open(os.path.join(out, "report.html"), "x", encoding="utf-8") as fh:
-            fh.write(page_html(report, figures))
+            fh.write(page_html(report, figures, png=png))
         written["page (HTML)"] = "report.html"
     finally:
         for fig in figures.values():

@@ -22,7 +22,8 @@ table.xcorrstat th, table.xcorrstat td { padding: 0.2em 0.7em; border-bottom: 1p
 table.xcorrstat th { text-align: left; background: #f4f4f4; }
 table.xcorrstat td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .levels { display: flex; flex-wrap: wrap; gap: 2em; align-items: flex-start; }
-figure { margin: 1em 0; } figure img { max-width: 100%; height: auto; }
+figure { margin: 1em 0; }
+figure img.natural { display: block; max-width: none; max-height: none; }
 figcaption { font-size: 0.9em; color: #555; max-width: 60em; }
 .settings { font-size: 0.9em; color: #444; }
 """
@@ -84,18 +85,54 @@ def tables_html(report: Any) -> str:
             f"<div class='levels'>{''.join(parts)}</div></div>")
 
 
-def _png_data_uri(fig: Any, dpi: int) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+#: Most pixels of an embedded figure: beyond, it is embedded at fewer pixels per inch (never under SCREEN_DPI).
+MAX_PIXELS = 16_000_000
 
 
-def page_html(report: Any, figures: dict[str, Any], *, dpi: int = 110) -> str:
-    """A self-contained HTML page: settings, ranked tables and both figures (embedded PNGs)."""
+def figure_img(fig: Any, alt: str, *, dpi: float | None = None, png: bytes | None = None) -> str:
+    """An ``<img>`` of ``fig`` shown at its natural size: one figure inch is one CSS inch (96 CSS pixels).
+
+    The figure is embedded as a PNG: ``png`` if given (the figure already saved, at
+    any resolution), else drawn at ``dpi`` pixels per inch (default twice
+    ``SCREEN_DPI``, for sharp text on high-density screens, fewer for a very large
+    figure). The ``width`` and ``height`` attributes are the figure's size in CSS
+    pixels, so a font of ``p`` points is drawn ``p * 96 / 72`` CSS pixels tall. The
+    page's style never scales it down (``max-width: none``): a figure wider than the
+    text column moves left, up to the window's edge, and one wider than the window
+    scrolls with the page.
+    """
+    from ..plot.backend import SCREEN_DPI
+
+    width, height = (float(v) for v in fig.get_size_inches())
+    if png is None:
+        if dpi is None:
+            dpi = max(float(SCREEN_DPI), min(2.0 * SCREEN_DPI, (MAX_PIXELS / (width * height)) ** 0.5))
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=dpi)
+        png = buf.getvalue()
+    uri = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    shown = round(width * SCREEN_DPI)
+    # a figure wider than the text column moves left, up to the window's edge, instead of being cut by it
+    shift = f"margin-left: max(calc(50% - 50vw + 1em), min(0px, calc(100% - {shown}px)))"
+    return (f'<img class="natural" src="{uri}" width="{shown}" height="{round(height * SCREEN_DPI)}" '
+            f'style="{shift}" alt="{html.escape(alt)}">')
+
+
+def page_html(report: Any, figures: dict[str, Any], *, dpi: float | None = None,
+              png: dict[str, bytes] | None = None) -> str:
+    """A self-contained HTML page: settings, ranked tables and both figures (embedded PNGs, natural size).
+
+    ``png`` maps a figure's name to the PNG already saved of it, embedded as is; the
+    others are drawn at ``dpi`` (see :func:`figure_img`).
+    """
     s = report.settings
-    ci_uri = _png_data_uri(figures["ci"], dpi)
-    sig_uri = _png_data_uri(figures["significance"], dpi)
-    correction = s["correction"] or "no"
+    png = png or {}
+    ci_img = figure_img(figures["ci"], "Forest plot of every metric's correlation with its confidence interval",
+                        dpi=dpi, png=png.get("ci"))
+    sig_img = figure_img(figures["significance"], "Pairwise significance matrix of the metric comparisons",
+                         dpi=dpi, png=png.get("significance"))
+    outline = (f"still significant after the {html.escape(s['correction'])} correction" if s["correction"]
+               else "significant (no correction: every filled cell)")
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -115,14 +152,16 @@ significantly better than one ranked below it. Rank 0 and cluster "-" mark an un
         f"{_level_table(report.table()[lambda t, lev=lev: t['level'] == lev])}</div>"
         for lev in report.levels)}</div>
 <h2>Confidence intervals</h2>
-<figure><img src="{ci_uri}" alt="Forest plot of every metric's correlation with its confidence interval">
+<figure>{ci_img}
 <figcaption>Point: the correlation; bar: its {s['confidence_level']:.0%} {s['ci_scheme']} percentile bootstrap
-interval. Metrics ordered by their {html.escape(report.levels[0])}-level correlation.</figcaption></figure>
+interval. Each level's panel lists the metrics in its own order: by significance cluster (bands, every other one
+shaded; the cluster number on the right), then by that level's correlation.</figcaption></figure>
 <h2>Pairwise significance</h2>
-<figure><img src="{sig_uri}" alt="Pairwise significance matrix of the metric comparisons">
-<figcaption>Row metric tested as better than column metric ({html.escape(s['test_scheme'])}). Filled cell:
-p &le; {s['alpha']:g}, coloured by the p-value; black outline: still significant after the {html.escape(correction)}
-correction; red lines separate the significance clusters.</figcaption></figure>
+<figure>{sig_img}
+<figcaption>One matrix per level. Row metric tested as better than column metric
+({html.escape(s['test_scheme'])}), in the order of the ranked table. Filled cell: p &le; {s['alpha']:g}, coloured by
+the p-value; black outline: {outline}; red lines separate the
+significance clusters.</figcaption></figure>
 <p class='settings'>Made with xcorrstat {html.escape(__version__)}.</p>
 </body>
 </html>
