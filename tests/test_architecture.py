@@ -29,9 +29,10 @@ LAYERS = [
     ("significance", ["significance"]),
     ("agreement", ["agreement"]),
     ("diagnostics", ["diagnostics"]),
+    ("wmt", ["wmt"]),
     ("plot", ["plot"]),
     ("reporting", ["reporting"]),
-    ("interfaces", ["accessors", "cli", "__main__", ""]),
+    ("interfaces", ["accessors", "cli", "wmtcli", "__main__", ""]),
 ]
 MAX_FUNCTION_LINES = 80
 

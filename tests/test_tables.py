@@ -144,7 +144,7 @@ def test_bad_arguments(result: xr.Dataset, rep: xcorrstat.Report) -> None:
         ranked_frame(result.drop_vars("cluster"))
     with pytest.raises(ValueError, match="table_format must be one of"):
         format_table(result, "html")
-    with pytest.raises(ValueError, match="needs a Report"):
+    with pytest.raises(ValueError, match="needs a Report or a run_tasks"):
         format_table(result, "text")
     with pytest.raises(ValueError, match="digits"):
         to_latex(result, digits=-1)

@@ -13,7 +13,7 @@ Examples
 """
 
 from . import accessors as _accessors  # noqa: F401  (registers .corrstat)
-from . import agreement, datasets, diagnostics, kernels, plot
+from . import agreement, datasets, diagnostics, kernels, plot, wmt
 from ._version import __version__
 from .correlation import (
     bootstrap,
@@ -79,4 +79,5 @@ __all__ = [
     "to_latex",
     "to_markdown",
     "williams_test",
+    "wmt",
 ]

@@ -34,6 +34,7 @@ from .resampling.schemes import (
     permutation_label,
 )
 from .schema import is_system_level
+from .wmtcli import add_wmt_parser, wmt_command
 
 __all__ = ["correlation_table", "flat_columns", "main"]
 
@@ -83,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
         "Holm-corrected, by default). Prints the ranked tables and writes to --out the tables (CSV, JSON), "
         "the CI forest plot and the pairwise significance matrix (PNG, SVG) and a self-contained HTML page.",
     ))
+    add_wmt_parser(sub)
     return p
 
 
@@ -391,6 +393,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _correlate_command(args, sys.stdout)
         elif args.command == "report":
             _report_command(args, sys.stdout, sys.stderr)
+        elif args.command == "wmt":
+            wmt_command(args, sys.stdout, sys.stderr)
     except (ValueError, TypeError, KeyError, OSError, ImportError) as err:
         print(f"xcorrstat: error: {_message(err)}", file=sys.stderr)
         return 2

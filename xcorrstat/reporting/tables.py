@@ -18,6 +18,7 @@ import xarray as xr
 
 from ..schema import METRIC
 from ..validation import check_choice
+from .tasktable import is_task_result, task_latex, task_markdown, task_text
 from .._display import printable
 
 __all__ = ["TABLE_FORMATS", "check_digits", "format_table", "ranked_frame", "to_latex", "to_markdown"]
@@ -188,7 +189,8 @@ def to_latex(result: Result, *, digits: int = 3) -> str:
     Parameters
     ----------
     result : Report or Dataset
-        As in :func:`ranked_frame`.
+        As in :func:`ranked_frame`, or a :func:`~xcorrstat.wmt.run_tasks` result (one
+        row per metric: average rank and score, then each task's value and cluster).
     digits : int, default 3
         Decimals of the correlations and intervals.
 
@@ -208,6 +210,8 @@ def to_latex(result: Result, *, digits: int = 3) -> str:
     \begin{tabular}{rlrr}
     """
     digits = check_digits(digits)
+    if is_task_result(result):
+        return task_latex(result, digits=digits)
     return "\n".join(_latex_one(f, digits, title) for title, f in _blocks(result))
 
 
@@ -227,7 +231,7 @@ def to_markdown(result: Result, *, digits: int = 3) -> str:
     Parameters
     ----------
     result : Report or Dataset
-        As in :func:`ranked_frame`.
+        As in :func:`ranked_frame`, or a :func:`~xcorrstat.wmt.run_tasks` result.
     digits : int, default 3
         Decimals of the correlations and intervals.
 
@@ -241,6 +245,8 @@ def to_markdown(result: Result, *, digits: int = 3) -> str:
     | --: | :-- | --: | --: |
     """
     digits = check_digits(digits)
+    if is_task_result(result):
+        return task_markdown(result, digits=digits)
     return "\n".join(_markdown_one(f, digits, title) for title, f in _blocks(result))
 
 
@@ -263,4 +269,7 @@ def format_table(result: Result, table_format: TableFormat | str, *, digits: int
         return to_markdown(result, digits=digits)
     if _is_report(result) and not isinstance(result, xr.Dataset):
         return result.to_text(digits=digits)
-    raise ValueError("table_format='text' needs a Report; use 'latex' or 'markdown' for a Dataset")
+    if is_task_result(result):
+        return task_text(result, digits=check_digits(digits))
+    raise ValueError("table_format='text' needs a Report or a run_tasks result; use 'latex' or 'markdown' "
+                     "for another Dataset")

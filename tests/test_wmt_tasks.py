@@ -1,0 +1,184 @@
+"""The WMT task lists (xcorrstat.wmt) and run_tasks, against independent oracles and mt-metrics-eval.
+
+Oracles: scipy's Pearson on the task's explicitly selected scores; pooled pairwise agreement
+counted with loops; ``calibrate_ties`` for acc_eq. When ``XCORRSTAT_MTME_SOURCE`` names a
+checkout of mt-metrics-eval, its own ``tasks.WMT23`` runs on the same generated tree: every
+task's correlations must equal ours to 1e-9, the p-values agree within Monte-Carlo error and
+the cluster ranks agree wherever no p-value is within that error of alpha.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import xcorrstat
+from mtme_tree import write_mtme_tree
+from xcorrstat.wmt import GOLD, Task, run_tasks, task_scores, task_set
+
+LPS = ["en-de", "he-en"]
+METRICS = ["BLEU", "COMET", "chrF"]
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mtme")
+    written = write_mtme_tree(root, "wmt23", LPS, 5, 24, METRICS, ["refA", "refB"], ["mqm"],
+                              np.random.default_rng(2), noref_metrics=["Kiwi"], text=True)
+    return str(root), written, xcorrstat.read_mtme(root, "wmt23")
+
+
+def test_task_set_is_mt_metrics_evals_wmt23_list():
+    tasks = task_set("wmt23", ["zh-en", "en-de", "he-en"])
+    assert [t.label for t in tasks] == [
+        "en-de,he-en,zh-en sys accuracy",
+        "en-de sys pearson", "en-de seg pearson", "en-de seg acc_eq",
+        "he-en sys pearson", "he-en seg pearson", "he-en seg acc_eq",
+        "zh-en sys pearson", "zh-en seg pearson", "zh-en seg acc_eq",
+    ]
+    assert [t.weight for t in tasks] == [3.0] + [1.0] * 9
+    assert [t.human for t in tasks] == [True, False, False, False, True, True, True, False, False, False]
+    assert all(t.gold == "mqm" for t in tasks)
+    assert tasks[0].refs == ("refA", "refB", "refA") and tasks[4].refs == ("refB",)
+    assert tasks[0].outliers == ("synthetic_ref",) and tasks[4].outliers == ()
+    assert [t.label for t in task_set("wmt24", ["en-de"])] == ["en-de sys soft_accuracy", "en-de seg acc_eq"]
+
+
+def test_bad_tasks():
+    with pytest.raises(ValueError, match="only statistic='accuracy' pools"):
+        Task(lps=("en-de", "zh-en"), level="sys", statistic="pearson")
+    with pytest.raises(ValueError, match="statistic='acc_eq' uses level='seg'"):
+        Task(lps=("en-de",), level="sys", statistic="acc_eq")
+    with pytest.raises(ValueError, match="testset must be one of"):
+        task_set("wmt19")
+    with pytest.raises(ValueError, match="Task.statistic must be one of"):
+        Task(lps=("en-de",), level="seg", statistic="spearman")
+
+
+def test_task_scores_select_systems_and_references(tree):
+    _, written, ds = tree
+    seg = task_scores(ds, Task(lps=("en-de",), level="seg", statistic="pearson", gold="mqm", refs=("refA",)))
+    assert set(seg.data_vars) == {"BLEU", "COMET", "chrF", "Kiwi[noref]", GOLD}
+    assert "refB" not in seg["system"].values and "refA" not in seg["system"].values  # human systems left out
+    human = task_scores(ds, Task(lps=("en-de",), level="seg", statistic="pearson", gold="mqm", refs=("refA",),
+                                 human=True))
+    assert "refB" in human["system"].values
+    np.testing.assert_array_equal(seg["BLEU"].sel(system="sys01").values,
+                                  written.scores[("en-de", "BLEU-refA", "seg")]["sys01"])
+
+
+def test_correlations_equal_independent_oracles(tree):
+    _, _, ds = tree
+    tasks = [Task(lps=tuple(LPS), level="sys", statistic="accuracy", gold="mqm", refs=("refA", "refA")),
+             Task(lps=("en-de",), level="sys", statistic="pearson", gold="mqm", refs=("refA",)),
+             Task(lps=("en-de",), level="seg", statistic="pearson", gold="mqm", refs=("refA",)),
+             Task(lps=("he-en",), level="seg", statistic="acc_eq", gold="mqm", refs=("refA",))]
+    res = run_tasks(ds, tasks, n_resamples=50, rng=0)
+    for m in ("BLEU", "Kiwi[noref]"):
+        agree = pairs = 0
+        for lp in LPS:
+            sub = task_scores(ds, Task(lps=(lp,), level="sys", statistic="pearson", gold="mqm", refs=("refA",)))
+            x, z = sub[m].values, sub[GOLD].values
+            for p, q in itertools.combinations(range(len(x)), 2):
+                if not np.isnan(z[[p, q]]).any():
+                    pairs += 1
+                    agree += np.sign(x[p] - x[q]) == np.sign(z[p] - z[q])
+        assert float(res["correlation"].sel(task=tasks[0].label, metric=m)) == pytest.approx(agree / pairs, abs=1e-12)
+        sys_scores = task_scores(ds, tasks[1])
+        assert float(res["correlation"].sel(task=tasks[1].label, metric=m)) == pytest.approx(
+            stats.pearsonr(sys_scores[m].values, sys_scores[GOLD].values).statistic, abs=1e-12)
+        seg = task_scores(ds, tasks[2])
+        ok = ~np.isnan(seg[GOLD].values)
+        assert float(res["correlation"].sel(task=tasks[2].label, metric=m)) == pytest.approx(
+            stats.pearsonr(seg[m].values[ok], seg[GOLD].values[ok]).statistic, abs=1e-12)
+        acc = xcorrstat.calibrate_ties(task_scores(ds, tasks[3]), target=GOLD, metrics=[m], level="input",
+                                       variant="acc23")
+        assert float(res["correlation"].sel(task=tasks[3].label, metric=m)) == pytest.approx(
+            float(acc["correlation"].sel(metric=m)), abs=1e-12)
+    # the averages: weighted cluster ranks, and scores rescaled to [0, 1]
+    w = res["weight"].values
+    for m in res["metric"].values:
+        clusters = res["cluster"].sel(metric=m).values
+        assert float(res["average_rank"].sel(metric=m)) == pytest.approx(float(np.sum(w * clusters)))
+    assert np.all(np.diff(res["average_rank"].values) >= 0)
+
+
+def test_tables_and_cli(tree, tmp_path):
+    root, _, ds = tree
+    res = run_tasks(ds, task_set("wmt23", LPS)[:3], n_resamples=20, rng=1)
+    md = xcorrstat.to_markdown(res)
+    rows = [r for r in md.splitlines() if r.startswith("|")]
+    assert len(rows) == 2 + res.sizes["metric"] and all(r.count(" | ") == rows[0].count(" | ") for r in rows)
+    assert r"\toprule" in xcorrstat.to_latex(res)
+    out = tmp_path / "wmt-out"
+    run = subprocess.run([sys.executable, "-m", "xcorrstat", "wmt", root, "--testset", "wmt23", "--lps",
+                          ",".join(LPS), "--n-resamples", "20", "--out", str(out)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "Avg rank" in run.stdout
+    assert sorted(os.listdir(out)) == sorted(["ranking.csv", "tasks.csv", "pairs.csv", "table.tex", "table.md"])
+    again = subprocess.run([sys.executable, "-m", "xcorrstat", "wmt", root, "--testset", "wmt23", "--lps",
+                            ",".join(LPS), "--n-resamples", "20", "--out", str(out)], capture_output=True, text=True)
+    assert again.returncode == 2 and "--overwrite" in again.stderr
+
+
+# ------------------------------------------------------------------ mt-metrics-eval as the oracle
+
+
+def _mtme():
+    source = os.environ.get("XCORRSTAT_MTME_SOURCE")
+    if not source or not os.path.isfile(os.path.join(source, "mt_metrics_eval", "tasks.py")):
+        pytest.skip("set XCORRSTAT_MTME_SOURCE to a checkout of mt-metrics-eval to compare with its tasks")
+    for stub in ("apache_beam", "dacite"):
+        sys.modules.setdefault(stub, types.ModuleType(stub))
+    if source not in sys.path:
+        sys.path.insert(0, source)
+    from mt_metrics_eval import data, meta_info, tasks
+
+    return data, meta_info, tasks
+
+
+def _mtme_results(root, k):
+    data, meta_info, tasks = _mtme()
+    info = meta_info.MetaInfo("refA", {"seg": "mqm", "sys": "mqm"}, set(), set())
+    evs = {("wmt23", lp): data.EvalSet("wmt23", lp, read_stored_metric_scores=True, info=info, path=root)
+           for lp in LPS}
+    task_list, weights = tasks.WMT23(LPS, primary=False, k=k)
+    for t in task_list:
+        t.block_size = max(k, 1)  # no early stopping: every p-value from all k draws
+    np.random.seed(0)
+    return task_list.Run(eval_set_dict=evs), weights
+
+
+def test_parity_with_mt_metrics_eval(tree):
+    root, _, ds = tree
+    k = 300
+    theirs, their_weights = _mtme_results(root, k)
+    tasks = task_set("wmt23", LPS)
+    mine = run_tasks(ds, tasks, n_resamples=k, rng=0)
+    np.testing.assert_allclose(mine["weight"].values, their_weights, atol=1e-12)
+    alpha = 0.05
+    tolerance = 4.5 * np.sqrt(alpha * (1 - alpha) / k) * np.sqrt(2)
+    for task, result in zip(tasks, theirs):
+        names = {m: m.lstrip("*") for m in result.metrics}
+        for m, ours in names.items():
+            assert float(mine["correlation"].sel(task=task.label, metric=ours)) == pytest.approx(
+                result.Corr(m), abs=1e-9), (task.label, m)
+        ordered = list(result.metrics)
+        near = False
+        for i, j in itertools.combinations(range(len(ordered)), 2):
+            p_theirs = result.matrix[i, j]
+            p_mine = float(mine["pvalue"].sel(task=task.label, metric=names[ordered[i]],
+                                              other_metric=names[ordered[j]]))
+            spread = 4.5 * np.sqrt(max(p_theirs * (1 - p_theirs), 1.0 / k) / k) * np.sqrt(2) + 2.0 / k
+            assert abs(p_mine - p_theirs) <= spread, (task.label, ordered[i], ordered[j], p_mine, p_theirs)
+            near |= abs(p_theirs - alpha) <= tolerance or abs(p_mine - alpha) <= tolerance
+        if not near:
+            for m, ours in names.items():
+                assert int(mine["cluster"].sel(task=task.label, metric=ours)) == result.Rank(m), (task.label, m)
