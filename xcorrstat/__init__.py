@@ -31,6 +31,7 @@ from .mt import (
     pairwise_difference_pearson,
     pairwise_differences,
     soft_pairwise_accuracy,
+    soft_pairwise_accuracy_test,
 )
 from .options import get_options, set_options
 from .reporting import Report, ranked_frame, report, to_latex, to_markdown
@@ -75,6 +76,7 @@ __all__ = [
     "report",
     "set_options",
     "soft_pairwise_accuracy",
+    "soft_pairwise_accuracy_test",
     "tidy",
     "to_latex",
     "to_markdown",

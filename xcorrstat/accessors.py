@@ -26,6 +26,7 @@ from .mt.pairwise import (
     pairwise_differences,
 )
 from .mt.softpairwise import soft_pairwise_accuracy
+from .mt.spatest import soft_pairwise_accuracy_test
 from .mt.ties import calibrate_ties
 from .plot.namespace import PlotMethods
 from .reporting import ranked_frame, report, to_latex, to_markdown
@@ -79,6 +80,7 @@ class _Common:
     pairwise_difference_pearson = _forward(pairwise_difference_pearson)
     pairwise_differences = _forward(pairwise_differences)
     soft_pairwise_accuracy = _forward(soft_pairwise_accuracy)
+    soft_pairwise_accuracy_test = _forward(soft_pairwise_accuracy_test)
 
 
 @xr.register_dataset_accessor("corrstat")

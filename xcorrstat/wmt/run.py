@@ -19,9 +19,10 @@ import numpy as np
 import xarray as xr
 
 from .._types import Seed
-from ..mt.softpairwise import soft_pairwise_accuracy
+from ..mt.spatest import soft_pairwise_accuracy_test
 from ..resampling.draws import resolve_seed
 from ..significance.allpairs import compare
+from ..significance.decisions import decide
 from ..validation import check_positive_int, check_unit_interval
 from .specs import Task
 
@@ -133,22 +134,17 @@ _RANGE = {"accuracy": (0.0, 1.0), "acc_eq": (0.0, 1.0), "soft_accuracy": (0.0, 1
           "pearson": (-1.0, 1.0), "kendall": (-1.0, 1.0)}
 
 
-def _by_value(corr: xr.DataArray) -> xr.DataArray:
-    """Clusters when there is no test: each metric its own, by decreasing value (undefined: 0)."""
-    values = np.asarray(corr.values, dtype=np.float64)
-    order = np.argsort(-np.where(np.isnan(values), -np.inf, values), kind="stable")
-    ranks = np.empty(len(values), dtype=np.int64)
-    ranks[order] = np.arange(1, len(values) + 1)
-    return corr.copy(data=np.where(np.isnan(values), 0, ranks))
-
-
 def _rank_task(scores: xr.Dataset, task: Task, *, n_resamples: int, seed: int, alpha: float,
                batch: int | None) -> xr.Dataset:
     """One task's ranking: ``correlation`` and ``cluster`` over metric, ``pvalue`` over metric pairs."""
-    if task.statistic == "soft_accuracy":
-        spa = soft_pairwise_accuracy(scores, target=GOLD, n_resamples=n_resamples, rng=seed)
-        corr = spa[[v for v in spa.data_vars][0]].rename("correlation")
-        return xr.Dataset({"correlation": corr, "cluster": _by_value(corr)})
+    if task.statistic == "soft_accuracy":  # mt-metrics-eval's sign matrix (seed 4, 1,000 draws) for the statistic
+        res = soft_pairwise_accuracy_test(scores, target=GOLD, n_resamples=n_resamples, rng=seed, batch=batch,
+                                          draws="mt-metrics-eval")
+        corr = res["soft_pairwise_accuracy"].rename("correlation")
+        _, significant, cluster = decide(res["pvalue"], corr, res["delta"], correction=None, family="all",
+                                         alternative="greater", alpha=alpha)
+        return xr.Dataset({"correlation": corr, "cluster": cluster, "pvalue": res["pvalue"],
+                           "significant": significant})
     options: dict[str, Any] = _COMPARE[(task.statistic, task.level)]
     res = compare(scores, target=GOLD, n_resamples=n_resamples, rng=seed, pvalue="fraction", correction=None,
                   alpha=alpha, batch=batch, **options)

@@ -17,7 +17,7 @@ The statistics, and the significance test each one runs (``n_resamples`` draws):
 * ``acc_eq``: segment-level acc_eq with tie calibration, item-wise (the pairs of systems of each
   segment); the pair-outcome permutation test, each metric keeping its calibrated epsilon.
 * ``soft_accuracy``: soft pairwise accuracy (1 - PCE) of the system ranking, from segment scores;
-  no significance test yet: metrics are ranked by value, each in its own cluster.
+  cells swapped (:func:`~xcorrstat.soft_pairwise_accuracy_test`).
 """
 
 from __future__ import annotations
