@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
-import pathlib
-import sys
-import types
 
 import numpy as np
 import pytest
 import xarray as xr
+from mtme_source import mtme_modules
 
 import xcorrstat
 from xcorrstat.kernels.pairoutcome import hybrid_deltas, prepare_pair_outcomes
@@ -372,15 +369,7 @@ def test_bad_compare_options_and_missing_metric_scores():
 
 
 def _mtme():
-    root = os.environ.get("XCORRSTAT_MTME_SOURCE")
-    if not root or not (pathlib.Path(root) / "mt_metrics_eval" / "stats.py").is_file():
-        pytest.skip("set XCORRSTAT_MTME_SOURCE to an mt-metrics-eval checkout to run the mt-metrics-eval oracles")
-    for stub in ("apache_beam", "dacite"):
-        sys.modules.setdefault(stub, types.ModuleType(stub))
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    from mt_metrics_eval import stats
-
+    (stats,) = mtme_modules("stats")
     return stats
 
 

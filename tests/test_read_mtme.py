@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import types
 
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
+from mtme_source import mtme_modules
 from mtme_tree import write_mtme_tree
 
 import xcorrstat
@@ -337,16 +336,7 @@ def test_jsonl_texts_and_missing_translations(small):
 
 
 def _mtme_data():
-    source = os.environ.get("XCORRSTAT_MTME_SOURCE")
-    if not source or not os.path.isfile(os.path.join(source, "mt_metrics_eval", "data.py")):
-        pytest.skip("set XCORRSTAT_MTME_SOURCE to a checkout of mt-metrics-eval to compare with its reader")
-    for stub in ("apache_beam", "dacite"):  # imported at the top of data.py / ratings.py, unused here
-        sys.modules.setdefault(stub, types.ModuleType(stub))
-    if source not in sys.path:
-        sys.path.insert(0, source)
-    from mt_metrics_eval import data, meta_info
-
-    return data, meta_info
+    return mtme_modules("data", "meta_info")
 
 
 def test_mtme_evalset_reads_the_same_scores(full):

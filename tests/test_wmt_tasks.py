@@ -13,14 +13,14 @@ import itertools
 import os
 import subprocess
 import sys
-import types
 
 import numpy as np
 import pytest
+from mtme_source import mtme_modules
+from mtme_tree import write_mtme_tree
 from scipy import stats
 
 import xcorrstat
-from mtme_tree import write_mtme_tree
 from xcorrstat.wmt import GOLD, Task, run_tasks, task_scores, task_set
 
 LPS = ["en-de", "he-en"]
@@ -132,16 +132,7 @@ def test_tables_and_cli(tree, tmp_path):
 
 
 def _mtme():
-    source = os.environ.get("XCORRSTAT_MTME_SOURCE")
-    if not source or not os.path.isfile(os.path.join(source, "mt_metrics_eval", "tasks.py")):
-        pytest.skip("set XCORRSTAT_MTME_SOURCE to a checkout of mt-metrics-eval to compare with its tasks")
-    for stub in ("apache_beam", "dacite"):
-        sys.modules.setdefault(stub, types.ModuleType(stub))
-    if source not in sys.path:
-        sys.path.insert(0, source)
-    from mt_metrics_eval import data, meta_info, tasks
-
-    return data, meta_info, tasks
+    return mtme_modules("data", "meta_info", "tasks")
 
 
 def _mtme_results(root, k):

@@ -33,7 +33,7 @@ from ._display import cut
 __all__ = [
     "INPUT", "METRIC", "SYSTEM", "SYSTEM_LEVEL_ATTR", "SYSTEM_LEVEL_INPUT", "TARGET", "aligned_scores",
     "system_mean_grid",
-    "as_dataset", "check_finite", "check_level", "is_system_level", "select_scores", "split_scores",
+    "as_dataset", "check_finite", "check_level", "is_system_level", "metric_pair", "select_scores", "split_scores",
     "stack_scores",
 ]
 
@@ -257,6 +257,27 @@ def stack_scores(ds: xr.Dataset, names: Sequence[Hashable], dim: str) -> xr.Data
     coords = {k: ds.variables[k] for k in ds.coords if set(ds.variables[k].dims) <= set(order) and k != dim}
     x = xr.DataArray(data, dims=[dim, *order], coords=coords)
     return x.assign_coords({dim: [str(k) for k in names]})
+
+
+def metric_pair(data: object, *, target: object, x: object, y: object) -> xr.Dataset:
+    """The data as a Dataset once ``target``, ``x`` and ``y`` are checked: one target name, two different scores.
+
+    Examples
+    --------
+    >>> ds = xr.Dataset({"a": ("system", [1.0, 2.0]), "b": ("system", [2.0, 1.0]), "h": ("system", [1.0, 3.0])})
+    >>> sorted(metric_pair(ds, target="h", x="a", y="b").data_vars)
+    ['a', 'b', 'h']
+    """
+    if not isinstance(target, str):
+        raise TypeError(f"target must be one score name, got {target!r}")
+    ds = as_dataset(data)
+    for argument, name in (("x", x), ("y", y)):
+        if not isinstance(name, Hashable):
+            raise TypeError(f"{argument} must be one score name, got {name!r}")
+        select_scores(ds, [name], [], argument)
+    if x == y:
+        raise ValueError(f"x and y must be two different metrics, got x=y={x!r}")
+    return ds
 
 
 def split_scores(data: object, *, target: Hashable | Sequence[Hashable],

@@ -44,7 +44,7 @@ from ..resampling.engine import BLAS_ONE_THREAD, RESAMPLE_DIM, block_elems
 from ..resampling.pvalues import ALTERNATIVES, PVALUES, permutation_pvalue
 from ..resampling.schemes import parse_permute, permutation_label
 from ..resampling.swapstats import standardise as zscores
-from ..schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, split_scores
+from ..schema import INPUT, METRIC, SYSTEM, metric_pair, split_scores
 from ..validation import check_batch, check_choice, check_epsilon, check_min_pairs, check_positive_int
 from ..validation import check_unit_interval
 from .decisions import FAMILIES, OTHER, decide, pair_pvalues
@@ -384,15 +384,7 @@ def _two_metric_iv(data, x, y, target, level, method, variant, permute, standard
     n_resamples, batch, min_pairs = _common_iv(level, method, variant, permute if swap == "pairs" else
                                                ("system", "input"), standardise, early_stop, n_resamples,
                                                alternative, pvalue, batch, min_pairs)
-    if not isinstance(target, str):
-        raise TypeError(f"target must be one score name, got {target!r}")
-    ds = as_dataset(data)
-    for argument, name in (("x", x), ("y", y)):
-        if not isinstance(name, Hashable):
-            raise TypeError(f"{argument} must be one score name, got {name!r}")
-        select_scores(ds, [name], [], argument)
-    if x == y:
-        raise ValueError(f"x and y must be two different metrics, got x=y={x!r}")
+    ds = metric_pair(data, target=target, x=x, y=y)
     scores, z, _ = split_scores(ds, target=target, metrics=[x, y], level=level)
     return _scores(scores, z), n_resamples, batch, min_pairs
 

@@ -38,7 +38,7 @@ from ..resampling.pvalues import ALTERNATIVES, PVALUES, extreme_count, permutati
 from ..resampling.schemes import SCHEME_DIMS, STANDARDISED, check_standardise, parse_permute, permutation_label
 from ..resampling.sequential import settled
 from ..resampling.swapstats import draw_deltas
-from ..schema import INPUT, SYSTEM, as_dataset, check_finite, select_scores, split_scores, system_mean_grid
+from ..schema import INPUT, SYSTEM, check_finite, metric_pair, split_scores, system_mean_grid
 from ..validation import (
     check_average,
     check_batch,
@@ -158,15 +158,7 @@ def _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     scheme = parse_permute(permute)
     standardise = check_standardise(standardise, level=level, scheme=scheme)
-    if not isinstance(target, str):
-        raise TypeError(f"target must be one score name, got {target!r}")
-    ds = as_dataset(data)
-    for argument, name in (("x", x), ("y", y)):
-        if not isinstance(name, Hashable):
-            raise TypeError(f"{argument} must be one score name, got {name!r}")
-        select_scores(ds, [name], [], argument)
-    if x == y:
-        raise ValueError(f"x and y must be two different metrics, got x=y={x!r}")
+    ds = metric_pair(data, target=target, x=x, y=y)
     scores, z, _ = split_scores(ds, target=target, metrics=[x, y], level=level, along=SCHEME_DIMS[scheme])
     xs, ys = scores.isel(metric=0, drop=True), scores.isel(metric=1, drop=True)
     if standardise == "system-means":  # mt-metrics-eval's test: the system means are the data
