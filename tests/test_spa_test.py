@@ -10,14 +10,11 @@ its ``PairwiseConfidenceError`` gives the same p-value within Monte-Carlo error.
 from __future__ import annotations
 
 import itertools
-import os
-import pathlib
-import sys
-import types
 
 import numpy as np
 import pytest
 import xarray as xr
+from mtme_source import mtme_modules
 
 import xcorrstat
 from xcorrstat.kernels.spa_swap import spa_swap_draws
@@ -138,15 +135,7 @@ def test_clear_errors():
 
 
 def _mtme_stats():
-    root = os.environ.get("XCORRSTAT_MTME_SOURCE")
-    if not root or not (pathlib.Path(root) / "mt_metrics_eval" / "stats.py").is_file():
-        pytest.skip("set XCORRSTAT_MTME_SOURCE to an mt-metrics-eval checkout to run the mt-metrics-eval oracle")
-    for stub in ("apache_beam", "dacite"):
-        sys.modules.setdefault(stub, types.ModuleType(stub))
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    from mt_metrics_eval import stats
-
+    (stats,) = mtme_modules("stats")
     return stats
 
 
@@ -168,3 +157,36 @@ def test_mtme_permutation_sig_diff_with_pce():
     p_ours = float(ours["pvalue"].sel(metric="ma", other_metric="mb"))
     se = np.sqrt(max(p_mtme * (1 - p_mtme), 1e-3) * 2 / k)
     assert p_ours == pytest.approx(p_mtme, abs=5 * se)
+
+
+def test_compiled_and_numpy_counts_agree():
+    pytest.importorskip("numba")
+    from xcorrstat.kernels.spa_swap import pair_pvalues_from_sums
+
+    rng = np.random.default_rng(3)
+    flipped = rng.integers(-3, 4, size=(6, 5, 40)).astype(float)  # integer sums: many exact ties
+    sums = rng.integers(-3, 4, size=(6, 5)).astype(float)
+    scale = np.abs(rng.normal(size=10))
+    np.testing.assert_array_equal(pair_pvalues_from_sums(flipped, sums, scale, compiled=False),
+                                  pair_pvalues_from_sums(flipped, sums, scale))
+    np.testing.assert_array_equal(pair_pvalues_from_sums(flipped[0], sums[0], scale, compiled=False),
+                                  pair_pvalues_from_sums(flipped[0], sums[0], scale))
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_compiled_and_numpy_swapped_spa_agree(integer):
+    pytest.importorskip("numba")
+    from xcorrstat.kernels.spa_swap import masked_flips, pair_pvalues_from_sums, pair_scale, swapped_spa
+
+    rng = np.random.default_rng(8)
+    shape = (5, 20)
+    xa, xb, z = (rng.integers(0, 3, size=(3, *shape)).astype(float) if integer else rng.normal(size=(3, *shape)))
+    signs = mtme_signs(4, 64, 20).astype(np.float64)
+    masks = rng.random((9, *shape)) < 0.5
+    p_gold = pair_pvalues_from_sums(z @ signs.T, z.sum(axis=-1), pair_scale(z))
+    fixed = (xa @ signs.T, xb @ signs.T, xa.sum(axis=-1), xb.sum(axis=-1))
+    (ua, sa), (ub, sb) = masked_flips(xa, signs, masks), masked_flips(xb, signs, masks)
+    parts = (fixed, (ua, ub, sa, sb), pair_scale(xa, xb), p_gold)
+    fast, slow = swapped_spa(*parts), swapped_spa(*parts, compiled=False)
+    np.testing.assert_array_equal(fast[0], slow[0])
+    np.testing.assert_array_equal(fast[1], slow[1])

@@ -10,19 +10,20 @@ swapped SPAs with one matrix product per system.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from functools import partial
+from typing import NamedTuple
 
 import dask
 import numpy as np
 import xarray as xr
 
 from .._types import Draws, Seed
-from ..kernels.spa_swap import spa_swap_draws
+from ..kernels.spa_swap import masked_flips, pair_pvalues_from_sums, pair_scale, spa_from_flips, swapped_spa
 from ..resampling.draws import permutation_masks, resolve_seed
 from ..resampling.engine import block_elems, draws_within
 from ..resampling.pvalues import permutation_pvalue
-from ..resampling.workers import BLAS_ONE_THREAD
+from ..resampling.workers import BLAS_ONE_THREAD, parallelism
 from ..schema import INPUT, METRIC, SYSTEM, aligned_scores
 from ..validation import check_choice, check_positive_int
 from .softpairwise import DRAWS, mtme_signs, soft_pairwise_accuracy
@@ -44,27 +45,71 @@ def _signs(draws: Draws, spa_seed: int, n: int, kept: np.ndarray) -> np.ndarray:
     return 1.0 - 2.0 * permutation_masks(spa_seed, np.arange(n), 1, kept.size, "cells")[:, 0, kept]
 
 
-def _pair_deltas(x: np.ndarray, z: np.ndarray, pairs: np.ndarray, signs_of, mask_seed: int, n_resamples: int,
-                 batch: int) -> tuple[np.ndarray, np.ndarray]:
-    """Observed SPA difference (P,) and its draws (P, n_resamples) of the metric pairs ``pairs`` (P, 2)."""
+class _Group(NamedTuple):
+    """Pairs of metrics that keep the same inputs: one sign matrix, and each metric's fixed parts."""
+
+    kept: np.ndarray  # (I,) bool
+    pairs: np.ndarray  # (P, 2) metric indices
+    rows: np.ndarray  # (P,) positions of the pairs in the caller's list
+    signs: np.ndarray  # (R, L)
+    p_gold: np.ndarray  # (Q,) the target's p-value of every pair of systems
+    flips: dict[int, np.ndarray]  # metric -> X T^T (S, R)
+    sums: dict[int, np.ndarray]  # metric -> system sums (S,)
+    scales: np.ndarray  # (P, Q) the tolerance scale of every pair of metrics
+
+
+def _groups(x: np.ndarray, z: np.ndarray, pairs: np.ndarray,
+            signs_of: Callable[[np.ndarray], np.ndarray]) -> list[_Group]:
+    """The pairs grouped by their kept inputs (every system has both metrics and the target there)."""
+    ok = np.isfinite(x).all(axis=1) & np.isfinite(z).all(axis=0)  # (M, I)
+    kept = ok[pairs[:, 0]] & ok[pairs[:, 1]]
+    patterns, which = np.unique(kept, axis=0, return_inverse=True)
+    out = []
+    for g, pattern in enumerate(patterns):
+        rows = np.flatnonzero(np.asarray(which).reshape(-1) == g)
+        if pattern.sum() < 1:
+            continue
+        signs = signs_of(pattern)
+        zk = z[:, pattern]
+        mine = pairs[rows]
+        used = np.unique(mine)
+        xs = {int(m): x[m][:, pattern] for m in used}
+        out.append(_Group(pattern, mine, rows, signs,
+                          pair_pvalues_from_sums(zk @ signs.T, zk.sum(axis=-1), pair_scale(zk)),
+                          {m: v @ signs.T for m, v in xs.items()}, {m: v.sum(axis=-1) for m, v in xs.items()},
+                          np.stack([pair_scale(xs[int(i)], xs[int(j)]) for i, j in mine])))
+    return out
+
+
+def _observed(x: np.ndarray, z: np.ndarray, pairs: np.ndarray, signs_of) -> np.ndarray:
+    """SPA of metric minus that of other metric, per pair, with the draws' arithmetic (NaN: no input kept)."""
     delta = np.full(len(pairs), np.nan)
-    dist = np.full((len(pairs), n_resamples), np.nan)
+    for g in _groups(x, z, pairs, signs_of):
+        for k, (i, j), scale in zip(g.rows, g.pairs, g.scales):
+            sa = spa_from_flips(g.flips[i][None], g.sums[i][None], scale, g.p_gold)
+            sb = spa_from_flips(g.flips[j][None], g.sums[j][None], scale, g.p_gold)
+            delta[k] = sa[0] - sb[0]
+    return delta
+
+
+def _draw_block(x: np.ndarray, z: np.ndarray, pairs: np.ndarray, signs_of, mask_seed: int, ids: np.ndarray,
+                batch: int) -> np.ndarray:
+    """Draws ``ids`` of every pair's swapped SPA difference (P, len(ids)): each metric's masked part once a batch."""
+    out = np.full((len(pairs), ids.size), np.nan)
+    groups = _groups(x, z, pairs, signs_of)
     with BLAS_ONE_THREAD:
-        for start in range(0, n_resamples, batch):
-            ids = np.arange(start, min(start + batch, n_resamples))
-            masks = permutation_masks(mask_seed, ids, x.shape[1], x.shape[2], "cells")
-            for k, (i, j) in enumerate(pairs):
-                kept = np.isfinite(x[i]).all(axis=0) & np.isfinite(x[j]).all(axis=0) & np.isfinite(z).all(axis=0)
-                if kept.sum() < 1:
-                    continue
-                signs = signs_of(kept)
-                xi, xj, zk = x[i][:, kept], x[j][:, kept], z[:, kept]
-                if start == 0:
-                    a0, b0 = spa_swap_draws(xi, xj, zk, signs, np.zeros((1,) + xi.shape, dtype=bool))
-                    delta[k] = a0[0] - b0[0]
-                sa, sb = spa_swap_draws(xi, xj, zk, signs, masks[:, :, kept])
-                dist[k, start:start + ids.size] = sa - sb
-    return delta, dist
+        for start in range(0, ids.size, batch):
+            cols = slice(start, min(start + batch, ids.size))
+            masks = permutation_masks(mask_seed, ids[cols], x.shape[1], x.shape[2], "cells")
+            for g in groups:
+                part = masks[:, :, g.kept]
+                moved = {m: masked_flips(x[m][:, g.kept], g.signs, part) for m in g.flips}
+                for k, (i, j), scale in zip(g.rows, g.pairs, g.scales):
+                    (ui, si), (uj, sj) = moved[i], moved[j]
+                    sa, sb = swapped_spa((g.flips[i], g.flips[j], g.sums[i], g.sums[j]), (ui, uj, si, sj), scale,
+                                         g.p_gold)
+                    out[k, cols] = sa - sb
+    return out
 
 
 def _soft_pairwise_accuracy_test_iv(data, target, metrics, n_resamples, spa_resamples, draws, batch):
@@ -145,23 +190,25 @@ def soft_pairwise_accuracy_test(
                                  rng=spa_rng, draws=draws)
     spa_seed = int(spa.attrs["seed"])
     m, s, n_inp = x.shape
-    per_draw = 4 * s * n_inp + 4 * spa_resamples * s + 3 * spa_resamples * (s * (s - 1) // 2)
+    q = s * (s - 1) // 2
+    per_draw = m * spa_resamples * s + 2 * s * n_inp + 3 * spa_resamples * q
     batch = batch or min(n_resamples, draws_within(block_elems(), per_draw))
-    iu = np.stack(np.triu_indices(m, 1), axis=-1)
-    chunks = [c for c in np.array_split(iu, max(1, min(len(iu), 4 * dask.system.CPU_COUNT))) if len(c)]
+    pairs = np.stack(np.triu_indices(m, 1), axis=-1)
     signs_of = partial(_signs, draws, spa_seed, spa_resamples)
-    parts = dask.compute(*[dask.delayed(_pair_deltas)(x.values, z.values, c, signs_of, _mask_seed(seed), n_resamples,
-                                                      batch) for c in chunks])
-    delta = np.full((m, m), np.nan)
+    delta = _observed(x.values, z.values, pairs, signs_of)
+    blocks = np.array_split(np.arange(n_resamples), max(1, min(4 * parallelism(), -(-n_resamples // batch))))
+    parts = dask.compute(*[dask.delayed(_draw_block)(x.values, z.values, pairs, signs_of, _mask_seed(seed), ids,
+                                                     batch) for ids in blocks if ids.size])
+    dist = np.concatenate(parts, axis=-1)
+    i, j = pairs[:, 0], pairs[:, 1]
+    delta_mat = np.full((m, m), np.nan)
     pvalue = np.full((m, m), np.nan)
-    for c, (d, dist) in zip(chunks, parts):
-        i, j = c[:, 0], c[:, 1]
-        delta[i, j], delta[j, i] = d, -d
-        pvalue[i, j] = permutation_pvalue(dist, d, alternative="greater", pvalue="fraction")
-        pvalue[j, i] = permutation_pvalue(-dist, -d, alternative="greater", pvalue="fraction")
+    delta_mat[i, j], delta_mat[j, i] = delta, -delta
+    pvalue[i, j] = permutation_pvalue(dist, delta, alternative="greater", pvalue="fraction")
+    pvalue[j, i] = permutation_pvalue(-dist, -delta, alternative="greater", pvalue="fraction")
     coords = {METRIC: x[METRIC].values, OTHER: x[METRIC].values}
     out = xr.Dataset({"soft_pairwise_accuracy": spa["soft_pairwise_accuracy"],
-                      "delta": ((METRIC, OTHER), delta), "pvalue": ((METRIC, OTHER), pvalue)},
+                      "delta": ((METRIC, OTHER), delta_mat), "pvalue": ((METRIC, OTHER), pvalue)},
                      coords=coords)
     out.attrs = {"test": "permutation", "permute": f"{SYSTEM}, {INPUT} (every cell)", "n_resamples": n_resamples,
                  "seed": seed, "spa_resamples": spa_resamples, "spa_seed": spa_seed, "draws": draws,
