@@ -22,6 +22,7 @@ name): ``integers(0, n_1, (DRAW_BLOCK, n_1))``, then ``n_2``, and so on.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
@@ -36,6 +37,7 @@ __all__ = [
     "bootstrap_indices",
     "counts_from_indices",
     "bootstrap_counts",
+    "coin",
     "permutation_masks",
     "PERMUTE_SCHEMES",
     "MAX_DRAW_TASKS",
@@ -165,9 +167,6 @@ def permutation_masks(seed: int, draws: ArrayLike, n_systems: int, n_inputs: int
     ((2, 3, 4), True)
     """
 
-    def coin(g: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-        return g.integers(0, 2, size=shape, dtype=np.int8).astype(bool)
-
     if scheme == "cells":
         (m,) = _blocked_draws(seed, draws, [((n_systems, n_inputs), coin)])
         return m
@@ -181,6 +180,37 @@ def permutation_masks(seed: int, draws: ArrayLike, n_systems: int, n_inputs: int
         rows, cols = _blocked_draws(seed, draws, [((n_systems,), coin), ((n_inputs,), coin)])
         return rows[:, :, None] ^ cols[:, None, :]
     raise ValueError(f"scheme must be one of {PERMUTE_SCHEMES!r}, got {scheme!r}")
+
+
+def coin(g: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Fair coins: ``g.integers(0, 2, size=shape, dtype=np.int8).astype(bool)``, bit for bit, faster.
+
+    NumPy draws each int8 in [0, 2) from one byte of its 32-bit stream (low byte first) as that
+    byte's top bit, and takes its 32-bit words low half first from the 64-bit outputs: on a
+    little-endian machine the coins are the top bits of the bytes of ``random_raw``. The
+    generator is left in the state ``integers`` leaves (a half-used 64-bit output is kept
+    for the next 32-bit draw); any other case takes ``integers`` itself.
+
+    Examples
+    --------
+    >>> a, b = keyed_generator(3, 0), keyed_generator(3, 0)
+    >>> bool((coin(a, (5, 7)) == b.integers(0, 2, size=(5, 7), dtype=np.int8).astype(bool)).all())
+    True
+    >>> bool(a.random() == b.random())
+    True
+    """
+    n = int(np.prod(shape))
+    bits = g.bit_generator
+    state = bits.state
+    if n == 0 or sys.byteorder != "little" or state.get("bit_generator") != "PCG64" or state.get("has_uint32"):
+        return g.integers(0, 2, size=shape, dtype=np.int8).astype(bool)
+    words = -(-n // 4)  # 32-bit words integers() takes, four coins each
+    raw = bits.random_raw(-(-words // 2))
+    if words % 2:  # integers() keeps the high half of the last output for the next 32-bit draw
+        state = bits.state
+        state["has_uint32"], state["uinteger"] = 1, int(raw[-1] >> np.uint64(32))
+        bits.state = state
+    return (raw.view(np.uint8)[:n] >= 128).reshape(shape)
 
 
 def _blocked_draws(seed: int, draws: ArrayLike, samplers: Sequence[Sampler]) -> list[np.ndarray]:
