@@ -44,6 +44,11 @@ def default_pair_chunk(n_pairs: int) -> int:
     return max(1, min(64, -(-n_pairs // (4 * parallelism()))))
 
 
+def _sorted_global_kendall(kw: dict[str, Any]) -> bool:
+    """Whether the pairs take the global-level Kendall swap kernel (one sorted table per pair, counts per draw)."""
+    return kw["level"] == "global" and kw["method"] == "kendall" and not kw.get("epsilon")
+
+
 def _per_pair_draw(s: int, i: int, level: Level, method: Method) -> int:
     """Rough float64 temporaries per pair and draw."""
     if level == "input":
@@ -71,6 +76,13 @@ def _per_pair_fixed(s: int, i: int, level: Level, method: Method) -> int:
     return 0
 
 
+def _pair_fixed(s: int, i: int, kw: dict[str, Any]) -> int:
+    """What a task keeps per pair whatever the batch; the global-level Kendall kernel's sorted table included."""
+    if _sorted_global_kendall(kw):  # the pair's table of its 2 S I scores in order, with their ranks and weights
+        return 6 * s * i
+    return _per_pair_fixed(s, i, kw["level"], kw["method"])
+
+
 def pair_block_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any],
                     pair_chunk: int | None = None) -> tuple[int, int, int]:
     """``(pair_chunk, per_draw, budget)``: pairs per task, a batch's float64 temporaries per draw, and
@@ -89,7 +101,7 @@ def pair_block_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any
     >>> small[0] <= pair_block_plan(1225, 15, 2000, 1, kw)[0]
     True
     """
-    fixed = n_lead * _per_pair_fixed(s, i, kw["level"], kw["method"])
+    fixed = n_lead * _pair_fixed(s, i, kw)
     budget = block_elems()
     if pair_chunk is None:
         pair_chunk = default_pair_chunk(n_pairs)
@@ -98,6 +110,8 @@ def pair_block_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any
     per_draw = pair_chunk * n_lead * _per_pair_draw(s, i, kw["level"], kw["method"])
     if kw["level"] == "input" and kw["method"] == "kendall":
         per_draw += n_lead * s * i // 4  # the batch's masks and mask products, shared by the task's pairs
+    elif _sorted_global_kendall(kw):  # a draw is the batch's mask (shared) and a few counts per pair: the
+        per_draw = n_lead * (s * i // 8 + 16 * pair_chunk)  # kernel's lanes are a fixed block of 32 draws
     return pair_chunk, per_draw, max(budget - pair_chunk * fixed, per_draw)
 
 
@@ -242,7 +256,7 @@ def pair_permutation_draws(
         return _allpairs_draws(x, z, (pi, pk), n_resamples, batch, fallback, opts, dims, coords)
     if eager and runs_in_one_block(n_lead * pi.size * s * i * n_resamples):
         # all pairs at once if they fit in the whole budget, else `pair_chunk` pairs at a time
-        fixed = n_lead * _per_pair_fixed(s, i, kw["level"], kw["method"])
+        fixed = n_lead * _pair_fixed(s, i, kw)
         fits = pi.size * (fixed + pair_batch * per_draw // pair_chunk) <= process_elems()
         step = pi.size if fits else pair_chunk
         out = np.concatenate([_pair_block(x.values, z.values, pi[k:k + step], pk[k:k + step], np.arange(n_resamples),
