@@ -207,9 +207,7 @@ def coin(g: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     words = -(-n // 4)  # 32-bit words integers() takes, four coins each
     raw = bits.random_raw(-(-words // 2))
     if words % 2:  # integers() keeps the high half of the last output for the next 32-bit draw
-        state = bits.state
-        state["has_uint32"], state["uinteger"] = 1, int(raw[-1] >> np.uint64(32))
-        bits.state = state
+        bits.state = {**bits.state, "has_uint32": 1, "uinteger": int(raw[-1] >> np.uint64(32))}
     return (raw.view(np.uint8)[:n] >= 128).reshape(shape)
 
 
