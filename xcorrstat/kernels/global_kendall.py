@@ -44,6 +44,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._types import Variant
+from ._compiled import compiled_module
 from .tau import tau_from_counts
 
 __all__ = [
@@ -186,19 +187,9 @@ def compiled_available() -> bool:
     return _jit() is not None
 
 
-_JIT_MODULE: list[ModuleType | None] = []
-
-
 def _jit() -> ModuleType | None:
-    """The compiled loops' module, imported on first use; None without numba."""
-    if not _JIT_MODULE:
-        try:
-            from . import global_kendall_jit
-        except ImportError:
-            _JIT_MODULE.append(None)
-        else:
-            _JIT_MODULE.append(global_kendall_jit)
-    return _JIT_MODULE[0]
+    """The compiled loops' module; None without numba."""
+    return compiled_module("global_kendall_jit")
 
 
 def compiled_loops(compiled: bool | None, epsilon: float) -> ModuleType | None:

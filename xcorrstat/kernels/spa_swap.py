@@ -22,21 +22,13 @@ from types import ModuleType
 
 import numpy as np
 
+from ._compiled import compiled_module
+
 __all__ = ["masked_flips", "pair_pvalues_from_sums", "pair_scale", "spa_from_flips", "spa_swap_draws", "swapped_spa"]
 
-_JIT_MODULE: list[ModuleType | None] = []
-
-
 def _jit() -> ModuleType | None:
-    """The compiled loop's module, imported on first use; None without numba."""
-    if not _JIT_MODULE:
-        try:
-            from . import spa_swap_jit
-        except ImportError:
-            _JIT_MODULE.append(None)
-        else:
-            _JIT_MODULE.append(spa_swap_jit)
-    return _JIT_MODULE[0]
+    """The compiled loops' module; None without numba."""
+    return compiled_module("spa_swap_jit")
 
 
 def pair_pvalues_from_sums(flipped: np.ndarray, sums: np.ndarray, scale: np.ndarray, *,
