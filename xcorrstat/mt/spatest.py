@@ -4,8 +4,8 @@ mt-metrics-eval ranks metrics by soft pairwise accuracy (SPA) with ``Permutation
 over all cells: each draw swaps every (system, input) cell between the two metrics with a
 fair coin, recomputes both SPAs, and counts the draws whose difference reaches the
 observed one. Here a draw is a 0/1 mask over the cells, keyed by its draw id, shared by
-every pair of metrics; :mod:`xcorrstat.kernels.spa_swap` turns a batch of masks into both
-swapped SPAs with one matrix product per system.
+every pair of metrics; :mod:`xcorrstat.kernels.spa_swap` turns a batch of masks into the
+swapped SPAs of every pair with one matrix product per metric. Tasks are blocks of draw ids.
 """
 
 from __future__ import annotations
@@ -172,7 +172,8 @@ def soft_pairwise_accuracy_test(
     The draws' SPAs are computed in float64 with the rounding tolerance of ``draws="by-id"``
     whatever ``draws`` is, and so is ``delta``, so that draws and observed value share their
     arithmetic; ``soft_pairwise_accuracy`` is the statistic itself (float32 in the
-    ``"mt-metrics-eval"`` mode).
+    ``"mt-metrics-eval"`` mode). Where cells are missing, ``delta`` comes from the inputs
+    the pair keeps and so may differ from the difference of the two metrics' values.
 
     Examples
     --------
