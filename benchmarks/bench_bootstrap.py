@@ -17,18 +17,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
-import venv
 
 import numpy as np
 import xarray as xr
 
 import xcorrstat
+from peers import baseline_python  # benchmarks/peers.py
 
 N_RESAMPLES = 1000
 CASES = [  # (label, systems, inputs, level, method)
@@ -74,16 +72,6 @@ WMT_CHILD = textwrap.dedent(
     print(json.dumps(out))
     """
 )
-
-
-def baseline_python(path: str | None) -> str:
-    if path:
-        return path
-    env_dir = os.path.join(tempfile.mkdtemp(prefix="xcorrstat-bench-"), "venv")
-    venv.EnvBuilder(with_pip=True).create(env_dir)
-    python = os.path.join(env_dir, "bin", "python")
-    subprocess.run([python, "-m", "pip", "install", "--quiet", "nlpstats==0.0.1"], check=True)
-    return python
 
 
 def ours(s, i, level, method, seed):

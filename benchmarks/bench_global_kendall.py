@@ -31,11 +31,8 @@ import math
 import os
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
-import types
-import venv
 import warnings
 from unittest import mock
 
@@ -45,6 +42,7 @@ import xarray as xr
 
 import xcorrstat
 from xcorrstat.kernels import global_kendall
+from peers import baseline_python, load_mtme  # benchmarks/peers.py
 
 N_BOOT = 1000
 BOOT_CASES = [(25, 50), (16, 100)]
@@ -82,16 +80,6 @@ def best_of(fn, repeats: int) -> tuple[float, object]:
 
 
 # ----------------------------------------------------------------------------- part 1: bootstrap
-
-
-def baseline_python(path: str | None) -> str:
-    if path:
-        return path
-    env_dir = os.path.join(tempfile.mkdtemp(prefix="xcorrstat-bench-"), "venv")
-    venv.EnvBuilder(with_pip=True).create(env_dir)
-    python = os.path.join(env_dir, "bin", "python")
-    subprocess.run([python, "-m", "pip", "install", "--quiet", "nlpstats==0.0.1"], check=True)
-    return python
 
 
 def bootstrap_part(args) -> None:
@@ -141,18 +129,6 @@ def wmt_data(n_sys: int, n_seg: int, n_met: int, seed: int) -> tuple[np.ndarray,
     grid = xr.Dataset({"mqm": (dims, human), **{m: (dims, v) for m, v in metrics.items()}},
                       coords={"system": [f"sys{s:02d}" for s in range(n_sys)], "input": np.arange(n_seg)})
     return human, metrics, grid
-
-
-def load_mtme(source: str):
-    root = os.path.abspath(os.path.expanduser(source))
-    if not os.path.isfile(os.path.join(root, "mt_metrics_eval", "stats.py")):
-        raise SystemExit(f"--mtme-source: no mt_metrics_eval/stats.py under {source!r}")
-    for stub in ("apache_beam", "dacite"):  # imported at the top of data.py / ratings.py, unused here
-        sys.modules.setdefault(stub, types.ModuleType(stub))
-    sys.path.insert(0, root)
-    from mt_metrics_eval import data, stats
-
-    return types.SimpleNamespace(data=data, stats=stats)
 
 
 def mtme_compare(mtme, human, metrics, names, k, seed):

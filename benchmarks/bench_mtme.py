@@ -70,7 +70,6 @@ import math
 import os
 import sys
 import time
-import types
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -80,6 +79,7 @@ import scipy.stats
 import xarray as xr
 
 import xcorrstat
+from peers import load_mtme  # benchmarks/peers.py
 
 ALPHA = 0.05
 ALL_PROTOCOLS = ("1", "2", "3", "4", "tau")
@@ -135,20 +135,6 @@ def n_pairs(n: int) -> int:
 
 
 # ----------------------------------------------------------------------------- MTME
-
-
-def load_mtme(source: str) -> types.SimpleNamespace:
-    root = os.path.abspath(os.path.expanduser(source))
-    if not os.path.isfile(os.path.join(root, "mt_metrics_eval", "stats.py")):
-        raise SystemExit(f"--mtme-source: no mt_metrics_eval/stats.py under {source!r}")
-    for stub in ("apache_beam", "dacite"):  # imported at the top of data.py / ratings.py, unused here
-        sys.modules.setdefault(stub, types.ModuleType(stub))
-    sys.path.insert(0, root)
-    from mt_metrics_eval import data, stats, tau_optimization
-
-    if not os.path.abspath(stats.__file__).startswith(root):
-        raise SystemExit("mt_metrics_eval was imported from elsewhere than --mtme-source")
-    return types.SimpleNamespace(data=data, stats=stats, tau=tau_optimization)
 
 
 @dataclasses.dataclass

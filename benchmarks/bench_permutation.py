@@ -20,17 +20,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
-import tempfile
 import textwrap
 import time
-import venv
 
 import numpy as np
 import xarray as xr
 
 import xcorrstat
+from peers import baseline_python  # benchmarks/peers.py
 
 N_RESAMPLES = 1000
 CASES = [  # (label, systems, inputs, level, method)
@@ -54,16 +52,6 @@ BASELINE = textwrap.dedent(
     print(json.dumps({"seconds": time.perf_counter() - t0, "pvalue": res.pvalue}))
     """
 )
-
-
-def baseline_python(path: str | None) -> str:
-    if path:
-        return path
-    env_dir = os.path.join(tempfile.mkdtemp(prefix="xcorrstat-bench-"), "venv")
-    venv.EnvBuilder(with_pip=True).create(env_dir)
-    python = os.path.join(env_dir, "bin", "python")
-    subprocess.run([python, "-m", "pip", "install", "--quiet", "nlpstats==0.0.1"], check=True)
-    return python
 
 
 def ours(s, i, level, method, seed, permute):
