@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from xcorrstat.io.mtme import read_mtme
-from xcorrstat.wmt.specs import TASK_SETS
+from xcorrstat.wmt import protocol, protocols
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
 from mtme_tree import write_mtme_tree  # the tree writer of the tests
@@ -32,14 +32,14 @@ from mtme_tree import write_mtme_tree  # the tree writer of the tests
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--testset", default="wmt23", choices=sorted(TASK_SETS), help="task list and language pairs")
+    parser.add_argument("--testset", default="wmt23", choices=protocols(), help="task list and language pairs")
     parser.add_argument("--segments", type=int, default=2000, help="segments per language pair")
     parser.add_argument("--systems", type=int, default=15, help="MT systems per language pair")
     parser.add_argument("--metrics", type=int, default=20, help="metrics, each with refA and refB")
     parser.add_argument("--k", type=int, default=1000, help="draws of every task's test")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as root:
-        lps = list(TASK_SETS[args.testset][1])
+        lps = protocol(args.testset)["lps"]
         write_mtme_tree(root, args.testset, lps, args.systems, args.segments,
                         [f"metric{k:02d}" for k in range(args.metrics)], ["refA", "refB"], ["mqm", "wmt-raw"],
                         np.random.default_rng(0), n_docs=20, text=False, none_frac=0.1)
@@ -47,7 +47,7 @@ def main() -> None:
         ds = read_mtme(root, args.testset)
         print(f"read_mtme: {time.perf_counter() - start:.2f} s, {dict(ds.sizes)}, {len(ds.data_vars)} variables")
         command = [sys.executable, "-m", "xcorrstat", "wmt", root, "--testset", args.testset,
-                   "--n-resamples", str(args.k)]
+                   "--n-resamples", str(args.k), "--all-metrics"]
         start = time.perf_counter()
         run = subprocess.run(command, capture_output=True, text=True)
         wall = time.perf_counter() - start

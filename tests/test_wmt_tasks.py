@@ -21,7 +21,7 @@ from mtme_tree import write_mtme_tree
 from scipy import stats
 
 import xcorrstat
-from xcorrstat.wmt import GOLD, Task, run_tasks, task_scores, task_set
+from xcorrstat.wmt import GOLD, Roles, Task, roles, run_tasks, task_scores, task_set
 
 LPS = ["en-de", "he-en"]
 METRICS = ["BLEU", "COMET", "chrF"]
@@ -38,28 +38,55 @@ def tree(tmp_path_factory):
 def test_task_set_is_mt_metrics_evals_wmt23_list():
     tasks = task_set("wmt23", ["zh-en", "en-de", "he-en"])
     assert [t.label for t in tasks] == [
-        "en-de,he-en,zh-en sys accuracy",
+        "en-de,he-en,zh-en sys accuracy +human",
         "en-de sys pearson", "en-de seg pearson", "en-de seg acc_eq",
-        "he-en sys pearson", "he-en seg pearson", "he-en seg acc_eq",
+        "he-en sys pearson +human", "he-en seg pearson +human", "he-en seg acc_eq +human",
         "zh-en sys pearson", "zh-en seg pearson", "zh-en seg acc_eq",
     ]
     assert [t.weight for t in tasks] == [3.0] + [1.0] * 9
     assert [t.human for t in tasks] == [True, False, False, False, True, True, True, False, False, False]
-    assert all(t.gold == "mqm" for t in tasks)
-    assert tasks[0].refs == ("refA", "refB", "refA") and tasks[4].refs == ("refB",)
-    assert tasks[0].outliers == ("synthetic_ref",) and tasks[4].outliers == ()
-    assert [t.label for t in task_set("wmt24", ["en-de"])] == ["en-de sys soft_accuracy", "en-de seg acc_eq"]
+    assert all(t.gold is None and t.refs is None and t.primary and not t.use_outliers for t in tasks)
+    assert [t.grouping for t in tasks][:4] == ["none", "none", "none", "item"]
+    assert [t.label for t in task_set("wmt24", ["en-de"])] == ["en-de sys soft_accuracy +human", "en-de seg acc_eq +human"]
+    assert [t.label for t in task_set("wmt24-on-wmt23", ["zh-en"])] == ["zh-en sys soft_accuracy", "zh-en seg acc_eq"]
+    assert len(task_set("wmt25")) == 32 and not any(t.human for t in task_set("wmt25"))
+
+
+def test_roles_are_mt_metrics_evals_facts():
+    """Spot checks of the bundled roles against meta_info.py as published (the full file is compared with
+    mt-metrics-eval's own meta_info when its source is given, in test_wmt_protocols.py)."""
+    r23 = roles("wmt23")
+    assert r23["he-en"].std_ref == "refB" and r23["en-de"].std_ref == "refA"
+    assert r23["en-de"].outliers == {"synthetic_ref"} and r23["he-en"].outliers == frozenset()
+    assert r23["en-de"].std_gold == {"seg": "mqm", "domain": "mqm", "sys": "mqm"}
+    assert r23["en-ru"].std_gold == {} and r23["de-en"].std_gold["sys"] == "da-sqm"
+    assert len(r23["en-de"].primary) == 32 and len(r23["en-de"].baselines) == 14
+    r24 = roles("wmt24")
+    assert r24["en-de"].std_ref == "refB" and r24["en-es"].outliers == {"MSLC"} and r24["en-cs"].outliers == frozenset()
+    assert r24["en-cs"].std_gold["seg"] == "esa"
+    r25 = roles("wmt25")
+    assert r25["ja-zh_CN"].std_gold["seg"] == "mqm" and r25["cs-uk_UA"].std_gold["seg"] == "esa-human1"
+    assert "BLEU" in r25["en-ko_KR"].ranked and "MetricX-25" in r25["en-ko_KR"].ranked
+    assert roles("wmt22")["en-de"].outliers == {"M2M100_1.2B-B4"}
+    assert roles("wmt20")["de-en"].outliers == {"yolo.1052", "zlabs-nlp.1153", "WMTBiomedBaseline.388"} - {
+        "WMTBiomedBaseline.388"} | {"WMTBiomedBaseline.387"}
 
 
 def test_bad_tasks():
     with pytest.raises(ValueError, match="only statistic='accuracy' pools"):
         Task(lps=("en-de", "zh-en"), level="sys", statistic="pearson")
-    with pytest.raises(ValueError, match="statistic='acc_eq' uses level='seg'"):
+    with pytest.raises(ValueError, match="statistic='acc_eq' uses level 'seg'"):
         Task(lps=("en-de",), level="sys", statistic="acc_eq")
-    with pytest.raises(ValueError, match="testset must be one of"):
+    with pytest.raises(ValueError, match="grouping='none'"):
+        Task(lps=("en-de",), level="sys", statistic="pearson", grouping="item")
+    with pytest.raises(ValueError, match="protocol must be one of"):
         task_set("wmt19")
     with pytest.raises(ValueError, match="Task.statistic must be one of"):
         Task(lps=("en-de",), level="seg", statistic="spearman")
+    with pytest.raises(ValueError, match="pass data="):
+        task_set("wmt22")
+    with pytest.raises(ValueError, match="has no roles"):
+        roles("wmt18")
 
 
 def test_task_scores_select_systems_and_references(tree):
@@ -80,7 +107,7 @@ def test_correlations_equal_independent_oracles(tree):
              Task(lps=("en-de",), level="sys", statistic="pearson", gold="mqm", refs=("refA",)),
              Task(lps=("en-de",), level="seg", statistic="pearson", gold="mqm", refs=("refA",)),
              Task(lps=("he-en",), level="seg", statistic="acc_eq", gold="mqm", refs=("refA",))]
-    res = run_tasks(ds, tasks, n_resamples=50, rng=0)
+    res = run_tasks(ds, tasks, n_resamples=50, rng=0, roles={})  # no roles: every metric, reference refA
     for m in ("BLEU", "Kiwi[noref]"):
         agree = pairs = 0
         for lp in LPS:
@@ -131,6 +158,11 @@ def test_tables_and_cli(tree, tmp_path):
 # ------------------------------------------------------------------ mt-metrics-eval as the oracle
 
 
+def _plain_roles(std_ref):
+    """The roles of the MetaInfo these tests give mt-metrics-eval: standard references, MQM, nothing else."""
+    return {lp: Roles(std_ref=ref, std_gold={"seg": "mqm", "sys": "mqm"}) for lp, ref in std_ref.items()}
+
+
 def _mtme():
     return mtme_modules("data", "meta_info", "tasks")
 
@@ -151,8 +183,8 @@ def test_parity_with_mt_metrics_eval(tree):
     root, _, ds = tree
     k = 300
     theirs, their_weights = _mtme_results(root, k)
-    tasks = task_set("wmt23", LPS)
-    mine = run_tasks(ds, tasks, n_resamples=k, rng=0)
+    tasks = task_set("wmt23", LPS, primary=False)
+    mine = run_tasks(ds, tasks, n_resamples=k, rng=0, roles=_plain_roles({"en-de": "refA", "he-en": "refB"}))
     np.testing.assert_allclose(mine["weight"].values, their_weights, atol=1e-12)
     alpha = 0.05
     tolerance = 4.5 * np.sqrt(alpha * (1 - alpha) / k) * np.sqrt(2)
@@ -193,15 +225,15 @@ def test_wmt24_parity_with_mt_metrics_eval(tmp_path):
         t.block_size = max(k, 1)
     np.random.seed(0)
     theirs = task_list.Run(eval_set_dict=evs)
-    ours_tasks = task_set("wmt24", lps)
-    mine = run_tasks(ds, ours_tasks, n_resamples=k, rng=0)
+    ours_tasks = task_set("wmt24", lps, primary=False)
+    mine = run_tasks(ds, ours_tasks, n_resamples=k, rng=0, roles=_plain_roles(std_ref))
     np.testing.assert_allclose(mine["weight"].values, weights, atol=1e-12)
     from mt_metrics_eval import stats as mtme_stats
 
     for task, result in zip(ours_tasks, theirs):
         names = {m: m.lstrip("*") for m in result.metrics}
         spa = task.statistic == "soft_accuracy"
-        scores = task_scores(ds, task) if spa else None
+        scores = task_scores(ds, task, _plain_roles(std_ref)) if spa else None
         for m, ours in names.items():
             value = float(mine["correlation"].sel(task=task.label, metric=ours))
             if spa:

@@ -6,6 +6,7 @@ import argparse
 import os
 import shutil
 import tempfile
+import warnings
 from typing import IO
 
 import xarray as xr
@@ -15,7 +16,7 @@ from .io.mtme import read_mtme
 from .reporting.files import check_destination
 from .reporting.tables import TABLE_FORMATS, format_table, to_latex, to_markdown
 from .tidy import tidy
-from .wmt import TASK_SETS, run_tasks, task_set
+from .wmt import TaskSkippedWarning, protocol, protocols, roles, run_tasks, task_set
 
 __all__ = ["WMT_FILES", "add_wmt_parser", "wmt_command", "write_task_files"]
 
@@ -27,21 +28,46 @@ def add_wmt_parser(sub: argparse._SubParsersAction) -> None:
     """The ``wmt`` subcommand and its options (named as the arguments of run_tasks)."""
     w = sub.add_parser(
         "wmt", help="run the official WMT metrics tasks on an mt-metrics-eval folder",
-        description="Read ROOT/TESTSET in mt-metrics-eval's layout, run the year's official task list "
-        "(rankings with significance clusters, averaged over the tasks) and print the table.")
+        description="Read ROOT/TESTSET in mt-metrics-eval's layout, run a year's official task list "
+        "(rankings with significance clusters, averaged over the tasks) on the primary metrics and baselines, "
+        "and print the table. A task whose scores the folder lacks is skipped with a line saying why.")
     w.add_argument("root", help="folder holding the test sets (mt-metrics-eval-v2)")
     w.add_argument("--testset", required=True, help="test set folder name, e.g. wmt23")
-    w.add_argument("--tasks", choices=sorted(TASK_SETS), default=None,
+    w.add_argument("--tasks", choices=protocols(), default=None,
                    help="official task list (default: the one named like --testset)")
-    w.add_argument("--lps", default=None, help="comma-separated language pairs (default: the year's official)")
-    w.add_argument("--gold", default=None, help="human score of every task (default: mqm)")
-    w.add_argument("--n-resamples", type=int, default=1000, help="draws of every significance test")
+    w.add_argument("--lps", default=None, help="comma-separated language pairs (default: the task list's)")
+    w.add_argument("--gold", default=None, help="human score of every task (default: each pair's standard one)")
+    w.add_argument("--all-metrics", action="store_true",
+                   help="rank every metric, not only the primary metrics and baselines")
+    w.add_argument("--roles", default=None, metavar="FILE",
+                   help="JSON file of the test set's roles (standard references and gold, outliers, primary "
+                   "metrics, baselines), in the format of xcorrstat.wmt.roles; default the bundled ones")
+    w.add_argument("--n-resamples", type=int, default=1000,
+                   help="draws of every significance test (0: statistics and plain ranks, no tests)")
     w.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
     w.add_argument("--alpha", type=float, default=0.05, help="significance level of the clusters")
     w.add_argument("--table-format", choices=TABLE_FORMATS, default="text")
     w.add_argument("--digits", type=int, default=3, help="decimals in the table (default 3)")
     w.add_argument("--out", default=None, help="also write the tables (CSV, LaTeX, Markdown) to this folder")
     w.add_argument("--overwrite", action="store_true", help="replace the files of a previous run in --out")
+    w.add_argument("--quiet", "-q", action="store_true", help="no status lines on stderr (skipped tasks still are)")
+
+
+def _csv_files(result: xr.Dataset, folder: str) -> None:
+    """ranking.csv (average rank and score, status), tasks.csv (each task's value and cluster, or why it
+    was skipped) and pairs.csv (each task's p-values; no rows without tests)."""
+    ranking = result[["average_rank", "average_score"]].to_dataframe()[["status", "average_rank", "average_score"]]
+    ranking.to_csv(os.path.join(folder, "ranking.csv"))
+    per_task = result[["correlation", "cluster"]].reset_coords(["status", "skipped"], drop=True)
+    skipped = result["skipped"].reset_coords(drop=True).to_dataframe().reset_index()
+    tasks = tidy(per_task).merge(skipped, on="task", how="right")
+    tasks.to_csv(os.path.join(folder, "tasks.csv"), index=False)
+    if "pvalue" in result:
+        tidy(result[["pvalue", "significant"]].reset_coords(["status", "skipped"], drop=True)).to_csv(
+            os.path.join(folder, "pairs.csv"), index=False)
+    else:
+        with open(os.path.join(folder, "pairs.csv"), "w", encoding="utf-8") as fh:
+            fh.write("task,metric,other_metric,pvalue,significant\n")
 
 
 def write_task_files(result: xr.Dataset, out: str, *, overwrite: bool = False) -> list[str]:
@@ -64,9 +90,7 @@ def write_task_files(result: xr.Dataset, out: str, *, overwrite: bool = False) -
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(dest)}.partial-", dir=parent)
     try:
-        result[["average_rank", "average_score"]].to_dataframe().to_csv(os.path.join(tmp, "ranking.csv"))
-        tidy(result[["correlation", "cluster"]]).to_csv(os.path.join(tmp, "tasks.csv"), index=False)
-        tidy(result[["pvalue", "significant"]]).to_csv(os.path.join(tmp, "pairs.csv"), index=False)
+        _csv_files(result, tmp)
         with open(os.path.join(tmp, "table.tex"), "w", encoding="utf-8") as fh:
             fh.write(to_latex(result))
         with open(os.path.join(tmp, "table.md"), "w", encoding="utf-8") as fh:
@@ -80,18 +104,41 @@ def write_task_files(result: xr.Dataset, out: str, *, overwrite: bool = False) -
     return [os.path.join(out, name) for name in WMT_FILES]
 
 
+def _protocol_name(args: argparse.Namespace) -> str:
+    name = args.tasks or args.testset
+    if name not in protocols():
+        raise ValueError(f"--testset {args.testset!r} has no official task list of its name; choose one with "
+                         f"--tasks ({', '.join(protocols())})")
+    return name
+
+
 def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> None:
     """Run ``xcorrstat wmt``: read, run the tasks, print the table, write the files."""
+    if args.n_resamples < 0:
+        raise ValueError(f"--n-resamples must be 0 or more, got {args.n_resamples}")
+    name = _protocol_name(args)
     lps = None if args.lps is None else [lp.strip() for lp in args.lps.split(",") if lp.strip()]
-    tasks = task_set(args.tasks or args.testset, lps, gold=args.gold)
-    needed = sorted({lp for t in tasks for lp in t.lps})
-    if err is not None:
-        print(f"xcorrstat wmt: {len(tasks)} tasks on {args.testset} ({', '.join(needed)})", file=err, flush=True)
+    needed = sorted(lps or protocol(name)["lps"])
+    log = None if args.quiet else err
+    if log is not None:
+        print(f"xcorrstat wmt: reading {args.testset} ({', '.join(needed)})", file=log, flush=True)
     ds = read_mtme(args.root, args.testset, needed)
-    result = run_tasks(ds, tasks, n_resamples=args.n_resamples, rng=args.seed, alpha=args.alpha)
+    tasks = task_set(name, needed, data=ds, gold=args.gold, primary=not args.all_metrics)
+    lp_roles = None if args.roles is None else roles(args.testset, source=args.roles)
+    if log is not None:
+        print(f"xcorrstat wmt: {len(tasks)} tasks ({name}), {args.n_resamples} draws each", file=log, flush=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TaskSkippedWarning)
+        result = run_tasks(ds, tasks, roles=lp_roles, n_resamples=args.n_resamples, rng=args.seed,
+                           alpha=args.alpha)
+    for note in caught:
+        if issubclass(note.category, TaskSkippedWarning) and err is not None:
+            print(f"xcorrstat wmt: {printable(note.message, 600)}", file=err, flush=True)
+        elif not issubclass(note.category, TaskSkippedWarning):
+            warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     out.write(format_table(result, args.table_format, digits=args.digits))
     out.flush()
     if args.out is not None:
         written = write_task_files(result, args.out, overwrite=args.overwrite)
-        if err is not None:
-            print("wrote " + ", ".join(written), file=err, flush=True)
+        if log is not None:
+            print("wrote " + ", ".join(written), file=log, flush=True)

@@ -248,7 +248,7 @@ def _read_mtme_iv(root, testset, lps, levels, include_human_systems, text, encod
 
 
 def read_mtme(root: str | os.PathLike[str], testset: str, lps: str | Sequence[str] | None = None, *,
-              levels: MtmeLevel | Sequence[MtmeLevel] = ("seg", "sys"), human: _Names = None,
+              levels: MtmeLevel | Sequence[MtmeLevel] = ("seg", "domain", "sys"), human: _Names = None,
               metrics: _Names = None, refs: _Names = None, include_human_systems: bool = True,
               text: bool = False, encoding: str = "utf-8") -> xr.Dataset:
     """Read a test set in mt-metrics-eval's folder layout into one Dataset.
@@ -265,9 +265,10 @@ def read_mtme(root: str | os.PathLike[str], testset: str, lps: str | Sequence[st
         (``lp`` is then a scalar coordinate); a sequence, or None (every language pair of the
         test set), gives an ``lp`` dim.
     levels : {"seg", "doc", "domain", "sys"} or sequence of them
-        The score files read. Segment scores are named as in mt-metrics-eval (``"mqm"``,
-        ``"BLEU-refA"``); the other levels' get the level as a suffix (``"mqm.sys"``,
-        ``"BLEU-refA.sys"``), so both levels of a score live side by side.
+        The score files read (default segment, domain and system scores). Segment scores are
+        named as in mt-metrics-eval (``"mqm"``, ``"BLEU-refA"``); the other levels' get the
+        level as a suffix (``"mqm.sys"``, ``"BLEU-refA.domain"``), so the levels of a score live
+        side by side.
     human, metrics, refs : str or sequence of str, optional
         Read only these human scores (``"mqm"``), these metrics (full names such as
         ``"BLEU-refA"`` or base names such as ``"BLEU"``) and the metric variants that used
@@ -294,7 +295,8 @@ def read_mtme(root: str | os.PathLike[str], testset: str, lps: str | Sequence[st
         joined the same way, so a system or segment missing from a file -- a metric's own
         reference, a language pair with fewer segments -- and ``None`` in a file are NaN.
         Coordinates: ``doc`` and ``domain`` along ``input`` (from ``documents/<lp>.docs``; NaN
-        past a language pair's last segment), ``human_system`` (bool) along ``system``. Each
+        past a language pair's last segment), ``human_system`` (bool) along ``system``,
+        ``n_references`` (how many references the language pair has) along ``lp``. Each
         variable's attrs give its ``role`` (``"human"``/``"metric"``), ``level``,
         ``mtme_name``, ``files`` (relative to the test set folder) and, for metrics,
         ``basename`` and ``refs``; the Dataset's give ``testset``, ``lps``, ``levels``,
@@ -357,8 +359,8 @@ def _dataset(folder: str, testset: str, lps: list[str], single: bool, levels: Se
              parts: dict[str, dict[str, tuple]], sources: dict[str, list[ScoreFile]], layouts: dict[str, Layout],
              include_human_systems: bool, text: bool, encoding: str) -> xr.Dataset:
     """The Dataset of the files read: labels joined over the files and language pairs."""
-    refs = sorted(set().union(*(reference_names(folder, lp, [f for fs in sources.values() for f in fs if f.lp == lp])
-                                for lp in lps)))
+    lp_refs = [reference_names(folder, lp, [f for fs in sources.values() for f in fs if f.lp == lp]) for lp in lps]
+    refs = sorted(set().union(*lp_refs))
     names = {s for by_lp in parts.values() for systems, _, _ in by_lp.values() for s in systems}
     names.update(s for lp in lps for s in output_files(folder, lp))
     human_systems = sorted(names & set(refs))
@@ -366,6 +368,7 @@ def _dataset(folder: str, testset: str, lps: list[str], single: bool, levels: Se
     texts = read_texts(folder, lps, layouts, systems, encoding) if text else None
     labels = _item_labels(parts, sources, layouts, text)
     coords: dict[str, tuple] = {"lp": (("lp",), np.array(lps, dtype=object)),
+                                "n_references": (("lp",), np.array([len(r) for r in lp_refs], dtype=np.int64)),
                                 "system": (("system",), np.asarray(systems, dtype=object)),
                                 "human_system": (("system",), np.isin(np.asarray(systems, dtype=object), refs))}
     if "seg" in labels:

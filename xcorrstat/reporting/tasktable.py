@@ -1,9 +1,12 @@
 """The table of a :func:`~xcorrstat.wmt.run_tasks` result, as in the WMT metrics-task papers.
 
-One row per metric, best first by the weighted average of its cluster ranks; the
-average rank and the average score (rescaled to [0, 1]), then for every task the
-metric's statistic with its cluster rank in parentheses. The top cluster of each task
-is set in bold in LaTeX and Markdown.
+One row per metric, best first by the weighted average of its cluster ranks; the average rank
+and the average score (rescaled to [0, 1]), then for every task that ran the metric's statistic
+with its cluster rank in parentheses. The top cluster of each task is set in bold in LaTeX and
+Markdown. Each metric's status is marked as mt-metrics-eval's tables mark it: in LaTeX
+baselines are underlined and contrastive (non-primary) metrics set in italics; in text and
+Markdown a baseline's name starts with ``_`` and a contrastive metric's with ``*``; a legend
+says so. Tasks that did not run are listed under the table with the reason.
 """
 
 from __future__ import annotations
@@ -16,14 +19,30 @@ import xarray as xr
 
 __all__ = ["is_task_result", "task_frame", "task_latex", "task_markdown", "task_text"]
 
+_PREFIX = {"baseline": "_", "contrastive": "*"}
+_LEGEND = {"baseline": "_ baseline", "contrastive": "* contrastive (not a primary submission)"}
+
 
 def is_task_result(result: object) -> TypeGuard[xr.Dataset]:
     """Whether ``result`` comes from :func:`~xcorrstat.wmt.run_tasks`."""
     return isinstance(result, xr.Dataset) and "average_rank" in result and "task" in result.dims
 
 
+def _statuses(result: xr.Dataset) -> list[str]:
+    if "status" in result.coords:
+        return [str(s) for s in result["status"].values]
+    return ["primary"] * result.sizes["metric"]
+
+
+def _skipped(result: xr.Dataset) -> dict[str, str]:
+    if "skipped" not in result.coords:
+        return {}
+    return {str(t): str(why) for t, why in zip(result["task"].values, result["skipped"].values) if str(why)}
+
+
 def task_frame(result: xr.Dataset) -> pd.DataFrame:
-    """The numbers of the table: ``average_rank``, ``average_score``, then per task its value and cluster.
+    """The numbers of the table: ``status``, ``average_rank``, ``average_score``, then per task that ran its
+    value and cluster.
 
     Examples
     --------
@@ -35,10 +54,13 @@ def task_frame(result: xr.Dataset) -> pd.DataFrame:
     >>> task_frame(res).index.tolist()
     ['B', 'A']
     """
-    frame = pd.DataFrame({"average_rank": result["average_rank"].values,
+    frame = pd.DataFrame({"status": _statuses(result), "average_rank": result["average_rank"].values,
                           "average_score": result["average_score"].values},
                          index=pd.Index([str(m) for m in result["metric"].values], name="metric"))
+    skipped = _skipped(result)
     for task in result["task"].values:
+        if str(task) in skipped:
+            continue
         frame[(str(task), "value")] = result["correlation"].sel(task=task).values
         frame[(str(task), "cluster")] = result["cluster"].sel(task=task).values
     rank = frame["average_rank"].to_numpy(dtype=np.float64)
@@ -47,9 +69,12 @@ def task_frame(result: xr.Dataset) -> pd.DataFrame:
     return frame.iloc[order]
 
 
-def _cells(frame: pd.DataFrame, digits: int, bold: tuple[str, str] | None) -> pd.DataFrame:
+def _cells(frame: pd.DataFrame, digits: int, bold: tuple[str, str] | None, marks: bool) -> pd.DataFrame:
     """Display strings: averages, then ``value (cluster)`` per task; ``bold`` wraps a task's top cluster."""
-    shown = pd.DataFrame(index=frame.index)
+    names = [str(m) for m in frame.index]
+    if marks:
+        names = [_PREFIX.get(s, "") + m for m, s in zip(names, frame["status"])]
+    shown = pd.DataFrame({"Metric": names})
     shown["Avg rank"] = [f"{v:.2f}" if np.isfinite(v) else "-" for v in frame["average_rank"]]
     shown["Avg score"] = [f"{v:.{digits}f}" if np.isfinite(v) else "-" for v in frame["average_score"]]
     tasks = [c[0] for c in frame.columns if isinstance(c, tuple) and c[1] == "value"]
@@ -62,33 +87,63 @@ def _cells(frame: pd.DataFrame, digits: int, bold: tuple[str, str] | None) -> pd
             text = f"{v:.{digits}f} ({int(c)})" if np.isfinite(c) and c > 0 else f"{v:.{digits}f}"
             cells.append(f"{bold[0]}{text}{bold[1]}" if bold and c == 1 else text)
         shown[task] = cells
-    shown.index.name = "Metric"
-    return shown.reset_index()
+    return shown
+
+
+def _notes(result: xr.Dataset, frame: pd.DataFrame, marks: bool) -> list[str]:
+    """The legend of the status marks used and one line per skipped task."""
+    used = [_LEGEND[s] for s in ("baseline", "contrastive") if marks and s in set(frame["status"])]
+    lines = ["Marks: " + "; ".join(used) + "."] if used else []
+    lines += [f"Skipped task {task}: {why}." for task, why in _skipped(result).items()]
+    return lines
 
 
 def task_text(result: xr.Dataset, *, digits: int = 3) -> str:
     """The table as plain text."""
-    shown = _cells(task_frame(result), digits, None)
-    return shown.to_string(index=False) + "\n"
+    frame = task_frame(result)
+    text = _cells(frame, digits, None, True).to_string(index=False) + "\n"
+    notes = _notes(result, frame, True)
+    return text + ("\n" + "\n".join(notes) + "\n" if notes else "")
+
+
+def _latex_name(name: str, status: str) -> str:
+    """A metric's name in LaTeX, escaped; baselines underlined, contrastive metrics in italics."""
+    special = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+               "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+    text = "".join(special.get(c, c) for c in name)
+    return {"baseline": rf"\underline{{{text}}}", "contrastive": rf"\textit{{{text}}}"}.get(status, text)
 
 
 def task_latex(result: xr.Dataset, *, digits: int = 3) -> str:
-    """The table as a LaTeX ``tabular`` (booktabs); names escaped, each task's top cluster in bold."""
+    """The table as a LaTeX ``tabular`` (booktabs); names escaped, each task's top cluster in bold, status
+    marked (baselines underlined, contrastive metrics in italics); skipped tasks as comments."""
     frame = task_frame(result)
-    shown = _cells(frame, digits, None)
-    styler = shown.style.hide(axis="index").format(escape="latex").format_index(escape="latex", axis=1)
+    shown = _cells(frame, digits, None, False)
+    shown["Metric"] = [_latex_name(m, s) for m, s in zip(shown["Metric"], frame["status"])]
+    styler = shown.style.hide(axis="index").format(escape="latex", subset=list(shown.columns[1:]))
+    styler = styler.format_index(escape="latex", axis=1)
     for task in shown.columns[3:]:
         top = (frame[(task, "cluster")] == 1).to_numpy()
         styler = styler.apply(lambda col, top=top: np.where(top, "font-weight: bold", ""), axis=0, subset=[task])
     align = "l" + "r" * (len(shown.columns) - 1)
-    return styler.to_latex(hrules=True, convert_css=True, column_format=align)
+    text = styler.to_latex(hrules=True, convert_css=True, column_format=align)
+    notes = _notes(result, frame, False)
+    return text + "".join(f"% {line}\n" for line in notes)
+
+
+def _markdown_cell(text: str) -> str:
+    """A cell's text as literal Markdown: the characters that would format it escaped."""
+    return "".join("\\" + c if c in "\\`*_[]<>|#!" else c for c in text)
 
 
 def task_markdown(result: xr.Dataset, *, digits: int = 3) -> str:
     """The table as GitHub-flavoured Markdown; each task's top cluster in bold."""
-    shown = _cells(task_frame(result), digits, ("**", "**"))
-    shown["Metric"] = shown["Metric"].str.replace("|", r"\|", regex=False)
-    text = shown.style.hide(axis="index").to_string(delimiter="\x1f")
-    rows = [line.split("\x1f") for line in text.splitlines()]
+    frame = task_frame(result)
+    shown = _cells(frame, digits, ("**", "**"), True)
+    shown["Metric"] = [_markdown_cell(m) for m in shown["Metric"]]
+    header = [_markdown_cell(str(c)) for c in shown.columns]
     rule = [":--" if c == "Metric" else "--:" for c in shown.columns]
-    return "\n".join("| " + " | ".join(r) + " |" for r in [rows[0], rule, *rows[1:]]) + "\n"
+    rows = [header, rule, *shown.astype(str).values.tolist()]
+    text = "\n".join("| " + " | ".join(r) + " |" for r in rows) + "\n"
+    notes = [_markdown_cell(line) for line in _notes(result, frame, True)]
+    return text + ("\n" + "\n\n".join(notes) + "\n" if notes else "")

@@ -1,11 +1,18 @@
-"""WMT metrics tasks end to end: the official task lists as data, and running them.
+"""WMT metrics tasks end to end: each test set's roles and each year's task list as data, and
+running them.
 
 Read a test set with :func:`xcorrstat.read_mtme`, take the task list of a year with
 :func:`task_set` (or build your own :class:`Task` list), and :func:`run_tasks` ranks the
 metrics of every task with significance clusters and averages the ranks over the tasks.
+:func:`roles` gives each language pair's standard reference and human scores, outlier systems,
+primary metrics and baselines; :func:`protocol` a year's task list as a dict to edit.
 """
 
-from .run import GOLD, run_tasks, task_scores
-from .specs import STATISTICS, TASK_SETS, Task, task_set
+from .protocols import protocol, protocols, task_set
+from .roles import Roles, roles, testsets
+from .run import TaskSkippedWarning, run_tasks
+from .select import GOLD, TaskSkipped, task_scores
+from .specs import GROUPINGS, STATISTICS, Task
 
-__all__ = ["GOLD", "STATISTICS", "TASK_SETS", "Task", "run_tasks", "task_scores", "task_set"]
+__all__ = ["GOLD", "GROUPINGS", "STATISTICS", "Roles", "Task", "TaskSkipped", "TaskSkippedWarning", "protocol",
+           "protocols", "roles", "run_tasks", "task_scores", "task_set", "testsets"]

@@ -1,143 +1,93 @@
 """Run a list of WMT tasks on a :func:`~xcorrstat.read_mtme` Dataset: rankings, clusters, averages.
 
-Each :class:`~xcorrstat.wmt.specs.Task` picks its scores (language pairs, level, gold,
-reference, systems), ranks every metric by its statistic and draws the significance
-clusters with the task's test (:func:`~xcorrstat.compare`, p-values as the fraction
-of draws at least as extreme, no multiple-testing correction, as in mt-metrics-eval).
-The overall ranking is the weighted average of each metric's cluster rank over the
-tasks (mt-metrics-eval's ``AverageRanks``), beside the weighted average of its scores
-rescaled to [0, 1] (``AverageCorrs``: correlations map ``[-1, 1]`` to ``[0, 1]``,
-accuracies stay).
+Each :class:`~xcorrstat.wmt.Task` picks its scores (:func:`~xcorrstat.wmt.task_scores`), ranks
+every metric by its statistic and draws the significance clusters with the task's test
+(:func:`~xcorrstat.compare`, p-values as the fraction of draws at least as extreme, no
+multiple-testing correction, as in mt-metrics-eval); with ``n_resamples=0`` the cluster ranks
+are the plain ranks (mt-metrics-eval's ``k=0``). A task whose inputs the data lack is skipped
+with a warning saying why and the others run. The overall ranking is the weighted average of
+each metric's cluster rank over the tasks that ran (mt-metrics-eval's ``AverageRanks``), beside
+the weighted average of its scores rescaled to [0, 1] (``AverageCorrs``: correlations map
+``[-1, 1]`` to ``[0, 1]``, accuracies stay).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
 from .._types import Seed
+from ..correlation.estimates import correlate
+from ..mt.softpairwise import soft_pairwise_accuracy
 from ..mt.spatest import soft_pairwise_accuracy_test
+from ..mt.ties import calibrate_ties
 from ..resampling.draws import resolve_seed
 from ..significance.allpairs import compare
 from ..significance.decisions import decide
-from ..validation import check_positive_int, check_unit_interval
+from ..validation import check_unit_interval
+from .roles import Roles, metric_status, roles as known_roles, testsets
+from .select import GOLD, TaskSkipped, task_scores
 from .specs import Task
 
-__all__ = ["GOLD", "run_tasks", "task_scores"]
+__all__ = ["TaskSkippedWarning", "run_tasks"]
 
-#: Name of the gold (human) score in a task's Dataset.
-GOLD = "gold"
-
-
-def _lp_slice(ds: xr.Dataset, lp: str) -> xr.Dataset:
-    if "lp" in ds.dims:
-        if lp not in ds["lp"].values:
-            raise ValueError(f"task language pair {lp!r} is not in the data; have {list(ds['lp'].values)}")
-        return ds.sel(lp=lp, drop=True)
-    have = ds.attrs.get("lps", [])
-    if lp not in (have if isinstance(have, list) else [have]) and ds.coords.get("lp") is not None \
-            and str(ds.coords["lp"].values) != lp:
-        raise ValueError(f"task language pair {lp!r} is not in the data (it holds {have!r})")
-    return ds.drop_vars("lp", errors="ignore")
+#: Fewest systems (or items) of a correlation: two, as mt-metrics-eval computes them.
+MIN_PAIRS = 2
+_LEVEL = {"none": "global", "item": "input", "system": "within_system"}
 
 
-def _metric_names(sub: xr.Dataset, level: str, ref: str) -> dict[Hashable, str]:
-    """The task's metrics: variable -> display name (``[noref]`` marks a reference-free metric)."""
-    names: dict[Hashable, str] = {}
-    for k, v in sub.data_vars.items():
-        a = v.attrs
-        if a.get("role") != "metric" or a.get("level") != level or a.get("refs") not in (ref, "src", ""):
-            continue
-        base = str(a.get("basename", k))
-        names[k] = base if a.get("refs") == ref else f"{base}[noref]"
-    return names
+class TaskSkippedWarning(UserWarning):
+    """A task was skipped: the data lack its inputs."""
 
 
-def _systems(sub: xr.Dataset, task: Task, ref: str) -> np.ndarray:
-    """Systems of the task: no reference the metrics use, no outlier; human translations only with
-    ``task.human``."""
-    systems = sub["system"].values
-    human = sub["human_system"].values if "human_system" in sub.coords else np.zeros(len(systems), bool)
-    keep = ~np.isin(systems.astype(str), [*ref.split("."), *task.outliers])
-    if not task.human:
-        keep &= ~human.astype(bool)
-    return systems[keep]
+def _options(task: Task) -> dict[str, Any]:
+    """compare's options for a task's statistic (soft_accuracy has a test of its own)."""
+    if task.statistic == "accuracy":
+        return dict(level="input", method="kendall", variant="acc23", average="pairs", permute=("system", "input"))
+    if task.statistic == "acc_eq":
+        return dict(level=_LEVEL[str(task.grouping)], method="kendall", variant="acc23", swap="pairs",
+                    epsilon="calibrate")
+    method = dict(method=task.statistic, variant="b") if task.statistic == "kendall" else dict(method="pearson")
+    if task.level == "sys":
+        return dict(level="system", permute="system", **method)
+    return dict(level=_LEVEL[str(task.grouping)], permute=("system", "input"), **method)
 
 
-def _one_lp(ds: xr.Dataset, task: Task, lp: str, ref: str, level: str) -> xr.Dataset:
-    sub = _lp_slice(ds, lp)
-    gold_name = task.gold if level == "seg" else f"{task.gold}.sys"
-    if gold_name not in sub.data_vars:
-        raise ValueError(f"task {task.label!r}: no {level}-level human score {task.gold!r} for {lp} "
-                         f"(variable {gold_name!r} is not in the data)")
-    names = _metric_names(sub, level, ref)
-    if not names:
-        raise ValueError(f"task {task.label!r}: no {level}-level metric scores with reference {ref!r} for {lp}")
-    sub = sub.sel(system=_systems(sub, task, ref))
-    gold = sub[gold_name]
-    # a cell without a gold score is left out of everything, the metric's standardisation included
-    out = xr.Dataset({new: sub[k].where(gold.notnull()) for k, new in names.items()})
-    out[GOLD] = gold.assign_attrs(role="human")
-    return out.drop_vars([c for c in out.coords if c not in out.dims], errors="ignore")
+def _observed(scores: xr.Dataset, task: Task) -> xr.DataArray:
+    """The task's statistic of every metric, without a test (``n_resamples=0``)."""
+    if task.statistic == "soft_accuracy":  # mt-metrics-eval's own sign draws (seed 4, 1,000 draws)
+        spa = soft_pairwise_accuracy(scores, target=GOLD, draws="mt-metrics-eval")
+        return spa["soft_pairwise_accuracy"]
+    options = _options(task)
+    if task.statistic == "acc_eq":
+        return calibrate_ties(scores, target=GOLD, level=options["level"], variant="acc23")["correlation"]
+    keep = {k: v for k, v in options.items() if k in ("level", "method", "variant", "average")}
+    return correlate(scores, target=GOLD, min_pairs=MIN_PAIRS, **keep)
 
 
-def task_scores(ds: xr.Dataset, task: Task) -> xr.Dataset:
-    """The scores one task ranks: metrics under their display names and the gold as ``"gold"``.
-
-    Segment-level tasks give ``(system, input)`` scores, system-level tasks system scores
-    (a ``system`` dim only); an ``accuracy`` task gives its language pairs as the ``input``
-    dim (one cell per language pair and system). Metrics must be present
-    in every language pair of the task.
-
-    Examples
-    --------
-    >>> import xarray as xr
-    >>> from xcorrstat.wmt.specs import Task
-    >>> ds = xr.Dataset({"mqm": (("system", "input"), [[1.0, 2.0], [3.0, 1.0], [2.0, 2.5]]),
-    ...                  "BLEU-refA": (("system", "input"), [[0.1, 0.2], [0.3, 0.1], [0.2, 0.4]])},
-    ...                 coords={"system": ["s1", "s2", "s3"]})
-    >>> ds["mqm"].attrs.update(role="human", level="seg")
-    >>> ds["BLEU-refA"].attrs.update(role="metric", level="seg", basename="BLEU", refs="refA")
-    >>> sorted(task_scores(ds, Task(lps=("en-de",), level="seg", statistic="pearson", gold="mqm",
-    ...                             refs=("refA",))).data_vars)
-    ['BLEU', 'gold']
-    """
-    refs = task.refs or tuple("refA" for _ in task.lps)
-    level = "seg" if task.level == "seg" or task.statistic == "soft_accuracy" else "sys"
-    parts = [_one_lp(ds, task, lp, ref, level) for lp, ref in zip(task.lps, refs)]
-    common = set.intersection(*(set(p.data_vars) for p in parts))
-    parts = [p[[v for v in p.data_vars if v in common]] for p in parts]
-    if task.statistic == "accuracy":  # one cell per (language pair, system): pairs form within a pair
-        out = xr.concat(parts, dim="input", join="outer").assign_coords(input=list(task.lps))
-        out = out.transpose("system", "input")
-    else:
-        out = parts[0]
-    out.attrs.update(task=task.label)
-    return out
-
-
-#: How each statistic is computed and tested: compare's options.
-_COMPARE: dict[tuple[str, str], dict[str, Any]] = {
-    ("accuracy", "sys"): dict(level="input", method="kendall", variant="acc23", average="pairs",
-                              permute=("system", "input")),
-    ("pearson", "sys"): dict(level="system", method="pearson", permute="system"),
-    ("pearson", "seg"): dict(level="global", method="pearson", permute=("system", "input")),
-    ("kendall", "seg"): dict(level="global", method="kendall", variant="b", permute=("system", "input")),
-    ("acc_eq", "seg"): dict(level="input", method="kendall", variant="acc23", swap="pairs", epsilon="calibrate"),
-}
-
-#: Score range of each statistic, for the average of scores rescaled to [0, 1].
-_RANGE = {"accuracy": (0.0, 1.0), "acc_eq": (0.0, 1.0), "soft_accuracy": (0.0, 1.0),
-          "pearson": (-1.0, 1.0), "kendall": (-1.0, 1.0)}
+def _plain_ranks(corr: xr.DataArray) -> xr.DataArray:
+    """1, 2, ... by decreasing statistic, ties by name, undefined last (mt-metrics-eval's ranks at k=0)."""
+    names = [str(m) for m in corr["metric"].values]
+    values = corr.values.astype(np.float64)
+    order = sorted(range(len(names)), key=lambda k: (np.isnan(values[k]), -np.nan_to_num(values[k]), names[k]))
+    ranks = np.empty(len(names), dtype=np.float64)
+    ranks[order] = np.arange(1, len(names) + 1)
+    ranks[np.isnan(values)] = np.nan
+    return xr.DataArray(ranks, dims="metric", coords={"metric": corr["metric"]})
 
 
 def _rank_task(scores: xr.Dataset, task: Task, *, n_resamples: int, seed: int, alpha: float,
                batch: int | None) -> xr.Dataset:
     """One task's ranking: ``correlation`` and ``cluster`` over metric, ``pvalue`` over metric pairs."""
-    if task.statistic == "soft_accuracy":  # mt-metrics-eval's sign matrix (seed 4, 1,000 draws) for the statistic
+    if n_resamples == 0:
+        corr = _observed(scores, task).rename("correlation")
+        corr = corr.drop_vars([c for c in corr.coords if c != "metric"])
+        return xr.Dataset({"correlation": corr, "cluster": _plain_ranks(corr)})
+    if task.statistic == "soft_accuracy":
         res = soft_pairwise_accuracy_test(scores, target=GOLD, n_resamples=n_resamples, rng=seed, batch=batch,
                                           draws="mt-metrics-eval")
         corr = res["soft_pairwise_accuracy"].rename("correlation")
@@ -145,23 +95,42 @@ def _rank_task(scores: xr.Dataset, task: Task, *, n_resamples: int, seed: int, a
                                          alternative="greater", alpha=alpha)
         return xr.Dataset({"correlation": corr, "cluster": cluster, "pvalue": res["pvalue"],
                            "significant": significant})
-    options: dict[str, Any] = _COMPARE[(task.statistic, task.level)]
     res = compare(scores, target=GOLD, n_resamples=n_resamples, rng=seed, pvalue="fraction", correction=None,
-                  alpha=alpha, batch=batch, **options)
+                  alpha=alpha, batch=batch, min_pairs=MIN_PAIRS, **_options(task))
     keep = ["correlation", "cluster", "pvalue", "significant"] + (["epsilon"] if "epsilon" in res else [])
     return res[keep].drop_vars([c for c in res.coords if c not in ("metric", "other_metric")], errors="ignore")
 
 
-def _averages(per_task: xr.Dataset, weight: xr.DataArray, tasks: Sequence[Task]) -> xr.Dataset:
-    """Weighted average cluster rank and rescaled score of the metrics present in every task."""
+#: Score range of each statistic, for the average of scores rescaled to [0, 1].
+_RANGE = {"accuracy": (0.0, 1.0), "acc_eq": (0.0, 1.0), "soft_accuracy": (0.0, 1.0),
+          "pearson": (-1.0, 1.0), "kendall": (-1.0, 1.0)}
+
+
+def _averages(per_task: xr.Dataset, weight: xr.DataArray, tasks: Sequence[Task], ran: np.ndarray) -> xr.Dataset:
+    """Weighted average cluster rank and rescaled score of the metrics present in every task that ran."""
     coords = {"task": per_task["task"]}
     lo = xr.DataArray([_RANGE[t.statistic][0] for t in tasks], dims="task", coords=coords)
     hi = xr.DataArray([_RANGE[t.statistic][1] for t in tasks], dims="task", coords=coords)
-    scaled = (per_task["correlation"] - lo) / (hi - lo)
-    everywhere = per_task["cluster"].notnull().all("task") & (per_task["cluster"] > 0).all("task")
-    rank = (per_task["cluster"] * weight).sum("task").where(everywhere)
-    score = (scaled * weight).sum("task").where(everywhere)
+    cluster = per_task["cluster"].isel(task=ran)
+    everywhere = cluster.notnull().all("task") & (cluster > 0).all("task")
+    w = weight.isel(task=ran)
+    rank = (cluster * w).sum("task").where(everywhere)
+    score = (((per_task["correlation"] - lo) / (hi - lo)).isel(task=ran) * w).sum("task").where(everywhere)
     return xr.Dataset({"average_rank": rank, "average_score": score})
+
+
+def _resolve_roles(data: xr.Dataset, roles: Any) -> tuple[dict[str, Roles], str]:
+    """Each language pair's roles and where they came from."""
+    if roles is None:
+        testset = str(data.attrs.get("testset", ""))
+        if testset in testsets():
+            return known_roles(testset), f"bundled {testset}"
+        return {}, "none (every metric primary; standard reference refA)"
+    if isinstance(roles, str):
+        return known_roles(roles), f"bundled {roles}"
+    if isinstance(roles, Mapping) and all(isinstance(r, Roles) for r in roles.values()):
+        return dict(roles), "given"
+    raise TypeError("roles must be None, a test set name or a mapping of language pairs to xcorrstat.wmt.Roles")
 
 
 def _run_tasks_iv(data: Any, tasks: Any, n_resamples: Any, alpha: Any) -> tuple[xr.Dataset, list[Task], int, float]:
@@ -173,15 +142,41 @@ def _run_tasks_iv(data: Any, tasks: Any, n_resamples: Any, alpha: Any) -> tuple[
     labels = [t.label for t in tasks]
     if len(set(labels)) != len(labels):
         raise ValueError(f"tasks must have distinct labels (set Task.name), got {labels}")
-    if sum(t.weight for t in tasks) <= 0:
-        raise ValueError("tasks: the weights sum to 0")
-    return data, tasks, check_positive_int(n_resamples, "n_resamples"), check_unit_interval(alpha, "alpha")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
+        raise ValueError(f"n_resamples must be an integer >= 0 (0: statistics and plain ranks, no tests), "
+                         f"got {n_resamples!r}")
+    return data, tasks, int(n_resamples), check_unit_interval(alpha, "alpha")
+
+
+def _run_each(data: xr.Dataset, tasks: list[Task], lp_roles: dict[str, Roles],
+              **options: Any) -> tuple[list[xr.Dataset], dict[str, str]]:
+    """Every task's ranking; the skipped ones (with the reason) instead of a ranking."""
+    parts, skipped = [], {}
+    for t in tasks:
+        try:
+            scores = task_scores(data, t, lp_roles)
+        except TaskSkipped as why:
+            skipped[t.label] = str(why)
+            warnings.warn(f"skipped task {t.label!r}: {why}", TaskSkippedWarning, stacklevel=3)
+            continue
+        parts.append(_rank_task(scores, t, **options).expand_dims(task=[t.label]))
+    if not parts:
+        raise ValueError("no task could run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+    return parts, skipped
+
+
+def _status(metrics: np.ndarray, tasks: list[Task], lp_roles: dict[str, Roles]) -> list[str]:
+    """Each metric's status (primary, baseline, contrastive) in the language pairs of the tasks."""
+    lps = {lp for t in tasks for lp in t.lps}
+    known = [lp_roles[lp] for lp in sorted(lps) if lp in lp_roles] or [Roles()]
+    return [metric_status(str(m).removesuffix("[noref]"), known) for m in metrics]
 
 
 def run_tasks(
     data: xr.Dataset,
     tasks: Task | Sequence[Task],
     *,
+    roles: str | Mapping[str, Roles] | None = None,
     n_resamples: int = 1000,
     rng: Seed = None,
     alpha: float = 0.05,
@@ -192,12 +187,18 @@ def run_tasks(
     Parameters
     ----------
     data : Dataset
-        From :func:`~xcorrstat.read_mtme` (an ``lp`` dim when several language pairs
-        are read; ``seg`` and ``sys`` levels as the tasks need).
+        From :func:`~xcorrstat.read_mtme` (an ``lp`` dim when several language pairs are
+        read; the levels the tasks need: ``seg``, ``sys``, ``domain``).
     tasks : Task or sequence of Task
         E.g. ``xcorrstat.wmt.task_set("wmt23")``.
+    roles : str or mapping of str to Roles, optional
+        Each language pair's standard reference and gold, outlier systems, primary metrics and
+        baselines: a test set name, or a mapping (from :func:`~xcorrstat.wmt.roles`, edited).
+        Default: the bundled roles of the data's test set (``data.attrs["testset"]``); none
+        for an unknown test set (every metric primary, reference ``refA``).
     n_resamples : int, default 1000
-        Draws of every task's significance test.
+        Draws of every task's significance test; 0 gives the statistics and plain ranks only
+        (mt-metrics-eval's ``k=0``).
     rng : int, Generator, SeedSequence or None
         Seed; every task's draws come from it (recorded in attrs).
     alpha : float, default 0.05
@@ -210,34 +211,45 @@ def run_tasks(
     -------
     Dataset
         Over ``task`` and ``metric``: ``correlation`` (the task's statistic), ``cluster``
-        (its significance-cluster rank, 1 = best; NaN where the task lacks the metric);
-        ``pvalue`` and ``significant`` over (``task``, ``metric``, ``other_metric``);
-        ``weight`` over task (normalised); ``average_rank`` (weighted average of the
-        cluster ranks, lower is better) and ``average_score`` (weighted average of the
-        scores rescaled to [0, 1]) over metric, NaN for a metric missing from a task.
-        Metrics are ordered by ``average_rank``.
+        (its significance-cluster rank, 1 = best; NaN where the task lacks the metric or did
+        not run); ``pvalue`` and ``significant`` over (``task``, ``metric``, ``other_metric``)
+        when ``n_resamples > 0``; ``weight`` over task (normalised over the tasks that ran,
+        0 for a skipped task); ``average_rank`` (weighted average of the cluster ranks, lower is
+        better) and ``average_score`` (weighted average of the scores rescaled to [0, 1]) over
+        metric, NaN for a metric missing from a task that ran. Coordinates ``status`` over
+        metric (``"primary"``, ``"baseline"``, ``"contrastive"``) and ``skipped`` over task
+        (why a task did not run, ``""`` if it ran). Metrics are ordered by ``average_rank``.
+
+    Warns
+    -----
+    TaskSkippedWarning
+        Once per skipped task. If no task can run, ValueError.
 
     Examples
     --------
-    >>> import tempfile, xcorrstat  # doctest: +SKIP
+    >>> import xcorrstat  # doctest: +SKIP
     >>> ds = xcorrstat.read_mtme("mt-metrics-eval-v2", "wmt23")  # doctest: +SKIP
     >>> res = xcorrstat.wmt.run_tasks(ds, xcorrstat.wmt.task_set("wmt23"), rng=0)  # doctest: +SKIP
-    >>> res["average_rank"].sortby(res["average_rank"]).to_series().head()  # doctest: +SKIP
+    >>> res["average_rank"].to_series().head()  # doctest: +SKIP
     """
     data, tasks, n_resamples, alpha = _run_tasks_iv(data, tasks, n_resamples, alpha)
+    lp_roles, roles_from = _resolve_roles(data, roles)
     seed = resolve_seed(rng)
-    parts = [_rank_task(task_scores(data, t), t, n_resamples=n_resamples, seed=seed, alpha=alpha, batch=batch)
-             for t in tasks]
-    per_task = xr.concat(parts, dim="task", join="outer", coords="minimal", compat="override")
-    per_task = per_task.assign_coords(task=[t.label for t in tasks])
-    total = float(sum(t.weight for t in tasks))
-    weight = xr.DataArray([t.weight / total for t in tasks], dims="task", coords={"task": per_task["task"]})
-    out = xr.merge([per_task, _averages(per_task, weight, tasks)])
+    parts, skipped = _run_each(data, tasks, lp_roles, n_resamples=n_resamples, seed=seed, alpha=alpha, batch=batch)
+    labels = [t.label for t in tasks]
+    per_task = xr.concat(parts, dim="task", join="outer", coords="minimal", compat="override").reindex(task=labels)
+    ran = np.array([label not in skipped for label in labels])
+    total = float(sum(t.weight for t, r in zip(tasks, ran) if r)) or 1.0
+    weight = xr.DataArray([t.weight / total if r else 0.0 for t, r in zip(tasks, ran)], dims="task",
+                          coords={"task": labels})
+    out = xr.merge([per_task, _averages(per_task, weight, tasks, np.flatnonzero(ran))])
     out["weight"] = weight
-    order = np.argsort(np.where(np.isnan(out["average_rank"].values), np.inf, out["average_rank"].values),
-                       kind="stable")
-    out = out.isel(metric=order)
-    out.attrs = {"testset": str(data.attrs.get("testset", "")), "n_resamples": n_resamples, "seed": seed,
-                 "alpha": alpha, "pvalue": "fraction", "correction": "none",
-                 "tasks": [repr(t) for t in tasks]}
+    rank = out["average_rank"].values
+    out = out.isel(metric=np.lexsort((-np.nan_to_num(out["average_score"].values, nan=-np.inf),
+                                      np.where(np.isnan(rank), np.inf, rank))))
+    out = out.assign_coords(status=("metric", _status(out["metric"].values, tasks, lp_roles)),
+                            skipped=("task", [skipped.get(label, "") for label in labels]))
+    out.attrs = {"testset": str(data.attrs.get("testset", "")), "roles": roles_from, "n_resamples": n_resamples,
+                 "seed": seed, "alpha": alpha, "pvalue": "fraction", "correction": "none",
+                 "tasks": [repr(t) for t in tasks], "n_skipped": len(skipped)}
     return out
