@@ -112,7 +112,12 @@ def test_single_lp_and_filters(full):
     root, tree, _ = full
     ds = read_mtme(root, "wmtx", "zh-en", human="mqm", metrics=["BLEU", "Kiwi-src"], refs=["refA", "src"])
     assert "lp" not in ds.dims and ds["lp"].item() == "zh-en"
-    assert sorted(ds.data_vars) == sorted(["mqm", "mqm.sys", "BLEU-refA", "BLEU-refA.sys", "Kiwi-src", "Kiwi-src.sys"])
+    # the default levels: segment, domain and system scores
+    assert sorted(ds.data_vars) == sorted(f"{name}{level}" for name in ("mqm", "BLEU-refA", "Kiwi-src")
+                                          for level in ("", ".domain", ".sys"))
+    np.testing.assert_array_equal(ds["mqm.domain"].sel(system="sys02").values,
+                                  tree.scores[("zh-en", "mqm", "domain")]["sys02"])
+    assert int(ds["n_references"]) == len(tree.refs)
     assert ds["mqm"].dims == ("system", "input") and ds.sizes["input"] == 17
     np.testing.assert_array_equal(ds["BLEU-refA"].sel(system="sys02").values,
                                   tree.scores[("zh-en", "BLEU-refA", "seg")]["sys02"])

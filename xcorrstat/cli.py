@@ -6,12 +6,12 @@ With no FILE the bundled SummEval data is used (target ``expert_relevance``).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from typing import IO, Any, get_args
+from typing import IO, Any, NamedTuple, cast, get_args
 
-import pandas as pd
 import xarray as xr
 
 from ._display import LABEL_WIDTH, VALUE_WIDTH, printable
@@ -19,12 +19,22 @@ from ._types import Level, Test
 from ._version import __version__
 from .correlation.estimates import correlate
 from .datasets import summeval
+from .io.mtme import mtme_level
+from .io.mtme_files import MtmeLevel
 from .io.tables import read
 from .kernels import LEVELS, METHODS
 from .kernels.corrections import CORRECTIONS
 from .kernels.correlation import KENDALL_VARIANTS
 from .kernels.levels import AVERAGES, CORRELATE_LEVELS
 from .reporting import report
+from .reporting.correlations import (
+    correlation_json,
+    correlation_table,
+    correlation_text,
+    extra_dims,
+    flat_columns,
+    write_csv,
+)
 from .reporting.files import FIGURE_FORMATS, check_destination
 from .reporting.tables import TABLE_FORMATS, format_table
 from .resampling.schemes import (
@@ -43,24 +53,6 @@ MESSAGE_WIDTH = 600
 """Longest error message printed; longer ones are cut."""
 KENDALL_NAMES = {"b": "tau-b", "c": "tau-c", "a": "tau-a", "23": "tau_eq", "acc23": "acc_eq"}
 VARIANT_HELP = "Kendall variant: b, c, a, 23 (tau_eq) or acc23 (acc_eq, pairwise accuracy with ties); default b"
-
-
-def correlation_table(result: xr.DataArray) -> pd.DataFrame:
-    """A (metric × (level, method)) frame from a correlate() result with level and method dims.
-
-    Examples
-    --------
-    >>> import xcorrstat
-    >>> r = xcorrstat.correlate(xcorrstat.datasets.summeval(), target="expert_relevance", metrics=["meteor"],
-    ...                         level=["system", "input"], method=["pearson", "kendall"])
-    >>> list(correlation_table(r).columns)
-    [('system', 'pearson'), ('system', 'kendall'), ('input', 'pearson'), ('input', 'kendall')]
-    """
-    frame = result.to_series().unstack(["level", "coefficient"])
-    levels = list(result["level"].values)
-    methods = list(result["coefficient"].values)
-    frame = frame.reindex(columns=pd.MultiIndex.from_product([levels, methods], names=["level", "method"]))
-    return frame.reindex(list(result["metric"].values))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -204,6 +196,9 @@ def _data_options(p: argparse.ArgumentParser) -> None:
                    help="column of input labels (default: guessed: input, doc, doc_id, segment, item, ...; "
                    "a file without one holds system-level scores); 'none': read the file as system-level "
                    "scores, one row per system")
+    p.add_argument("--dims", nargs="+", metavar="COL", default=None,
+                   help="columns of extra dims, e.g. lp: one result per label (a netCDF file's own dims, "
+                   "an mt-metrics-eval test set's lp, are extra dims without it)")
 
 
 def _digits(text: str) -> int:
@@ -233,73 +228,133 @@ def _system_level_requested(args: argparse.Namespace) -> bool:
     return args.input_col is not None and args.input_col.strip().lower() == "none"
 
 
-def _load(args: argparse.Namespace) -> tuple[xr.Dataset, str, str]:
-    """(Dataset, target, source) of the command: the bundled data or FILE."""
+class _Scores(NamedTuple):
+    """What a command analyses: the data, the target, the metrics asked for (None: the default) and the source."""
+
+    data: xr.Dataset
+    target: str
+    metrics: list[str] | None
+    source: str
+
+
+def _load(args: argparse.Namespace) -> _Scores:
+    """The data of the command: the bundled data, FILE, or the score files of one level of a test set folder."""
     if args.file is None:
-        return summeval(), args.target or DEFAULT_TARGET, "bundled SummEval data"
+        return _Scores(summeval(), args.target or DEFAULT_TARGET, args.metrics, "bundled SummEval data")
     if not args.target:
         raise ValueError("--target is required with a FILE: name the human score column")
     input_col = False if _system_level_requested(args) else args.input_col  # False: system-level
+    folder = os.path.isdir(args.file)  # an mt-metrics-eval test set: its human scores say their role
+    options: dict[str, Any] = {"human": None if folder else args.human}
+    if folder:  # read the score files of the target's level only
+        options["levels"] = [_file_level(args.target)]
+    if args.dims:
+        options["dims"] = args.dims
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ds = read(args.file, system=args.system_col, input=input_col, human=args.human)
+        ds = read(args.file, system=args.system_col, input=input_col, **options)
     for note in caught:
         if note.category is UserWarning:  # e.g. a text column left out: one line, not a Python warning
             print(f"xcorrstat: note: {printable(note.message, MESSAGE_WIDTH)}", file=sys.stderr)
         else:  # another library's warning: as Python would show it
             warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
-    return ds, args.target, printable(args.file, VALUE_WIDTH)
+    target, metrics, human = args.target, args.metrics, args.human if folder else None
+    source = printable(args.file, VALUE_WIDTH)
+    level = _mtme_level_of(ds, target)
+    if level is not None:
+        ds, target, metrics = _mtme_scores(ds, target, metrics, human)
+        source += f", {_MTME_LEVEL_NAMES[level]}-level score files"
+    elif human:
+        ds = _mark_human(ds, human)
+    return _Scores(ds, target, metrics, source)
 
 
-def flat_columns(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with its (level, method) columns named ``level_method`` (one CSV header row).
+_MTME_LEVEL_NAMES = {"seg": "segment", "doc": "document", "domain": "domain", "sys": "system"}
 
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> table = pd.DataFrame([[0.5]], index=["bleu"], columns=pd.MultiIndex.from_tuples([("system", "kendall")]))
-    >>> flat = flat_columns(table)
-    >>> list(flat.columns), flat.index.name
-    (['system_kendall'], 'metric')
+
+def _file_level(target: str) -> str:
+    """The level of the mt-metrics-eval score files a target names: ``mqm.sys`` the system files, ``mqm`` the
+    segment files."""
+    for level in ("sys", "doc", "domain"):
+        if target.endswith(f".{level}") and len(target) > len(level) + 1:
+            return level
+    return "seg"
+
+
+def _mtme_level_of(ds: xr.Dataset, target: str) -> str | None:
+    """The level of the score files ``target`` comes from, in mt-metrics-eval data (read_mtme's); else None."""
+    if ds.attrs.get("format") != "mt-metrics-eval" or target not in ds.data_vars:
+        return None
+    level = str(ds[target].attrs.get("level", ""))
+    return level if level in _MTME_LEVEL_NAMES else None
+
+
+def _mtme_scores(ds: xr.Dataset, target: str, metrics: list[str] | None,
+                 human: list[str] | None) -> tuple[xr.Dataset, str, list[str] | None]:
+    """The score files of the target's level, named as in mt-metrics-eval (:func:`xcorrstat.mtme_level`):
+    the data, the target and the metrics asked for, with the ``human`` scores marked as such.
+
+    Names given in the variables' form (``BLEU-refA.sys``) or in mt-metrics-eval's (``BLEU-refA``) both
+    work. One line on stderr says which level's files are used.
     """
-    flat = table.copy()
-    flat.columns = [f"{lev}_{method}" for lev, method in table.columns]
-    flat.index.name = "metric"
-    return flat
+    level = str(ds[target].attrs["level"])
+    renamed = {str(k): str(v.attrs.get("mtme_name", k)) for k, v in ds.data_vars.items()
+               if str(v.attrs.get("level")) == level}
+    sub = mtme_level(ds, cast(MtmeLevel, level))
+
+    def named(names: list[str] | None) -> list[str] | None:
+        return None if names is None else [renamed.get(n, n) for n in names]
+
+    new_target, metrics, human = renamed[target], named(metrics), named(human)
+    if human:
+        sub = _mark_human(sub, human)
+    roles = [str(v.attrs.get("role", "metric")) for k, v in sub.data_vars.items() if k != new_target]
+    n_metrics = roles.count("metric") if metrics is None else len(metrics)
+    other, other_level = (f"{new_target}.sys", "sys") if level == "seg" else (new_target, "seg")
+    print(f"xcorrstat: note: mt-metrics-eval data: the target {printable(repr(target), VALUE_WIDTH)} names the "
+          f"{_MTME_LEVEL_NAMES[level]}-level score files, so only those are analysed: "
+          f"{n_metrics} metric{'' if n_metrics == 1 else 's'}"
+          f"{' (every metric score of that level; its human scores are not metrics)' if metrics is None else ''}; "
+          f"the target {printable(repr(other), VALUE_WIDTH)} names the {_MTME_LEVEL_NAMES[other_level]}-level files",
+          file=sys.stderr)
+    return sub, new_target, metrics
+
+
+def _mark_human(ds: xr.Dataset, names: list[str]) -> xr.Dataset:
+    """``ds`` with the scores ``names`` marked as human judgments (never metrics by default)."""
+    unknown = [n for n in names if n not in ds.data_vars]
+    if unknown:
+        raise ValueError(f"--human {printable(repr(unknown[0]), VALUE_WIDTH)}: no such score in the data; its "
+                         f"scores are {printable(list(map(str, ds.data_vars)), 300)}")
+    ds = ds.copy()
+    for name in names:
+        ds[name].attrs = {**ds[name].attrs, "role": "human"}
+    return ds
 
 
 def _correlate_command(args: argparse.Namespace, out: IO[str]) -> None:
-    ds, target, source = _load(args)
+    ds, target, metrics, source = _load(args)
     levels = args.level
     if levels is None:
         levels = ["system"] if is_system_level(ds) else list(LEVELS)
     result = correlate(
         ds, target=target, level=list(levels), method=list(args.method),
-        variant=args.variant, metrics=args.metrics, epsilon=args.epsilon, average=args.average,
+        variant=args.variant, metrics=metrics, epsilon=args.epsilon, average=args.average,
     )
-    table = correlation_table(result)
     if args.format == "csv":
-        flat = flat_columns(table)
-        if out.isatty():  # a terminal shows labels literally; a file or pipe gets the data as is
-            flat.index = pd.Index([printable(m) for m in flat.index], name="metric")
-        flat.to_csv(out, float_format=f"%.{max(args.digits, 6)}f")
+        write_csv(result, out, digits=args.digits)
         return
     if args.format == "json":
-        long = result.to_dataframe().reset_index()[["metric", "level", "coefficient", "correlation", "n"]]
-        out.write(long.to_json(orient="records", indent=1) + "\n")
+        out.write(correlation_json(result))
         return
-    n = result["n"].to_series().unstack(["level", "coefficient"]).max()
-    units = {"system": "systems", "input": "inputs", "global": "cells", "within_system": "systems"}
-    used = ", ".join(f"{lev}: n={int(n[lev].max())} {units[lev]}" for lev in levels)
     kendall = f", Kendall {KENDALL_NAMES[args.variant]}" if "kendall" in args.method else ""
     if kendall and args.epsilon:
         kendall += f" with metric ties within {args.epsilon:g}"
+    extra = extra_dims(result)
+    per = f"; a table per {' and '.join(printable(d, LABEL_WIDTH) for d in extra)}" if extra else ""
     shown_target = printable(repr(target), VALUE_WIDTH)
-    out.write(f"Correlation with {shown_target} ({source}; {table.shape[0]} metrics{kendall})\n{used}\n\n")
-    table.index = [printable(m, LABEL_WIDTH) for m in table.index]
-    table.index.name = "metric"
-    with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200):
-        out.write(table.to_string(float_format=lambda v: f"{v:.{args.digits}f}", na_rep="nan") + "\n")
+    heading = f"Correlation with {shown_target} ({source}; {result.sizes['metric']} metrics{kendall}{per})"
+    out.write(correlation_text(result, heading=heading, levels=list(levels), digits=args.digits))
 
 
 def _report_schemes(args: argparse.Namespace, ds: xr.Dataset,
@@ -325,13 +380,13 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
                               "or pass --no-files to only print the tables") from None
         matplotlib.use("Agg")  # files only: no window, whatever the platform's default backend
         _check_out(args)
-    ds, target, source = _load(args)
+    ds, target, metrics, source = _load(args)
     log = None if args.quiet else err
     if log is not None:
         print(f"xcorrstat report: {source}, target {printable(repr(target), VALUE_WIDTH)}", file=log, flush=True)
     levels, resample, permute = _report_schemes(args, ds, log)
     rep = report(
-        ds, target=target, metrics=args.metrics, level=list(levels), method=args.method,
+        ds, target=target, metrics=metrics, level=list(levels), method=args.method,
         variant=args.variant, resample=resample, test=args.test, permute=permute,
         n_resamples=args.n_resamples, confidence_level=args.confidence_level, alpha=args.alpha,
         correction=None if args.correction == "none" else args.correction, rng=args.seed,

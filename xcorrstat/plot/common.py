@@ -7,6 +7,7 @@ undefined correlation (NaN, cluster 0) last.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Hashable, Sequence
 from typing import Any
@@ -17,8 +18,8 @@ import xarray as xr
 from .._display import figure_text
 from .backend import FIGURE_LABEL_WIDTH, wrap_text
 
-__all__ = ["CI_NAMES", "TITLE_SIZE", "check_plot_dims", "ci_text", "describe", "fit_text", "level_title",
-           "metric_order", "require_result", "set_title", "title_width"]
+__all__ = ["CI_NAMES", "TITLE_SIZE", "check_by", "check_plot_dims", "ci_text", "describe", "fit_text", "label_panels",
+           "level_title", "metric_order", "panel_title", "require_result", "set_title", "title_width"]
 
 #: Names of the interval kinds, as the titles spell them.
 CI_NAMES = {
@@ -45,14 +46,51 @@ def require_result(result: Any, names: Sequence[str], what: str) -> xr.Dataset:
     return result
 
 
-def check_plot_dims(da: xr.DataArray, allowed: Sequence[Hashable], name: str) -> None:
-    """An error saying which label to select when ``da`` has a dim not in ``allowed``."""
+def check_plot_dims(da: xr.DataArray, allowed: Sequence[Hashable], name: str, *, by: bool = False) -> None:
+    """An error saying which label to select when ``da`` has a dim not in ``allowed``.
+
+    With ``by``, the message also names the plot's ``by=`` option (a panel per label).
+    """
     extra = [d for d in da.dims if d not in allowed]
     if extra:
+        hint = f", or draw one panel per label with by={[str(d) for d in extra]!r}" if by else ""
         raise ValueError(
             f"result[{name!r}] has dims {tuple(da.dims)}; only {tuple(allowed)} can be drawn, "
-            f"select one label of {extra} first, e.g. result.sel({extra[0]}=...)"
+            f"select one label of {extra} first, e.g. result.sel({extra[0]}=...){hint}"
         )
+
+
+def check_by(result: xr.Dataset, by: Hashable | Sequence[Hashable] | None, taken: Sequence[Hashable]) -> list[Hashable]:
+    """``by`` as a list of dims of ``result``, none of them in ``taken`` (the metric and level dims)."""
+    if by is None:
+        return []
+    dims = [by] if isinstance(by, str) or not isinstance(by, Sequence) else list(by)
+    for dim in dims:
+        if dim not in result.dims or dim in taken:
+            raise ValueError(f"by must name dims of the result other than {tuple(map(str, taken))}, got "
+                             f"{figure_text(repr(dim), FIGURE_LABEL_WIDTH)}; the result's dims are "
+                             f"{tuple(map(str, result.dims))}")
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"by names a dim twice: {dims!r}")
+    return dims
+
+
+def label_panels(result: xr.Dataset, by: Sequence[Hashable]) -> list[tuple[dict[Hashable, int], dict[Hashable, Any]]]:
+    """Every combination of the labels of the ``by`` dims, in order: (positions, labels) per panel.
+
+    Examples
+    --------
+    >>> ds = xr.Dataset(coords={"lp": ["en-de", "zh-en"]})
+    >>> [(where, str(labels["lp"])) for where, labels in label_panels(ds, ["lp"])]
+    [({'lp': 0}, 'en-de'), ({'lp': 1}, 'zh-en')]
+    """
+    ranges = [range(result.sizes[d]) for d in by]
+    panels = []
+    for positions in itertools.product(*ranges):
+        where = dict(zip(by, positions))
+        labels = {d: (result[d].values[k] if d in result.coords else k) for d, k in where.items()}
+        panels.append((where, labels))
+    return panels
 
 
 def metric_order(correlation: Any, cluster: Any = None) -> np.ndarray:
@@ -101,6 +139,21 @@ def level_title(label: Any, level_dim: Hashable) -> str:
     """The title of one level's panel: "system level", or "<dim> = <label>"."""
     text = f"{label} level" if level_dim == "level" else f"{level_dim} = {label}"
     return figure_text(text, FIGURE_LABEL_WIDTH)
+
+
+def panel_title(level: Any, level_dim: Hashable | None, labels: dict[Hashable, Any]) -> str:
+    """The title of one panel: its level's ("system level") and its labels' ("lp = en-de"), joined.
+
+    Examples
+    --------
+    >>> panel_title("system", "level", {"lp": "en-de"})
+    'system level, lp = en-de'
+    >>> panel_title(None, None, {"lp": "en-de"})
+    'lp = en-de'
+    """
+    parts = [] if level_dim is None else [level_title(level, level_dim)]
+    parts += [f"{figure_text(d, FIGURE_LABEL_WIDTH)} = {figure_text(v, FIGURE_LABEL_WIDTH)}" for d, v in labels.items()]
+    return ", ".join(parts)
 
 
 def title_width(ax: Any) -> float:

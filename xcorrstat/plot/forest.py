@@ -8,7 +8,7 @@ number is written on the right-hand axis (``"-"`` for an undefined correlation).
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -20,12 +20,14 @@ from .._display import figure_text
 from .backend import FIGURE_LABEL_WIDTH, font_points, pyplot, text_inches
 from .common import (
     TITLE_SIZE,
+    check_by,
     check_plot_dims,
     ci_text,
     describe,
     fit_text,
-    level_title,
+    label_panels,
     metric_order,
+    panel_title,
     require_result,
     set_title,
     title_width,
@@ -36,6 +38,10 @@ __all__ = ["plot_ci"]
 _VARIABLES = ("correlation", "low", "high")
 #: Inches per metric row, per panel of intervals, and for the column of cluster numbers.
 _ROW, _PANEL, _CLUSTER_COLUMN = 0.24, 3.6, 0.45
+#: Most panels a row when the panels are labels of one level.
+_ROW_PANELS = 3
+#: Inches between two rows of panels: the upper row's tick labels and axis label, the lower row's title.
+_ROW_GAP = 1.25
 
 
 @dataclass
@@ -58,29 +64,31 @@ def _panel(result: xr.Dataset, with_clusters: bool) -> _Panel:
     return _Panel(values("correlation"), values("low"), values("high"), cluster)
 
 
-def _plot_ci_iv(result: Any, level_dim: Hashable, ax: Any,
-                align: bool) -> tuple[xr.Dataset, list[str], list[Any] | None]:
-    """The variables drawn (computed), the metric names, and the Axes given per level."""
+def _plot_ci_iv(result: Any, level_dim: Hashable, ax: Any, align: bool,
+                by: Any) -> tuple[xr.Dataset, list[str], list[Any] | None, list[Hashable]]:
+    """The variables drawn (computed), the metric names, the Axes given per panel and the ``by`` dims."""
     result = require_result(result, _VARIABLES, "xcorrstat.bootstrap or xcorrstat.fisher")
     if "metric" not in result.dims:
         raise ValueError(f"result must have a 'metric' dim, got dims {tuple(result.dims)}")
-    allowed = ("metric", level_dim) if level_dim in result.dims else ("metric",)
+    levels = (level_dim,) if level_dim in result.dims else ()
+    by_dims = check_by(result, by, ("metric", *levels))
     keep = list(_VARIABLES) + (["cluster"] if "cluster" in result.variables else [])
     for name in keep:
-        check_plot_dims(result[name], allowed, name)
+        check_plot_dims(result[name], ("metric", *levels, *by_dims), name, by=True)
     result = result[keep].compute()
     metrics = [str(m) for m in result["metric"].values]
-    if level_dim not in result.dims or ax is None:
-        return result, metrics, None
-    n = result.sizes[level_dim]
+    if not (levels or by_dims) or ax is None:
+        return result, metrics, None, by_dims
+    n = int(np.prod([result.sizes[d] for d in (*levels, *by_dims)]))
     axes = list(np.ravel(np.asarray(ax, dtype=object)))
     if len(axes) != n:
-        raise ValueError(f"ax must hold one Axes per {level_dim!r} label ({n}), got {len(axes)}")
+        what = " x ".join(repr(str(d)) for d in (*by_dims, *levels))
+        raise ValueError(f"ax must hold one Axes per {what} label ({n}), got {len(axes)}")
     shared = any(axes[0].get_shared_y_axes().joined(a, b) for a in axes for b in axes if a is not b)
     if shared and not align:
         raise ValueError("ax shares its y axis between panels, but with align=False each panel lists the "
                          "metrics in its own order: pass Axes that do not share y, or align=True")
-    return result, metrics, axes
+    return result, metrics, axes, by_dims
 
 
 def _draw_clusters(ax: Any, cluster: np.ndarray) -> None:
@@ -128,15 +136,16 @@ def _orders(panels: list[_Panel], *, sort: bool, align: bool) -> list[np.ndarray
 
 
 def _figure_size(metrics: list[str], n_panels: int, *, labels_each: bool, clusters: bool,
-                 title_lines: int) -> tuple[float, float]:
-    """Inches for the metric names, the rows and panels, and the title's lines."""
+                 title_lines: int, rows: int = 1) -> tuple[float, float]:
+    """Inches for the metric names, the rows and panels (``n_panels`` a row), and the title's lines."""
     plt = pyplot()
     shown = [figure_text(m, FIGURE_LABEL_WIDTH) for m in metrics]
     names = text_inches(shown, fontsize=font_points(plt.rcParams["ytick.labelsize"])) + 0.15
     panel = _PANEL + (_CLUSTER_COLUMN if clusters else 0.0) + 0.2
     width = 0.45 + (n_panels * (names + panel) if labels_each else names + n_panels * panel)
     title = title_lines * 1.3 * font_points(TITLE_SIZE) / 72 + 0.1
-    height = 0.95 + title + (0.3 if n_panels > 1 else 0.0) + _ROW * max(len(metrics), 2)
+    row = _ROW * max(len(metrics), 2)
+    height = 0.95 + title + (0.3 if n_panels * rows > 1 else 0.0) + row + (rows - 1) * (row + _ROW_GAP)
     return width, height
 
 
@@ -180,42 +189,65 @@ def _draw_one(result: xr.Dataset, metrics: list[str], ax: Any, options: dict) ->
     return ax
 
 
-def _suptitle(attrs: dict, title: str | None, *, first_level: str, sort: bool, align: bool) -> str:
+def _suptitle(attrs: dict, title: str | None, *, first_panel: str, sort: bool, align: bool) -> str:
     if title is None:
         title = ", ".join(t for t in (describe(attrs, with_level=False), ci_text(attrs)) if t)
     if sort and align:
-        title += f"\nEvery panel lists the metrics in the order of the {first_level}"
+        title += f"\nEvery panel lists the metrics in the order of the {first_panel}"
     return title
 
 
+def _panels(result: xr.Dataset, level_dim: Hashable, by: list[Hashable],
+            clusters: bool) -> tuple[list[_Panel], list[str], int]:
+    """The panels, label by label of the ``by`` dims and level by level within a label; their titles;
+    the number of levels (panels a row)."""
+    has_level = level_dim in result.dims
+    n = result.sizes[level_dim] if has_level else 1
+    levels = (result[level_dim].values if level_dim in result.coords else np.arange(n)) if has_level else [None]
+    panels, titles = [], []
+    for where, labels in label_panels(result, by) if by else [({}, {})]:
+        row = result.isel(where)
+        for k in range(n):
+            panels.append(_panel(row.isel({level_dim: k}) if has_level else row, clusters))
+            titles.append(panel_title(levels[k], level_dim if has_level else None, labels))
+    return panels, titles, n
+
+
 def _draw_levels(result: xr.Dataset, metrics: list[str], axes: list[Any] | None, options: dict,
-                 level_dim: Hashable) -> Any:
-    """The forest plot of every level side by side; the Figure."""
-    n = result.sizes[level_dim]
-    levels = result[level_dim].values if level_dim in result.coords else np.arange(n)
-    panels = [_panel(result.isel({level_dim: k}), options["clusters"]) for k in range(n)]
+                 level_dim: Hashable, by: list[Hashable]) -> Any:
+    """The forest plot of every level side by side (a row per label of the ``by`` dims); the Figure.
+
+    With one level, the labels' panels go side by side instead, up to ``_ROW_PANELS`` a row.
+    """
+    panels, titles, cols = _panels(result, level_dim, by, options["clusters"])
+    if cols == 1:
+        cols = min(len(panels), _ROW_PANELS)
+    rows = -(-len(panels) // cols)
     align = options["align"]
     orders = _orders(panels, sort=options["sort"], align=align)
-    suptitle = _suptitle(result.attrs, options["title"], first_level=level_title(levels[0], level_dim),
-                         sort=options["sort"], align=align)
+    suptitle = _suptitle(result.attrs, options["title"], first_panel=titles[0], sort=options["sort"], align=align)
     planned = axes is None
     if axes is None:
-        layout = {"labels_each": not align, "clusters": panels[0].cluster is not None}
-        width, _ = _figure_size(metrics, n, title_lines=0, **layout)
+        layout: dict[str, Any] = {"labels_each": not align, "clusters": panels[0].cluster is not None,
+                                  "rows": rows}
+        width, _ = _figure_size(metrics, cols, title_lines=0, **layout)
         suptitle = fit_text(suptitle, width - 0.2)
-        size = _figure_size(metrics, n, title_lines=suptitle.count("\n") + 1, **layout)
-        fig, grid = pyplot().subplots(1, n, figsize=size, sharey=align, squeeze=False, layout="constrained")
-        axes = list(grid[0])
+        size = _figure_size(metrics, cols, title_lines=suptitle.count("\n") + 1, **layout)
+        fig, grid = pyplot().subplots(rows, cols, figsize=size, sharey=align, squeeze=False, layout="constrained")
+        axes = list(grid.ravel())
+        for spare in axes[len(panels):]:  # the end of the last row
+            fig.delaxes(spare)
+        axes = axes[:len(panels)]
     else:
         fig = axes[0].figure
         suptitle = fit_text(suptitle, float(fig.get_figwidth()) - 0.2)
     xlabel = options["xlabel"] if options["xlabel"] is not None else describe(result.attrs, with_level=False)
     for k, (a, panel, order) in enumerate(zip(axes, panels, orders)):
         _draw_panel(a, panel, order, metrics, color=options["color"], reference=options["reference"],
-                    show_labels=k == 0 or not align)
-        set_title(a, level_title(levels[k], level_dim), _label_width(a, planned))
+                    show_labels=k % cols == 0 or not align)
+        set_title(a, titles[k], _label_width(a, planned))
         _xlabel(a, xlabel, planned)
-        if k == 0:
+        if k % cols == 0:
             a.set_ylabel("metric")
     fig.suptitle(suptitle, fontsize=TITLE_SIZE)
     return fig
@@ -229,6 +261,7 @@ def plot_ci(
     align: bool = False,
     clusters: bool = True,
     level_dim: Hashable = "level",
+    by: Hashable | Sequence[Hashable] | None = None,
     color: Any = "C0",
     reference: float | None = 0.0,
     title: str | None = None,
@@ -243,11 +276,13 @@ def plot_ci(
         ``low`` and ``high`` over ``metric``, and optionally ``cluster`` (the significance
         clusters of :func:`xcorrstat.compare`, as in :attr:`xcorrstat.Report.intervals`).
         It may also have a ``level_dim`` dim (results of several levels concatenated
-        along it); the levels are then drawn side by side.
+        along it); the levels are then drawn side by side. Other dims (a language pair
+        ``lp`` ...) must be named in ``by``.
     ax : matplotlib Axes, optional
         Where to draw; default a new figure sized by the number of metrics and the
         length of their names. With a ``level_dim`` dim, a sequence of one Axes per level
-        (sharing their y axis only with ``align=True``).
+        (sharing their y axis only with ``align=True``); with ``by``, one per panel, in
+        the order of the panels.
     sort : bool, default True
         Order the metrics by significance cluster when ``result`` has ``cluster``, then
         by correlation, best on top (undefined last). False keeps the result's order.
@@ -261,6 +296,11 @@ def plot_ci(
         ("-" for an undefined correlation).
     level_dim : str, default "level"
         Name of the dim holding the levels.
+    by : str or sequence of str, optional
+        Dims of ``result`` to draw one panel per label of (every combination of their
+        labels): a row of panels per label, its levels side by side (with one level,
+        the labels side by side, three a row), titled "system level, lp = en-de".
+        Without it, a dim besides ``metric`` and ``level_dim`` is an error.
     color : matplotlib colour, default "C0"
         Colour of the points and intervals.
     reference : float or None, default 0.0
@@ -274,8 +314,8 @@ def plot_ci(
 
     Returns
     -------
-    matplotlib.axes.Axes, or matplotlib.figure.Figure with a ``level_dim`` dim
-        (one Axes per level in ``figure.axes``).
+    matplotlib.axes.Axes, or matplotlib.figure.Figure with a ``level_dim`` dim or ``by``
+        (one Axes per panel in ``figure.axes``).
 
     Examples
     --------
@@ -289,9 +329,9 @@ def plot_ci(
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['meteor', 'rouge_2_f1']
     """
-    result, metrics, axes = _plot_ci_iv(result, level_dim, ax, align)
+    result, metrics, axes, by_dims = _plot_ci_iv(result, level_dim, ax, align, by)
     options = {"sort": sort, "align": align, "clusters": clusters, "color": color, "reference": reference,
                "title": title, "xlabel": xlabel}
-    if level_dim not in result.dims:
+    if level_dim not in result.dims and not by_dims:
         return _draw_one(result, metrics, ax, options)
-    return _draw_levels(result, metrics, axes, options, level_dim)
+    return _draw_levels(result, metrics, axes, options, level_dim, by_dims)

@@ -13,7 +13,7 @@ there are.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,11 +25,13 @@ from ..validation import check_unit_interval
 from .backend import FIGURE_LABEL_WIDTH, font_points, pyplot, text_inches
 from .common import (
     TITLE_SIZE,
+    check_by,
     check_plot_dims,
     describe,
     fit_text,
-    level_title,
+    label_panels,
     metric_order,
+    panel_title,
     require_result,
     set_title,
     title_width,
@@ -79,18 +81,21 @@ def _bar_shrink(side: float) -> float:
     return 1.0 if side <= 3.0 else max(0.6, 3.0 / side)
 
 
-def _plot_significance_iv(result: Any, alpha: float | None, level_dim: Hashable,
-                          ax: Any) -> tuple[xr.Dataset, float, list[Any] | None]:
-    """The variables drawn (computed), ``alpha`` (default the result's) and the Axes given per level."""
+def _plot_significance_iv(result: Any, alpha: float | None, level_dim: Hashable, ax: Any,
+                          by: Any) -> tuple[xr.Dataset, float, list[Any] | None, list[Hashable]]:
+    """The variables drawn (computed), ``alpha`` (default the result's), the Axes given per panel and
+    the ``by`` dims."""
     result = require_result(result, ("pvalue", "significant", "correlation"), "xcorrstat.compare")
     levels = (level_dim,) if level_dim in result.dims else ()
+    by_dims = check_by(result, by, (*_PAIR, *levels))
+    panels = (*levels, *by_dims)
     for name in ("pvalue", "significant"):
-        if set(result[name].dims) != set(_PAIR + levels):
-            check_plot_dims(result[name], _PAIR + levels, name)
-            raise ValueError(f"result[{name!r}] must have dims {_PAIR + levels}, got {tuple(result[name].dims)}")
+        if set(result[name].dims) != set(_PAIR + panels):
+            check_plot_dims(result[name], _PAIR + panels, name, by=True)
+            raise ValueError(f"result[{name!r}] must have dims {_PAIR + panels}, got {tuple(result[name].dims)}")
     keep = ["pvalue", "significant", "correlation"] + (["cluster"] if "cluster" in result.variables else [])
     for name in keep[2:]:
-        check_plot_dims(result[name], ("metric",) + levels, name)
+        check_plot_dims(result[name], ("metric",) + panels, name, by=True)
     if alpha is None:
         alpha = float(result.attrs.get("alpha", 0.05))
     alpha = check_unit_interval(alpha, "alpha")
@@ -99,13 +104,14 @@ def _plot_significance_iv(result: Any, alpha: float | None, level_dim: Hashable,
     others = [str(m) for m in result["other_metric"].values]
     if sorted(metrics) != sorted(others):
         raise ValueError("result's metric and other_metric must hold the same metrics")
-    if not levels or ax is None:
-        return result, alpha, None
+    if not panels or ax is None:
+        return result, alpha, None, by_dims
+    n = int(np.prod([result.sizes[d] for d in panels]))
     axes = list(np.ravel(np.asarray(ax, dtype=object)))
-    if len(axes) != result.sizes[level_dim]:
-        raise ValueError(f"ax must hold one Axes per {level_dim!r} label ({result.sizes[level_dim]}), "
-                         f"got {len(axes)}")
-    return result, alpha, axes
+    if len(axes) != n:
+        what = " x ".join(repr(str(d)) for d in (*by_dims, *levels))
+        raise ValueError(f"ax must hold one Axes per {what} label ({n}), got {len(axes)}")
+    return result, alpha, axes, by_dims
 
 
 def _draw_cells(ax: Any, pvalue: np.ndarray, significant: np.ndarray, *, alpha: float, cmap: str) -> Any:
@@ -200,6 +206,27 @@ def _new_figure(result: xr.Dataset, titles: list[str], colorbar: bool) -> tuple[
     return list(grid[:, 0]), layout
 
 
+def _matrix_panels(result: xr.Dataset, level_dim: Hashable, by: list[Hashable], alpha: float,
+                   title: str | None) -> tuple[list[xr.Dataset], list[str]]:
+    """The matrices, label by label of the ``by`` dims and level by level within a label, and their titles."""
+    has_level = level_dim in result.dims
+    if has_level:
+        levels = result[level_dim].values if level_dim in result.coords else np.arange(result.sizes[level_dim])
+    else:
+        levels = np.array([None])
+    parts, titles = [], []
+    for where, labels in label_panels(result, by) if by else [({}, {})]:
+        row = result.isel(where)
+        for k, lab in enumerate(levels):
+            parts.append(row.isel({level_dim: k}) if has_level else row)
+            named = has_level and level_dim != "level"  # a level of another name is named in the prefix
+            prefix = panel_title(lab, level_dim if named else None, labels)
+            shown = lab if has_level and not named else None
+            titles.append(title if title is not None
+                          else (f"{prefix}: " if prefix else "") + _default_title(result.attrs, alpha, shown))
+    return parts, titles
+
+
 def plot_significance(
     result: xr.Dataset,
     *,
@@ -210,6 +237,7 @@ def plot_significance(
     colorbar: bool = True,
     title: str | None = None,
     level_dim: Hashable = "level",
+    by: Hashable | Sequence[Hashable] | None = None,
 ) -> Any:
     """Pairwise significance matrix of :func:`xcorrstat.compare`.
 
@@ -230,10 +258,12 @@ def plot_significance(
         Returned by :func:`xcorrstat.compare`: ``pvalue`` and ``significant`` over
         (metric, other_metric), ``correlation`` over metric, optionally ``cluster``.
         It may also have a ``level_dim`` dim (as :attr:`xcorrstat.Report.comparisons`):
-        one matrix per level, stacked. Select one label of any other dim first.
+        one matrix per level, stacked. Name any other dim in ``by``, or select one of
+        its labels first.
     ax : matplotlib Axes, optional
         Where to draw; default a new figure sized by the number of metrics and the
-        length of their names. With a ``level_dim`` dim, a sequence of one Axes per level.
+        length of their names. With a ``level_dim`` dim, a sequence of one Axes per level;
+        with ``by``, one per matrix, in their order.
     alpha : float, optional
         Threshold of the filled cells; default ``result.attrs["alpha"]`` (else 0.05).
     cmap : str, default "Greens_r"
@@ -247,11 +277,15 @@ def plot_significance(
         Broken into lines that fit the figure (unless it holds a ``$...$`` formula).
     level_dim : str, default "level"
         Name of the dim holding the levels.
+    by : str or sequence of str, optional
+        Dims of ``result`` to draw one matrix per label of (every combination of their
+        labels), stacked label by label, the levels of a label one under another; each
+        title starts with the labels ("lp = en-de: ...").
 
     Returns
     -------
-    matplotlib.axes.Axes, or matplotlib.figure.Figure with a ``level_dim`` dim
-        (the matrices are the first Axes of ``figure.axes``, one per level).
+    matplotlib.axes.Axes, or matplotlib.figure.Figure with a ``level_dim`` dim or ``by``
+        (the matrices are the first Axes of ``figure.axes``, one per level and label).
 
     Examples
     --------
@@ -265,16 +299,10 @@ def plot_significance(
     >>> ax.get_ylabel(), ax.get_xlabel()
     ('metric (better)', 'other metric')
     """
-    result, alpha, axes = _plot_significance_iv(result, alpha, level_dim, ax)
-    if level_dim in result.dims:
-        labels = result[level_dim].values if level_dim in result.coords else np.arange(result.sizes[level_dim])
-        parts = [result.isel({level_dim: k}) for k in range(len(labels))]
-        levels = [lab if level_dim == "level" else None for lab in labels]
-        prefix = ["" if level_dim == "level" else f"{level_title(lab, level_dim)}: " for lab in labels]
-    else:
-        parts, levels, prefix, axes = [result], [None], [""], None if ax is None else [ax]
-    titles = [title if title is not None else p + _default_title(result.attrs, alpha, lev)
-              for p, lev in zip(prefix, levels)]
+    result, alpha, axes, by_dims = _plot_significance_iv(result, alpha, level_dim, ax, by)
+    parts, titles = _matrix_panels(result, level_dim, by_dims, alpha, title)
+    if level_dim not in result.dims and not by_dims:
+        axes = None if ax is None else [ax]
     options = {"alpha": alpha, "cmap": cmap, "clusters": clusters, "colorbar": colorbar, "side": None}
     layout = None
     if axes is None:
@@ -283,6 +311,6 @@ def plot_significance(
     for a, part, text in zip(axes, parts, titles):
         width = layout.title_width if layout is not None else title_width(a)
         _draw_matrix(a, part, options, title=text, width=width)
-    if level_dim in result.dims:
+    if level_dim in result.dims or by_dims:
         return axes[0].figure
     return axes[0]

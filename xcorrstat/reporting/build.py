@@ -33,7 +33,7 @@ from ..schema import is_system_level
 from ..significance.allpairs import compare
 from ..tidy import tidy
 from ..validation import check_choice
-from .tables import check_digits, to_latex, to_markdown
+from .tables import check_digits, label_text, report_groups, to_latex, to_markdown
 
 __all__ = ["Report", "report"]
 
@@ -54,23 +54,48 @@ def _ranks(corr: np.ndarray) -> np.ndarray:
 
 def _single_metric_comparison(boot: xr.Dataset, *, test: str, correction: str | None,
                               alpha: float) -> xr.Dataset:
-    """What :func:`compare` would give for one metric: no pair, cluster 1 (0 if undefined)."""
+    """What :func:`compare` would give for one metric: no pair, cluster 1 (0 if undefined), per label."""
     corr = boot["correlation"]
     names = boot["metric"].values
     pair = ("metric", "other_metric")
-    nan = np.full((len(names), len(names)), np.nan)
+    # the pairs over the extra dims of the correlation (none for one ranked list)
+    labels = xr.zeros_like(corr.isel(metric=0, drop=True)).reset_coords(drop=True)
+    nan = xr.DataArray(np.full((len(names), len(names)), np.nan), dims=pair,
+                       coords={"metric": names, "other_metric": names}).broadcast_like(labels)
     return xr.Dataset(
-        {"correlation": corr, "cluster": ("metric", np.where(np.isnan(corr.values), 0, 1)),
-         "delta": (pair, np.zeros_like(nan)), "pvalue": (pair, nan), "pvalue_corrected": (pair, nan.copy()),
-         "significant": (pair, np.zeros(nan.shape, dtype=bool))},
-        coords={"other_metric": names},
+        {"correlation": corr, "cluster": xr.where(np.isnan(corr), 0, 1).astype(np.int64),
+         "delta": xr.zeros_like(nan), "pvalue": nan, "pvalue_corrected": nan.copy(),
+         "significant": xr.zeros_like(nan, dtype=bool)},
         attrs=dict(boot.attrs, test=test, correction=correction or "none", alpha=alpha),
     )
+
+
+def _rank_labels(corr: xr.DataArray) -> xr.DataArray:
+    """:func:`_ranks` within each label of the dims besides ``metric`` (one ranked list per label)."""
+    ranks = xr.apply_ufunc(_ranks, corr.astype(np.float64).reset_coords(drop=True), input_core_dims=[["metric"]],
+                           output_core_dims=[["metric"]], vectorize=True)
+    return ranks.transpose(*corr.dims)
+
+
+def _sorted_by_label(frame: pd.DataFrame, result: xr.Dataset, levels: list[str], extra: Sequence[Hashable],
+                     then: Sequence[str] = ()) -> pd.DataFrame:
+    """Rows label by label of the extra dims (in the data's order), level by level, then by ``then``
+    (its ``_`` columns dropped after); the extra dims' columns just before ``metric``."""
+    keys = {f"_label{k}": pd.Index(result[dim].values).get_indexer(frame[dim]) for k, dim in enumerate(extra)}
+    keys["_level"] = pd.Index(levels).get_indexer(frame["level"])
+    frame = frame.assign(**keys).sort_values([*keys, *then], kind="stable")
+    frame = frame.drop(columns=[*keys, *(c for c in then if c.startswith("_"))])
+    rest = [c for c in frame.columns if c not in extra]
+    at = rest.index("metric")
+    return frame[[*rest[:at], *extra, *rest[at:]]].reset_index(drop=True)
 
 
 @dataclass
 class Report:
     """Correlations with confidence intervals and significance clusters, per level.
+
+    Data with extra dims (a language pair ``lp``, a domain ...) give one ranked list per
+    level and label: every variable below then also has those dims.
 
     Attributes
     ----------
@@ -93,32 +118,40 @@ class Report:
     def levels(self) -> list[str]:
         return [str(v) for v in self.intervals["level"].values]
 
+    @property
+    def extra_dims(self) -> list[Hashable]:
+        """The dims besides ``level`` and ``metric`` (e.g. ``["lp"]``): one ranked list per label."""
+        return [d for d in self.intervals["correlation"].dims if d not in ("level", "metric")]
+
     def table(self) -> pd.DataFrame:
-        """The ranked table: one row per (level, metric), best first within each level."""
+        """The ranked table: one row per (level, metric), best first within each level.
+
+        With extra dims, one row per (label, level, metric), with a column per extra
+        dim: label by label (in the data's order), level by level within a label.
+        """
         frame = tidy(self.intervals)
-        frame["level"] = pd.Categorical(frame["level"], categories=self.levels, ordered=True)
         frame["_undefined"] = frame["rank"] == 0
-        frame = frame.sort_values(["level", "_undefined", "rank"]).drop(columns="_undefined")
-        frame["level"] = frame["level"].astype(str)
-        return frame.reset_index(drop=True)
+        return _sorted_by_label(frame, self.intervals, self.levels, self.extra_dims, then=("_undefined", "rank"))
 
     def pairs(self) -> pd.DataFrame:
-        """Every ordered pair's test, one row per (level, metric, other_metric)."""
-        return tidy(self.comparisons)
+        """Every ordered pair's test, one row per (level, metric, other_metric) (and label of extra dims)."""
+        frame = tidy(self.comparisons)
+        if not self.extra_dims:
+            return frame
+        return _sorted_by_label(frame, self.comparisons, self.levels, self.extra_dims)
 
     def to_text(self, *, digits: int = 3) -> str:
-        """The ranked tables as plain text, one block per level.
+        """The ranked tables as plain text, one block per level (per label and level with extra dims).
 
         Labels are shown literally: control characters are escaped and labels longer
         than 40 characters are cut.
         """
         digits = check_digits(digits)
-        table = self.table()
         blocks = [self._heading()]
-        for lev in self.levels:
-            sub = table[table["level"] == lev]
+        for lev, labels, sub in report_groups(self):
             n = int(sub["n"].max()) if len(sub) else 0
-            blocks.append(f"\n{lev.capitalize()} level (n = {n} {_UNITS.get(lev, 'units')})")
+            where = f", {label_text(labels)}" if labels else ""
+            blocks.append(f"\n{lev.capitalize()} level{where} (n = {n} {_UNITS.get(lev, 'units')})")
             names = [printable(m, LABEL_WIDTH) for m in sub["metric"]]
             width = max([len("metric"), *(len(m) for m in names)])
             lines = [f"{'rank':>4}  {'metric':<{width}}  {'r':>{digits + 3}}  {'CI':^{2 * digits + 10}}  cluster"]
@@ -132,11 +165,11 @@ class Report:
         return "\n".join(blocks) + "\n"
 
     def to_latex(self, *, digits: int = 3) -> str:
-        """The ranked tables as LaTeX, one ``table`` per level (see :func:`~xcorrstat.to_latex`)."""
+        """The ranked tables as LaTeX, one ``table`` per level and label (see :func:`~xcorrstat.to_latex`)."""
         return to_latex(self, digits=digits)
 
     def to_markdown(self, *, digits: int = 3) -> str:
-        """The ranked tables as Markdown, one per level (see :func:`~xcorrstat.to_markdown`)."""
+        """The ranked tables as Markdown, one per level and label (see :func:`~xcorrstat.to_markdown`)."""
         return to_markdown(self, digits=digits)
 
     def _heading(self) -> str:
@@ -145,9 +178,18 @@ class Report:
         where = f"{printable(s['source'], VALUE_WIDTH)}; " if s["source"] else ""
         target = printable(repr(s["target"]), VALUE_WIDTH)
         return (f"{s['method'].capitalize()} correlation with {target} ({where}"
-                f"{_count(self.intervals.sizes['metric'], 'metric')})\n"
+                f"{_count(self.intervals.sizes['metric'], 'metric')}{self._per_label()})\n"
                 f"{s['confidence_level']:.0%} {s['ci_scheme']} percentile CIs, {s['n_resamples']} resamples; "
                 f"clusters from {s['test_scheme']} tests ({correction}, alpha = {s['alpha']:g}); seed {s['seed']}")
+
+    def _per_label(self) -> str:
+        """"; a ranked list per lp label (2)" for data with extra dims, else ""."""
+        extra = self.extra_dims
+        if not extra:
+            return ""
+        dims = " and ".join(printable(d, LABEL_WIDTH) for d in extra)
+        n = int(np.prod([self.intervals.sizes[d] for d in extra]))
+        return f"; a ranked list per {dims} label, {n} in all"
 
     def __repr__(self) -> str:
         return self.to_text()
@@ -163,13 +205,16 @@ class Report:
         ``"ci"`` is the forest plot, levels side by side, each panel listing the metrics
         by its own level's significance cluster (shaded bands) and correlation;
         ``"significance"`` the pairwise significance matrices, levels one under another.
-        Both are sized from the number of metrics and the length of their names.
+        With extra dims, one panel per label and level: the forest plot has a row of
+        panels per label, the matrices go label by label. Both are sized from the
+        number of metrics and the length of their names.
         """
         from ..plot.forest import plot_ci
         from ..plot.significance import plot_significance
 
-        fig_ci = plot_ci(self.intervals[["correlation", "low", "high", "cluster", "rank"]])
-        return {"ci": fig_ci, "significance": plot_significance(self.comparisons)}
+        by = self.extra_dims
+        fig_ci = plot_ci(self.intervals[["correlation", "low", "high", "cluster", "rank"]], by=by)
+        return {"ci": fig_ci, "significance": plot_significance(self.comparisons, by=by)}
 
     def save(self, out: str | os.PathLike[str], *, formats: Sequence[str] = ("png", "svg"), dpi: int = 150,
              overwrite: bool = False) -> dict[str, str]:
@@ -236,7 +281,7 @@ def _report_level(data: xr.Dataset | xr.DataArray, options: dict[str, Any], *, t
         swap: dict[str, Any] = {} if permute_label is None else {"permute": permute_label}
         c = compare(data, test=test, correction=correction, alpha=alpha, **swap, **options)
     b = b.drop_vars([v for v in ("distribution",) if v in b]).assign(cluster=c["cluster"])
-    b["rank"] = ("metric", _ranks(np.asarray(b["correlation"].values, dtype=np.float64)))
+    b["rank"] = _rank_labels(b["correlation"])
     return b.expand_dims(level=[lev]), c.expand_dims(level=[lev])
 
 
@@ -272,7 +317,9 @@ def report(
 
     For each level: a bootstrap CI per metric (``resample``, default BOOT-BOTH) and
     the all-pairs test (``test``/``permute``, default PERM-BOTH) whose significant
-    pairs, after ``correction``, give greedy significance clusters.
+    pairs, after ``correction``, give greedy significance clusters. Data with extra
+    dims (a language pair ``lp`` ...) give one ranked list per level and label, each
+    equal to the report of that label (``data.sel(lp=...)``) with the same seed.
 
     Parameters
     ----------

@@ -12,6 +12,7 @@ import pandas as pd
 
 from .._display import VALUE_WIDTH, printable
 from .._version import __version__
+from .tables import label_text, report_groups
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 72em;
@@ -73,16 +74,25 @@ _NOTEBOOK_STYLE = (
 )
 
 
+def _group_title(level: str, labels: dict) -> str:
+    """"System level", or "System level, lp = en-de" for a label of the extra dims (escaped)."""
+    return html.escape(f"{level.capitalize()} level" + (f", {label_text(labels)}" if labels else ""))
+
+
 def tables_html(report: Any) -> str:
-    """The ranked tables side by side (a notebook's rich repr)."""
-    table = report.table()
+    """The ranked tables side by side (a notebook's rich repr): one per level (and label of the extra dims)."""
     parts = []
-    for lev in report.levels:
-        sub = table[table["level"] == lev]
-        caption = f"<caption>{html.escape(lev.capitalize())} level</caption>"
-        parts.append(f"<div>{_level_table(sub).replace('>', '>' + caption, 1)}</div>")
+    for lev, labels, rows in report_groups(report):
+        caption = f"<caption>{_group_title(lev, labels)}</caption>"
+        parts.append(f"<div>{_level_table(rows).replace('>', '>' + caption, 1)}</div>")
     return (f"<div class='xcorrstat-report'>{_NOTEBOOK_STYLE}{_settings_html(report)}"
             f"<div class='levels'>{''.join(parts)}</div></div>")
+
+
+def _ranked_html(report: Any) -> str:
+    """The page's ranked tables, one per level (and label of the extra dims), each under its heading."""
+    return "".join(f"<div><h3>{_group_title(lev, labels)}</h3>{_level_table(rows)}</div>"
+                   for lev, labels, rows in report_groups(report))
 
 
 #: Most pixels of an embedded figure: beyond, it is embedded at fewer pixels per inch (never under SCREEN_DPI).
@@ -118,6 +128,17 @@ def figure_img(fig: Any, alt: str, *, dpi: float | None = None, png: bytes | Non
             f'style="{shift}" alt="{html.escape(alt)}">')
 
 
+def _panel_captions(report: Any) -> tuple[str, str, str]:
+    """How the panels of the two figures are laid out, for their captions (escaped)."""
+    extra = list(report.extra_dims)
+    if not extra:
+        return "Each level's panel", "that level's", "One matrix per level."
+    dims = " and ".join(_text(d) for d in extra)
+    layout = (f"One panel per label of {dims}" if len(report.levels) == 1
+              else f"One row of panels per label of {dims}, one panel per level in a row")
+    return (f"{layout}; each panel", "that panel's", f"One matrix per label of {dims} and level, label by label.")
+
+
 def page_html(report: Any, figures: dict[str, Any], *, dpi: float | None = None,
               png: dict[str, bytes] | None = None) -> str:
     """A self-contained HTML page: settings, ranked tables and both figures (embedded PNGs, natural size).
@@ -131,6 +152,7 @@ def page_html(report: Any, figures: dict[str, Any], *, dpi: float | None = None,
                         dpi=dpi, png=png.get("ci"))
     sig_img = figure_img(figures["significance"], "Pairwise significance matrix of the metric comparisons",
                          dpi=dpi, png=png.get("significance"))
+    ci_panels, ci_own, sig_panels = _panel_captions(report)
     outline = (f"still significant after the {html.escape(s['correction'])} correction" if s["correction"]
                else "significant (no correction: every filled cell)")
     return f"""<!DOCTYPE html>
@@ -147,18 +169,15 @@ def page_html(report: Any, figures: dict[str, Any], *, dpi: float | None = None,
 <p>Significance clusters, in order of correlation: a metric opens a new cluster when a metric of the
 current cluster is significantly better than it (after the correction), so within a cluster no metric is
 significantly better than one ranked below it. Rank 0 and cluster "-" mark an undefined correlation.</p>
-<div class='levels'>{''.join(
-        f"<div><h3>{html.escape(lev.capitalize())} level</h3>"
-        f"{_level_table(report.table()[lambda t, lev=lev: t['level'] == lev])}</div>"
-        for lev in report.levels)}</div>
+<div class='levels'>{_ranked_html(report)}</div>
 <h2>Confidence intervals</h2>
 <figure>{ci_img}
 <figcaption>Point: the correlation; bar: its {s['confidence_level']:.0%} {s['ci_scheme']} percentile bootstrap
-interval. Each level's panel lists the metrics in its own order: by significance cluster (bands, every other one
-shaded; the cluster number on the right), then by that level's correlation.</figcaption></figure>
+interval. {ci_panels} lists the metrics in its own order: by significance cluster (bands, every other one
+shaded; the cluster number on the right), then by {ci_own} correlation.</figcaption></figure>
 <h2>Pairwise significance</h2>
 <figure>{sig_img}
-<figcaption>One matrix per level. Row metric tested as better than column metric
+<figcaption>{sig_panels} Row metric tested as better than column metric
 ({html.escape(s['test_scheme'])}), in the order of the ranked table. Filled cell: p &le; {s['alpha']:g}, coloured by
 the p-value; black outline: {outline}; red lines separate the
 significance clusters.</figcaption></figure>

@@ -10,6 +10,8 @@ in bold. The rendering (escaping, number format, rules) is pandas' Styler.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Hashable, Mapping
 from typing import Any, Literal, Protocol, Union
 
 import numpy as np
@@ -19,9 +21,10 @@ import xarray as xr
 from ..schema import METRIC
 from ..validation import check_choice
 from .tasktable import is_task_result, task_latex, task_markdown, task_text
-from .._display import printable
+from .._display import LABEL_WIDTH, printable
 
-__all__ = ["TABLE_FORMATS", "check_digits", "format_table", "ranked_frame", "to_latex", "to_markdown"]
+__all__ = ["TABLE_FORMATS", "check_digits", "format_table", "label_text", "ranked_frame", "report_groups",
+           "to_latex", "to_markdown"]
 
 TableFormat = Literal["text", "latex", "markdown"]
 
@@ -33,6 +36,9 @@ class Ranked(Protocol):
 
     @property
     def levels(self) -> list[str]: ...
+
+    @property
+    def extra_dims(self) -> list[Hashable]: ...
 
     def table(self) -> pd.DataFrame: ...
 
@@ -88,17 +94,44 @@ def _is_report(result: object) -> bool:
     return all(callable(getattr(result, name, None)) for name in ("table", "pairs", "to_text"))
 
 
-def _report_frames(report: Ranked) -> dict[str, pd.DataFrame]:
-    """One ranked frame per level of a report."""
+def label_text(labels: Mapping[Hashable, Any]) -> str:
+    """The labels of a ranked list's extra dims as shown: control characters escaped, long ones cut.
+
+    Examples
+    --------
+    >>> label_text({"lp": "en-de", "domain": "news"})
+    'lp = en-de, domain = news'
+    """
+    return ", ".join(f"{printable(dim, LABEL_WIDTH)} = {printable(value, LABEL_WIDTH)}"
+                     for dim, value in labels.items())
+
+
+def report_groups(report: Ranked) -> list[tuple[str, dict[Hashable, Any], pd.DataFrame]]:
+    """``(level, labels of the extra dims, rows of report.table())`` of each ranked list of a report.
+
+    In the table's order: level by level, and with extra dims label by label, level by
+    level within a label. ``labels`` is empty without extra dims.
+    """
     table = report.table()
+    extra = list(report.extra_dims)
+    groups = []
+    for key, rows in table.groupby([*extra, "level"], sort=False, dropna=False):
+        *labels, level = key
+        groups.append((str(level), dict(zip(extra, labels)), rows))
+    return groups
+
+
+def _report_frames(report: Ranked) -> list[tuple[str, dict[Hashable, Any], pd.DataFrame]]:
+    """One ranked frame per level (and label of the extra dims) of a report."""
     pairs = report.pairs()
-    wins = pairs.groupby(["level", "metric"])["significant"].sum() if len(pairs) else None
-    frames = {}
-    for level in report.levels:
-        sub = table[table["level"] == level][["metric", "correlation", "low", "high", "cluster"]].copy()
+    keys = ["level", *report.extra_dims, "metric"]
+    wins = pairs.groupby(keys, dropna=False)["significant"].sum() if len(pairs) else None
+    frames = []
+    for level, labels, rows in report_groups(report):
+        sub = rows[["metric", "correlation", "low", "high", "cluster"]].copy()
         if wins is not None:
-            sub["wins"] = [int(wins.get((level, m), 0)) for m in sub["metric"]]
-        frames[level] = sub
+            sub["wins"] = [int(wins.get((level, *labels.values(), m), 0)) for m in sub["metric"]]
+        frames.append((level, labels, sub.reset_index(drop=True)))
     return frames
 
 
@@ -139,9 +172,12 @@ def ranked_frame(result: Result) -> pd.DataFrame:
     if isinstance(result, xr.Dataset):
         return _ranked(_dataset_frame(result))
     if _is_report(result):
-        parts = [_ranked(f).assign(level=level) for level, f in _report_frames(result).items()]
+        report: Any = result
+        parts = [_ranked(f).assign(level=level, **{str(d): v for d, v in labels.items()})
+                 for level, labels, f in _report_frames(report)]
         frame = pd.concat(parts, ignore_index=True)
-        return frame[["level", *[c for c in frame.columns if c != "level"]]]
+        first = ["level", *map(str, report.extra_dims)]
+        return frame[[*first, *[c for c in frame.columns if c not in first]]]
     raise TypeError(f"result must be a Report or a compare/aggregate_tasks Dataset, got {type(result).__name__}")
 
 
@@ -162,12 +198,28 @@ def _display(frame: pd.DataFrame, digits: int, bold: str | None) -> pd.DataFrame
 
 
 def _blocks(result: Result) -> list[tuple[str | None, pd.DataFrame]]:
-    """``(title, ranked frame)`` per table: one per level of a report, one for a Dataset."""
+    """``(title, ranked frame)`` per table: one per level (and label) of a report, one for a Dataset."""
     frame = ranked_frame(result)
     if "level" not in frame:
         return [(None, frame)]
-    return [(_LEVEL_TITLES.get(str(lev), str(lev)), sub.drop(columns="level").reset_index(drop=True))
-            for lev, sub in frame.groupby("level", sort=False)]
+    extra = [str(d) for d in getattr(result, "extra_dims", [])]
+    blocks: list[tuple[str | None, pd.DataFrame]] = []
+    for key, sub in frame.groupby([*extra, "level"], sort=False, dropna=False):
+        *labels, lev = key
+        title = _LEVEL_TITLES.get(str(lev), str(lev))
+        if extra:
+            title += ", " + label_text(dict(zip(extra, labels)))
+        blocks.append((title, sub.drop(columns=["level", *extra]).reset_index(drop=True)))
+    return blocks
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def _latex_text(text: str) -> str:
+    """``text`` set literally in LaTeX (a caption naming a label)."""
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in text)
 
 
 def _latex_one(frame: pd.DataFrame, digits: int, caption: str | None) -> str:
@@ -178,6 +230,7 @@ def _latex_one(frame: pd.DataFrame, digits: int, caption: str | None) -> str:
               .format_index(escape="latex", axis=1)
               .apply(lambda col: np.where(top, "font-weight: bold", ""), axis=0, subset=["Metric"]))
     align = "".join("l" if c == "Metric" else "r" for c in shown.columns)
+    caption = None if caption is None else _latex_text(caption)
     return styler.to_latex(hrules=True, convert_css=True, column_format=align, caption=caption,
                            position_float="centering" if caption else None,
                            environment="table" if caption else None)
@@ -222,7 +275,8 @@ def _markdown_one(frame: pd.DataFrame, digits: int, title: str | None) -> str:
     rows = [line.split("\x1f") for line in text.splitlines()]
     rule = [":--" if c == "Metric" else "--:" for c in shown.columns]
     lines = ["| " + " | ".join(r) + " |" for r in [rows[0], rule, *rows[1:]]]
-    return (f"**{title}**\n\n" if title else "") + "\n".join(lines) + "\n"
+    heading = re.sub(r"([\\`*_{}\[\]<>()#+!|~])", r"\\\1", title) if title else ""
+    return (f"**{heading}**\n\n" if title else "") + "\n".join(lines) + "\n"
 
 
 def to_markdown(result: Result, *, digits: int = 3) -> str:
