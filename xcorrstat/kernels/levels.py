@@ -11,7 +11,8 @@
 The two averaging levels take ``average="macro"`` (each group counts once),
 ``"weighted"`` (each group weighted by its number of valid items ``n``) or ``"pairs"``
 (weighted by its ``n (n - 1) / 2`` pairs: a share of pairs, such as acc_eq or tau-a, then
-equals the share among the pooled pairs of every group).
+equals the share among the pooled pairs of every group, and is computed as that ratio of
+pooled integer counts, :func:`pooled_share`).
 
 Systems are on axis -2 and inputs on axis -1; all leading axes broadcast, so one
 call serves every metric (and every extra batch dim) at once.
@@ -29,8 +30,8 @@ from .._types import Average, Level, Method, Variant
 from .correlation import corr
 from .scaling import centre_cells
 
-__all__ = ["AVERAGES", "CORRELATE_LEVELS", "LEVELS", "average_defined", "fisher_n", "group_weights",
-           "level_correlation", "system_means"]
+__all__ = ["AVERAGES", "COUNT_VARIANTS", "CORRELATE_LEVELS", "LEVELS", "average_defined", "fisher_n",
+           "group_weights", "level_correlation", "pooled_share", "system_means"]
 
 #: Levels of every call (the resampling engines implement these three)
 LEVELS: tuple[Level, ...] = ("system", "input", "global")
@@ -38,6 +39,8 @@ LEVELS: tuple[Level, ...] = ("system", "input", "global")
 CORRELATE_LEVELS: tuple[Level, ...] = get_args(Level)
 #: How per-group correlations are averaged: the members of :data:`xcorrstat._types.Average`
 AVERAGES: tuple[Average, ...] = get_args(Average)
+#: Kendall variants that are a ratio of pair counts over the group's ``n (n - 1) / 2`` pairs
+COUNT_VARIANTS: tuple[Variant, ...] = ("a", "23", "acc23")
 
 
 def system_means(x: ArrayLike, z: ArrayLike, *, complete_inputs: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -118,6 +121,31 @@ def average_defined(
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.sum(ar * w, axis=axis, where=defined) / np.sum(w, axis=axis, where=defined)
     return np.where(count > 0, mean, np.nan), count.astype(np.int64)
+
+
+def pooled_share(r: ArrayLike, n: ArrayLike, axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """The share among the pooled pairs of the defined groups, from per-group shares of pairs.
+
+    ``r`` is a ratio of counts over each group's ``N = n (n - 1) / 2`` pairs (acc_eq, tau_eq,
+    tau-a), so ``rint(r N)`` is the group's integer count exactly; the result is the sum of
+    the counts over the sum of the ``N`` (one division, as pooling the pairs gives it), with
+    the number of groups. NaN groups are left out; NaN, 0 if none is defined.
+
+    Examples
+    --------
+    >>> share, groups = pooled_share([2 / 3, np.nan, 0.5], [3, 5, 4])  # (2 + 3) / (3 + 6)
+    >>> float(share) == 5 / 9, int(groups)
+    (True, 2)
+    """
+    ar = np.asarray(r, dtype=np.float64)
+    items = np.asarray(n, dtype=np.float64)
+    size = np.broadcast_to(items * (items - 1.0) / 2.0, ar.shape)
+    defined = ~np.isnan(ar)
+    counts = np.where(defined, np.rint(np.where(defined, ar, 0.0) * size), 0.0)
+    total = np.where(defined, size, 0.0).sum(axis=axis)
+    count = defined.sum(axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, counts.sum(axis=axis) / total, np.nan), count.astype(np.int64)
 
 
 def group_weights(n: ArrayLike, average: Average) -> np.ndarray | None:
@@ -202,7 +230,10 @@ def level_correlation(
         if level == "input":
             ax, az = np.swapaxes(ax, -1, -2), np.swapaxes(az, -1, -2)
         r_in, n_in = correlate(ax, az)
-        r, n = average_defined(r_in, axis=-1, weights=group_weights(n_in, average))
+        if average == "pairs" and method == "kendall" and variant in COUNT_VARIANTS:
+            r, n = pooled_share(r_in, n_in, axis=-1)  # exact: the pooled counts' ratio
+        else:
+            r, n = average_defined(r_in, axis=-1, weights=group_weights(n_in, average))
     elif level == "global":
         r, n = correlate(ax.reshape(ax.shape[:-2] + (-1,)), az.reshape(az.shape[:-2] + (-1,)))
     else:

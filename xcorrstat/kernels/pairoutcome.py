@@ -18,7 +18,9 @@ Every count a variant needs is a sum over pairs of a per-pair quantity ``q_p``:
 With ``s_p = 1 - 2 w_p`` (``w`` the swap bit), the hybrid sums of x and y are
 ``(U_x + U_y +/- (T_x - T_y)) / 2`` with ``U = sum q`` and ``T = sum s q = U - 2 W q``.
 So a batch of masks needs one matrix product ``W @ Q`` per block of pairs for every
-metric at once (Q holds each metric's ``q`` as a column). For acc_eq and tau_eq the
+metric at once (Q holds each metric's ``q`` as a column). Each metric's observed acc_eq
+(tau_eq) is computed from its groups' integer sums as ``correlate`` computes it (``sum_g /
+P_g``, then the mean over the defined groups). For acc_eq and tau_eq the
 group average is linear too: ``delta' = T_x - T_y`` with ``q`` weighted by ``1 / (G P_g)``;
 the products are summed per class of groups with the same pair count ``P_g`` and
 weighted once, so every sum is an exact integer (float32 products of at most 2^24
@@ -39,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._types import Variant
+from .levels import average_defined
 
 __all__ = [
     "LINEAR_VARIANTS", "PAIR_VARIANTS", "PairOutcomes", "SwapBits", "chunk_plan", "hybrid_deltas",
@@ -202,12 +205,13 @@ def _ratio_mean(num2: np.ndarray, untied2: np.ndarray, p: PairOutcomes, scale: n
         return np.clip(np.where(count > 0, total / count, np.nan), -1.0, 1.0)
 
 
-def _linear_observed(sums: np.ndarray, groups_used: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Each metric's statistic from the group sums: the weighted class sums, classes in order."""
-    out = np.zeros(sums.shape[1:])
-    for k, w in enumerate(weights):
-        out = out + w * sums[groups_used == k].sum(axis=0)
-    return out
+def _linear_observed(sums: np.ndarray, defined: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Each metric's acc_eq (tau_eq) from the group sums (G, M), exact integers: ``sum_g / P_g`` per defined
+    group (one division of two integers), then the mean over the defined groups, as
+    :func:`xcorrstat.correlate` computes it (the same numbers, bit for bit)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(defined[:, None], sums / pairs[:, None], np.nan)
+    return average_defined(np.ascontiguousarray(r.T), axis=-1)[0]
 
 
 def prepare_pair_outcomes(x: np.ndarray, z: np.ndarray, epsilon: Sequence[float] | np.ndarray, *,
@@ -281,7 +285,7 @@ def prepare_pair_outcomes(x: np.ndarray, z: np.ndarray, epsilon: Sequence[float]
         else:
             sums[g0] += q.sum(axis=0, dtype=np.float64)
     if variant in LINEAR_VARIANTS:
-        observed = _linear_observed(sums, cls, weights) if used.size else np.full(m, np.nan)
+        observed = _linear_observed(sums, defined, pairs)
     else:
         doubled = np.repeat(2.0 * sums.T[:, :, None], 2, axis=2)  # (2M, G, 2): B >= 2, see _ratio_mean
         doubled[m:, ~defined] = 0.0

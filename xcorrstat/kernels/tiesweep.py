@@ -14,6 +14,13 @@ with ``C = sum_g c_g`` over the groups with a pair. ``agree_p`` switches once, f
 ``before_p`` to ``after_p``, when epsilon reaches ``|dm_p|``: the pairs are sorted by
 ``|dm|`` once per metric (the order does not depend on the draw) and every draw's
 whole calibration curve is a cumulative sum of its pair weights times the switches.
+
+The running sums are exact where the draw's groups share one denominator: a single group
+(:func:`row_calibration`) or drawn groups with equal pair counts ``N_g`` (complete data);
+there the pair weights are the integers ``c_g w_a w_b`` and thresholds are compared on
+exact integer sums. Otherwise values within 1e-12 count as equal. Either way the reported
+value is recomputed from the integer counts at the chosen threshold: ``A_g / N_g`` per
+group (``A_g = sum w_a w_b agree_p``), averaged with the counts ``c_g``.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._types import Variant
+from .levels import average_defined
 from .ties import TIE_VARIANTS, best_threshold
 
 __all__ = ["row_calibration", "sorted_pairs", "weighted_calibration"]
@@ -32,7 +40,8 @@ def sorted_pairs(x: ArrayLike, z: ArrayLike) -> dict[str, np.ndarray]:
 
     ``x``, ``z``: (M, G, n). Returns a dict of (M, P) arrays: ``dist`` (``|dm|``, inf for
     an invalid pair), ``before``/``after`` (agreement while not / while a metric tie),
-    ``group``, ``a``, ``b`` (the pair's group and items), and ``valid`` (M, G, n).
+    ``group``, ``a``, ``b`` (the pair's group and items), ``order`` (the position of each
+    sorted pair among the group-by-group pairs), and ``valid`` (M, G, n).
 
     Examples
     --------
@@ -59,7 +68,7 @@ def sorted_pairs(x: ArrayLike, z: ArrayLike) -> dict[str, np.ndarray]:
         return np.take_along_axis(v, order, axis=-1)
 
     return {"dist": take(dist), "before": take(before), "after": take(after), "group": group[order],
-            "a": np.tile(a, g)[order], "b": np.tile(b, g)[order], "valid": valid}
+            "a": np.tile(a, g)[order], "b": np.tile(b, g)[order], "valid": valid, "order": order}
 
 
 def weighted_calibration(
@@ -100,23 +109,49 @@ def weighted_calibration(
     n_pairs = (n_g * n_g - valid @ (wa * wa).T) / 2.0  # pairs of distinct drawn items
     has_pair = n_pairs > 0
     groups = np.einsum("mgb,bg->mb", has_pair.astype(np.float64), ca)
+    # one denominator for every drawn group with a pair: integer weights c_g w_a w_b, exact running sums
+    drawn = has_pair & (ca.T > 0)[None]
+    exact = np.where(drawn, n_pairs, np.inf).min(axis=1) == np.where(drawn, n_pairs, -np.inf).max(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         factor = np.where(has_pair, ca.T[None] / (n_pairs * groups[:, None, :]), 0.0)
+    factor = np.where(exact[:, None, :] & has_pair, ca.T[None], factor)
     # (M, B, P): pair multiplicity times its group's factor, in each metric's sorted pair order
     factor = np.ascontiguousarray(factor.transpose(0, 2, 1))  # (M, B, G)
     weight = np.take_along_axis(factor, pairs["group"][:, None, :], axis=-1)
-    weight *= np.moveaxis(np.take(wa, pairs["a"], axis=1), 0, 1)
-    weight *= np.moveaxis(np.take(wa, pairs["b"], axis=1), 0, 1)
+    multiplicity = np.moveaxis(np.take(wa, pairs["a"], axis=1), 0, 1) * np.moveaxis(np.take(wa, pairs["b"], axis=1),
+                                                                                    0, 1)
+    weight *= multiplicity
     before = pairs["before"].astype(np.float64)
     gain = pairs["after"] - before
     base = np.einsum("mbp,mp->mb", weight, before)
     level = np.cumsum(weight * gain[:, None, :], axis=-1)
     level += base[..., None]
-    eps, best = best_threshold(np.broadcast_to(pairs["dist"][:, None, :], level.shape), level, base)
-    if variant == "23":
-        best = 2.0 * best - 1.0
+    eps, _ = best_threshold(np.broadcast_to(pairs["dist"][:, None, :], level.shape), level, base,
+                            np.where(exact, 0.0, 1e-12))
+    del level, weight
+    best = _weighted_objective(pairs, multiplicity, eps, n_pairs, ca, variant)
     undefined = groups == 0
     return np.where(undefined, np.nan, eps), np.where(undefined, np.nan, best), groups
+
+
+def _weighted_objective(pairs: dict[str, np.ndarray], multiplicity: np.ndarray, eps: np.ndarray,
+                        n_pairs: np.ndarray, c: np.ndarray, variant: Variant) -> np.ndarray:
+    """Each draw's acc_eq (tau_eq) at its threshold from integer counts: ``A_g / N_g`` per group, averaged
+    with the group counts ``c_g`` over the groups with a pair. (M, B)."""
+    with np.errstate(invalid="ignore"):
+        tie = pairs["dist"][:, None, :] <= eps[..., None]
+    agreed = np.where(tie, pairs["after"][:, None, :], pairs["before"][:, None, :]) * multiplicity  # (M, B, P)
+    del tie
+    inverse = np.empty_like(pairs["order"])
+    np.put_along_axis(inverse, pairs["order"], np.arange(inverse.shape[-1])[None], axis=-1)
+    m, g = n_pairs.shape[:2]
+    # back in group-by-group order: each group's sum (exact integers)
+    counts = np.take_along_axis(agreed, inverse[:, None, :], axis=-1).reshape(m, agreed.shape[1], g, -1).sum(axis=-1)
+    size = np.moveaxis(n_pairs, 1, 2)  # (M, B, G)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(size > 0, (counts if variant == "acc23" else 2.0 * counts - size) / size, np.nan)
+    # a group drawn 0 times is not averaged; with every count 1 this is calibrate_ties' mean, bit for bit
+    return average_defined(np.where(c[None] > 0, r, np.nan), axis=-1, weights=c[None])[0]
 
 
 def row_calibration(
@@ -144,22 +179,22 @@ def row_calibration(
     with np.errstate(invalid="ignore"):
         dm = ax[..., a] - ax[..., b]
         dg = az[..., a] - az[..., b]
-    pw = np.where(ok, wa[..., a] * wa[..., b], 0.0)
-    n_pairs = pw.sum(axis=-1, keepdims=True)
+    pw = np.where(ok, wa[..., a] * wa[..., b], 0.0)  # integer pair multiplicities
+    n_pairs = pw.sum(axis=-1)
     order = np.argsort(np.where(ok, np.abs(dm), np.inf), axis=-1, kind="stable")
 
     def take(v: np.ndarray) -> np.ndarray:
         return np.take_along_axis(v, order, axis=-1)
 
-    with np.errstate(invalid="ignore", divide="ignore"):
-        weight = take(pw) / n_pairs
+    weight = take(pw)
     before = take((np.sign(dm) == np.sign(dg)) & ok).astype(np.float64)
     after = take((dg == 0) & ok).astype(np.float64)
     base = np.sum(weight * before, axis=-1)
-    level = base[..., None] + np.cumsum(weight * (after - before), axis=-1)
-    eps, best = best_threshold(take(np.where(ok, np.abs(dm), np.inf)), level, base)
-    if variant == "23":
-        best = 2.0 * best - 1.0
-    undefined = n_pairs[..., 0] == 0
+    # agreeing pairs (with multiplicity) once pairs 0..k are ties: exact integer sums, compared exactly
+    agree = base[..., None] + np.cumsum(weight * (after - before), axis=-1)
+    eps, count = best_threshold(take(np.where(ok, np.abs(dm), np.inf)), agree, base, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        best = (count if variant == "acc23" else 2.0 * count - n_pairs) / n_pairs
+    undefined = n_pairs == 0
     items = np.sum(np.where(valid, wa, 0.0), axis=-1)
     return np.where(undefined, np.nan, eps), np.where(undefined, np.nan, best), items

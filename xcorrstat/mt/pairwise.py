@@ -122,7 +122,11 @@ def pairwise_accuracy(
     -------
     Dataset
         ``accuracy`` (agreeing pairs / valid pairs, NaN without pairs), ``n_agree`` and
-        ``n_pairs`` over ``metric`` (and the dims not pooled).
+        ``n_pairs`` over ``metric`` (and the dims not pooled). A pair is valid when both
+        items have the metric's and the target's score: a pair with an unrated system (or,
+        at input level, on an input without target scores) is no pair, neither agreement
+        nor disagreement, and ``n_pairs`` shows how many pairs were counted. The accuracy
+        is one division of the two integer counts.
 
     Examples
     --------

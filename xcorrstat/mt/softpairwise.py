@@ -15,6 +15,12 @@ every pair, the target and every metric. Two sources of signs (``draws=``):
   for each pair of systems.
 * ``"mt-metrics-eval"``: the sign matrix of mt-metrics-eval's ``pce.compute_pairwise_p_values``
   and its float32 arithmetic, to reproduce published numbers.
+
+Empty units are left out (docs: missing values): a pair of systems with no input where both
+have both scores has no test, so it is not in the mean (it would count as agreement, both
+p-values being 1), and ``n_pairs`` counts the pairs averaged. In the ``"mt-metrics-eval"``
+mode a system without any such cell is dropped before the inputs are chosen, as
+mt-metrics-eval's ``data.GetCorrelations`` drops the systems without a gold score.
 """
 
 from __future__ import annotations
@@ -28,10 +34,11 @@ from .._docs import fill_doc
 from .._types import Draws, Seed
 from ..kernels.scaling import pow2_exponent
 from ..resampling.draws import permutation_masks, resolve_seed, seeded_generator
-from ..schema import INPUT, SYSTEM, aligned_scores
+from ..schema import INPUT, aligned_scores
 from ..validation import check_choice, check_positive_int
 
-__all__ = ["DRAWS", "MTME_SEED", "Draws", "mtme_signs", "pairwise_pvalues", "soft_pairwise_accuracy"]
+__all__ = ["DRAWS", "MTME_SEED", "Draws", "mtme_signs", "pairs_with_data", "pairwise_pvalues",
+           "soft_pairwise_accuracy"]
 
 #: The sources of sign draws of :func:`soft_pairwise_accuracy`.
 DRAWS: tuple[Draws, ...] = ("by-id", "mt-metrics-eval")
@@ -44,7 +51,8 @@ def pairwise_pvalues(scores, signs):
 
     Pairs are ``np.triu_indices(S, 1)``; ``p[i, j]`` is the share of draws whose sign-flipped
     sum of differences reaches the observed sum (no +1: the share of draws itself). A NaN
-    difference counts as 0 (the input is left out of that pair).
+    difference counts as 0 (the input is left out of that pair); a pair without any input
+    gets 1 (see :func:`pairs_with_data` to leave it out).
     """
     scores = np.asarray(scores, dtype=np.float64)
     a, b = np.triu_indices(scores.shape[-2], 1)
@@ -57,6 +65,28 @@ def pairwise_pvalues(scores, signs):
     # relative to the differences' size (an absolute floor would make every draw a tie for tiny scores)
     tol = 1e-9 * np.abs(d).sum(axis=-1)
     return (flipped >= (observed - tol)[..., None]).mean(axis=-1)
+
+
+def pairs_with_data(scores: np.ndarray) -> np.ndarray:
+    """Whether each system pair (``np.triu_indices(S, 1)``) has an input where both systems have a
+    score: scores (..., S, I) -> (..., P) bool.
+
+    Examples
+    --------
+    >>> pairs_with_data(np.array([[1.0, np.nan], [np.nan, 2.0], [3.0, 4.0]])).tolist()  # (0,1) (0,2) (1,2)
+    [False, True, True]
+    """
+    a, b = np.triu_indices(scores.shape[-2], 1)
+    present = ~np.isnan(scores)
+    return (present[..., a, :] & present[..., b, :]).any(axis=-1)
+
+
+def _one_minus_mean(diff: np.ndarray, used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``1 - mean`` of ``diff`` (..., P) over the ``used`` pairs, and their number; NaN without one."""
+    n = used.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        spa = 1.0 - np.where(used, diff, 0.0).sum(axis=-1) / n
+    return np.where(n > 0, spa, np.nan), n
 
 
 def mtme_signs(seed: int, n_resamples: int, n_inputs: int) -> np.ndarray:
@@ -94,24 +124,34 @@ def _mtme_pvalues(scores: np.ndarray, signs: np.ndarray) -> np.ndarray:
     return (null >= observed[..., None, :]).sum(axis=-2) / signs.shape[0]
 
 
-def _spa_mtme(x: np.ndarray, z: np.ndarray, seed: int, n_resamples: int) -> tuple[np.ndarray, np.ndarray]:
-    """SPA of (..., S, I) metric scores against the target, mt-metrics-eval's way, and the inputs used."""
+def _spa_mtme(x: np.ndarray, z: np.ndarray, seed: int,
+              n_resamples: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """SPA of (..., S, I) metric scores against the target, mt-metrics-eval's way: the SPA, the inputs
+    used and the system pairs averaged, each (...)."""
     lead, (n_sys, n_inp) = x.shape[:-2], x.shape[-2:]
     xf, zf = x.reshape(-1, n_sys, n_inp), z.reshape(-1, n_sys, n_inp)
-    # an input is used when every system has both scores there
-    kept = ~(np.isnan(xf) | np.isnan(zf)).any(axis=-2)  # (R, I)
-    n_pairs = n_sys * (n_sys - 1) // 2
+    valid = ~(np.isnan(xf) | np.isnan(zf))
+    # a system without a valid cell is dropped (mt-metrics-eval drops the systems without a gold score);
+    # an input is used when every other system has both scores there
+    rated = valid.any(axis=-1)  # (R, S)
+    kept = (valid | ~rated[..., None]).all(axis=-2)  # (R, I)
     spa = np.full(xf.shape[0], np.nan)
-    if n_pairs:
-        masks, which = np.unique(kept, axis=0, return_inverse=True)
-        which = np.asarray(which).reshape(-1)
-        for k, mask in enumerate(masks):  # one sign matrix per distinct set of used inputs
-            rows = which == k
-            signs = mtme_signs(seed, n_resamples, int(mask.sum()))
-            p_metric = _mtme_pvalues(xf[rows][..., mask], signs)
-            p_gold = _mtme_pvalues(zf[rows][..., mask], signs)
-            spa[rows] = 1.0 - np.abs(p_gold - p_metric).mean(axis=-1)
-    return spa.reshape(lead), kept.sum(axis=-1).reshape(lead)
+    n_pairs = np.zeros(xf.shape[0], dtype=np.int64)
+    patterns, which = np.unique(np.concatenate([rated, kept], axis=-1), axis=0, return_inverse=True)
+    which = np.asarray(which).reshape(-1)
+    for k, pattern in enumerate(patterns):  # one sign matrix per distinct set of used systems and inputs
+        systems, inputs = pattern[:n_sys], pattern[n_sys:]
+        used = int(systems.sum())
+        if used < 2 or not inputs.any():
+            continue
+        rows = which == k
+        signs = mtme_signs(seed, n_resamples, int(inputs.sum()))
+        xs, zs = (v[rows] if systems.all() else v[rows][:, systems] for v in (xf, zf))
+        p_metric = _mtme_pvalues(xs[..., inputs], signs)
+        p_gold = _mtme_pvalues(zs[..., inputs], signs)
+        spa[rows] = 1.0 - np.abs(p_gold - p_metric).mean(axis=-1)
+        n_pairs[rows] = used * (used - 1) // 2
+    return spa.reshape(lead), kept.sum(axis=-1).reshape(lead), n_pairs.reshape(lead)
 
 
 def _mtme_seed(rng) -> int:
@@ -139,16 +179,15 @@ def _soft_pairwise_accuracy_iv(data, target, metrics, n_resamples, rng,
     return n_resamples, seed, x, z, batch
 
 
-def _spa_by_id(x: xr.DataArray, z: xr.DataArray, seed: int, n_resamples: int) -> np.ndarray:
-    """SPA of (..., S, I) metric scores against the target with the library's sign draws (keyed by draw id)."""
+def _spa_by_id(x: xr.DataArray, z: xr.DataArray, seed: int, n_resamples: int) -> tuple[np.ndarray, np.ndarray]:
+    """SPA of (..., S, I) metric scores against the target with the library's sign draws (keyed by draw id),
+    and the system pairs averaged: the pairs with an input where both systems have both scores."""
     # a cell missing in the metric or the target is left out of both (the library's one rule)
     x, z = x.where(z.notnull()), z.where(x.notnull())
     signs = 1.0 - 2.0 * permutation_masks(seed, np.arange(n_resamples), 1, x.sizes[INPUT], "cells")[:, 0, :]
     p_metric = pairwise_pvalues(x.values, signs)
     p_gold = pairwise_pvalues(z.values, signs)
-    n_pairs = p_metric.shape[-1]
-    with np.errstate(invalid="ignore"):
-        return 1.0 - np.abs(p_gold - p_metric).mean(axis=-1) if n_pairs else np.full(p_metric.shape[:-1], np.nan)
+    return _one_minus_mean(np.abs(p_gold - p_metric), pairs_with_data(x.values))
 
 
 @fill_doc
@@ -184,18 +223,25 @@ def soft_pairwise_accuracy(
     Returns
     -------
     Dataset
-        ``soft_pairwise_accuracy`` over ``metric`` (NaN with fewer than 2 systems), and
-        ``n_pairs``; with ``draws="mt-metrics-eval"`` also ``n_inputs``, the inputs used.
+        ``soft_pairwise_accuracy`` over ``metric`` and ``n_pairs``, the system pairs
+        averaged (NaN and 0 without one); with ``draws="mt-metrics-eval"`` also
+        ``n_inputs``, the inputs used. A pair of systems without an input where both have
+        the metric's and the target's score has no test and is left out of the mean, never
+        counted as agreement: a system without any score of the target (or of the metric)
+        is in no pair.
 
     Notes
     -----
     ``draws="mt-metrics-eval"`` reproduces ``pce.compute_pairwise_p_values``: one
     ``(n_resamples, L)`` matrix ``np.random.default_rng(seed).random(..., dtype=float32)``,
     rounded with ``rint`` and mapped to ``2 m - 1``, serves every pair, the target and the
-    metric. ``L`` is the number of inputs left after dropping every input where any system
-    lacks the metric or the target score: mt-metrics-eval drops missing entries from its flat
-    vectors before reshaping them to (system, input), which lines up only when every system
-    misses the same inputs, and dropping whole inputs is that case. A metric whose scores
+    metric. Systems without a cell where both scores are present are dropped first, as
+    mt-metrics-eval's ``data.GetCorrelations`` drops the systems without any gold score
+    (they are in no pair). ``L`` is the number of inputs left after dropping every input
+    where any other system lacks the metric or the target score: mt-metrics-eval drops
+    missing entries from its flat vectors before reshaping them to (system, input), which
+    lines up only when every system misses the same inputs, and dropping whole inputs is
+    that case. Without an input left, no pair has a test: the result is NaN. A metric whose scores
     miss other inputs than another's gets its own ``L`` and so its own sign matrix. The
     arithmetic follows mt-metrics-eval too: float32 scores, system scores as float32 sums,
     each draw's sums from a float32 matrix product, and a draw counts when its difference
@@ -217,14 +263,14 @@ def soft_pairwise_accuracy(
     ('mt-metrics-eval', 4)
     """
     n_resamples, seed, x, zb, batch = _soft_pairwise_accuracy_iv(data, target, metrics, n_resamples, rng, draws)
-    n_sys = x.sizes[SYSTEM]
     coords = {d: x[d] for d in batch}
     if draws == "mt-metrics-eval":
-        spa, used = _spa_mtme(x.values, zb.values, seed, n_resamples)
-        out = xr.Dataset({"soft_pairwise_accuracy": (batch, spa), "n_inputs": (batch, used)}, coords=coords)
+        spa, used, n_pairs = _spa_mtme(x.values, zb.values, seed, n_resamples)
+        out = xr.Dataset({"soft_pairwise_accuracy": (batch, spa), "n_inputs": (batch, used),
+                          "n_pairs": (batch, n_pairs)}, coords=coords)
     else:
-        out = xr.Dataset({"soft_pairwise_accuracy": (batch, _spa_by_id(x, zb, seed, n_resamples))}, coords=coords)
-    out["n_pairs"] = n_sys * (n_sys - 1) // 2
+        spa, n_pairs = _spa_by_id(x, zb, seed, n_resamples)
+        out = xr.Dataset({"soft_pairwise_accuracy": (batch, spa), "n_pairs": (batch, n_pairs)}, coords=coords)
     out.attrs = {"statistic": "soft pairwise accuracy = 1 - mean |p_human - p_metric| over system pairs",
                  "test": "one-sided paired sign-flip test of the summed per-input differences",
                  "target": str(target), "n_resamples": n_resamples, "seed": seed, "draws": draws}

@@ -46,35 +46,57 @@ def _signs(draws: Draws, spa_seed: int, n: int, kept: np.ndarray) -> np.ndarray:
 
 
 class _Group(NamedTuple):
-    """Pairs of metrics that keep the same inputs: one sign matrix, and each metric's fixed parts."""
+    """Pairs of metrics that keep the same systems and inputs: one sign matrix, and each metric's fixed parts."""
 
+    systems: np.ndarray  # (S,) bool
     kept: np.ndarray  # (I,) bool
     pairs: np.ndarray  # (P, 2) metric indices
     rows: np.ndarray  # (P,) positions of the pairs in the caller's list
     signs: np.ndarray  # (R, L)
-    p_gold: np.ndarray  # (Q,) the target's p-value of every pair of systems
-    flips: dict[int, np.ndarray]  # metric -> X T^T (S, R)
-    sums: dict[int, np.ndarray]  # metric -> system sums (S,)
+    p_gold: np.ndarray  # (Q,) the target's p-value of every pair of kept systems
+    flips: dict[int, np.ndarray]  # metric -> X T^T (S_kept, R)
+    sums: dict[int, np.ndarray]  # metric -> system sums (S_kept,)
     scales: np.ndarray  # (P, Q) the tolerance scale of every pair of metrics
+
+
+def _kept_units(x: np.ndarray, z: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Per pair of metrics, the systems then the inputs it keeps: (P, S + I) bool.
+
+    A system is kept when it has a cell with both metrics and the target (a system without one,
+    such as a system without any target score, is in no pair of systems: an empty unit); an
+    input when every kept system has the three scores there.
+    """
+    valid = np.isfinite(x) & np.isfinite(z)  # (M, S, I)
+    # metrics usually share a few patterns of valid cells: the units once per pair of patterns
+    shapes, which = np.unique(valid.reshape(len(valid), -1), axis=0, return_inverse=True)
+    which = np.asarray(which).reshape(-1)
+    shapes = shapes.reshape((-1,) + valid.shape[1:])
+    combos, where = np.unique(np.stack([which[pairs[:, 0]], which[pairs[:, 1]]], axis=-1), axis=0,
+                              return_inverse=True)
+    both = shapes[combos[:, 0]] & shapes[combos[:, 1]]  # (C, S, I)
+    systems = both.any(axis=-1)
+    inputs = (both | ~systems[..., None]).all(axis=-2)
+    return np.concatenate([systems, inputs], axis=-1)[np.asarray(where).reshape(-1)]
 
 
 def _groups(x: np.ndarray, z: np.ndarray, pairs: np.ndarray,
             signs_of: Callable[[np.ndarray], np.ndarray]) -> list[_Group]:
-    """The pairs grouped by their kept inputs (every system has both metrics and the target there)."""
-    ok = np.isfinite(x).all(axis=1) & np.isfinite(z).all(axis=0)  # (M, I)
-    kept = ok[pairs[:, 0]] & ok[pairs[:, 1]]
-    patterns, which = np.unique(kept, axis=0, return_inverse=True)
+    """The pairs grouped by their kept systems and inputs (every kept system has both metrics and the
+    target on every kept input)."""
+    n_sys = x.shape[1]
+    patterns, which = np.unique(_kept_units(x, z, pairs), axis=0, return_inverse=True)
     out = []
     for g, pattern in enumerate(patterns):
         rows = np.flatnonzero(np.asarray(which).reshape(-1) == g)
-        if pattern.sum() < 1:
+        systems, kept = pattern[:n_sys], pattern[n_sys:]
+        if kept.sum() < 1 or systems.sum() < 2:  # no pair of systems with data: delta stays NaN
             continue
-        signs = signs_of(pattern)
-        zk = z[:, pattern]
+        signs = signs_of(kept)
+        zk = z[systems][:, kept]
         mine = pairs[rows]
         used = np.unique(mine)
-        xs = {int(m): x[m][:, pattern] for m in used}
-        out.append(_Group(pattern, mine, rows, signs,
+        xs = {int(m): x[m][systems][:, kept] for m in used}
+        out.append(_Group(systems, kept, mine, rows, signs,
                           pair_pvalues_from_sums(zk @ signs.T, zk.sum(axis=-1), pair_scale(zk)),
                           {m: v @ signs.T for m, v in xs.items()}, {m: v.sum(axis=-1) for m, v in xs.items()},
                           np.stack([pair_scale(xs[int(i)], xs[int(j)]) for i, j in mine])))
@@ -102,8 +124,8 @@ def _draw_block(x: np.ndarray, z: np.ndarray, pairs: np.ndarray, signs_of, mask_
             cols = slice(start, min(start + batch, ids.size))
             masks = permutation_masks(mask_seed, ids[cols], x.shape[1], x.shape[2], "cells")
             for g in groups:
-                part = masks[:, :, g.kept]
-                moved = {m: masked_flips(x[m][:, g.kept], g.signs, part) for m in g.flips}
+                part = masks[:, g.systems][:, :, g.kept]
+                moved = {m: masked_flips(x[m][g.systems][:, g.kept], g.signs, part) for m in g.flips}
                 for k, (i, j), scale in zip(g.rows, g.pairs, g.scales):
                     (ui, si), (uj, sj) = moved[i], moved[j]
                     sa, sb = swapped_spa((g.flips[i], g.flips[j], g.sums[i], g.sums[j]), (ui, uj, si, sj), scale,
@@ -164,8 +186,12 @@ def soft_pairwise_accuracy_test(
         ``soft_pairwise_accuracy`` over metric; over (metric, other_metric): ``delta``
         (SPA of metric minus that of other_metric, from the inputs both have) and ``pvalue``,
         the share of draws whose swapped difference reaches ``delta`` (one-sided, metric
-        better; ``k / n_resamples`` as mt-metrics-eval counts). An input where a system
-        lacks either metric or the target is left out of that pair. NaN on the diagonal.
+        better; ``k / n_resamples`` as mt-metrics-eval counts). A system without a cell that
+        has both metrics and the target (a system without any target score) is left out of
+        that pair of metrics, in the observed value and in every draw, as
+        :func:`~xcorrstat.soft_pairwise_accuracy` leaves it out; then an input where a kept
+        system lacks either metric or the target is left out. NaN on the diagonal, and where
+        fewer than 2 systems or no input are left.
 
     Notes
     -----

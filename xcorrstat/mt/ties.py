@@ -19,7 +19,7 @@ from ..resampling.draws import resolve_seed, seeded_generator
 from ..schema import METRIC, aligned_scores
 from ..validation import check_choice
 
-__all__ = ["MAX_GROUP", "TIE_LEVELS", "TieVariant", "calibrate_ties", "level_groups"]
+__all__ = ["MAX_GROUP", "N_MEANING", "TIE_LEVELS", "TieVariant", "calibrate_ties", "level_groups"]
 
 
 #: Levels of :func:`calibrate_ties` and the groups whose pairs they compare.
@@ -42,6 +42,26 @@ def level_groups(x: np.ndarray, z: np.ndarray, level: str) -> tuple[np.ndarray, 
         return x.reshape(x.shape[:-2] + (1, -1)), np.broadcast_to(z, x.shape).reshape(x.shape[:-2] + (1, -1))
     mx, mz = system_means(x, z)
     return mx[..., None, :], mz[..., None, :]
+
+
+#: What the ``n`` of a :func:`calibrate_ties` result counts at each level (as ``correlate``'s ``n``).
+N_MEANING = {
+    "input": "inputs averaged (those with a valid pair)",
+    "within_system": "systems averaged (those with a valid pair)",
+    "global": "valid cells",
+    "system": "systems with a mean",
+}
+
+
+def _units(gx: np.ndarray, gz: np.ndarray, level: str, keep: np.ndarray | None) -> np.ndarray:
+    """The ``n`` of a result (..., G, n) groups: the groups with a (kept) valid pair at input and
+    within-system level, the valid items of the one group otherwise."""
+    if level in ("input", "within_system"):
+        pairs = valid_pairs(gx, gz)
+        if keep is not None:
+            pairs = pairs & keep
+        return pairs.any(axis=-1).sum(axis=-1)
+    return (~np.isnan(gx) & ~np.isnan(gz)).sum(axis=(-2, -1))
 
 
 def _check_sample_rate(sample_rate) -> float:
@@ -141,15 +161,25 @@ def calibrate_ties(
     -------
     Dataset
         ``epsilon`` (the smallest optimal threshold: 0 or a pair's ``|metric
-        difference|``) and ``correlation`` (acc_eq or tau_eq there) over ``metric``;
-        NaN where no group has a valid pair. Pairs with a missing score are left out.
+        difference|``), ``correlation`` (acc_eq or tau_eq there) and ``n`` over
+        ``metric``; NaN where no group has a valid pair. Pairs with a missing score are
+        left out, and a group without a valid pair (an input without any target score, a
+        system without any at within-system level) is left out of the average: ``n``
+        counts the groups averaged at input and within-system level (the valid cells at
+        global level, the systems with a mean at system level), as ``correlate``'s ``n``.
+        ``correlation`` is computed from each group's integer counts at ``epsilon``: it is
+        what :func:`xcorrstat.correlate` gives with ``method="kendall"``, this
+        ``variant``, ``epsilon`` and ``min_pairs=2`` (exactly: 1.0 when every pair agrees).
 
     Notes
     -----
     Exact: every candidate threshold is evaluated, by sorting all pairs once by
     their metric difference and accumulating each pair's change of agreement, so
     the search needs no pair sampling; ``sample_rate`` is there to reproduce
-    mt-metrics-eval's sampled results.
+    mt-metrics-eval's sampled results. Thresholds are compared on exact values (integer
+    counts over a common denominator), so of two thresholds with the same objective the
+    smaller is taken whatever the rounding of the running sum; the ``objective`` curve of
+    ``keep_curve`` is that running sum (within about one rounding error per pair).
 
     With ``sample_rate < 1`` the pairs are drawn as mt-metrics-eval draws them: one
     uniform per valid pair, group by group in group order (the inputs at level
@@ -169,7 +199,7 @@ def calibrate_ties(
     >>> ds = xcorrstat.datasets.summeval()
     >>> res = xcorrstat.calibrate_ties(ds, target="expert_relevance", metrics=["rouge_2_f1", "qa_eval_f1"])
     >>> list(res.data_vars)
-    ['epsilon', 'correlation']
+    ['epsilon', 'correlation', 'n']
     >>> half = xcorrstat.calibrate_ties(ds, target="expert_relevance", metrics=["qa_eval_f1"], sample_rate=0.5, rng=0)
     >>> half.attrs["sample_rate"], half.attrs["seed"]
     (0.5, 0)
@@ -179,11 +209,13 @@ def calibrate_ties(
     keep = None if random is None else _sampled_pairs(gx, gz, batch, sample_rate, random)
     eps, best, thresholds, objective = calibrate_epsilon(gx, gz, variant=variant, keep=keep)
     coords = {d: x[d] for d in batch}
-    out = xr.Dataset({"epsilon": (batch, eps), "correlation": (batch, best)}, coords=coords)
+    out = xr.Dataset({"epsilon": (batch, eps), "correlation": (batch, best), "n": (batch, _units(gx, gz, level, keep))},
+                     coords=coords)
     if keep_curve:
         out["threshold"] = ((*batch, "candidate"), thresholds)
         out["objective"] = ((*batch, "candidate"), objective)
     out["epsilon"].attrs["long_name"] = "metric-tie threshold maximising the objective (|dm| <= epsilon ties)"
+    out["n"].attrs["long_name"] = N_MEANING[level]
     out["correlation"].attrs["long_name"] = {"acc23": "acc_eq", "23": "tau_eq"}[variant] + " at epsilon"
     out.attrs = {"statistic": "tie calibration", "target": str(target), "level": level, "variant": variant,
                  "groups": TIE_LEVELS[level], "objective": "mean over groups with a pair of the group's value",
