@@ -63,8 +63,9 @@ def _csv_files(result: xr.Dataset, folder: str) -> None:
     tasks = tidy(per_task).merge(skipped, on="task", how="right")
     tasks.to_csv(os.path.join(folder, "tasks.csv"), index=False)
     if "pvalue" in result:
-        tidy(result[["pvalue", "significant"]].reset_coords(["status", "skipped"], drop=True)).to_csv(
-            os.path.join(folder, "pairs.csv"), index=False)
+        ran = result["skipped"].values == ""
+        pairs = result[["pvalue", "significant"]].isel(task=ran).reset_coords(["status", "skipped"], drop=True)
+        tidy(pairs).dropna(subset=["pvalue"]).to_csv(os.path.join(folder, "pairs.csv"), index=False)
     else:
         with open(os.path.join(folder, "pairs.csv"), "w", encoding="utf-8") as fh:
             fh.write("task,metric,other_metric,pvalue,significant\n")
