@@ -30,7 +30,7 @@ from ..significance.allpairs import compare
 from ..significance.decisions import decide
 from ..validation import check_unit_interval
 from .roles import Roles, metric_status, roles as known_roles, testsets
-from .select import GOLD, TaskSkipped, task_scores
+from .select import GOLD, TaskSkipped, lp_views, scores_of
 from .specs import Task
 
 __all__ = ["TaskSkippedWarning", "run_tasks"]
@@ -152,9 +152,11 @@ def _run_each(data: xr.Dataset, tasks: list[Task], lp_roles: dict[str, Roles],
               **options: Any) -> tuple[list[xr.Dataset], dict[str, str]]:
     """Every task's ranking; the skipped ones (with the reason) instead of a ranking."""
     parts, skipped = [], {}
+    views = lp_views(data, [lp for t in tasks for lp in t.lps])
+    all_refs = {str(r) for r in data.attrs.get("references", [])}
     for t in tasks:
         try:
-            scores = task_scores(data, t, lp_roles)
+            scores = scores_of(views, all_refs, t, lp_roles)
         except TaskSkipped as why:
             skipped[t.label] = str(why)
             warnings.warn(f"skipped task {t.label!r}: {why}", TaskSkippedWarning, stacklevel=3)

@@ -10,7 +10,7 @@ roles. A task whose inputs are absent raises :class:`TaskSkipped`, saying why.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 
 import numpy as np
 import xarray as xr
@@ -18,7 +18,7 @@ import xarray as xr
 from .roles import Roles
 from .specs import Task
 
-__all__ = ["GOLD", "TaskSkipped", "file_level", "gold_name", "task_scores"]
+__all__ = ["GOLD", "LpView", "TaskSkipped", "file_level", "gold_name", "lp_views", "scores_of", "task_scores"]
 
 #: Name of the gold (human) score in a task's Dataset.
 GOLD = "gold"
@@ -58,18 +58,40 @@ def _metric_refs(refs: str, all_refs: set[str]) -> set[str]:
     return set(all_refs) if refs == "all" else set(refs.split("."))
 
 
-def _metric_names(sub: xr.Dataset, level: str, main_refs: set[str], task: Task, roles: Roles,
+class LpView:
+    """One language pair's scores, with the variables that hold any score there (computed once)."""
+
+    def __init__(self, ds: xr.Dataset, lp: str) -> None:
+        self.lp = lp
+        self.data = _lp_slice(ds, lp)
+        variables = self.data.variables  # Variables, not DataArrays: no coordinates built per score
+        self.filled = {k for k in self.data.data_vars if not np.isnan(np.asarray(variables[k].values, float)).all()}
+
+
+def lp_views(ds: xr.Dataset, lps: Iterable[str]) -> dict[str, LpView]:
+    """A :class:`LpView` of each language pair the data hold (the others are left out: their tasks skip)."""
+    out = {}
+    for lp in dict.fromkeys(lps):
+        try:
+            out[lp] = LpView(ds, lp)
+        except TaskSkipped:
+            continue
+    return out
+
+
+def _metric_names(view: LpView, level: str, main_refs: set[str], task: Task, roles: Roles,
                   all_refs: set[str]) -> dict[Hashable, str]:
     """The task's metrics: variable -> display name (``[noref]`` marks a reference-free metric)."""
     names: dict[Hashable, str] = {}
     ranked = roles.ranked if task.primary else frozenset()
-    for k, v in sub.data_vars.items():
-        a = v.attrs
+    variables = view.data.variables
+    for k in view.data.data_vars:
+        a = variables[k].attrs
         if a.get("role") != "metric" or a.get("level") != level:
             continue
         used = _metric_refs(str(a.get("refs", "")), all_refs)
         base = str(a.get("basename", k))
-        if not used <= main_refs or (ranked and base not in ranked) or not bool(v.notnull().any()):
+        if not used <= main_refs or (ranked and base not in ranked) or k not in view.filled:
             continue  # another reference, not ranked, or no score file for this language pair
         names.setdefault(k, base if used else f"{base}[noref]")
     return names
@@ -106,32 +128,36 @@ def _in_domain(sub: xr.Dataset, task: Task, level: str, lp: str) -> xr.Dataset:
     return sub.isel(input=np.flatnonzero(inside))
 
 
-def _one_lp(ds: xr.Dataset, task: Task, k: int, roles: Roles) -> xr.Dataset:
+def _one_lp(views: dict[str, LpView], all_refs: set[str], task: Task, k: int, roles: Roles) -> xr.Dataset:
     lp = task.lps[k]
     level = file_level(task)
     name = gold_name(task, roles)
     if name is None:
         raise TaskSkipped(f"no standard {task.level}-level human score for {lp} (name one with Task.gold)")
-    sub = _lp_slice(ds, lp)
+    if lp not in views:
+        raise TaskSkipped(f"language pair {lp} is not in the data")
+    sub = views[lp].data
     var = name if level == "seg" else f"{name}.{level}"
-    if var not in sub.data_vars:
+    if var not in views[lp].filled:
         raise TaskSkipped(f"no {level}-level human scores {name!r} for {lp}")
     ref = task.refs[k] if task.refs is not None else roles.std_ref
     main_refs = set(ref.split("."))
-    all_refs = {str(r) for r in ds.attrs.get("references", [])}
-    names = _metric_names(sub, level, main_refs, task, roles, all_refs)
+    names = _metric_names(views[lp], level, main_refs, task, roles, all_refs)
     if not names:
         raise TaskSkipped(f"no {level}-level metric scores for {lp} with reference {ref}")
     sub = _in_domain(sub, task, level, lp)
     systems = _systems(sub, sub[var], task, roles, main_refs)
     if len(systems) < 2:
         raise TaskSkipped(f"fewer than 2 systems with {name!r} scores in {lp}")
-    sub = sub.sel(system=systems)
-    gold = sub[var]
+    sub = sub[[*names, var]].sel(system=systems)
+    gold = sub.variables[var]
+    missing = np.isnan(np.asarray(gold.values, dtype=np.float64))
     # a cell without a gold score is left out of everything, the metric's standardisation included
-    out = xr.Dataset({new: sub[old].where(gold.notnull()) for old, new in names.items()})
-    out[GOLD] = gold.assign_attrs(role="human", name=name)
-    return out.drop_vars([c for c in out.coords if c not in out.dims], errors="ignore")
+    scores = {new: (gold.dims, np.where(missing, np.nan, sub.variables[old].transpose(*gold.dims).values))
+              for old, new in names.items()}
+    out = xr.Dataset(scores, coords={d: sub[d] for d in gold.dims})
+    out[GOLD] = (gold.dims, gold.values, {"role": "human", "name": name})
+    return out
 
 
 def task_scores(ds: xr.Dataset, task: Task, roles: Mapping[str, Roles] | None = None) -> xr.Dataset:
@@ -166,7 +192,14 @@ def task_scores(ds: xr.Dataset, task: Task, roles: Mapping[str, Roles] | None = 
     >>> sorted(task_scores(ds, Task(lps=("en-de",), level="seg", statistic="pearson", gold="mqm")).data_vars)
     ['BLEU', 'gold']
     """
-    parts = [_one_lp(ds, task, k, (roles or {}).get(lp, Roles())) for k, lp in enumerate(task.lps)]
+    return scores_of(lp_views(ds, task.lps), {str(r) for r in ds.attrs.get("references", [])}, task, roles)
+
+
+def scores_of(views: dict[str, LpView], all_refs: set[str], task: Task,
+              roles: Mapping[str, Roles] | None = None) -> xr.Dataset:
+    """:func:`task_scores` on language pairs already sliced (:func:`lp_views`); ``all_refs``: the data's
+    references (what a metric's ``-all`` means)."""
+    parts = [_one_lp(views, all_refs, task, k, (roles or {}).get(lp, Roles())) for k, lp in enumerate(task.lps)]
     common = set.intersection(*(set(p.data_vars) for p in parts))
     parts = [p[[v for v in p.data_vars if v in common]] for p in parts]
     if task.statistic == "accuracy":  # one cell per (language pair, system): pairs form within a pair
