@@ -244,7 +244,7 @@ def test_wmt24_parity_with_mt_metrics_eval(tmp_path):
                 exact = mtme_stats.PairwiseConfidenceError(gold.ravel().tolist(), metric.ravel().tolist(),
                                                            num_sys=gold.shape[0])[0]
                 assert value == pytest.approx(exact, abs=1e-9), (task.label, m)
-                assert value == pytest.approx(result.Corr(m), abs=0.01), (task.label, m)
+                assert value == pytest.approx(result.Corr(m), abs=0.02), (task.label, m)  # 1 pair in 10: .01
             else:
                 assert value == pytest.approx(result.Corr(m), abs=1e-9), (task.label, m)
         ordered = list(result.metrics)

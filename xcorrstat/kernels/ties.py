@@ -346,7 +346,7 @@ def calibrate_epsilon(
     flat = dist.shape[:-2] + (-1,)
     fdist, fweight = dist.reshape(flat), weight.reshape(flat)
     fbefore, fafter = before.reshape(flat).astype(np.float64), after.reshape(flat).astype(np.float64)
-    order = np.argsort(fdist, axis=-1, kind="stable")
+    order = np.argsort(fdist, axis=-1)  # pairs at one distance tie together: their order is free
     d = np.take_along_axis(fdist, order, axis=-1)
     gain = np.take_along_axis((fafter - fbefore) * fweight, order, axis=-1)
     base = (fbefore * fweight).sum(axis=-1, keepdims=True)

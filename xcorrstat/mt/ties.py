@@ -6,7 +6,9 @@ one cumulative sum per metric); this module lays the scores out in groups by lev
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import xarray as xr
@@ -111,6 +113,31 @@ def _calibrate_ties_iv(data, target, metrics, level, variant, sample_rate, rng):
     return sample_rate, x, batch, gx, gz, random, drawn
 
 
+#: Pairs in one block of calibrations (a block's pair tables take about 40 bytes a pair).
+BLOCK_PAIRS = 2_000_000
+
+
+def _calibrate_in_blocks(gx: np.ndarray, gz: np.ndarray, variant: TieVariant,
+                         keep: np.ndarray | None) -> tuple[np.ndarray, ...]:
+    """:func:`calibrate_epsilon` over blocks of the leading (metric, extra-dim) rows, on threads: memory
+    bounded by ``BLOCK_PAIRS`` pairs a thread whatever the number of metrics; each row's result is the
+    same as in one call."""
+    gx, gz = np.broadcast_arrays(gx, gz)
+    lead, (groups, items) = gx.shape[:-2], gx.shape[-2:]
+    rows = int(np.prod(lead, dtype=np.int64))
+    fx, fz = gx.reshape(rows, groups, items), gz.reshape(rows, groups, items)
+    fk = None if keep is None else np.broadcast_to(keep, (*lead, *np.shape(keep)[-2:])).reshape(rows, groups, -1)
+    per = max(1, BLOCK_PAIRS // max(1, groups * items * (items - 1) // 2))
+    blocks = [slice(i, i + per) for i in range(0, rows, per)] or [slice(0, 0)]
+
+    def one(block: slice) -> tuple[np.ndarray, ...]:
+        return calibrate_epsilon(fx[block], fz[block], variant=variant, keep=None if fk is None else fk[block])
+
+    with ThreadPoolExecutor(max_workers=min(len(blocks), os.cpu_count() or 1)) as pool:
+        parts = list(pool.map(one, blocks))
+    return tuple(np.concatenate([p[i] for p in parts]).reshape(lead + parts[0][i].shape[1:]) for i in range(4))
+
+
 @fill_doc
 def calibrate_ties(
     data: xr.Dataset | xr.DataArray,
@@ -207,7 +234,7 @@ def calibrate_ties(
     sample_rate, x, batch, gx, gz, random, drawn = _calibrate_ties_iv(data, target, metrics, level, variant,
                                                                       sample_rate, rng)
     keep = None if random is None else _sampled_pairs(gx, gz, batch, sample_rate, random)
-    eps, best, thresholds, objective = calibrate_epsilon(gx, gz, variant=variant, keep=keep)
+    eps, best, thresholds, objective = _calibrate_in_blocks(gx, gz, variant, keep)
     coords = {d: x[d] for d in batch}
     out = xr.Dataset({"epsilon": (batch, eps), "correlation": (batch, best), "n": (batch, _units(gx, gz, level, keep))},
                      coords=coords)
