@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import scipy.stats
 import pytest
 import xarray as xr
 from mtme_source import mtme_modules
@@ -164,10 +165,12 @@ def test_soft_pairwise_accuracy_test_leaves_unrated_systems_out():
     spa = res["soft_pairwise_accuracy"]
     assert got == pytest.approx(float(spa.sel(metric="ma") - spa.sel(metric="mb")), abs=1e-12)
     deltas = []
+    # swapped as each metric's z-scores over the rated cells
+    za, zb = scipy.stats.zscore(xa[rated], axis=None), scipy.stats.zscore(xb[rated], axis=None)
     for bits in itertools.product([False, True], repeat=6):
         m = np.array(bits).reshape(3, 2)
-        sa = loop_spa_by_id(np.where(m, xb[rated], xa[rated]), z[rated], signs)[0]
-        deltas.append(sa - loop_spa_by_id(np.where(m, xa[rated], xb[rated]), z[rated], signs)[0])
+        sa = loop_spa_by_id(np.where(m, zb, za), z[rated], signs)[0]
+        deltas.append(sa - loop_spa_by_id(np.where(m, za, zb), z[rated], signs)[0])
     exact = float(np.mean(np.array(deltas) >= delta - 1e-12))
     se = np.sqrt(max(exact * (1 - exact), 1e-4) / 4000)
     assert float(res["pvalue"].sel(metric="ma", other_metric="mb")) == pytest.approx(exact, abs=5 * se)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import scipy.stats
 import pytest
 import xarray as xr
 from mtme_source import mtme_modules
@@ -84,9 +85,10 @@ def test_pvalue_equals_the_exact_enumeration_within_monte_carlo_error():
     delta = _loop_spa(xa, z, signs) - _loop_spa(xb, z, signs)
     assert float(res["delta"].sel(metric="ma", other_metric="mb")) == pytest.approx(delta, abs=1e-12)
     deltas = []
+    za, zb = scipy.stats.zscore(xa, axis=None), scipy.stats.zscore(xb, axis=None)  # swapped as z-scores
     for bits in itertools.product([False, True], repeat=6):
         m = np.array(bits).reshape(3, 2)
-        deltas.append(_loop_spa(np.where(m, xb, xa), z, signs) - _loop_spa(np.where(m, xa, xb), z, signs))
+        deltas.append(_loop_spa(np.where(m, zb, za), z, signs) - _loop_spa(np.where(m, za, zb), z, signs))
     exact = float(np.mean(np.array(deltas) >= delta - 1e-12))
     exact_rev = float(np.mean(-np.array(deltas) >= -delta - 1e-12))
     se = np.sqrt(max(exact * (1 - exact), 1e-4) / 4000)

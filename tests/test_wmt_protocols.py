@@ -157,8 +157,19 @@ def _near(p: float, n: int, k: int) -> float:
     return 4.5 * np.sqrt(var / max(n, 1) + var / k) + 2.0 / k
 
 
-def _compare_task(ds, task, ours, theirs, k: int) -> bool:
-    """Assert one task's agreement; True when its clusters could be compared (no p-value near alpha)."""
+def _early_tail(exact: float, n: int, p_mine: float, k: int) -> float:
+    """How likely mt-metrics-eval's count in its n draws is, or one further from xcorrstat's p-value (taken
+    as the truth, kept within a draw of 0 and 1): it stops at the first block whose estimate is below .02 or
+    above .5, so a pair whose true p-value is near .05 stops early now and then with a small count."""
+    from scipy import stats
+
+    count, p = round(exact * n), min(max(p_mine, 1.0 / k), 1.0 - 1.0 / k)
+    return float(stats.binom.cdf(count, n, p) if exact <= p else stats.binom.sf(count - 1, n, p))
+
+
+def _compare_task(ds, task, ours, theirs, k: int, tally: list[int]) -> bool:
+    """Assert one task's agreement; True when its clusters could be compared (no p-value near alpha).
+    Counts the pairs compared and those with the same decision in ``tally``."""
     label = task.label
     corr = ours["correlation"].sel(task=label)
     ranked = [str(m) for m in corr["metric"].values if np.isfinite(float(corr.sel(metric=m)))]
@@ -188,12 +199,18 @@ def _compare_task(ds, task, ours, theirs, k: int) -> bool:
         exact = theirs.exact_pvalues[(a, b)]
         spread = _near(exact, n, k)
         assert p_theirs <= exact + 1e-12, (label, a, b, p_theirs, exact)
-        assert abs(p_mine - exact) <= spread + (0.02 if spa else 0.0), (label, a, b, p_mine, exact, p_theirs, n)
+        if n < k:  # stopped early because its estimate looked clearly small or large: selected, so a tail test
+            assert _early_tail(exact, n, p_mine, k) >= 1e-4, (label, a, b, p_mine, exact, p_theirs, n)
+        else:
+            assert abs(p_mine - exact) <= spread, (label, a, b, p_mine, exact, p_theirs, n)
         if (p_mine <= ALPHA) != (p_theirs <= ALPHA):  # a different decision: alpha within reach, or its drops
             dropped = (exact <= ALPHA) == (p_mine <= ALPHA) and p_theirs < exact
             near = min(abs(exact - ALPHA), abs(p_mine - ALPHA)) <= spread
             assert near or dropped, (label, a, b, p_mine, p_theirs, exact, n)
             agree = False
+        else:
+            tally[1] += 1
+        tally[0] += 1
     if agree:  # the same decisions on every pair in the same order: the same greedy clusters
         for m, rank in theirs.ranks.items():
             assert int(ours["cluster"].sel(task=label, metric=m)) == rank, (label, m)
@@ -218,14 +235,17 @@ def test_whole_evaluation_equals_mt_metrics_evals(trees, name, k):
     _, ds, tasks, theirs, ours = _run_both(trees, name, k)
     by_key = {_mtme_key(t.attrs): t for t in theirs.tasks}
     assert len(by_key) == len(theirs.tasks) == len(tasks)
-    compared = []
+    compared, tally = [], [0, 0]
     for task in tasks:
         their = by_key[_our_key(task)]
         skipped = str(ours["skipped"].sel(task=task.label).item())
         assert bool(skipped) == (their.skipped is not None), (task.label, skipped, their.skipped)
         if not skipped:
-            compared.append(_compare_task(ds, task, ours, their, k))
-    assert np.mean(compared) >= 0.5, f"only {sum(compared)} of {len(compared)} tasks made the same decisions"
+            compared.append(_compare_task(ds, task, ours, their, k, tally))
+    # with 45 to 500 pairs a task, most tasks have a pair within Monte-Carlo error of alpha; the decisions
+    # themselves must nearly all agree
+    assert k == 0 or tally[1] >= 0.9 * tally[0], f"{tally[1]} of {tally[0]} decisions agree"
+    assert k or np.mean(compared) >= 0.5, f"only {sum(compared)} of {len(compared)} tasks ranked alike"
     ranked = ours["average_rank"].to_series().dropna()
     assert sorted(ranked.index) == sorted(theirs.average_ranks)
     # the averaged ranking: equal where every task made the same decisions; else off by at most the weight of

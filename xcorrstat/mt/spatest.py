@@ -134,6 +134,16 @@ def _draw_block(x: np.ndarray, z: np.ndarray, pairs: np.ndarray, signs_of, mask_
     return out
 
 
+def _zscored(x: xr.DataArray, z: xr.DataArray) -> xr.DataArray:
+    """Each metric z-scored over its cells that have a target score (mt-metrics-eval's PERM-BOTH swaps
+    z-scored scores): SPA is the same, the swapped scores are on one scale."""
+    ok = np.isfinite(z.values)[None] & np.isfinite(x.values)
+    count = np.maximum(ok.sum(axis=(1, 2), keepdims=True), 1)
+    mean = np.where(ok, x.values, 0.0).sum(axis=(1, 2), keepdims=True) / count
+    std = np.sqrt(np.where(ok, (x.values - mean) ** 2, 0.0).sum(axis=(1, 2), keepdims=True) / count)
+    return x.copy(data=(x.values - mean) / np.where(std > 0, std, 1.0))
+
+
 def _soft_pairwise_accuracy_test_iv(data, target, metrics, n_resamples, spa_resamples, draws, batch):
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     spa_resamples = check_positive_int(spa_resamples, "spa_resamples")
@@ -170,7 +180,9 @@ def soft_pairwise_accuracy_test(
         The metrics to compare (default: every variable but the target).
     n_resamples : int, default 1000
         Draws of the test: each swaps every (system, input) cell between the two metrics
-        with a fair coin (PERM-BOTH), the same masks for every pair, keyed by draw id.
+        with a fair coin (PERM-BOTH), the same masks for every pair, keyed by draw id. As in
+        mt-metrics-eval, the swapped scores are each metric's z-scores over its cells with a
+        target score (the statistic does not change; the two metrics' scores share a scale).
     rng : int, Generator, SeedSequence or None
         Seed of the swap masks (recorded in attrs).
     spa_resamples, spa_rng, draws
@@ -216,6 +228,7 @@ def soft_pairwise_accuracy_test(
     spa = soft_pairwise_accuracy(data, target=target, metrics=list(x[METRIC].values), n_resamples=spa_resamples,
                                  rng=spa_rng, draws=draws)
     spa_seed = int(spa.attrs["seed"])
+    x = _zscored(x, z)
     m, s, n_inp = x.shape
     q = s * (s - 1) // 2
     per_draw = m * spa_resamples * s + 2 * s * n_inp + 3 * spa_resamples * q
