@@ -289,7 +289,7 @@ def test_only_text_columns(wide):
 
 
 def test_accessor_missing_system_column(wide):
-    _raises(ValueError, "system='system'", "no such column",
+    _raises(ValueError, "no system label column found", "'who'", "system=...",
             call=lambda: wide.rename(columns={"system": "who"}).corrstat.correlate(target="human"))
 
 

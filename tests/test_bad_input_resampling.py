@@ -77,7 +77,7 @@ def test_a_huge_bad_batch_is_cut_in_the_message():
     (lambda: boot(n_resamples=0), ValueError, "n_resamples must be a positive integer, got 0"),
     (lambda: boot(n_resamples=1.5), ValueError, "n_resamples must be a positive integer, got 1.5"),
     (lambda: perm(n_resamples=True), ValueError, "n_resamples must be a positive integer, got True"),
-    (lambda: cmp(n_resamples=-1), ValueError, "n_resamples must be a positive integer, got -1"),
+    (lambda: cmp(n_resamples=-1), ValueError, "n_resamples must be a positive integer or 'auto', got -1"),
     (lambda: boot(confidence_level=95), ValueError, "confidence_level must be a number strictly between 0 and 1"),
     (lambda: paired(confidence_level=1), ValueError, "confidence_level must be a number strictly between"),
     (lambda: xcorrstat.mean_ci(DS, n_resamples=10, confidence_level=0), ValueError, "confidence_level must be"),

@@ -17,6 +17,7 @@ import dask
 import numpy as np
 import pytest
 import xarray as xr
+from peak_memory import PRELUDE
 
 import xcorrstat
 from xcorrstat.resampling import engine, pairs
@@ -45,9 +46,11 @@ def test_memory_budget_rejects_what_is_not_a_size(bad):
 
 
 def test_a_bad_option_leaves_every_option_unchanged():
+    before = xcorrstat.get_options()
     with pytest.raises(ValueError, match="min_pairs"):
-        xcorrstat.set_options(memory_budget="1GiB", min_pairs=1)
-    assert xcorrstat.get_options() == {"min_pairs": 3, "memory_budget": 2**30}
+        xcorrstat.set_options(memory_budget="2GiB", min_pairs=1)
+    assert xcorrstat.get_options() == before
+    assert before["min_pairs"] == 3 and before["memory_budget"] == 2**30
 
 
 def test_block_is_the_budget_shared_by_the_cores_with_a_safety_factor(monkeypatch):
@@ -124,28 +127,8 @@ def test_a_smaller_budget_gives_the_same_permutation_test_and_mean_ci(two_cores)
     _assert_same_numbers(means["16MiB"], means["4GiB"])
 
 
-PEAK_CHILD = textwrap.dedent(
+PEAK_CHILD = PRELUDE + textwrap.dedent(
     """
-    import gc, json, resource, sys
-    import dask
-    import numpy as np, xarray as xr
-    import xcorrstat
-
-    dask.system.CPU_COUNT = 2  # blocks and threads as on a 2-core machine, whatever this one has
-    dask.config.set(num_workers=2)
-
-    def status(key):  # KiB
-        with open("/proc/self/status") as f:
-            return next(int(line.split()[1]) for line in f if line.startswith(key + ":"))
-
-    def growth(run):
-        \"\"\"Peak RSS while ``run()`` runs, over the RSS before it (bytes).\"\"\"
-        gc.collect()
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")  # the peak (VmHWM, ru_maxrss's counterpart) restarts from the current RSS
-        before = status("VmRSS")
-        run()
-        return (status("VmHWM") - before) * 1024
 
     def scores(n_metrics, n_systems, n_inputs, seed):
         rng = np.random.default_rng(seed)

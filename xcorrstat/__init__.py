@@ -36,6 +36,7 @@ from .mt import (
 from .options import get_options, set_options
 from .reporting import Report, ranked_frame, report, to_latex, to_markdown
 from .significance import (
+    OpenDecisionsWarning,
     aggregate_tasks,
     compare,
     paired_bootstrap_test,
@@ -45,6 +46,7 @@ from .significance import (
 from .tidy import tidy
 
 __all__ = [
+    "OpenDecisionsWarning",
     "Report",
     "__version__",
     "aggregate_tasks",

@@ -7,7 +7,13 @@ name would be interpreted, in a figure a ``$`` would start matplotlib's mathtext
 
 from __future__ import annotations
 
-__all__ = ["LABEL_WIDTH", "VALUE_WIDTH", "cut", "figure_text", "printable", "shorten"]
+import difflib
+import sys
+from collections.abc import Iterable
+from typing import IO, Any
+
+__all__ = ["LABEL_WIDTH", "VALUE_WIDTH", "closest", "cut", "did_you_mean", "figure_text", "name_list",
+           "printable", "shorten", "stream_is_interactive"]
 
 LABEL_WIDTH = 40
 """Longest label shown whole in a terminal table; longer ones are cut."""
@@ -107,3 +113,90 @@ def figure_text(value: object, width: int | None = None) -> str:
     '\\\\$\\\\foo\\\\$'
     """
     return printable(value, width).replace("$", "\\$")
+
+
+def closest(value: object, names: Iterable[object], n: int = 3) -> list[object]:
+    """The (at most ``n``) entries of ``names`` most like ``value``, best first, ignoring case.
+
+    An entry equal to ``value`` but for case comes first; then ``difflib``'s close matches.
+
+    Examples
+    --------
+    >>> closest("Kendal", ["pearson", "spearman", "kendall"])
+    ['kendall']
+    >>> closest("BLEU", ["bleu", "chrf"])
+    ['bleu']
+    """
+    pool = list(dict.fromkeys(names))
+    key = str(value).casefold()
+    folded: dict[str, list[object]] = {}
+    for name in pool:
+        folded.setdefault(str(name).casefold(), []).append(name)
+    found = list(folded.get(key, []))
+    for match in difflib.get_close_matches(key, list(folded), n=n, cutoff=0.6):
+        found += [name for name in folded[match] if name not in found]
+    return found[:n]
+
+
+def did_you_mean(value: object, names: Iterable[object]) -> str:
+    """``"; did you mean 'x'?"`` naming the closest of ``names`` to ``value``, or ``""`` when none is close.
+
+    Examples
+    --------
+    >>> did_you_mean("kendal", ["pearson", "kendall"])
+    "; did you mean 'kendall'?"
+    >>> did_you_mean("zzz", ["pearson", "kendall"])
+    ''
+    """
+    near = closest(value, names)
+    if not near:
+        return ""
+    shown = [cut(str(name)) for name in near]
+    return f"; did you mean {' or '.join([', '.join(shown[:-1]), shown[-1]] if len(shown) > 1 else shown)}?"
+
+
+def name_list(names: Iterable[object], near: object = None, width: int = 300) -> str:
+    """The names as a message shows them: all of them in their order when they fit in about ``width``
+    characters; else those closest to ``near`` first, then the others, and how many were left out.
+
+    Examples
+    --------
+    >>> name_list(["a", "b", "c"])
+    "['a', 'b', 'c']"
+    >>> name_list([f"metric_{k}" for k in range(100)], near="metric_42", width=60)
+    "['metric_42', 'metric_4', 'metric_2', 'metric_0', ...] and 96 more (100 in all)"
+    """
+    pool = [str(name) for name in dict.fromkeys(names)]
+    texts = [cut(name, LABEL_WIDTH + 2) for name in pool]
+    if sum(len(t) + 2 for t in texts) <= width:
+        return "[" + ", ".join(texts) + "]"
+    first = [str(name) for name in closest(near, pool)] if near is not None else []
+    ordered = first + [name for name in pool if name not in first]
+    shown: list[str] = []
+    used = 0
+    for name in ordered:
+        text = cut(name, LABEL_WIDTH + 2)
+        if shown and used + len(text) + 2 > width:
+            break
+        shown.append(text)
+        used += len(text) + 2
+    return f"[{', '.join(shown)}, ...] and {len(ordered) - len(shown)} more ({len(ordered)} in all)"
+
+
+def stream_is_interactive(stream: IO[Any] | None = None) -> bool:
+    """Whether ``stream`` (default ``sys.stderr``) is shown to a person as it is written:
+    a terminal, or a Jupyter notebook's output. A file, a pipe or a log is not.
+
+    Examples
+    --------
+    >>> import io
+    >>> stream_is_interactive(io.StringIO())
+    False
+    """
+    stream = sys.stderr if stream is None else stream
+    if type(stream).__module__.split(".")[0] == "ipykernel":
+        return True
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False

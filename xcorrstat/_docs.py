@@ -114,7 +114,8 @@ keep_distribution : bool, default False
     Also return every draw along a ``resample`` dim.""",
     "progress": """\
 progress : bool, default False
-    Show a progress bar while computing (eager data only).""",
+    Show a progress bar while computing (eager data only), on stderr when it is a terminal or a
+    notebook's output; ``set_options(progress="always")`` shows it in a log too.""",
 }
 
 _PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", re.MULTILINE)

@@ -18,6 +18,7 @@ from .correlation.confidence import bootstrap, fisher
 from .correlation.estimates import correlate
 from .correlation.meanscore import mean_ci, paired_difference_ci
 from .diagnostics import ci_coverage, normality, power_analysis
+from .io.columns import table_labels
 from .io.tables import from_dataframe
 from .mt.pairwise import (
     kendall_like,
@@ -111,15 +112,25 @@ class CorrstatAccessor(_Common):
 
 @pd.api.extensions.register_dataframe_accessor("corrstat")
 class CorrstatFrameAccessor(_Common):
-    """``df.corrstat``: the same calls on a wide table with ``system`` and ``input`` columns.
+    """``df.corrstat``: the same calls on a wide table with system and input label columns.
 
-    The columns (or index levels) must be named ``system`` and ``input``; a table
-    with a ``system`` column and no ``input`` column is a system-level table (one row
-    per system, scores with a ``system`` dim only). Text columns become coordinates,
-    as in :func:`xcorrstat.from_dataframe`. A table carries no marker of which columns
-    are human judgments, so every other numeric column except the target counts as a
-    metric: pass ``metrics=[...]``, or build the Dataset with
-    :func:`xcorrstat.from_dataframe` (``human=``, other column names, long tables).
+    The label columns (or index levels) are found as :func:`xcorrstat.read` and the command
+    line find them (:func:`xcorrstat.io.columns.table_labels`): ``system``, ``sys``, ``model`` ...
+    and ``input``, ``segment``, ``doc``, ``doc_id``, ``item`` ... (any case); a table without an
+    input column whose system labels do not repeat is a system-level table (one row per
+    system, scores with a ``system`` dim only). Text columns become coordinates, as in
+    :func:`xcorrstat.from_dataframe`. A table carries no marker of which columns are human
+    judgments, so every other numeric column except the target counts as a metric, but for
+    columns named like human judgments (``human_*``, ``expert_*``, ``mqm`` ..., left out with a
+    warning): pass ``metrics=[...]``, or build the Dataset with :func:`xcorrstat.from_dataframe`
+    (``human=``, long tables).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"sys": ["A", "A", "B", "B"], "doc_id": [1, 2, 1, 2], "bleu": [0.1, 0.4, 0.3, 0.2]})
+    >>> dict(df.corrstat.to_dataset().sizes)
+    {'system': 2, 'input': 2}
     """
 
     def __init__(self, obj: pd.DataFrame) -> None:
@@ -128,17 +139,13 @@ class CorrstatFrameAccessor(_Common):
     def to_dataset(self, **kwargs: Any) -> xr.Dataset:
         """The Dataset this table maps to; keyword arguments go to :func:`xcorrstat.from_dataframe`.
 
-        Without an ``input`` column (or index level) and no ``input=`` given, the table is
-        read as system-level (``input=None``).
+        ``system`` and ``input`` not given are guessed from the column names; ``input=None``
+        reads the table as system-level (one row per system).
         """
-        df = self._obj
-        system = kwargs.get("system", "system")
-        if "input" not in kwargs and "input" not in df.columns and "input" not in df.index.names:
-            kwargs = {**kwargs, "input": None}
-        wanted = {system} | ({kwargs.get("input", "input")} - {None})
-        if not wanted <= set(df.columns) and wanted <= set(df.index.names):
-            df = df.reset_index()
-        return from_dataframe(df, **kwargs)
+        given_input = kwargs.get("input", None) if "input" in kwargs else None
+        system, input = table_labels(self._obj, system=kwargs.get("system"),
+                                     input=False if "input" in kwargs and given_input is None else given_input)
+        return from_dataframe(self._obj, **{**kwargs, "system": system, "input": input})
 
     def _data(self) -> xr.Dataset:
         return self.to_dataset()

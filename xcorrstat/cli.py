@@ -14,18 +14,19 @@ from typing import IO, Any, NamedTuple, cast, get_args
 
 import xarray as xr
 
-from ._display import LABEL_WIDTH, VALUE_WIDTH, printable
+from ._display import LABEL_WIDTH, VALUE_WIDTH, did_you_mean, name_list, printable
 from ._types import Level, Test
 from ._version import __version__
 from .correlation.estimates import correlate
 from .datasets import summeval
 from .io.mtme import mtme_level
 from .io.mtme_files import MtmeLevel
-from .io.tables import read
+from .io.tables import SUPPORTED_FORMATS, read
 from .kernels import LEVELS, METHODS
 from .kernels.corrections import CORRECTIONS
 from .kernels.correlation import KENDALL_VARIANTS
 from .kernels.levels import AVERAGES, CORRELATE_LEVELS
+from .options import OPTIONS, set_options
 from .reporting import report
 from .reporting.correlations import (
     correlation_json,
@@ -43,8 +44,11 @@ from .resampling.schemes import (
     parse_resample,
     permutation_label,
 )
-from .schema import is_system_level
-from .wmtcli import add_wmt_parser, wmt_command
+from .schema import declare_lower_is_better, human_like_scores, is_system_level
+from .significance.auto import OpenDecisionsWarning
+from .significance.defaults import DEFAULTS
+from .validation import choice_type
+from .wmtcli import add_draw_options, add_wmt_parser, wmt_command
 
 __all__ = ["correlation_table", "flat_columns", "main"]
 
@@ -77,7 +81,18 @@ def _parser() -> argparse.ArgumentParser:
         "the CI forest plot and the pairwise significance matrix (PNG, SVG) and a self-contained HTML page.",
     ))
     add_wmt_parser(sub)
+    _any_case_choices(p)
     return p
+
+
+def _any_case_choices(p: argparse.ArgumentParser) -> None:
+    """Let every option with choices (of every subcommand) take them in any case, with "did you mean"."""
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _any_case_choices(child)
+        elif action.choices is not None and action.type is None and all(isinstance(c, str) for c in action.choices):
+            action.type = choice_type(tuple(action.choices))
 
 
 def _correlate_options(c: argparse.ArgumentParser) -> None:
@@ -101,6 +116,8 @@ def _correlate_options(c: argparse.ArgumentParser) -> None:
     _data_options(c)
     c.add_argument("--format", choices=("table", "csv", "json"), default="table")
     c.add_argument("--digits", type=_digits, default=3, help="decimals in the table, 0 to 15 (default 3)")
+    c.add_argument("--quiet", "-q", action="store_true",
+                   help="no notes on stderr (the table still goes to stdout, errors to stderr)")
 
 
 def _report_options(r: argparse.ArgumentParser) -> None:
@@ -116,15 +133,17 @@ def _report_options(r: argparse.ArgumentParser) -> None:
                    "and --human columns)")
     r.add_argument("--human", nargs="+", default=None, help="other human columns to leave out of the metrics")
     _data_options(r)
-    r.add_argument("--n-resamples", type=int, default=1000,
-                   help="bootstrap resamples and permutation draws (default 1000)")
+    add_draw_options(r, what="bootstrap resamples and permutation draws (auto: 1000 resamples for the "
+                     "CIs)")
     _scheme_options(r)
-    r.add_argument("--confidence-level", type=_fraction, default=0.95, help="of the CIs (default 0.95)")
-    r.add_argument("--alpha", type=_fraction, default=0.05, help="significance level (default 0.05)")
-    r.add_argument("--correction", choices=(*CORRECTIONS, "none"), default="holm",
-                   help="multiple-testing correction of each metric's comparisons (default holm)")
-    r.add_argument("--seed", type=int, default=0,
-                   help="seed of the draws (default 0, so a report is reproducible)")
+    d = {k: v.cli for k, v in DEFAULTS.items()}
+    r.add_argument("--confidence-level", type=_fraction, default=d["confidence_level"],
+                   help=f"of the CIs (default {d['confidence_level']})")
+    r.add_argument("--alpha", type=_fraction, default=d["alpha"], help=f"significance level (default {d['alpha']})")
+    r.add_argument("--correction", choices=(*CORRECTIONS, "none"), default=d["correction"],
+                   help=f"multiple-testing correction of each metric's comparisons (default {d['correction']})")
+    r.add_argument("--seed", type=int, default=d["seed"],
+                   help=f"seed of the draws (default {d['seed']}, so a report is reproducible)")
     _alias(r, "--rng", "seed", type=int)
     _output_options(r)
 
@@ -135,8 +154,8 @@ def _scheme_options(r: argparse.ArgumentParser) -> None:
                    label=bootstrap_label, default=None,
                    help="dims the bootstrap resamples, or their label (any case): system input = BOOT-BOTH "
                    "(default), system = BOOT-SYSTEMS (default for system-level data), input = BOOT-INPUTS")
-    r.add_argument("--test", choices=get_args(Test), default="permutation",
-                   help="test of each metric pair (default permutation)")
+    r.add_argument("--test", choices=get_args(Test), default=DEFAULTS["test"].cli,
+                   help=f"test of each metric pair (default {DEFAULTS['test'].cli})")
     r.add_argument("--permute", nargs="+", metavar="DIM", action=_SchemeAction, parse=parse_permute,
                    label=permutation_label, default=None,
                    help="dims the permutation test swaps along, or their label (any case): system input = "
@@ -160,7 +179,9 @@ def _output_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--table-format", choices=TABLE_FORMATS, default="text",
                    help="the printed table: plain text (default), LaTeX (booktabs) or Markdown")
     r.add_argument("--quiet", "-q", action="store_true",
-                   help="no progress bars or status lines on stderr (the tables still go to stdout)")
+                   help="no progress bars, status lines or notes on stderr (the tables still go to stdout)")
+    r.add_argument("--progress", action="store_true",
+                   help="progress bars even when stderr is not a terminal (by default a log gets none)")
 
 
 def _alias(p: argparse.ArgumentParser, flag: str, dest: str, **kwargs: Any) -> None:
@@ -199,6 +220,13 @@ def _data_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dims", nargs="+", metavar="COL", default=None,
                    help="columns of extra dims, e.g. lp: one result per label (a netCDF file's own dims, "
                    "an mt-metrics-eval test set's lp, are extra dims without it)")
+    p.add_argument("--lower-is-better", nargs="+", metavar="NAME", default=None,
+                   help="scores where lower is better (TER, error counts), comma- or space-separated: "
+                   "negated before every statistic, as if higher were better")
+    p.add_argument("--file-format", choices=SUPPORTED_FORMATS, default=None,
+                   help="format of FILE when its extension does not say it")
+    p.add_argument("--encoding", default=None,
+                   help="text encoding of a CSV, TSV or JSON Lines FILE (default: its byte-order mark, else UTF-8)")
 
 
 def _digits(text: str) -> int:
@@ -237,7 +265,31 @@ class _Scores(NamedTuple):
     source: str
 
 
+def _note(args: argparse.Namespace, text: str) -> None:
+    """One line ``xcorrstat: note: ...`` on stderr, unless --quiet."""
+    if not getattr(args, "quiet", False):
+        print(f"xcorrstat: note: {printable(text, MESSAGE_WIDTH)}", file=sys.stderr)
+
+
 def _load(args: argparse.Namespace) -> _Scores:
+    """The data of the command, with the scores where lower is better declared so, and the scores named
+    like human judgments left out of the default metrics (said in a note)."""
+    ds, target, metrics, source = _read_scores(args)
+    if args.lower_is_better:
+        names = [n.strip() for item in args.lower_is_better for n in item.split(",") if n.strip()]
+        ds = declare_lower_is_better(ds, names, "--lower-is-better")
+    if metrics is None and target in ds.data_vars:
+        looks = human_like_scores(ds, [target])
+        if looks:
+            ds = ds.copy()
+            for name in looks:
+                ds[name].attrs = {**ds[name].attrs, "role": "human"}
+            _note(args, f"left out of the metrics, as their names look like human judgments: {name_list(looks)}; "
+                  "to analyse them as metrics name every metric with --metrics")
+    return _Scores(ds, target, metrics, source)
+
+
+def _read_scores(args: argparse.Namespace) -> _Scores:
     """The data of the command: the bundled data, FILE, or the score files of one level of a test set folder."""
     if args.file is None:
         return _Scores(summeval(), args.target or DEFAULT_TARGET, args.metrics, "bundled SummEval data")
@@ -252,17 +304,18 @@ def _load(args: argparse.Namespace) -> _Scores:
         options["dims"] = args.dims
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ds = read(args.file, system=args.system_col, input=input_col, **options)
+        ds = read(args.file, system=args.system_col, input=input_col, format=args.file_format,
+                  encoding=args.encoding, **options)
     for note in caught:
         if note.category is UserWarning:  # e.g. a text column left out: one line, not a Python warning
-            print(f"xcorrstat: note: {printable(note.message, MESSAGE_WIDTH)}", file=sys.stderr)
+            _note(args, str(note.message))
         else:  # another library's warning: as Python would show it
             warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     target, metrics, human = args.target, args.metrics, args.human if folder else None
     source = printable(args.file, VALUE_WIDTH)
     level = _mtme_level_of(ds, target)
     if level is not None:
-        ds, target, metrics = _mtme_scores(ds, target, metrics, human)
+        ds, target, metrics = _mtme_scores(ds, target, metrics, human, quiet=args.quiet)
         source += f", {_MTME_LEVEL_NAMES[level]}-level score files"
     elif human:
         ds = _mark_human(ds, human)
@@ -290,7 +343,7 @@ def _mtme_level_of(ds: xr.Dataset, target: str) -> str | None:
 
 
 def _mtme_scores(ds: xr.Dataset, target: str, metrics: list[str] | None,
-                 human: list[str] | None) -> tuple[xr.Dataset, str, list[str] | None]:
+                 human: list[str] | None, *, quiet: bool = False) -> tuple[xr.Dataset, str, list[str] | None]:
     """The score files of the target's level, named as in mt-metrics-eval (:func:`xcorrstat.mtme_level`):
     the data, the target and the metrics asked for, with the ``human`` scores marked as such.
 
@@ -311,6 +364,8 @@ def _mtme_scores(ds: xr.Dataset, target: str, metrics: list[str] | None,
     roles = [str(v.attrs.get("role", "metric")) for k, v in sub.data_vars.items() if k != new_target]
     n_metrics = roles.count("metric") if metrics is None else len(metrics)
     other, other_level = (f"{new_target}.sys", "sys") if level == "seg" else (new_target, "seg")
+    if quiet:
+        return sub, new_target, metrics
     print(f"xcorrstat: note: mt-metrics-eval data: the target {printable(repr(target), VALUE_WIDTH)} names the "
           f"{_MTME_LEVEL_NAMES[level]}-level score files, so only those are analysed: "
           f"{n_metrics} metric{'' if n_metrics == 1 else 's'}"
@@ -324,8 +379,9 @@ def _mark_human(ds: xr.Dataset, names: list[str]) -> xr.Dataset:
     """``ds`` with the scores ``names`` marked as human judgments (never metrics by default)."""
     unknown = [n for n in names if n not in ds.data_vars]
     if unknown:
+        hint = did_you_mean(unknown[0], ds.data_vars)
         raise ValueError(f"--human {printable(repr(unknown[0]), VALUE_WIDTH)}: no such score in the data; its "
-                         f"scores are {printable(list(map(str, ds.data_vars)), 300)}")
+                         f"scores are {name_list(ds.data_vars, near=unknown[0])}{hint}")
     ds = ds.copy()
     for name in names:
         ds[name].attrs = {**ds[name].attrs, "role": "human"}
@@ -370,7 +426,7 @@ def _report_schemes(args: argparse.Namespace, ds: xr.Dataset,
 
 
 def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> None:
-    if args.n_resamples < 1:
+    if args.n_resamples != "auto" and args.n_resamples < 1:
         raise ValueError(f"--n-resamples must be a positive integer, got {args.n_resamples}")
     if not args.no_files:
         try:
@@ -385,13 +441,20 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
     if log is not None:
         print(f"xcorrstat report: {source}, target {printable(repr(target), VALUE_WIDTH)}", file=log, flush=True)
     levels, resample, permute = _report_schemes(args, ds, log)
-    rep = report(
-        ds, target=target, metrics=metrics, level=list(levels), method=args.method,
-        variant=args.variant, resample=resample, test=args.test, permute=permute,
-        n_resamples=args.n_resamples, confidence_level=args.confidence_level, alpha=args.alpha,
-        correction=None if args.correction == "none" else args.correction, rng=args.seed,
-        progress=not args.quiet, log=log, source=source,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", OpenDecisionsWarning)
+        rep = report(
+            ds, target=target, metrics=metrics, level=list(levels), method=args.method,
+            variant=args.variant, resample=resample, test=args.test, permute=permute,
+            n_resamples=args.n_resamples, confidence_level=args.confidence_level, alpha=args.alpha,
+            correction=None if args.correction == "none" else args.correction, rng=args.seed,
+            progress=not args.quiet, log=log, source=source, max_resamples=args.max_resamples,
+        )
+    for note in caught:  # decisions left open by the cap: one plain line each (even with --quiet)
+        if issubclass(note.category, OpenDecisionsWarning):
+            print(f"xcorrstat report: note: {note.message}", file=err, flush=True)
+        else:
+            warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     out.write(format_table(rep, args.table_format, digits=args.digits))
     out.flush()
     if args.no_files:
@@ -444,12 +507,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = _parser().parse_args(argv)
     try:
-        if args.command == "correlate":
-            _correlate_command(args, sys.stdout)
-        elif args.command == "report":
-            _report_command(args, sys.stdout, sys.stderr)
-        elif args.command == "wmt":
-            wmt_command(args, sys.stdout, sys.stderr)
+        with set_options(progress="always" if getattr(args, "progress", False) else OPTIONS["progress"]):
+            if args.command == "correlate":
+                _correlate_command(args, sys.stdout)
+            elif args.command == "report":
+                _report_command(args, sys.stdout, sys.stderr)
+            elif args.command == "wmt":
+                wmt_command(args, sys.stdout, sys.stderr)
     except (ValueError, TypeError, KeyError, OSError, ImportError) as err:
         print(f"xcorrstat: error: {_message(err)}", file=sys.stderr)
         return 2

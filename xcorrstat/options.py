@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ._display import cut
+from ._display import cut, stream_is_interactive
 
-__all__ = ["OPTIONS", "get_options", "parse_bytes", "set_options"]
+__all__ = ["COMPILED_ENV", "OPTIONS", "PROGRESS", "compiled_enabled", "get_options", "parse_bytes",
+           "set_options", "show_progress"]
 
 OPTIONS: dict[str, Any] = {
     "min_pairs": 3,
     "memory_budget": 2**30,
+    "compiled": None,
+    "progress": "auto",
 }
+
+#: Environment variable that turns the compiled (numba) loops off: ``XCORRSTAT_COMPILED=0``.
+COMPILED_ENV = "XCORRSTAT_COMPILED"
+_OFF = ("0", "false", "no", "off")
+_ON = ("", "1", "true", "yes", "on")
+#: Values of the ``progress`` option.
+PROGRESS = ("auto", "always", "never")
 
 #: Multiples of a byte a ``memory_budget`` string may name (decimal and binary prefixes, any case).
 BYTE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
@@ -56,11 +67,70 @@ def _min_pairs(value: Any) -> int:
     raise ValueError(f"set_options: min_pairs must be an integer >= 2, got {value!r}")
 
 
+def _compiled(value: Any) -> bool | None:
+    if value is None or isinstance(value, (bool, np.bool_)):
+        return None if value is None else bool(value)
+    raise ValueError(f"set_options: compiled must be True, False or None (the {COMPILED_ENV} environment "
+                     f"variable decides), got {cut(value)}")
+
+
+def _progress(value: Any) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "always" if value else "never"
+    if isinstance(value, str) and value.lower() in PROGRESS:
+        return value.lower()
+    raise ValueError(f"set_options: progress must be one of {PROGRESS} (or True / False), got {cut(value)}")
+
+
 #: Each option's check: it returns the value to store or raises a ValueError naming the option.
 _CHECKS: dict[str, Callable[[Any], Any]] = {
     "min_pairs": _min_pairs,
     "memory_budget": parse_bytes,
+    "compiled": _compiled,
+    "progress": _progress,
 }
+
+
+def compiled_enabled() -> bool:
+    """Whether the compiled (numba) loops may be used: the ``compiled`` option, else the environment
+    variable ``XCORRSTAT_COMPILED`` (``0``, ``false``, ``no`` or ``off`` turn them off), else yes.
+
+    Examples
+    --------
+    >>> with set_options(compiled=False):
+    ...     compiled_enabled()
+    False
+    """
+    if OPTIONS["compiled"] is not None:
+        return bool(OPTIONS["compiled"])
+    setting = os.environ.get(COMPILED_ENV, "").strip().lower()
+    if setting in _OFF:
+        return False
+    if setting not in _ON:
+        raise ValueError(f"the environment variable {COMPILED_ENV} must be 0 or 1 (also false/true, no/yes, "
+                         f"off/on), got {cut(os.environ[COMPILED_ENV])}")
+    return True
+
+
+def show_progress(progress: bool, stream: Any = None) -> bool:
+    """Whether a call asked for a progress bar (``progress=True``) shows one on ``stream`` (default stderr).
+
+    With the ``progress`` option ``"auto"`` (the default) a bar is shown only when stderr is a
+    terminal or a notebook's output, so a log or a pipe gets none; ``"always"`` shows it anyway
+    and ``"never"`` never does.
+
+    Examples
+    --------
+    >>> import io
+    >>> show_progress(True, io.StringIO()), show_progress(False, io.StringIO())
+    (False, False)
+    >>> with set_options(progress="always"):
+    ...     show_progress(True, io.StringIO())
+    True
+    """
+    if not progress or OPTIONS["progress"] == "never":
+        return False
+    return OPTIONS["progress"] == "always" or stream_is_interactive(stream)
 
 
 def get_options() -> dict[str, Any]:
@@ -91,6 +161,15 @@ class set_options:
         results come on top. A smaller budget means smaller blocks and more of them, not other
         numbers: every draw is made from its id, whatever the blocks. A block always holds
         at least one draw of one metric (or pair) and about 8 MB of temporaries.
+    compiled : bool or None, default None
+        Whether the compiled (numba, the ``fast`` extra) loops of some kernels may be used.
+        ``False`` runs their NumPy path (the same numbers, without the first call's
+        compilation); ``None`` leaves it to the environment variable ``XCORRSTAT_COMPILED``
+        (``XCORRSTAT_COMPILED=0`` turns them off), else they are used when numba is installed.
+    progress : {"auto", "always", "never"}, default "auto"
+        What ``progress=True`` does: ``"auto"`` shows progress bars only when stderr is a
+        terminal or a notebook's output (a log file or a pipe gets none), ``"always"``
+        shows them anyway, ``"never"`` never. ``True`` / ``False`` mean ``"always"`` / ``"never"``.
 
     Examples
     --------

@@ -10,7 +10,13 @@ Accepted forms
 
 Extra dims (language pair, domain, annotator ...) are carried through as batch dims.
 A variable whose ``attrs["role"] == "human"`` is a human judgment: it is never
-picked as a metric by default.
+picked as a metric by default; nor is a variable without a ``role`` whose name looks
+like a human judgment (:func:`looks_human`), with a warning naming it.
+
+A variable whose ``attrs["lower_is_better"]`` is true (TER, an error count) is negated
+where the scores are split into metrics and target (:func:`split_scores`), so every
+statistic reads it as higher-is-better; results record the declared scores in their
+``lower_is_better`` attr.
 
 System-level data -- scores with a ``system`` dim and no ``input`` dim, one score
 per system -- are expanded to a length-1 ``input`` dim labelled
@@ -21,6 +27,8 @@ permuting inputs, are errors for such data.
 
 from __future__ import annotations
 
+import re
+import warnings
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -28,10 +36,11 @@ import dask.array as dsa
 import numpy as np
 import xarray as xr
 
-from ._display import cut
+from ._display import cut, did_you_mean, name_list
 
 __all__ = [
-    "INPUT", "METRIC", "SYSTEM", "SYSTEM_LEVEL_ATTR", "SYSTEM_LEVEL_INPUT", "TARGET", "aligned_scores",
+    "INPUT", "LOWER_IS_BETTER", "METRIC", "SYSTEM", "SYSTEM_LEVEL_ATTR", "SYSTEM_LEVEL_INPUT", "TARGET",
+    "aligned_scores", "declare_lower_is_better", "human_like_scores", "looks_human", "lower_is_better_scores",
     "system_mean_grid",
     "as_dataset", "check_finite", "check_level", "is_system_level", "metric_pair", "select_scores", "split_scores",
     "stack_scores",
@@ -45,6 +54,20 @@ TARGET = "target"
 SYSTEM_LEVEL_INPUT = "all"
 #: Dataset attr marking system-level data that have extra dims besides ``system``.
 SYSTEM_LEVEL_ATTR = "system_level"
+#: Variable attr declaring a score where lower is better (TER, error counts): it is negated before analysis.
+LOWER_IS_BETTER = "lower_is_better"
+
+#: Names of human judgments (whole names, any case): WMT's and common rating columns, and names
+#: starting with a rater's word (``human_``, ``expert_``, ``turker_`` ...) or ending in ``_human``.
+_HUMAN_NAME = re.compile(
+    r"(?:humans?|mqm|da|esa|psqm|sqm|wmt[-_](?:raw|z)|raw|z|ratings?|judg(?:e)?ments?|likert|gold)"
+    r"|(?:humans?|expert|experts|turker|turkers|annotator|annotators|crowd|mturk|rater|raters|mqm|da|esa|gold)"
+    r"[-_. ].*"
+    r"|.*[-_. ](?:humans?|ratings?|judg(?:e)?ments?)",
+    re.IGNORECASE,
+)
+
+
 def _is_dask(da: xr.DataArray) -> bool:
     return da.chunks is not None
 
@@ -183,8 +206,8 @@ def _check_variable(ds: xr.Dataset, name: Hashable, argument: str) -> None:
                 f"{argument}={cut(name)} is a label column, not a score: its values are not numbers, so it was "
                 f"kept as a coordinate along {tuple(ds.coords[name].dims)}; name a numeric score"
             )
-        raise ValueError(f"{argument}={cut(name)} is not a score in the data; "
-                         f"available: {cut(sorted(map(str, ds.data_vars)), 300)}")
+        raise ValueError(f"{argument}={cut(name)} is not a score in the data; available: "
+                         f"{name_list(ds.data_vars, near=name)}{did_you_mean(name, ds.data_vars)}")
     var = ds.variables[name]
     if var.dtype.kind not in "biuf":
         raise TypeError(f"{argument}={cut(name)} has non-numeric dtype {var.dtype}; scores must be numbers")
@@ -203,19 +226,90 @@ def check_finite(values: np.ndarray, what: str) -> None:
             raise ValueError(f"{what} has {count} infinite value(s); use NaN for a missing score")
 
 
-def default_metrics(ds: xr.Dataset, targets: Sequence[Hashable]) -> list[Hashable]:
-    """Every numeric score that is neither a target nor marked ``role="human"``."""
+def looks_human(name: Hashable) -> bool:
+    """Whether a score's name looks like a human judgment (``human_*``, ``*_human``, ``expert_*``,
+    ``turker_*``, ``annotator_*``, ``mqm``, ``da``, ``esa``, ``rating`` ...).
+
+    Examples
+    --------
+    >>> [looks_human(n) for n in ("human_fluency", "MQM", "expert_relevance", "bleu", "comet-da")]
+    [True, True, True, False, False]
+    """
+    return bool(_HUMAN_NAME.fullmatch(str(name)))
+
+
+def _candidates(ds: xr.Dataset, targets: Sequence[Hashable]) -> list[Hashable]:
     variables = ds.variables
-    return [
-        k
-        for k in ds.data_vars
-        for v in (variables[k],)
-        if k not in targets
-        and v.attrs.get("role") != "human"
-        and v.dtype.kind in "biuf"
-        and SYSTEM in v.dims
-        and INPUT in v.dims
-    ]
+    return [k for k in ds.data_vars for v in (variables[k],)
+            if k not in targets and v.attrs.get("role") != "human" and v.dtype.kind in "biuf"
+            and SYSTEM in v.dims and INPUT in v.dims]
+
+
+def human_like_scores(ds: xr.Dataset, targets: Sequence[Hashable]) -> list[Hashable]:
+    """The scores that would be metrics by default but have no ``role`` attr and a human judgment's
+    name (:func:`looks_human`); empty when they are all the metrics there are."""
+    candidates = _candidates(ds, targets)
+    found = [k for k in candidates if "role" not in ds.variables[k].attrs and looks_human(k)]
+    return found if len(found) < len(candidates) else []
+
+
+def default_metrics(ds: xr.Dataset, targets: Sequence[Hashable]) -> list[Hashable]:
+    """Every numeric score that is neither a target nor a human judgment: marked ``role="human"``, or
+    without a ``role`` and named like one (:func:`human_like_scores`, left out with a warning)."""
+    left_out = human_like_scores(ds, targets)
+    if left_out:
+        warnings.warn(f"left out of the metrics, as their names look like human judgments: "
+                      f"{name_list(left_out)}; to analyse them as metrics pass metrics=[...] or set "
+                      f"ds[name].attrs['role'] = 'metric'", UserWarning, stacklevel=4)
+    return [k for k in _candidates(ds, targets) if k not in left_out]
+
+
+def _declared(value: object) -> bool:
+    """Whether an attr value says yes (True, 1, "true", "yes"): netCDF files keep 1 for True."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    return isinstance(value, (bool, int, np.bool_, np.integer)) and bool(value)
+
+
+def lower_is_better_scores(ds: xr.Dataset) -> list[str]:
+    """The names of the scores declared lower-is-better (``attrs["lower_is_better"]`` true).
+
+    Examples
+    --------
+    >>> ds = xr.Dataset({"ter": ("system", [0.3, 0.5], {"lower_is_better": True}), "bleu": ("system", [1., 2.])})
+    >>> lower_is_better_scores(ds)
+    ['ter']
+    """
+    return [str(k) for k in ds.data_vars if _declared(ds.variables[k].attrs.get(LOWER_IS_BETTER))]
+
+
+def declare_lower_is_better(ds: xr.Dataset, names: Sequence[Hashable], argument: str = "lower_is_better"
+                            ) -> xr.Dataset:
+    """A copy of ``ds`` with the scores ``names`` declared lower-is-better (their attr set to True).
+
+    Examples
+    --------
+    >>> ds = xr.Dataset({"ter": ("system", [0.3, 0.5]), "bleu": ("system", [1., 2.])})
+    >>> declare_lower_is_better(ds, ["ter"])["ter"].attrs
+    {'lower_is_better': True}
+    """
+    unknown = [n for n in names if n not in ds.data_vars]
+    if unknown:
+        raise ValueError(f"{argument}: {cut(unknown[0])} is not a score in the data; its scores are "
+                         f"{name_list(ds.data_vars, near=unknown[0])}{did_you_mean(unknown[0], ds.data_vars)}")
+    ds = ds.copy()
+    for name in names:
+        ds[name].attrs = {**ds[name].attrs, LOWER_IS_BETTER: True}
+    return ds
+
+
+def _oriented(scores: xr.DataArray, names: Sequence[Hashable], declared: set[str], dim: str) -> xr.DataArray:
+    """``scores`` (stacked along ``dim``) with the declared scores negated."""
+    flip = [str(n) in declared for n in names]
+    if not any(flip):
+        return scores
+    sign = xr.DataArray(np.where(flip, -1.0, 1.0), dims=[dim], coords={dim: scores[dim].values})
+    return (scores * sign).assign_coords({LOWER_IS_BETTER: (dim, np.array(flip))})
 
 
 def select_scores(ds: xr.Dataset, names: Hashable | Sequence[Hashable] | None, default: list[Hashable],
@@ -309,18 +403,23 @@ def split_scores(data: object, *, target: Hashable | Sequence[Hashable],
     targets = _as_names(target, "target")
     for name in targets:
         _check_variable(ds, name, "target")
-    names = select_scores(ds, metrics, default_metrics(ds, targets), "metrics")
+    names = select_scores(ds, metrics, default_metrics(ds, targets) if metrics is None else [], "metrics")
     both = [name for name in names if name in targets]
     if both:
         raise ValueError(f"metrics={cut(metrics)} includes the target {cut(both[0])}; a score cannot be "
                          f"both a metric and the target (its correlation with itself is 1)")
-    x = stack_scores(ds, names, METRIC)
+    declared = set(lower_is_better_scores(ds))
+    x = _oriented(stack_scores(ds, names, METRIC), names, declared, METRIC)
     several = not isinstance(target, str)
     if several:
-        z = stack_scores(ds, targets, TARGET)
+        z = _oriented(stack_scores(ds, targets, TARGET), targets, declared, TARGET)
     else:
         z = ds[targets[0]].astype(np.float64, copy=False)
+        z = -z if str(targets[0]) in declared else z
     x.attrs, z.attrs = {}, {}
+    flipped = [str(n) for n in [*names, *targets] if str(n) in declared]
+    if flipped:  # the results' builders copy x.attrs where they record their inputs
+        x.attrs[LOWER_IS_BETTER] = flipped
     return x.rename(None), z.rename(None), several
 
 

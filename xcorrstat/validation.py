@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar, cast, get_args, overload
 
 import numpy as np
 
-from ._display import cut
+from ._display import cut, did_you_mean
 from ._types import Average
 
 __all__ = [
@@ -19,6 +20,8 @@ __all__ = [
     "check_epsilon",
     "check_min_pairs",
     "check_positive_int",
+    "choice_type",
+    "match_choice",
 ]
 
 #: A named choice: the type of the allowed values is the type returned.
@@ -122,14 +125,55 @@ def check_min_pairs(value: object) -> int:
 def check_choice(value: object, allowed: Sequence[Choice], name: str, note: str = "") -> Choice:
     """``value`` if it is one of ``allowed``.
 
+    A value that is not is refused with a message listing ``allowed`` and, for a near miss
+    (another case, a typo), the closest choice: "did you mean ...". The functions take the
+    choices as spelt (the command line, :func:`match_choice`, ignores case).
+
     Examples
     --------
     >>> check_choice("less", ("greater", "less", "two-sided"), "alternative")
     'less'
     """
     if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name} must be one of {tuple(allowed)!r}{note}, got {value!r}")
+        hint = did_you_mean(value, allowed) if isinstance(value, str) else ""
+        raise ValueError(f"{name} must be one of {tuple(allowed)!r}{note}, got {cut(value)}{hint}")
     return cast(Choice, value)  # one of `allowed`
+
+
+def match_choice(value: str, allowed: Sequence[Choice]) -> Choice | None:
+    """The one entry of ``allowed`` equal to ``value`` ignoring case, else None (none, or several).
+
+    Examples
+    --------
+    >>> match_choice("Kendall", ("pearson", "spearman", "kendall")), match_choice("x", ("a", "b"))
+    ('kendall', None)
+    """
+    if value in allowed:
+        return cast(Choice, value)
+    same = [choice for choice in allowed if choice.casefold() == value.casefold()]
+    return same[0] if len(same) == 1 else None
+
+
+def choice_type(allowed: Sequence[str]) -> Callable[[str], str]:
+    """An ``argparse`` type for an option with these choices: any case where unambiguous, and a
+    "did you mean" for a near miss.
+
+    Examples
+    --------
+    >>> choice_type(("pearson", "kendall"))("Kendall")
+    'kendall'
+    """
+    choices = tuple(allowed)
+
+    def parse(text: str) -> str:
+        found = match_choice(text, choices)
+        if found is None:
+            raise argparse.ArgumentTypeError(f"invalid choice: {cut(text)} (choose from "
+                                             f"{', '.join(map(repr, choices))}){did_you_mean(text, choices)}")
+        return found
+
+    parse.__name__ = "choice"
+    return parse
 
 
 def check_choices(values: Any, allowed: Sequence[Choice], name: str) -> list[Choice]:

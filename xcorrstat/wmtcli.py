@@ -7,7 +7,7 @@ import os
 import shutil
 import tempfile
 import warnings
-from typing import IO
+from typing import IO, Any
 
 import xarray as xr
 
@@ -15,13 +15,45 @@ from ._display import VALUE_WIDTH, printable
 from .io.mtme import read_mtme
 from .reporting.files import check_destination
 from .reporting.tables import TABLE_FORMATS, format_table, to_latex, to_markdown
+from .significance.auto import OpenDecisionsWarning
+from .significance.defaults import DEFAULTS
 from .tidy import tidy
 from .wmt import TaskSkippedWarning, protocol, protocols, roles, run_tasks, task_set
 
-__all__ = ["WMT_FILES", "add_wmt_parser", "wmt_command", "write_task_files"]
+__all__ = ["WMT_FILES", "add_draw_options", "add_wmt_parser", "draws_type", "wmt_command", "write_task_files"]
 
 #: The files ``xcorrstat wmt --out DIR`` writes.
 WMT_FILES = ("ranking.csv", "tasks.csv", "pairs.csv", "table.tex", "table.md")
+
+
+def draws_type(text: str) -> int | str:
+    """The argparse type of ``--n-resamples``: ``auto`` or an integer (its range is the command's to check)."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r} (a number of draws, or auto)") from None
+
+
+def _max_resamples(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return n
+
+
+def add_draw_options(p: argparse.ArgumentParser, *, what: str) -> None:
+    """``--n-resamples`` and ``--max-resamples``, with the defaults of :data:`~xcorrstat.significance.defaults.DEFAULTS`."""
+    n, cap = DEFAULTS["n_resamples"].cli, DEFAULTS["max_resamples"].cli
+    p.add_argument("--n-resamples", type=draws_type, default=n, metavar="{N,auto}",
+                   help=f"{what}: a number, or auto (default {n}): draws until every corrected decision at "
+                   f"--alpha is settled, from {DEFAULTS['start_resamples'].cli} up to --max-resamples")
+    p.add_argument("--max-resamples", type=_max_resamples, default=cap,
+                   help=f"cap on the draws of --n-resamples auto (default {cap})")
 
 
 def add_wmt_parser(sub: argparse._SubParsersAction) -> None:
@@ -42,10 +74,11 @@ def add_wmt_parser(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--roles", default=None, metavar="FILE",
                    help="JSON file of the test set's roles (standard references and gold, outliers, primary "
                    "metrics, baselines), in the format of xcorrstat.wmt.roles; default the bundled ones")
-    w.add_argument("--n-resamples", type=int, default=1000,
-                   help="draws of every significance test (0: statistics and plain ranks, no tests)")
-    w.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
-    w.add_argument("--alpha", type=float, default=0.05, help="significance level of the clusters")
+    add_draw_options(w, what="draws of every significance test (0: statistics and plain ranks, no "
+                     "tests)")
+    w.add_argument("--seed", type=int, default=DEFAULTS["seed"].cli,
+                   help=f"seed of the draws (default {DEFAULTS['seed'].cli})")
+    w.add_argument("--alpha", type=float, default=DEFAULTS["alpha"].cli, help="significance level of the clusters")
     w.add_argument("--table-format", choices=TABLE_FORMATS, default="text")
     w.add_argument("--digits", type=int, default=3, help="decimals in the table (default 3)")
     w.add_argument("--out", default=None, help="also write the tables (CSV, LaTeX, Markdown) to this folder")
@@ -115,7 +148,7 @@ def _protocol_name(args: argparse.Namespace) -> str:
 
 def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> None:
     """Run ``xcorrstat wmt``: read, run the tasks, print the table, write the files."""
-    if args.n_resamples < 0:
+    if args.n_resamples != "auto" and args.n_resamples < 0:
         raise ValueError(f"--n-resamples must be 0 or more, got {args.n_resamples}")
     name = _protocol_name(args)
     lps = None if args.lps is None else [lp.strip() for lp in args.lps.split(",") if lp.strip()]
@@ -127,15 +160,20 @@ def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> 
     tasks = task_set(name, needed, data=ds, gold=args.gold, primary=not args.all_metrics)
     lp_roles = None if args.roles is None else roles(args.testset, source=args.roles)
     if log is not None:
-        print(f"xcorrstat wmt: {len(tasks)} tasks ({name}), {args.n_resamples} draws each", file=log, flush=True)
+        draws = (f"auto draws (up to {args.max_resamples})" if args.n_resamples == "auto"
+                 else f"{args.n_resamples} draws")
+        print(f"xcorrstat wmt: {len(tasks)} tasks ({name}), {draws} each", file=log, flush=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TaskSkippedWarning)
+        warnings.simplefilter("always", OpenDecisionsWarning)
         result = run_tasks(ds, tasks, roles=lp_roles, n_resamples=args.n_resamples, rng=args.seed,
-                           alpha=args.alpha)
+                           alpha=args.alpha, max_resamples=args.max_resamples)
     for note in caught:
         if issubclass(note.category, TaskSkippedWarning) and err is not None:
             print(f"xcorrstat wmt: {printable(note.message, 600)}", file=err, flush=True)
-        elif not issubclass(note.category, TaskSkippedWarning):
+        elif issubclass(note.category, OpenDecisionsWarning) and err is not None:
+            print(f"xcorrstat wmt: note: {printable(note.message, 2000)}", file=err, flush=True)
+        elif not issubclass(note.category, (TaskSkippedWarning, OpenDecisionsWarning)):
             warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     out.write(format_table(result, args.table_format, digits=args.digits))
     out.flush()

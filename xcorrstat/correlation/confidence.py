@@ -26,7 +26,7 @@ from ..resampling.engine import (
     default_metric_chunk,
 )
 from ..resampling.intervals import basic_ci, bca_ci, fisher_ci, percentile_ci
-from ..resampling.schemes import parse_resample
+from ..resampling.schemes import drawn_dims, parse_resample
 from ..resampling.statistics import (
     CALIBRATE_LEVELS,
     check_bootstrap_variant,
@@ -253,7 +253,7 @@ def bootstrap(
 def _bootstrap_level(data, level: Level, opts: _BootstrapOptions, *, target, metrics, method, variant, average, ci,
                      keep_distribution, skipna, complete_inputs, progress) -> xr.Dataset:
     """:func:`bootstrap` at one level, its options checked."""
-    dims, n_resamples, epsilon = opts.dims, opts.n_resamples, opts.epsilon
+    dims, n_resamples, epsilon = drawn_dims(data, opts.dims), opts.n_resamples, opts.epsilon  # BOOT-SYSTEMS
     calibrate = epsilon == "calibrate"
     x, z, _ = split_scores(data, target=target, metrics=metrics, level=level, along=dims)
     lazy = x.chunks is not None or z.chunks is not None

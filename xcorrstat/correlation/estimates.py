@@ -36,8 +36,7 @@ def _choices(value, allowed: Sequence[str], argument: str) -> tuple[list[str], b
     if not values:
         raise ValueError(f"{argument} must be one of {tuple(allowed)} or a list of them, got {value!r}")
     for v in values:
-        if v not in allowed:
-            raise ValueError(f"{argument} must be one of {tuple(allowed)}, got {v!r}")
+        check_choice(v, allowed, argument)
     return values, not isinstance(value, str)
 
 

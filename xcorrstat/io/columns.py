@@ -9,22 +9,25 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._display import cut
+from .._display import cut, name_list
 from ..schema import METRIC, TARGET
 
 __all__ = [
+    "LABEL_GUESSES",
     "check_labels",
+    "guess_label_columns",
     "is_score_dtype",
     "is_text_column",
     "long_scores",
     "row_name",
     "score_array",
+    "table_labels",
     "text_coordinates",
     "wide_scores",
 ]
@@ -200,3 +203,85 @@ def long_scores(names_col: pd.Series, vals: np.ndarray, flat: np.ndarray, shape:
     arr = np.full((len(names), size), np.nan)
     arr[m_codes, flat] = vals
     return {name: arr[i].reshape(shape) for i, name in enumerate(names)}
+
+
+#: Column names tried, in order (case-insensitive), when a table's label columns are not named
+#: (:func:`xcorrstat.read`, the command line and the ``df.corrstat`` accessor).
+#: Segment names come before document names: in a table with both (WMT), the segment is the input.
+LABEL_GUESSES = {
+    "system": ("system", "sys", "system_id", "system_name", "sys_id", "sys_name", "model", "model_name",
+               "model_id", "mt_system"),
+    "input": ("input", "input_id", "segment", "seg_id", "segment_id", "doc", "doc_id", "document", "document_id",
+              "item", "item_id", "example", "example_id", "instance_id", "source_id", "id"),
+}
+
+
+def guess_label_columns(columns: Sequence[Hashable], *, system: str | None = None,
+                        input: str | None = None,
+                        optional_input: bool = False) -> tuple[str, str | None]:
+    """The system and input label columns of a table: the given names, else the first of
+    :data:`LABEL_GUESSES` present (case-insensitive).
+
+    With ``optional_input=True`` a table without an input column gives ``input`` None
+    (a system-level table, one row per system) instead of an error.
+
+    Raises ValueError naming the columns tried and the columns the table has when none is found.
+
+    Examples
+    --------
+    >>> guess_label_columns(["sys_name", "doc_id", "bleu", "human"])
+    ('sys_name', 'doc_id')
+    >>> guess_label_columns(["system", "bleu", "human"], optional_input=True)
+    ('system', None)
+    """
+    names = [str(c) for c in columns]
+    lower = {n.lower(): n for n in reversed(names)}
+    found: dict[str, str | None] = {}
+    for dim, given in (("system", system), ("input", input)):
+        if given is not None:
+            found[dim] = given
+            continue
+        hit = next((lower[g] for g in LABEL_GUESSES[dim] if g in lower and lower[g] not in found.values()), None)
+        if hit is None and not (dim == "input" and optional_input):
+            raise ValueError(f"no {dim} label column found: tried {list(LABEL_GUESSES[dim])}; the table has "
+                             f"columns {name_list(names, near=dim)}; name it with {dim}=... (--{dim}-col on the command line)")
+        found[dim] = hit
+    return found["system"], found["input"]  # type: ignore[return-value]
+
+def _label_values(df: pd.DataFrame, name: Hashable) -> pd.Series:
+    """A label column, or an index level of that name."""
+    if name in df.columns:
+        return df[name]
+    return pd.Series(df.index.get_level_values(name))
+
+
+def table_labels(df: pd.DataFrame, *, system: Hashable | None = None,
+                 input: Hashable | None | bool = None) -> tuple[Hashable, Hashable | None]:
+    """The system and input label columns (or index levels) of a wide or long table; input None
+    for a system-level table (one row per system).
+
+    The one rule of :func:`xcorrstat.read` and the ``df.corrstat`` accessor: a label not given is
+    guessed (:func:`guess_label_columns`); a table without an input column is a system-level
+    table when its system labels do not repeat, and an error otherwise; ``input=False`` reads
+    any table as system-level.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"sys": ["A", "A"], "doc": ["d1", "d2"], "bleu": [0.1, 0.2]})
+    >>> table_labels(df), table_labels(df[["sys", "bleu"]].iloc[:1])
+    (('sys', 'doc'), ('sys', None))
+    """
+    columns = [*df.columns, *(n for n in df.index.names if n is not None and n not in df.columns)]
+    if input is False:
+        return system if system is not None else guess_label_columns(columns, optional_input=True)[0], None
+    if system is not None and input is not None:
+        return system, input
+    found_system, found_input = guess_label_columns(
+        columns, system=system, input=input, optional_input=True)  # type: ignore[arg-type]
+    if found_input is None and found_system in columns and _label_values(df, found_system).duplicated().any():
+        raise ValueError(f"no input label column found (tried {list(LABEL_GUESSES['input'])}) and the "
+                         f"system column {cut(found_system)} repeats labels, so this is not a "
+                         f"system-level table (one row per system); the table has columns "
+                         f"{name_list(map(str, columns), near='input')}: name the input column with input=... "
+                         "(--input-col on the command line)")
+    return found_system, found_input

@@ -17,7 +17,11 @@ import pandas as pd
 
 from .._display import cut
 
-__all__ = ["load_table", "located"]
+__all__ = ["ENCODING_OPTION", "FORMAT_OPTION", "load_table", "located"]
+
+#: How a hint names the options a user can pass, in Python and on the command line.
+FORMAT_OPTION = "format= (--file-format on the command line)"
+ENCODING_OPTION = "encoding= (--encoding on the command line)"
 
 _BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
          (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
@@ -44,8 +48,8 @@ def _encoding(path: str, gz: bool, encoding: str | None) -> str:
             return name
     if b"\x00" in head:
         raise ValueError(f"{path!r} holds NUL bytes: it looks like UTF-16 or UTF-32 text without a byte-order "
-                         "mark (or a binary file); pass encoding='utf-16-le' (or the file's encoding), or "
-                         "format= if it is Parquet or netCDF")
+                         f"mark (or a binary file); pass the file's encoding with {ENCODING_OPTION}, for example "
+                         f"'utf-16-le', or its format with {FORMAT_OPTION} if it is Parquet or netCDF")
     return "utf-8"
 
 
@@ -116,7 +120,7 @@ def load_table(path: str, fmt: str, gz: bool, encoding: str | None) -> pd.DataFr
         raise ValueError(f"file is empty: {path!r}") from None
     except UnicodeError as err:
         raise ValueError(f"{path!r} is not valid {getattr(err, 'encoding', 'text')} text ({cut(str(err))}); "
-                         "pass encoding=... (for example encoding='latin-1' or 'utf-16')") from None
+                         f"pass its encoding with {ENCODING_OPTION}, for example 'latin-1' or 'utf-16'") from None
     except (EOFError, zlib.error, gzip.BadGzipFile) as err:
         raise ValueError(f"{path!r}: corrupt or truncated gzip data ({cut(str(err))})") from None
     except pd.errors.ParserError as err:
@@ -124,12 +128,13 @@ def load_table(path: str, fmt: str, gz: bool, encoding: str | None) -> pd.DataFr
     except OSError as err:
         if isinstance(err, (FileNotFoundError, PermissionError)):
             raise
-        raise ValueError(f"{path!r}: cannot read it as {fmt} ({cut(str(err))}); pass format= if the "
-                         "extension is wrong") from None
+        raise ValueError(f"{path!r}: cannot read it as {fmt} ({cut(str(err))}); if the extension is wrong, "
+                         f"pass the format with {FORMAT_OPTION}") from None
     except Exception as err:
         if type(err).__module__.startswith("pyarrow"):
             raise ValueError(f"{path!r} is not a readable Parquet file ({cut(str(err))}); if it is a table "
-                             "of text, pass format='csv' (or 'tsv', 'jsonl')") from None
+                             "of text, pass format='csv' (or 'tsv', 'jsonl'; --file-format on the command "
+                             "line)") from None
         raise
     if len(df) == 0:
         raise ValueError(f"no rows in {path!r}")

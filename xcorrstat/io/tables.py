@@ -21,19 +21,22 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .._display import cut
+from .._display import cut, did_you_mean, name_list
 from ..schema import SYSTEM_LEVEL_ATTR
 from .columns import (
+    LABEL_GUESSES,
     check_labels,
+    guess_label_columns,
     is_score_dtype,
     is_text_column,
     long_scores,
     score_array,
+    table_labels,
     text_coordinates,
     wide_scores,
 )
 from .mtme import is_mtme_testset, read_mtme
-from .readers import load_table, located
+from .readers import FORMAT_OPTION, load_table, located
 
 __all__ = ["LABEL_GUESSES", "SUPPORTED_FORMATS", "from_dataframe", "guess_label_columns", "read"]
 
@@ -87,8 +90,8 @@ def _set_roles(ds: xr.Dataset, human: Sequence[Hashable] | str | None) -> xr.Dat
                          f"coordinate along {tuple(ds.coords[text[0]].dims)}; human judgments must be numbers")
     unknown = [n for n in names if n not in ds.data_vars]
     if unknown:
-        raise ValueError(f"human={human!r}: unknown variable(s) {unknown}; "
-                         f"data variables are {list(ds.data_vars)}")
+        raise ValueError(f"human={cut(human)}: unknown variable(s) {cut(unknown)}; data variables are "
+                         f"{name_list(ds.data_vars, near=unknown[0])}{did_you_mean(unknown[0], ds.data_vars)}")
     for name in ds.data_vars:
         ds[name].attrs["role"] = "human" if name in names else "metric"
     return ds
@@ -142,7 +145,7 @@ def _from_dataframe_iv(df, system, input, metric, value,
     for col in named:
         if col not in df.columns:
             raise ValueError(f"{args[col]}: no such column; available columns are "
-                             f"{cut(list(df.columns), 300)}")
+                             f"{name_list(df.columns, near=col)}{did_you_mean(col, df.columns)}")
 
     label_cols = keys if metric is None else [*keys, metric]
     check_labels(df, label_cols, args)
@@ -270,49 +273,6 @@ def from_dataframe(
     return _set_roles(ds, human)
 
 
-#: Column names tried, in order (case-insensitive), when a file's label columns are not named.
-#: Segment names come before document names: in a table with both (WMT), the segment is the input.
-LABEL_GUESSES = {
-    "system": ("system", "sys", "system_id", "system_name", "sys_id", "sys_name", "model", "model_name",
-               "model_id", "mt_system"),
-    "input": ("input", "input_id", "segment", "seg_id", "segment_id", "doc", "doc_id", "document", "document_id",
-              "item", "item_id", "example", "example_id", "instance_id", "source_id", "id"),
-}
-
-
-def guess_label_columns(columns: Sequence[Hashable], *, system: str | None = None,
-                        input: str | None = None,
-                        optional_input: bool = False) -> tuple[str, str | None]:
-    """The system and input label columns of a table: the given names, else the first of
-    :data:`LABEL_GUESSES` present (case-insensitive).
-
-    With ``optional_input=True`` a table without an input column gives ``input`` None
-    (a system-level table, one row per system) instead of an error.
-
-    Raises ValueError naming the columns tried and the columns the table has when none is found.
-
-    Examples
-    --------
-    >>> guess_label_columns(["sys_name", "doc_id", "bleu", "human"])
-    ('sys_name', 'doc_id')
-    >>> guess_label_columns(["system", "bleu", "human"], optional_input=True)
-    ('system', None)
-    """
-    names = [str(c) for c in columns]
-    lower = {n.lower(): n for n in reversed(names)}
-    found: dict[str, str | None] = {}
-    for dim, given in (("system", system), ("input", input)):
-        if given is not None:
-            found[dim] = given
-            continue
-        hit = next((lower[g] for g in LABEL_GUESSES[dim] if g in lower and lower[g] not in found.values()), None)
-        if hit is None and not (dim == "input" and optional_input):
-            raise ValueError(f"no {dim} label column found: tried {list(LABEL_GUESSES[dim])}; the table has "
-                             f"columns {cut(names, 300)}; name it with {dim}=... (--{dim}-col on the command line)")
-        found[dim] = hit
-    return found["system"], found["input"]  # type: ignore[return-value]
-
-
 def _format_of(path: str, format: str | None) -> tuple[str, bool]:
     """Return (format, gzip-compressed) for `path`."""
     name = os.path.basename(path).lower()
@@ -330,7 +290,7 @@ def _format_of(path: str, format: str | None) -> tuple[str, bool]:
             raise ValueError(
                 f"cannot tell the format of {path!r} from its extension; supported: "
                 f"{', '.join(_EXTENSIONS)} (and .gz for {', '.join(_GZIP_OK)}), or "
-                f"pass format= one of {list(SUPPORTED_FORMATS)}")
+                f"pass one of {list(SUPPORTED_FORMATS)} with {FORMAT_OPTION}")
     if gz and fmt not in _GZIP_OK:
         raise ValueError(f"{path!r}: gzip compression is supported only for "
                          f"{', '.join(_GZIP_OK)}, not {fmt}")
@@ -490,7 +450,8 @@ def _read_netcdf(path: str, kwargs: dict[str, Any]) -> xr.Dataset:
         ds = xr.load_dataset(path)
     except (OSError, ValueError, TypeError, KeyError, RuntimeError) as err:  # netCDF backends vary
         raise ValueError(f"{path!r} is not a readable netCDF file ({cut(str(err))}); if it is a table, "
-                         f"pass format='csv' (or 'tsv', 'jsonl', 'parquet')") from None
+                         "pass format='csv' (or 'tsv', 'jsonl', 'parquet'; --file-format on the command "
+                         "line)") from None
     kwargs = {k: v for k, v in kwargs.items() if not (k in _DIMS and v is None)}
     if kwargs.get("input") is False:
         kwargs["input"] = None
@@ -498,19 +459,6 @@ def _read_netcdf(path: str, kwargs: dict[str, Any]) -> xr.Dataset:
 
 
 def _table_dataset(df: pd.DataFrame, path: str, kwargs: dict[str, Any]) -> xr.Dataset:
-    if kwargs.get("input") is False:
-        kwargs = {**kwargs, "input": None, "system": kwargs.get("system") or
-                  guess_label_columns(df.columns, system=kwargs.get("system"), optional_input=True)[0]}
-        return from_dataframe(df, **kwargs)
-    if kwargs.get("system") is None or kwargs.get("input") is None:
-        guessed = kwargs.get("input") is None
-        kwargs = dict(kwargs)
-        kwargs["system"], kwargs["input"] = guess_label_columns(
-            df.columns, system=kwargs.get("system"), input=kwargs.get("input"), optional_input=True)
-        if kwargs["input"] is None and guessed and df[kwargs["system"]].duplicated().any():
-            raise ValueError(f"no input label column found (tried {list(LABEL_GUESSES['input'])}) and the "
-                             f"system column {cut(kwargs['system'])} repeats labels, so this is not a "
-                             f"system-level table (one row per system); the table has columns "
-                             f"{cut([str(c) for c in df.columns], 300)}: name the input column with input=... "
-                             "(--input-col on the command line)")
+    kwargs = dict(kwargs)
+    kwargs["system"], kwargs["input"] = table_labels(df, system=kwargs.get("system"), input=kwargs.get("input"))
     return from_dataframe(df, **kwargs)

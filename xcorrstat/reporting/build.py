@@ -19,18 +19,24 @@ import xarray as xr
 
 from .._display import LABEL_WIDTH, VALUE_WIDTH, printable
 from .._docs import fill_doc
+from typing import Literal
+
 from .._types import Correction, Levels, Method, Seed, Test, Variant
 from ..correlation.confidence import bootstrap
 from ..kernels import LEVELS
 from ..resampling.draws import resolve_seed
 from ..resampling.schemes import (
     bootstrap_label,
+    drawn_dims,
+    drawn_scheme,
     parse_permute,
     parse_resample,
     permutation_label,
 )
 from ..schema import is_system_level
 from ..significance.allpairs import compare
+from ..significance.auto import check_draws
+from ..significance.defaults import DEFAULTS
 from ..tidy import tidy
 from ..validation import check_choice
 from .tables import check_digits, label_text, report_groups, to_latex, to_markdown
@@ -180,7 +186,18 @@ class Report:
         return (f"{s['method'].capitalize()} correlation with {target} ({where}"
                 f"{_count(self.intervals.sizes['metric'], 'metric')}{self._per_label()})\n"
                 f"{s['confidence_level']:.0%} {s['ci_scheme']} percentile CIs, {s['n_resamples']} resamples; "
-                f"clusters from {s['test_scheme']} tests ({correction}, alpha = {s['alpha']:g}); seed {s['seed']}")
+                f"clusters from {s['test_scheme']} tests ({correction}, alpha = {s['alpha']:g}{self._draws()}); "
+                f"seed {s['seed']}")
+
+    def _draws(self) -> str:
+        """"; auto draws up to 10000: 8000 at most a pair, every decision settled": the tests' draws."""
+        used = self.settings.get("n_resamples_used") or {}
+        if not used or self.settings.get("draws") != "auto":  # fixed draws: the CIs' resamples, stated before
+            return ""
+        per_level = ", ".join(f"{n} ({lev})" if len(used) > 1 else f"{n}" for lev, n in used.items())
+        n_open = sum(self.settings.get("n_open", {}).values())
+        left = f"{n_open} decisions left open" if n_open else "every decision settled"
+        return f"; auto draws up to {self.settings['max_resamples']}: {per_level} at most a pair, {left}"
 
     def _per_label(self) -> str:
         """"; a ranked list per lp label (2)" for data with extra dims, else ""."""
@@ -258,17 +275,20 @@ def _report_iv(data: xr.Dataset | xr.DataArray, level: Levels | None, resample: 
         raise ValueError(f"level must be one of {LEVELS} or a list of them, got an empty list")
     for lev in levels:
         check_choice(lev, LEVELS, "level")
-    dims = parse_resample(default if resample is None else resample)
+    # on system-level data the one input goes with its system: BOOT-SYSTEMS and PERM-SYSTEMS draws
+    dims = drawn_dims(data, parse_resample(default if resample is None else resample))
     permute_label = None
     if test == "permutation":  # the other tests never swap: their permute is not used
-        permute_label = permutation_label(parse_permute(default if permute is None else permute))
+        permute_label = permutation_label(drawn_scheme(data, parse_permute(default if permute is None else permute)))
     return levels, dims, permute_label, resolve_seed(rng)
 
 
 def _report_level(data: xr.Dataset | xr.DataArray, options: dict[str, Any], *, test: Test,
                   permute_label: str | None, confidence_level: float, alpha: float,
-                  correction: Correction | None, log: IO[str] | None) -> tuple[xr.Dataset, xr.Dataset]:
-    """The bootstrap CIs (with cluster and rank) and the all-pairs test of one level."""
+                  correction: Correction | None, log: IO[str] | None,
+                  draws: dict[str, Any]) -> tuple[xr.Dataset, xr.Dataset]:
+    """The bootstrap CIs (with cluster and rank) and the all-pairs test of one level (``draws``: its
+    ``n_resamples`` and ``max_resamples``)."""
     lev = options["level"]
     if log is not None:
         print(f"{lev} level: bootstrap CIs ({options['n_resamples']} resamples)", file=log, flush=True)
@@ -279,10 +299,23 @@ def _report_level(data: xr.Dataset | xr.DataArray, options: dict[str, Any], *, t
         c = _single_metric_comparison(b, test=test, correction=correction, alpha=alpha)
     else:
         swap: dict[str, Any] = {} if permute_label is None else {"permute": permute_label}
-        c = compare(data, test=test, correction=correction, alpha=alpha, **swap, **options)
+        c = compare(data, test=test, correction=correction, alpha=alpha, **swap, **dict(options, **draws))
     b = b.drop_vars([v for v in ("distribution",) if v in b]).assign(cluster=c["cluster"])
     b["rank"] = _rank_labels(b["correlation"])
     return b.expand_dims(level=[lev]), c.expand_dims(level=[lev])
+
+
+def _drawn(comps: list[xr.Dataset], levels: list[str], cap: int | None) -> dict[str, Any]:
+    """Settings of the tests' draws: ``draws`` ("auto" or the number), ``max_resamples``, and per level
+    ``n_resamples_used`` (the most draws of a pair), ``n_open`` and ``pvalue_floor``."""
+    drawn = [(lev, c.attrs) for lev, c in zip(levels, comps) if "n_resamples" in c.attrs]
+    return {
+        "draws": "auto" if cap is not None else (int(drawn[0][1]["n_resamples"]) if drawn else None),
+        "max_resamples": cap,
+        "n_resamples_used": {lev: int(a.get("n_resamples_used", a["n_resamples"])) for lev, a in drawn},
+        "n_open": {lev: int(a.get("n_open", 0)) for lev, a in drawn},
+        "pvalue_floor": {lev: float(a["pvalue_floor"]) for lev, a in drawn if "pvalue_floor" in a},
+    }
 
 
 def _stack_levels(parts: list[xr.Dataset]) -> xr.Dataset:
@@ -304,14 +337,15 @@ def report(
     resample: str | Sequence[str] | None = None,
     test: Test = "permutation",
     permute: str | Sequence[str] | None = None,
-    n_resamples: int = 1000,
-    confidence_level: float = 0.95,
-    alpha: float = 0.05,
-    correction: Correction | None = "holm",
+    n_resamples: int | Literal["auto"] = DEFAULTS["n_resamples"].python,
+    confidence_level: float = DEFAULTS["confidence_level"].python,
+    alpha: float = DEFAULTS["alpha"].python,
+    correction: Correction | None = DEFAULTS["correction"].python,
     rng: Seed = None,
     progress: bool = False,
     log: IO[str] | None = None,
     source: str = "",
+    max_resamples: int = DEFAULTS["max_resamples"].python,
 ) -> Report:
     """Every metric's correlation with a CI and its significance cluster, for each level.
 
@@ -340,8 +374,11 @@ def report(
     permute : str or tuple of str, optional
         Dims the permutation test swaps along, or their label (any case): default
         ("system", "input") (PERM-BOTH); "system" (PERM-SYSTEMS) for system-level data.
-    n_resamples : int, default 1000
-        Bootstrap resamples and permutation draws.
+    n_resamples : int or "auto", default "auto"
+        Bootstrap resamples and permutation draws. ``"auto"``: the intervals take 1,000
+        resamples and the tests draws enough for their corrected decisions, up to
+        ``max_resamples`` (``n_resamples="auto"`` of :func:`xcorrstat.compare`); the heading
+        states the draws used.
     %(confidence_level)s
     alpha : float, default 0.05
         Significance level of the tests.
@@ -353,6 +390,8 @@ def report(
         Where to write one status line per step (e.g. ``sys.stderr``).
     source : str
         Where the data came from (shown in headings).
+    max_resamples : int, default 10000
+        The cap on a test's draws with ``n_resamples="auto"``.
 
     Returns
     -------
@@ -373,12 +412,14 @@ def report(
     ('BOOT-BOTH', 'PERM-BOTH')
     """
     levels, dims, permute_label, seed = _report_iv(data, level, resample, test, permute, rng)
+    n_boot, cap = check_draws(n_resamples, max_resamples)
+    draws = {"n_resamples": n_resamples, "max_resamples": cap or DEFAULTS["max_resamples"].python}
     boots, comps = [], []
     for lev in levels:
         options = {"target": target, "metrics": metrics, "level": lev, "method": method, "variant": variant,
-                   "resample": dims, "n_resamples": n_resamples, "rng": seed, "progress": progress}
-        b, c = _report_level(data, options, test=test, permute_label=permute_label,
-                             confidence_level=confidence_level, alpha=alpha, correction=correction, log=log)
+                   "resample": dims, "n_resamples": n_boot, "rng": seed, "progress": progress}
+        b, c = _report_level(data, options, test=test, permute_label=permute_label, confidence_level=confidence_level,
+                             alpha=alpha, correction=correction, log=log, draws=draws)
         boots.append(b)
         comps.append(c)
     intervals, comparisons = _stack_levels(boots), _stack_levels(comps)
@@ -387,7 +428,7 @@ def report(
         "variant": variant if method == "kendall" else "",
         "resample": intervals.attrs.get("resample"), "ci_scheme": bootstrap_label(dims),
         "test": test, "test_scheme": permute_label or test,
-        "n_resamples": int(n_resamples), "confidence_level": float(confidence_level), "alpha": float(alpha),
-        "correction": correction, "seed": seed,
+        "n_resamples": n_boot, "confidence_level": float(confidence_level), "alpha": float(alpha),
+        "correction": correction, "seed": seed, **_drawn(comps, levels, cap),
     }
     return Report(intervals=intervals, comparisons=comparisons, settings=settings)

@@ -22,7 +22,7 @@ from dask.array.core import PerformanceWarning
 from numpy.typing import ArrayLike
 
 from .._types import Level, Method
-from ..options import OPTIONS
+from ..options import OPTIONS, show_progress
 from ..schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import bootstrap_indices, draws_per_task, fill_draws
 from .statistics import calibration_table, resampled_calibration, resampled_level_correlation
@@ -255,6 +255,7 @@ def bootstrap_draws(
     n_resamples: int,
     batch: int,
     metric_chunk: int | None = None,
+    first: int = 0,
     **kw: Any,
 ) -> tuple[xr.DataArray, ...]:
     """Lazy (Dask) draws of a level correlation: ``(r, n)`` over (..., resample).
@@ -264,7 +265,8 @@ def bootstrap_draws(
     along ``metric`` (``metric_chunk`` metrics per task; default about two tasks per
     core) and the draws along ``resample`` (:func:`batch_plan`: ``batch`` draws at a
     time, raised on tiny data, and at most ``MAX_DRAW_TASKS`` blocks of draws).
-    ``system`` and ``input`` are never split.
+    ``system`` and ``input`` are never split. The draws are those of ids ``first, ...,
+    first + n_resamples - 1`` (a run continued).
     """
     sizes = [x.sizes[d] for d in resample]
     shared = METRIC not in z.dims
@@ -289,11 +291,11 @@ def bootstrap_draws(
         units = x.size // (x.sizes[SYSTEM] * x.sizes[INPUT])
         per_draw = draw_elems(units, x.sizes[SYSTEM], x.sizes[INPUT], kw["level"], kw["method"], _calibrates(kw))
         step = x.sizes[METRIC] if batch * per_draw <= process_elems() else metric_chunk  # within the budget
-        return _draw_arrays(_metric_steps(x.values, z.values, n_resamples, lead.index(METRIC), step, opts),
+        return _draw_arrays(_metric_steps(x.values, z.values, n_resamples, lead.index(METRIC), step, opts, first),
                             dims, coords)
     xd, zd = _metric_blocks(x, z, metric_chunk)
     # at most MAX_DRAW_TASKS blocks of draws, however small `batch` is
-    ids = dsa.arange(n_resamples, chunks=per_task, dtype=np.int64)
+    ids = dsa.arange(first, first + n_resamples, chunks=per_task, dtype=np.int64)
     letters = "abcdefghjklmnopq"[: len(lead)]
     zletters = "".join(a for a, d in zip(letters, lead) if d in z.dims)
     with warnings.catch_warnings():
@@ -314,9 +316,9 @@ def bootstrap_draws(
 
 
 def _metric_steps(x: np.ndarray, z: np.ndarray, n_resamples: int, axis: int, step: int,
-                  opts: dict[str, Any]) -> np.ndarray:
+                  opts: dict[str, Any], first: int = 0) -> np.ndarray:
     """Every draw of eager x (..., S, I), ``step`` metrics (along ``axis``) at a time, in this thread."""
-    ids = np.arange(n_resamples)
+    ids = np.arange(first, first + n_resamples)
     if step >= x.shape[axis]:
         return _block_task(x, z, ids, **opts)
     parts = []
@@ -376,9 +378,10 @@ def compute_with_progress(obj: Computed, enabled: bool) -> Computed:
     :class:`~dask.diagnostics.ProgressBar` does (both on stderr or in the notebook).
 
     BLAS uses one thread meanwhile, set from the calling thread (:data:`BLAS_ONE_THREAD`).
+    The bar is shown only where a person sees it (:func:`xcorrstat.options.show_progress`).
     """
     with BLAS_ONE_THREAD:
-        if not enabled:
+        if not show_progress(enabled):
             return obj.compute()
         if not client_active():
             from dask.diagnostics import ProgressBar

@@ -5,12 +5,13 @@ masks from the draw ids (:func:`.draws.permutation_masks`), so each pair sees ex
 the masks :func:`xcorrstat.permutation_test` would use with the same seed -- the
 draws are shared by all pairs and do not depend on the block sizes or the scheduler.
 
-System-level Pearson on complete data (no NaN in the metrics' z-scores or the target)
-takes another route: a task holds a block of draw ids and **every** pair, and
-:mod:`xcorrstat.kernels.swap_allpairs` gives all pairs' draws from one matrix product
-per system over all metrics. Lazy data, whose completeness is only known inside a
-task, take the same layout; a task then computes any incomplete label of the leading
-dims (e.g. one language pair) pair block by pair block with the per-pair kernels.
+System level takes another route: a task holds a block of draw ids and **every** pair, and
+one matrix product per system over all metrics gives all pairs' draws. Pearson on complete
+data (no NaN in the metrics' z-scores or the target) takes
+:mod:`xcorrstat.kernels.swap_allpairs`; any other method, and any missing cells, take
+:mod:`xcorrstat.kernels.swap_system` (counts and target sums per metric, linear in the
+masks too). Lazy data, whose completeness is only known inside a task, choose the kernel
+label by label of the leading dims (e.g. one language pair).
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from dask.array.core import PerformanceWarning
 from numpy.typing import ArrayLike
 
 from .._types import Level, Method, SwapUnit
+from ..kernels.swap import SwapDeltas
 from ..kernels.swap_allpairs import prepare_allpairs
+from ..kernels.swap_system import prepare_system_swap
 from ..schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import DRAW_BLOCK, draws_per_task, fill_draws, permutation_masks
 from .engine import block_elems, draws_within, process_elems, raised_batch, runs_in_one_block
@@ -115,19 +118,23 @@ def pair_block_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any
     return pair_chunk, per_draw, max(budget - pair_chunk * fixed, per_draw)
 
 
-def _allpairs_per_draw(s: int, i: int, m: int) -> int:
+def _allpairs_per_draw(s: int, i: int, m: int, general: bool = False) -> int:
     """Rough float64 temporaries per draw of the all-pairs route (labels are computed one at a time).
 
     The masks (one byte a cell), one system's masks as floats, the (S, 3 x metrics) part
     sums and their (S, metrics) total, and a pair block's swapped means (the block size
-    adapts to the batch: a few S per draw at least).
+    adapts to the batch: a few S per draw at least). The ``general`` kernel (any method,
+    missing cells) also keeps per metric a count and three target parts, and a few (S, metrics)
+    arrays of them; its pair blocks are bounded by ``SYSTEM_BLOCK_ELEMS`` whatever the batch.
     """
+    if general:
+        return s * i // 8 + i + (14 * m + 8) * s
     return s * i // 8 + i + 5 * s * m + 6 * s
 
 
 def uses_allpairs(kw: dict[str, Any]) -> bool:
-    """Whether the level and method have the all-pairs kernel (system-level Pearson)."""
-    return bool(kw["level"] == "system" and kw["method"] == "pearson")
+    """Whether the level and method take the all-pairs route: system level, any method (no epsilon)."""
+    return bool(kw["level"] == "system" and not kw.get("epsilon"))
 
 
 def _complete(zx: np.ndarray, z: np.ndarray) -> bool:
@@ -159,15 +166,21 @@ def _pair_block(x: np.ndarray, z: np.ndarray, pi: ArrayLike, pk: ArrayLike, ids:
         return fill_draws(out, ids, batch, masks, deltas)
 
 
-def _allpairs_block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, pairs: tuple[np.ndarray, np.ndarray],
-                    seed: int, scheme: SwapUnit, batch: int, fallback: tuple[int, int],
-                    kw: dict[str, Any]) -> np.ndarray:
-    """One task of the all-pairs route: x (..., M, S, I), z (..., S, I), draw ids -> (..., pairs, draws).
+def _label_deltas(x: np.ndarray, z: np.ndarray, pairs: tuple[np.ndarray, np.ndarray],
+                  kw: dict[str, Any]) -> SwapDeltas:
+    """The all-pairs kernel of one label: x (M, S, I), z (S, I) -> ``deltas(masks) -> (P, B)``."""
+    if kw["method"] == "pearson":
+        zx = standardise(x)
+        if _complete(zx, z):
+            return prepare_allpairs(zx, z, pairs, min_pairs=kw["min_pairs"])
+    return prepare_system_swap(x, z, pairs, method=kw["method"], variant=kw["variant"], min_pairs=kw["min_pairs"],
+                               skipna=kw["skipna"])
 
-    Labels of the leading dims are computed one after the other (one label's operands in
-    memory at a time); an incomplete one takes the per-pair route, ``fallback = (batch,
-    pair_chunk)`` of it, pair block by pair block.
-    """
+
+def _labels_block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, pairs: tuple[np.ndarray, np.ndarray],
+                  seed: int, scheme: SwapUnit, batch: int, kw: dict[str, Any]) -> np.ndarray:
+    """x (..., M, S, I), z (..., S, I), draw ids -> (..., pairs, draws), one label of the leading dims
+    after the other (one label's operands in memory at a time), each with its kernel."""
     with BLAS_ONE_THREAD, REUSED_PAGES:
         check_finite(x, "metric scores")
         check_finite(z, "target scores")
@@ -183,16 +196,19 @@ def _allpairs_block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, pairs: tupl
             return [permutation_masks(seed, chunk, s, i, scheme)]
 
         for lab in range(n_labels):
-            zx = standardise(xf[lab])
-            if _complete(zx, zf[lab]):
-                deltas = prepare_allpairs(zx, zf[lab], (pi, pk), min_pairs=kw["min_pairs"])
-                fill_draws(out[lab], ids, batch, masks, deltas)
-                continue
-            for start in range(0, pi.size, fallback[1]):
-                sl = slice(start, start + fallback[1])
-                out[lab, sl] = _pair_block(xf[lab], zf[lab], pi[sl], pk[sl], ids, seed=seed, scheme=scheme,
-                                           batch=fallback[0], kw=kw)
+            fill_draws(out[lab], ids, batch, masks, _label_deltas(xf[lab], zf[lab], (pi, pk), kw))
         return out.reshape(x.shape[:-3] + (pi.size, ids.size))
+
+
+def _allpairs_block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, **opts: Any) -> np.ndarray:
+    """One task of the all-pairs route on data whose completeness is not known up front (lazy data, or
+    complete system-level Pearson): each label takes the complete-data Pearson kernel if it can."""
+    return _labels_block(x, z, ids, **opts)
+
+
+def _system_block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, **opts: Any) -> np.ndarray:
+    """One task of the all-pairs route on eager data with missing cells or a rank method."""
+    return _labels_block(x, z, ids, **opts)
 
 
 def allpairs_task_draws(n_resamples: int, batch: int, label_tasks: int = 1) -> int:
@@ -227,8 +243,11 @@ def pair_permutation_draws(
     kw: dict[str, Any],
     pair_chunk: int | None = None,
     batch: int | None = None,
+    first: int = 0,
 ) -> xr.DataArray:
     """Draws of ``r(X_i', Z) - r(X_k', Z)`` for pairs ``(i, k)``: DataArray (..., pair, resample).
+
+    The draws are those of ids ``first, ..., first + n_resamples - 1`` (a run continued).
 
     ``x`` has a ``metric`` dim; ``pairs`` holds the metric positions ``i`` and ``k``.
     Lazy (Dask) unless the data are eager and the work is small. System-level Pearson
@@ -242,31 +261,33 @@ def pair_permutation_draws(
     s, i = x.sizes[SYSTEM], x.sizes[INPUT]
     n_lead = int(np.prod([x.sizes[d] for d in lead])) if lead else 1
     pair_chunk, per_draw, budget = pair_block_plan(pi.size, s, i, n_lead, kw, pair_chunk)
-    per_label = per_draw // n_lead
     # at least ~8 MB of temporaries per batch: one draw at a time costs more in overhead than in arithmetic
     pair_batch = raised_batch(draws_within(budget, per_draw) if batch is None else batch, per_draw, n_resamples)
     coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {METRIC, SYSTEM, INPUT}}
     dims = lead + [PAIR_DIM, "resample"]
     opts: dict[str, Any] = dict(seed=seed, scheme=scheme, kw=kw)
     eager = x.chunks is None and z.chunks is None
-    if uses_allpairs(kw) and (not eager or all_complete(x.values, z.values)):
-        # an incomplete label of lazy data: the per-pair route inside the task, one label at a time
-        fallback = (raised_batch(draws_within(block_elems(), per_label) if batch is None else batch, per_label,
-                                 n_resamples), pair_chunk)
-        return _allpairs_draws(x, z, (pi, pk), n_resamples, batch, fallback, opts, dims, coords)
+    if uses_allpairs(kw):
+        # eager data known to be complete (Pearson) or not; lazy data choose label by label inside the task
+        simple = eager and kw["method"] == "pearson" and all_complete(x.values, z.values)
+        general = not simple
+        block = _system_block if eager and general else _allpairs_block
+        return _allpairs_draws(x, z, (pi, pk), n_resamples, batch, opts, dims, coords, block=block, general=general,
+                              first=first)
     if eager and runs_in_one_block(n_lead * pi.size * s * i * n_resamples):
         # all pairs at once if they fit in the whole budget, else `pair_chunk` pairs at a time
         fixed = n_lead * _pair_fixed(s, i, kw)
         fits = pi.size * (fixed + pair_batch * per_draw // pair_chunk) <= process_elems()
         step = pi.size if fits else pair_chunk
-        out = np.concatenate([_pair_block(x.values, z.values, pi[k:k + step], pk[k:k + step], np.arange(n_resamples),
+        out = np.concatenate([_pair_block(x.values, z.values, pi[k:k + step], pk[k:k + step],
+                                          np.arange(first, first + n_resamples),
                                           batch=pair_batch, **opts) for k in range(0, pi.size, step)], axis=-2)
         return xr.DataArray(out, dims=dims, coords=coords)
     xd, zd = _dask_scores(x, z, len(lead))
     pid = dsa.from_array(pi, chunks=pair_chunk)
     kid = dsa.from_array(pk, chunks=pair_chunk)
     per_task = draws_per_task(n_resamples, max(pair_batch, min(n_resamples, 1000)))  # a bounded number of tasks
-    ids = dsa.arange(n_resamples, chunks=per_task, dtype=np.int64)
+    ids = dsa.arange(first, first + n_resamples, chunks=per_task, dtype=np.int64)
     letters = "abcdefghjklnoq"[: len(lead)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PerformanceWarning)
@@ -302,8 +323,8 @@ def _dask_scores(x: xr.DataArray, z: xr.DataArray, n_lead_dims: int, per_label: 
 
 
 def _allpairs_draws(x: xr.DataArray, z: xr.DataArray, pairs: tuple[np.ndarray, np.ndarray], n_resamples: int,
-                    batch: int | None, fallback: tuple[int, int], opts: dict[str, Any], dims: list[Hashable],
-                    coords: dict[Hashable, Any]) -> xr.DataArray:
+                    batch: int | None, opts: dict[str, Any], dims: list[Hashable], coords: dict[Hashable, Any], *,
+                    block: Any = _allpairs_block, general: bool = False, first: int = 0) -> xr.DataArray:
     """The all-pairs route: tasks over blocks of draw ids (and of the leading dims), every pair in each.
 
     Eager data are split one label of the leading dims a task; lazy data keep their chunks.
@@ -312,23 +333,24 @@ def _allpairs_draws(x: xr.DataArray, z: xr.DataArray, pairs: tuple[np.ndarray, n
     s, i, m = x.sizes[SYSTEM], x.sizes[INPUT], x.sizes[METRIC]
     lead_sizes = [x.sizes[d] for d in x.dims[:n_lead_dims]]
     n_lead = int(np.prod(lead_sizes)) if lead_sizes else 1
-    per_draw = _allpairs_per_draw(s, i, m)
+    per_draw = _allpairs_per_draw(s, i, m, general)
     if batch is None:  # a batch is at most one block of draws: several tasks even for 1,000 draws
         batch = min(draws_within(block_elems(), per_draw), DRAW_BLOCK)
     batch = raised_batch(batch, per_draw, n_resamples)
-    opts = dict(opts, pairs=pairs, batch=batch, fallback=fallback)
+    opts = dict(opts, pairs=pairs, batch=batch)
     eager = x.chunks is None and z.chunks is None
     if eager and runs_in_one_block(n_lead * (m * s * i + pairs[0].size * s) * n_resamples):
-        out = _allpairs_block(x.values, z.values, np.arange(n_resamples), **opts)
+        out = block(x.values, z.values, np.arange(first, first + n_resamples), **opts)
         return xr.DataArray(out, dims=dims, coords=coords)
     xd, zd = _dask_scores(x, z, n_lead_dims, per_label=True)
     label_tasks = int(np.prod([len(c) for c in xd.chunks[:n_lead_dims]]))
-    ids = dsa.arange(n_resamples, chunks=allpairs_task_draws(n_resamples, batch, label_tasks), dtype=np.int64)
+    per_task = allpairs_task_draws(n_resamples, batch, label_tasks)
+    ids = dsa.arange(first, first + n_resamples, chunks=per_task, dtype=np.int64)
     letters = "abcdefghjklnoq"[:n_lead_dims]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PerformanceWarning)
         out = dsa.blockwise(
-            _allpairs_block, letters + "pr",
+            block, letters + "pr",
             xd, letters + "msi",
             zd, letters + "si",
             ids, "r",

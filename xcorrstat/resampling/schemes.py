@@ -27,7 +27,7 @@ from typing import cast, get_args
 
 from .._display import cut
 from .._types import Standardise, SwapUnit
-from ..schema import INPUT, SYSTEM
+from ..schema import INPUT, SYSTEM, is_system_level
 from ..validation import check_choice
 from .draws import canonical_dims
 
@@ -182,3 +182,25 @@ def check_standardise(standardise: object, *, level: str, scheme: str) -> Standa
             f"and {permutation_label(scheme)}")  # type: ignore[arg-type]
     return value
 
+
+
+def drawn_scheme(data: object, scheme: SwapUnit) -> SwapUnit:
+    """The swap unit actually drawn: on system-level data PERM-BOTH swaps each system's one cell, PERM-SYSTEMS.
+
+    Examples
+    --------
+    >>> drawn_scheme(None, "cells")
+    'cells'
+    """
+    return cast(SwapUnit, SYSTEM) if scheme == "cells" and is_system_level(data) else scheme
+
+
+def drawn_dims(data: object, dims: tuple[str, ...]) -> tuple[str, ...]:
+    """The dims actually resampled: on system-level data BOOT-BOTH draws each system with its one input, BOOT-SYSTEMS.
+
+    Examples
+    --------
+    >>> drawn_dims(None, ("system", "input"))
+    ('system', 'input')
+    """
+    return (SYSTEM,) if set(dims) == {SYSTEM, INPUT} and is_system_level(data) else dims

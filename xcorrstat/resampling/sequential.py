@@ -9,6 +9,10 @@ when the interval lies entirely below or above ``alpha``. By the union bound ove
 (at most ``n_looks``) looks, the probability that the early decision differs from the
 one with unlimited draws is at most ``risk`` (the "resampling risk" of Gandy 2009,
 here with a simple Bonferroni spending of ``risk`` over the looks).
+
+:func:`pvalue_bounds` gives the same interval for a Monte-Carlo p-value, widened to hold
+the reported value itself (``(1 + k) / (1 + b)`` may lie just above the exact bound):
+the bounds a family of corrected decisions is settled on (:mod:`xcorrstat.significance.auto`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
-__all__ = ["clopper_pearson", "settled"]
+__all__ = ["clopper_pearson", "pvalue_bounds", "settled"]
 
 
 def clopper_pearson(k: ArrayLike, b: ArrayLike, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -47,3 +51,23 @@ def settled(k: ArrayLike, b: ArrayLike, *, alpha: float, risk: float, n_looks: i
     """
     low, high = clopper_pearson(k, b, 1.0 - risk / max(int(n_looks), 1))
     return (high < alpha) | (low > alpha)
+
+
+def pvalue_bounds(k: ArrayLike, b: ArrayLike, p: ArrayLike, *, risk: float,
+                  n_looks: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds ``(low, high)`` on the p-value ``pi`` that hold, with ``p`` itself, after ``b`` draws.
+
+    The Clopper-Pearson interval of ``k`` extreme draws among ``b`` at confidence
+    ``1 - risk / n_looks``, widened to contain the reported p-value ``p``; NaN where ``p``
+    is NaN (no hypothesis).
+
+    Examples
+    --------
+    >>> low, high = pvalue_bounds(np.array([0, 50]), 1000, np.array([1 / 1001, 51 / 1001]), risk=0.001, n_looks=1)
+    >>> [round(float(v), 4) for v in low], [round(float(v), 4) for v in high]
+    ([0.0, 0.0302], [0.0076, 0.0767])
+    """
+    p = np.asarray(p, dtype=np.float64)
+    low, high = clopper_pearson(k, b, 1.0 - risk / max(int(n_looks), 1))
+    nan = np.isnan(p)
+    return np.where(nan, np.nan, np.fmin(low, p)), np.where(nan, np.nan, np.fmax(high, p))

@@ -1,14 +1,18 @@
 """The statistic of permutation draws: ``delta' = r(X', Z) - r(Y', Z)`` for a batch of swap masks.
 
 X and Y are first standardised (z-scores over all their non-missing cells); a draw
-swaps them under a 0/1 mask (:func:`.draws.permutation_masks`). Pearson at every
-level and Kendall's tau-b at input level use the mask-linear and mask-bilinear
-kernels of :mod:`xcorrstat.kernels.swap` when X and Y are missing in the same cells;
-Kendall at global level counts every draw over one sorted table of the 2n scores of X and Y
-(:func:`xcorrstat.kernels.global_kendall_swap.swap_global_kendall`, any missing cells); other
-cases evaluate the batch of swapped matrices with the vectorised level kernels. At system level those swapped means come from exact sums of the raw
-scores mapped by the z-score map, so ties between system means survive
-standardisation. Both routes give the statistic of the explicitly swapped matrices.
+swaps them under a 0/1 mask (:func:`.draws.permutation_masks`). At system level every
+method and every pattern of missing cells takes the mask-linear kernel of
+:mod:`xcorrstat.kernels.swap_system` (exact sums of the raw scores mapped by the z-score
+map, so ties between system means survive standardisation), except Pearson on complete
+data (:mod:`xcorrstat.kernels.swap`). Pearson at input and global level and Kendall's
+tau-b at input level use the mask-linear and mask-bilinear kernels of
+:mod:`xcorrstat.kernels.swap` when X and Y are missing in the same cells; Kendall at global
+level counts every draw over one sorted table of the 2n scores of X and Y
+(:func:`xcorrstat.kernels.global_kendall_swap.swap_global_kendall`, any missing cells). Other
+cases evaluate the swapped matrices with the vectorised level kernels, a block of rows and
+draws at a time within :func:`~.engine.block_elems` (slower, linear in the cells). Every
+route gives the statistic of the explicitly swapped matrices.
 """
 
 from __future__ import annotations
@@ -18,13 +22,18 @@ from typing import Any
 
 import numpy as np
 
-from ..kernels import corr, level_correlation
-from ..kernels.exactsum import exact_parts
+from ..kernels import level_correlation
 from ..kernels.global_kendall_swap import swap_global_kendall
-from ..kernels.scaling import pow2_exponent, pow2_normalise, remove_offset
+from ..kernels.scaling import pow2_normalise, remove_offset
 from ..kernels.swap import prepare_swap, swap_supported
+from ..kernels.swap_system import prepare_system_swap
+from .engine import block_elems
 
-__all__ = ["standardise", "draw_deltas"]
+__all__ = ["MATERIALISED_TEMPS", "standardise", "draw_deltas"]
+
+#: float64 temporaries per cell, row and draw of a batch of explicitly swapped matrices (both swapped
+#: matrices, the level kernels' copies and sorts): such batches are cut to fit :func:`~.engine.block_elems`.
+MATERIALISED_TEMPS = 12
 
 
 def standardise(a: np.ndarray) -> np.ndarray:
@@ -43,46 +52,33 @@ def standardise(a: np.ndarray) -> np.ndarray:
         return (a - mean) / std
 
 
-def _affine(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Scale and shift of the z-score map of each (..., S, I) matrix: z = scale * a + shift."""
-    e = pow2_exponent(a, axis=(-2, -1))  # a * 2**-e is exact and its square cannot overflow
-    a = np.ldexp(a, -e)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.nanmean(a, axis=(-2, -1), keepdims=True)
-        scale = 1.0 / np.nanstd(a, axis=(-2, -1), keepdims=True)
-    return np.ldexp(scale, -e), -mean * scale
+def _system_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
+                   kw: Mapping[str, Any]) -> Callable[[np.ndarray], np.ndarray]:
+    """System level at any method and missing cells: each row's (X, Y) as a pair of the all-pairs
+    kernel (:mod:`xcorrstat.kernels.swap_system`), rows sharing a target computed together."""
+    lead = x.shape[:-2]
+    s, i = x.shape[-2:]
+    x, y, z = (np.broadcast_to(a, lead + (s, i)).reshape(-1, s, i) for a in (x, y, z))
+    rows = np.arange(x.shape[0])
+    shared = all(np.array_equal(z[0], z[r], equal_nan=True) for r in range(1, z.shape[0]))
+    opts = {k: kw[k] for k in ("method", "variant", "min_pairs", "skipna")}
+    if shared:  # one target: one kernel over the 2 P rows
+        runs = [(rows, prepare_system_swap(np.concatenate([x, y]), z[0], (rows, rows + rows.size), **opts))]
+    else:  # a target per row (e.g. a language pair each)
+        runs = [(np.array([r]), prepare_system_swap(np.stack([x[r], y[r]]), z[r], ([0], [1]), **opts))
+                for r in rows]
+
+    def deltas(m: np.ndarray) -> np.ndarray:
+        out = np.empty((rows.size, m.shape[0]))
+        for where, run in runs:
+            out[where] = run(m)
+        return out.reshape(lead + (m.shape[0],))
+
+    return deltas
 
 
-def _swapped_system_means(x: np.ndarray, y: np.ndarray, z: np.ndarray,
-                          m: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per-draw system means of X', Y' (z-scored) and Z over the cells both present: (..., B, S) each.
-
-    Means are taken of the raw scores with exact sums, then mapped by the z-score
-    map (means commute with it): systems whose raw sums tie keep tied means, which
-    rank statistics need. Swapping rounded z-scores cell by cell would break them.
-    """
-    (sx, hx), (sy, hy) = _affine(x), _affine(y)
-    vz = ~np.isnan(z)[..., None, :, :]
-    vx = ~np.isnan(x)[..., None, :, :]
-    vy = ~np.isnan(y)[..., None, :, :]
-    keep = ~m
-    parts = {k: exact_parts(np.where(np.isnan(a), 0.0, a), a.shape[-1])[..., None, :, :]
-             for k, a in (("x", x), ("y", y), ("z", z))}
-
-    def exact_sum(name: str, mask: np.ndarray) -> np.ndarray:
-        return sum(np.sum(p * mask, axis=-1) for p in parts[name])  # each part's sum is exact
-
-    out = []
-    for from_x, from_y in ((keep & vx & vz, m & vy & vz), (m & vx & vz, keep & vy & vz)):
-        cx, cy = from_x.sum(axis=-1), from_y.sum(axis=-1)
-        count = cx + cy
-        with np.errstate(invalid="ignore", divide="ignore"):  # a constant score has no z-score map
-            sums = sx[..., None, 0, :] * exact_sum("x", from_x) + hx[..., None, 0, :] * cx
-            sums = sums + (sy[..., None, 0, :] * exact_sum("y", from_y) + hy[..., None, 0, :] * cy)
-            mean = np.where(count > 0, sums / count, np.nan)
-            zmean = np.where(count > 0, exact_sum("z", from_x | from_y) / count, np.nan)
-        out.append((mean, zmean))
-    return out
+def _complete(*arrays: np.ndarray) -> bool:
+    return not any(np.isnan(a).any() for a in arrays)
 
 
 def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
@@ -105,6 +101,8 @@ def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
             return delta if missing is None else np.where(missing, np.nan, delta)
 
         return global_kendall
+    if level == "system" and not (kw["method"] == "pearson" and _complete(zx, zy, z)):
+        return _system_deltas(x, y, z, kw)
     if kw.get("average", "macro") == "macro" and swap_supported(zx, zy, level=level, method=kw["method"],
                                                                  variant=kw["variant"]):
         lead = x.shape[:-2]
@@ -122,18 +120,27 @@ def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
             return delta if missing is None else np.where(missing, np.nan, delta)
 
         return deltas
-    corr_kw = {k: kw[k] for k in ("method", "variant", "min_pairs")}
+    lead = x.shape[:-2]
+    rows = int(np.prod(lead, dtype=np.int64))
+    flat = [a.reshape((rows,) + a.shape[-2:]) for a in np.broadcast_arrays(zx, zy, z)]
+    cells = int(np.prod(x.shape[-2:], dtype=np.int64))
 
     def materialised(m: np.ndarray) -> np.ndarray:
-        if level == "system":
-            (mx, zmx), (my, zmy) = _swapped_system_means(x, y, z, m)
-            delta = corr(mx, zmx, **corr_kw)[0] - corr(my, zmy, **corr_kw)[0]
-        else:
-            xs, ys, zs = zx[..., None, :, :], zy[..., None, :, :], z[..., None, :, :]
-            xp = np.where(m, ys, xs)
-            yp = np.where(m, xs, ys)
-            zb = np.broadcast_to(zs, xp.shape)
-            delta = level_correlation(xp, zb, **kw)[0] - level_correlation(yp, zb, **kw)[0]
-        return delta if missing is None else np.where(missing, np.nan, delta)
+        # the swapped matrices of a block of rows and draws at a time: within the block budget
+        b = m.shape[0]
+        row_step = max(1, min(rows, block_elems() // (MATERIALISED_TEMPS * cells)))
+        draw_step = max(1, block_elems() // (MATERIALISED_TEMPS * cells * row_step))
+        delta = np.empty((rows, b))
+        for r0 in range(0, rows, row_step):
+            xs, ys, zs = (a[r0:r0 + row_step, None] for a in flat)
+            for b0 in range(0, b, draw_step):
+                mb = m[b0:b0 + draw_step]
+                xp, yp = np.where(mb, ys, xs), np.where(mb, xs, ys)
+                zb = np.broadcast_to(zs, xp.shape)
+                delta[r0:r0 + row_step, b0:b0 + draw_step] = (level_correlation(xp, zb, **kw)[0]
+                                                              - level_correlation(yp, zb, **kw)[0])
+                del xp, yp, zb
+        out = delta.reshape(lead + (b,))
+        return out if missing is None else np.where(missing, np.nan, out)
 
     return materialised

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import xarray as xr
@@ -40,7 +41,16 @@ from ..resampling.draws import resolve_seed
 from ..resampling.engine import RESAMPLE_DIM, bootstrap_draws, compute_with_progress, default_batch
 from ..resampling.pairs import PAIR_DIM, pair_permutation_draws
 from ..resampling.pvalues import ALTERNATIVES, PVALUES
-from ..resampling.schemes import SCHEME_DIMS, bootstrap_label, check_standardise, parse_permute, parse_resample, permutation_label
+from ..resampling.schemes import (
+    SCHEME_DIMS,
+    bootstrap_label,
+    check_standardise,
+    drawn_dims,
+    drawn_scheme,
+    parse_permute,
+    parse_resample,
+    permutation_label,
+)
 from ..resampling.statistics import check_bootstrap_variant
 from ..schema import INPUT, METRIC, SYSTEM, split_scores, system_mean_grid
 from ..validation import (
@@ -48,10 +58,11 @@ from ..validation import (
     check_batch,
     check_choice,
     check_min_pairs,
-    check_positive_int,
     check_unit_interval,
 )
+from .auto import PairDraws, auto_pair_pvalues, auto_rerun, check_draws
 from .decisions import FAMILIES, OTHER, decide, off_diagonal, pair_pvalues
+from .defaults import DEFAULTS
 from .pairoutcome import Swap, compare_pair_outcomes, uses_pairs
 from .williams import check_williams_options, dependent_correlations
 
@@ -76,6 +87,7 @@ class _Options:
     min_pairs: int
     seed: int | None  # None for Williams' test (no draws)
     standardise: Standardise = "cells"
+    max_resamples: int | None = None  # n_resamples="auto": the cap (n_resamples is then the first block)
 
 
 def _as_matrix(draws, pi, pk, m):
@@ -98,7 +110,7 @@ def _check_targets(target) -> None:
 
 def _compare_iv(data, target, metrics, test, level, method, variant, permute, resample, n_resamples, alternative,
                 rng, pvalue, correction, family, alpha, keep_distribution, skipna, min_pairs, batch,
-                standardise, average) -> _Options:
+                standardise, average, max_resamples=None) -> _Options:
     """Check and normalise every argument of :func:`compare`; split the scores."""
     check_choice(test, TESTS, "test")
     check_choice(level, CORRELATE_LEVELS, "level")
@@ -124,7 +136,7 @@ def _compare_iv(data, target, metrics, test, level, method, variant, permute, re
         check_choice(correction, CORRECTIONS, "correction", " or None")
     alpha = check_unit_interval(alpha, "alpha")
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples, cap = check_draws(n_resamples, max_resamples)
     batch = check_batch(batch)
     _check_targets(target)
     if test == "williams" and keep_distribution:
@@ -132,6 +144,9 @@ def _compare_iv(data, target, metrics, test, level, method, variant, permute, re
                          "use test='permutation' or 'bootstrap', or keep_distribution=False")
     scheme = parse_permute(permute) if test == "permutation" else None
     dims = parse_resample(resample) if test == "bootstrap" else None
+    # on system-level data the one input goes with its system: the draws are PERM-/BOOT-SYSTEMS
+    scheme = drawn_scheme(data, scheme) if scheme is not None else None
+    dims = drawn_dims(data, dims) if dims is not None else None
     if scheme is not None:
         standardise = check_standardise(standardise, level=level, scheme=scheme)
     elif standardise != "cells":
@@ -147,7 +162,7 @@ def _compare_iv(data, target, metrics, test, level, method, variant, permute, re
         kw["average"] = average
     seed = None if test == "williams" else resolve_seed(rng)
     return _Options(x=x, z=z, kw=kw, test=test, scheme=scheme, dims=dims, n_resamples=n_resamples, batch=batch,
-                    alpha=alpha, min_pairs=min_pairs, seed=seed, standardise=standardise)
+                    alpha=alpha, min_pairs=min_pairs, seed=seed, standardise=standardise, max_resamples=cap)
 
 
 def _permutation_distribution(o: _Options) -> xr.DataArray:
@@ -240,11 +255,11 @@ def compare(
     variant: Variant = "b",
     permute: str | tuple[str, ...] = ("system", "input"),
     resample: str | tuple[str, ...] = ("system", "input"),
-    n_resamples: int = 1000,
+    n_resamples: int | Literal["auto"] = DEFAULTS["n_resamples"].python,
     alternative: Alternative = "greater",
     rng: Seed = None,
     pvalue: PValue = "plus-one",
-    correction: Correction | None = None,
+    correction: Correction | None = DEFAULTS["correction"].python,
     family: Family = "row",
     alpha: float = 0.05,
     absolute: bool = False,
@@ -257,6 +272,7 @@ def compare(
     average: Average = "macro",
     swap: Swap = "scores",
     epsilon: float | str | Mapping[Hashable, float] | xr.DataArray | None = None,
+    max_resamples: int = DEFAULTS["max_resamples"].python,
 ) -> xr.Dataset:
     """Compare every pair of metrics' correlations with a target: p-values, corrections, clusters.
 
@@ -285,13 +301,20 @@ def compare(
         Permutation test only.
     %(resample)s
         Bootstrap test only.
-    n_resamples : int, default 1000
-        Draws, shared by every pair.
+    n_resamples : int or "auto", default "auto"
+        Draws, shared by every pair. ``"auto"``: draws enough for the decisions asked -- a
+        first block of 1,000, then the pairs whose corrected decision at ``alpha`` is not yet
+        settled draw on (about 60% more a look) until every decision is settled or
+        ``max_resamples`` is reached (:mod:`xcorrstat.significance.auto`; an
+        ``OpenDecisionsWarning`` when decisions stay open). Each p-value is then that of a
+        fixed run with the pair's own draws, ``n_resamples_used``. With ``swap="pairs"`` the
+        test is rerun with more draws instead. Williams' test makes no draws and ignores it.
     %(alternative)s
     %(rng)s
     %(pvalue)s
-    correction : {None, "bonferroni", "holm", "fdr_bh"}
-        Multiple-testing correction of the p-values.
+    correction : {"holm", "bonferroni", "fdr_bh", None}, default "holm"
+        Multiple-testing correction of the p-values (the default of ``xcorrstat report``
+        too, so that both give the same clusters).
     family : {"row", "all"}
         ``"row"``: each metric's comparisons with the others form one family (M - 1
         tests); ``"all"``: every ordered pair (two-sided: every unordered pair) at once.
@@ -322,6 +345,8 @@ def compare(
         acc23 and 23; 0 for b and a) calibrates each metric once on the observed data; a
         number applies to every metric; a mapping metric -> number or a DataArray over
         ``metric`` (e.g. ``calibrate_ties(...)["epsilon"]``) gives each its own.
+    max_resamples : int, default 10000
+        The cap on each pair's draws with ``n_resamples="auto"`` (not used otherwise).
 
     Returns
     -------
@@ -334,6 +359,17 @@ def compare(
         ``swap="pairs"``, ``correlation`` is each metric's statistic at its own epsilon,
         ``epsilon`` (metric) holds the thresholds, ``n`` the groups averaged, and attrs add
         ``swap``, ``epsilon``, ``grouping`` and ``average_by`` (``scheme`` ``"PERM-PAIRS"``).
+        With ``n_resamples="auto"``: ``n_resamples_used`` (metric, other_metric), the draws of
+        each pair, and attrs ``draws="auto"``, ``n_resamples`` (the most draws of a pair),
+        ``max_resamples``, ``risk``, ``pvalue_floor`` (the smallest corrected p-value the draws
+        can give) and ``n_open`` (decisions left open by the cap). On system-level data the
+        draws of PERM-BOTH / BOOT-BOTH are those of PERM-SYSTEMS / BOOT-SYSTEMS (the one input
+        goes with its system) and ``scheme`` says so.
+
+    Warns
+    -----
+    OpenDecisionsWarning
+        With ``n_resamples="auto"``, when ``max_resamples`` leaves corrected decisions open.
 
     Notes
     -----
@@ -359,22 +395,29 @@ def compare(
                              "averages the groups equally, as mt-metrics-eval does")
         if test != "permutation":
             raise ValueError(f"swap='pairs' is an option of test='permutation', got test={test!r}")
-        return compare_pair_outcomes(data, target=target, metrics=metrics, level=level, method=method,
-                                     variant=variant, permute=permute, standardise=standardise, epsilon=epsilon,
-                                     n_resamples=n_resamples, alternative=alternative, rng=rng, pvalue=pvalue,
-                                     correction=correction, family=family, alpha=alpha,
-                                     keep_distribution=keep_distribution, skipna=skipna, min_pairs=min_pairs,
-                                     batch=batch)
+        return auto_rerun(lambda n, seed: compare_pair_outcomes(
+            data, target=target, metrics=metrics, level=level, method=method, variant=variant, permute=permute,
+            standardise=standardise, epsilon=epsilon, n_resamples=n, alternative=alternative, rng=seed,
+            pvalue=pvalue, correction=correction, family=family, alpha=alpha, keep_distribution=keep_distribution,
+            skipna=skipna, min_pairs=min_pairs, batch=batch), n_resamples=n_resamples, max_resamples=max_resamples,
+            rng=rng, pvalue=pvalue, correction=correction, family=family, alternative=alternative, alpha=alpha)
     o = _compare_iv(data, target, metrics, test, level, method, variant, permute, resample, n_resamples, alternative,
                     rng, pvalue, correction, family, alpha, keep_distribution, skipna, min_pairs, batch,
-                    standardise, average)
+                    standardise, average, max_resamples)
     x, z = o.x, o.z
     lazy = x.chunks is not None or z.chunks is not None
     r, n = level_statistic(x, z, complete_inputs=False, **o.kw)
     delta = r - r.rename({METRIC: OTHER}).assign_coords({OTHER: x[METRIC].values})
-    dist = None
+    dist, used = None, None
     if o.test == "williams":
         p = _williams_matrix(x, z, level=level, method=method, alternative=alternative, absolute=absolute)
+    elif o.max_resamples is not None:  # n_resamples="auto"
+        assert o.seed is not None
+        draw = PairDraws(x, z, o.kw, o.seed, scheme=o.scheme, dims=o.dims, batch=o.batch)
+        p, used, dist, drawn = auto_pair_pvalues(draw, delta, test=o.test, alternative=alternative, pvalue=pvalue,
+                                                 correction=correction, family=family, alpha=o.alpha,
+                                                 start=o.n_resamples, cap=o.max_resamples,
+                                                 keep_distribution=keep_distribution)
     else:
         dist = _permutation_distribution(o) if o.test == "permutation" else _bootstrap_distribution(o)
         p = pair_pvalues(dist, delta, test=o.test, alternative=alternative, pvalue=pvalue)
@@ -387,6 +430,9 @@ def compare(
     if keep_distribution and dist is not None:
         out["distribution"] = dist
     out.attrs = _attrs(o, target, alternative, correction, family, absolute, pvalue)
+    if used is not None:
+        out["n_resamples_used"] = used
+        out.attrs.update(drawn)
     out["delta"].attrs["long_name"] = "correlation of metric minus that of other_metric"
     relation = {"greater": "better than", "less": "worse than"}.get(alternative, "differs from")
     out["pvalue"].attrs["long_name"] = f"p-value of H1: metric {relation} other_metric"

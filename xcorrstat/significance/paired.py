@@ -39,7 +39,7 @@ from ..resampling.engine import (
 )
 from ..resampling.intervals import percentile_ci
 from ..resampling.pvalues import ALTERNATIVES, PVALUES, paired_bootstrap_pvalue
-from ..resampling.schemes import bootstrap_label, parse_resample
+from ..resampling.schemes import bootstrap_label, drawn_dims, parse_resample
 from ..resampling.statistics import check_bootstrap_variant
 from ..schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, split_scores
 from ..validation import check_batch, check_choice, check_confidence_level, check_min_pairs, check_positive_int
@@ -79,7 +79,7 @@ def _paired_bootstrap_test_iv(data, x, y, target, level, method, variant, resamp
     if not isinstance(skipna, (bool, np.bool_)):
         raise TypeError(f"skipna must be True or False, got {skipna!r}")
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
-    dims = parse_resample(resample)
+    dims = drawn_dims(data, parse_resample(resample))  # BOOT-SYSTEMS on system-level data
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     batch = check_batch(batch)
     confidence_level = check_confidence_level(confidence_level)

@@ -35,7 +35,14 @@ from ..options import OPTIONS
 from ..resampling.draws import fill_draws, permutation_masks, resolve_seed
 from ..resampling.engine import block_elems, compute_with_progress, draws_within, raised_batch
 from ..resampling.pvalues import ALTERNATIVES, PVALUES, extreme_count, permutation_pvalue
-from ..resampling.schemes import SCHEME_DIMS, STANDARDISED, check_standardise, parse_permute, permutation_label
+from ..resampling.schemes import (
+    SCHEME_DIMS,
+    STANDARDISED,
+    check_standardise,
+    drawn_scheme,
+    parse_permute,
+    permutation_label,
+)
 from ..resampling.sequential import settled
 from ..resampling.swapstats import draw_deltas
 from ..schema import INPUT, SYSTEM, check_finite, metric_pair, split_scores, system_mean_grid
@@ -156,7 +163,7 @@ def _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_
     batch = check_batch(batch)
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
-    scheme = parse_permute(permute)
+    scheme = drawn_scheme(data, parse_permute(permute))  # PERM-SYSTEMS on system-level data
     standardise = check_standardise(standardise, level=level, scheme=scheme)
     ds = metric_pair(data, target=target, x=x, y=y)
     scores, z, _ = split_scores(ds, target=target, metrics=[x, y], level=level, along=SCHEME_DIMS[scheme])

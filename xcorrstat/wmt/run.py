@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import xarray as xr
@@ -27,7 +27,9 @@ from ..mt.spatest import soft_pairwise_accuracy_test
 from ..mt.ties import calibrate_ties
 from ..resampling.draws import resolve_seed
 from ..significance.allpairs import compare
+from ..significance.auto import AUTO, OpenDecisionsWarning, auto_rerun
 from ..significance.decisions import decide
+from ..significance.defaults import DEFAULTS
 from ..validation import check_unit_interval
 from .roles import Roles, metric_status, roles as known_roles, testsets
 from .select import GOLD, TaskSkipped, lp_views, scores_of
@@ -69,6 +71,15 @@ def _observed(scores: xr.Dataset, task: Task) -> xr.DataArray:
     return correlate(scores, target=GOLD, min_pairs=MIN_PAIRS, **keep)
 
 
+def _warn_open(labels: list[str], n_open: list[int], alpha: float, cap: int) -> None:
+    """One :class:`~xcorrstat.OpenDecisionsWarning` naming the tasks whose decisions the cap left open."""
+    tasks = [f"{label} ({n})" for label, n in zip(labels, n_open) if n]
+    if tasks:
+        warnings.warn(f"n_resamples='auto': decisions at alpha={alpha:g} still open with draws capped at "
+                      f"max_resamples={cap} (p-values within Monte-Carlo error of alpha) in {len(tasks)} task(s): "
+                      f"{', '.join(tasks)}; raise max_resamples to settle them", OpenDecisionsWarning, stacklevel=3)
+
+
 def _plain_ranks(corr: xr.DataArray) -> xr.DataArray:
     """1, 2, ... by decreasing statistic, ties by name, undefined last (mt-metrics-eval's ranks at k=0)."""
     names = [str(m) for m in corr["metric"].values]
@@ -80,25 +91,39 @@ def _plain_ranks(corr: xr.DataArray) -> xr.DataArray:
     return xr.DataArray(ranks, dims="metric", coords={"metric": corr["metric"]})
 
 
-def _rank_task(scores: xr.Dataset, task: Task, *, n_resamples: int, seed: int, alpha: float,
-               batch: int | None) -> xr.Dataset:
+#: The tests of a WMT task: p-values and correction as mt-metrics-eval computes them.
+_WMT = dict(pvalue=DEFAULTS["wmt_pvalue"].python, correction=DEFAULTS["wmt_correction"].python)
+
+
+def _drawn(res: xr.Dataset) -> dict[str, int]:
+    """The draws a task's test used (the most of a pair) and its open decisions."""
+    return {"n_resamples_used": int(res.attrs.get("n_resamples_used", res.attrs.get("n_resamples", 0))),
+            "n_open": int(res.attrs.get("n_open", 0))}
+
+
+def _rank_task(scores: xr.Dataset, task: Task, *, n_resamples: int | Literal["auto"], seed: int, alpha: float,
+               batch: int | None, max_resamples: int) -> xr.Dataset:
     """One task's ranking: ``correlation`` and ``cluster`` over metric, ``pvalue`` over metric pairs."""
     if n_resamples == 0:
         corr = _observed(scores, task).rename("correlation")
         corr = corr.drop_vars([c for c in corr.coords if c != "metric"])
         return xr.Dataset({"correlation": corr, "cluster": _plain_ranks(corr)})
-    if task.statistic == "soft_accuracy":
-        res = soft_pairwise_accuracy_test(scores, target=GOLD, n_resamples=n_resamples, rng=seed, batch=batch,
-                                          draws="mt-metrics-eval")
+    if task.statistic == "soft_accuracy":  # its draws restart at 0: an "auto" run reruns it with more
+        res = auto_rerun(lambda n, rng: soft_pairwise_accuracy_test(scores, target=GOLD, n_resamples=n, rng=rng,
+                                                                    batch=batch, draws="mt-metrics-eval"),
+                         n_resamples=n_resamples, max_resamples=max_resamples, rng=seed, family="all",
+                         alternative="greater", alpha=alpha, **_WMT)
         corr = res["soft_pairwise_accuracy"].rename("correlation")
-        _, significant, cluster = decide(res["pvalue"], corr, res["delta"], correction=None, family="all",
-                                         alternative="greater", alpha=alpha)
+        _, significant, cluster = decide(res["pvalue"], corr, res["delta"], correction=_WMT["correction"],
+                                         family="all", alternative="greater", alpha=alpha)
         return xr.Dataset({"correlation": corr, "cluster": cluster, "pvalue": res["pvalue"],
-                           "significant": significant})
-    res = compare(scores, target=GOLD, n_resamples=n_resamples, rng=seed, pvalue="fraction", correction=None,
-                  alpha=alpha, batch=batch, min_pairs=MIN_PAIRS, **_options(task))
+                           "significant": significant}, attrs=_drawn(res))
+    res = compare(scores, target=GOLD, n_resamples=n_resamples, max_resamples=max_resamples, rng=seed, alpha=alpha,
+                  batch=batch, min_pairs=MIN_PAIRS, **_WMT, **_options(task))
     keep = ["correlation", "cluster", "pvalue", "significant"] + (["epsilon"] if "epsilon" in res else [])
-    return res[keep].drop_vars([c for c in res.coords if c not in ("metric", "other_metric")], errors="ignore")
+    out = res[keep].drop_vars([c for c in res.coords if c not in ("metric", "other_metric")], errors="ignore")
+    out.attrs = _drawn(res)
+    return out
 
 
 #: Score range of each statistic, for the average of scores rescaled to [0, 1].
@@ -133,7 +158,8 @@ def _resolve_roles(data: xr.Dataset, roles: Any) -> tuple[dict[str, Roles], str]
     raise TypeError("roles must be None, a test set name or a mapping of language pairs to xcorrstat.wmt.Roles")
 
 
-def _run_tasks_iv(data: Any, tasks: Any, n_resamples: Any, alpha: Any) -> tuple[xr.Dataset, list[Task], int, float]:
+def _run_tasks_iv(data: Any, tasks: Any, n_resamples: Any,
+                  alpha: Any) -> tuple[xr.Dataset, list[Task], int | Literal["auto"], float]:
     if not isinstance(data, xr.Dataset):
         raise TypeError(f"data must be a Dataset from read_mtme, got {type(data).__name__}")
     tasks = [tasks] if isinstance(tasks, Task) else list(tasks)
@@ -142,8 +168,10 @@ def _run_tasks_iv(data: Any, tasks: Any, n_resamples: Any, alpha: Any) -> tuple[
     labels = [t.label for t in tasks]
     if len(set(labels)) != len(labels):
         raise ValueError(f"tasks must have distinct labels (set Task.name), got {labels}")
+    if isinstance(n_resamples, str) and n_resamples == AUTO:
+        return data, tasks, "auto", check_unit_interval(alpha, "alpha")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
-        raise ValueError(f"n_resamples must be an integer >= 0 (0: statistics and plain ranks, no tests), "
+        raise ValueError(f"n_resamples must be 'auto' or an integer >= 0 (0: statistics and plain ranks, no tests), "
                          f"got {n_resamples!r}")
     return data, tasks, int(n_resamples), check_unit_interval(alpha, "alpha")
 
@@ -179,10 +207,11 @@ def run_tasks(
     tasks: Task | Sequence[Task],
     *,
     roles: str | Mapping[str, Roles] | None = None,
-    n_resamples: int = 1000,
+    n_resamples: int | Literal["auto"] = DEFAULTS["n_resamples"].python,
     rng: Seed = None,
-    alpha: float = 0.05,
+    alpha: float = DEFAULTS["alpha"].python,
     batch: int | None = None,
+    max_resamples: int = DEFAULTS["max_resamples"].python,
 ) -> xr.Dataset:
     """Rank the metrics in every task, with significance clusters, and average the ranks over tasks.
 
@@ -198,9 +227,12 @@ def run_tasks(
         baselines: a test set name, or a mapping (from :func:`~xcorrstat.wmt.roles`, edited).
         Default: the bundled roles of the data's test set (``data.attrs["testset"]``); none
         for an unknown test set (every metric primary, reference ``refA``).
-    n_resamples : int, default 1000
+    n_resamples : int or "auto", default "auto"
         Draws of every task's significance test; 0 gives the statistics and plain ranks only
-        (mt-metrics-eval's ``k=0``).
+        (mt-metrics-eval's ``k=0``). ``"auto"``: each task's test draws until every decision of
+        its family (the task's pairs of metrics, uncorrected as in mt-metrics-eval) is settled
+        at ``alpha``, from 1,000 up to ``max_resamples`` (``n_resamples="auto"`` of
+        :func:`~xcorrstat.compare`; the soft pairwise accuracy test is rerun with doubled draws).
     rng : int, Generator, SeedSequence or None
         Seed; every task's draws come from it (recorded in attrs).
     alpha : float, default 0.05
@@ -208,6 +240,8 @@ def run_tasks(
         as extreme; no multiple-testing correction, as in mt-metrics-eval).
     batch : int, optional
         Draws per batch (memory only; the numbers do not depend on it).
+    max_resamples : int, default 10000
+        The cap on a task's draws with ``n_resamples="auto"``.
 
     Returns
     -------
@@ -226,6 +260,9 @@ def run_tasks(
     -----
     TaskSkippedWarning
         Once per skipped task. If no task can run, ValueError.
+    OpenDecisionsWarning
+        With ``n_resamples="auto"``, once, naming the tasks whose decisions the cap left open
+        (attrs ``n_resamples_used`` and ``n_open`` hold each task's draws and open decisions).
 
     Examples
     --------
@@ -237,7 +274,11 @@ def run_tasks(
     data, tasks, n_resamples, alpha = _run_tasks_iv(data, tasks, n_resamples, alpha)
     lp_roles, roles_from = _resolve_roles(data, roles)
     seed = resolve_seed(rng)
-    parts, skipped = _run_each(data, tasks, lp_roles, n_resamples=n_resamples, seed=seed, alpha=alpha, batch=batch)
+    with warnings.catch_warnings():  # one warning below names the tasks with decisions left open
+        warnings.filterwarnings("ignore", category=OpenDecisionsWarning)
+        parts, skipped = _run_each(data, tasks, lp_roles, n_resamples=n_resamples, seed=seed, alpha=alpha,
+                                   batch=batch, max_resamples=max_resamples)
+    drawn = {str(p["task"].values[0]): p.attrs for p in parts}
     labels = [t.label for t in tasks]
     per_task = xr.concat(parts, dim="task", join="outer", coords="minimal", compat="override").reindex(task=labels)
     ran = np.array([label not in skipped for label in labels])
@@ -254,4 +295,9 @@ def run_tasks(
     out.attrs = {"testset": str(data.attrs.get("testset", "")), "roles": roles_from, "n_resamples": n_resamples,
                  "seed": seed, "alpha": alpha, "pvalue": "fraction", "correction": "none",
                  "tasks": [repr(t) for t in tasks], "n_skipped": len(skipped)}
+    if n_resamples == AUTO:  # per task (0 for a skipped one): the most draws of a pair, the decisions left open
+        out.attrs.update(max_resamples=int(max_resamples),
+                         n_resamples_used=[int(drawn.get(label, {}).get("n_resamples_used", 0)) for label in labels],
+                         n_open=[int(drawn.get(label, {}).get("n_open", 0)) for label in labels])
+        _warn_open(labels, out.attrs["n_open"], alpha, int(max_resamples))
     return out
