@@ -13,6 +13,7 @@ import itertools
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -255,3 +256,22 @@ def test_wmt24_parity_with_mt_metrics_eval(tmp_path):
             spread = 4.5 * np.sqrt(max(p_theirs * (1 - p_theirs), 1.0 / k) / k) * np.sqrt(2) + 2.0 / k
             assert abs(p_mine - p_theirs) <= spread + (0.02 if spa else 0.0), (task.label, ordered[i], ordered[j],
                                                                               p_mine, p_theirs)
+
+
+def test_metric_files_named_like_human_scores_are_ranked(tmp_path):
+    """In mt-metrics-eval's layout a metric file is a metric: names such as ``metricx_xxl_MQM_2020`` or
+    ``BERTScore_With_Human`` are ranked, not left out as human judgments, and nothing warns."""
+    names = ["BLEU", "metricx_xxl_MQM_2020", "BERTScore_With_Human"]
+    write_mtme_tree(tmp_path, "wmt23", ["en-de"], 5, 24, names, ["refA"], ["mqm"], np.random.default_rng(4))
+    ds = xcorrstat.read_mtme(tmp_path, "wmt23")
+    tasks = [Task(lps=("en-de",), level="seg", statistic="pearson", grouping="none")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = run_tasks(ds, tasks, n_resamples=0, roles={"en-de": Roles(std_ref="refA", std_gold={"seg": "mqm"})})
+    corr = res["correlation"].isel(task=0).to_series().dropna()
+    assert sorted(corr.index) == sorted(names)
+    scores = task_scores(ds, tasks[0], {"en-de": Roles(std_ref="refA", std_gold={"seg": "mqm"})})
+    for m in names:  # the oracle: scipy on the cells with a human score
+        x, z = scores[m].values.ravel(), scores[GOLD].values.ravel()
+        ok = ~np.isnan(x) & ~np.isnan(z)
+        assert corr[m] == pytest.approx(stats.pearsonr(x[ok], z[ok]).statistic, abs=1e-12)

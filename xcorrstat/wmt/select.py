@@ -153,7 +153,8 @@ def _one_lp(views: dict[str, LpView], all_refs: set[str], task: Task, k: int, ro
     gold = sub.variables[var]
     missing = np.isnan(np.asarray(gold.values, dtype=np.float64))
     # a cell without a gold score is left out of everything, the metric's standardisation included
-    scores = {new: (gold.dims, np.where(missing, np.nan, sub.variables[old].transpose(*gold.dims).values))
+    scores = {new: (gold.dims, np.where(missing, np.nan, sub.variables[old].transpose(*gold.dims).values),
+                    {"role": "metric"})  # a metric file is a metric, whatever its name looks like
               for old, new in names.items()}
     out = xr.Dataset(scores, coords={d: sub[d] for d in gold.dims})
     out[GOLD] = (gold.dims, gold.values, {"role": "human", "name": name})
