@@ -32,7 +32,7 @@ LAYERS = [
     ("wmt", ["wmt"]),
     ("plot", ["plot"]),
     ("reporting", ["reporting"]),
-    ("interfaces", ["accessors", "cli", "wmtcli", "__main__", ""]),
+    ("interfaces", ["accessors", "cli", "cliscores", "wmtcli", "__main__", ""]),
 ]
 MAX_FUNCTION_LINES = 80
 

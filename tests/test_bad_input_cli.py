@@ -216,12 +216,12 @@ def test_out_is_the_current_directory(capsys, good, tmp_path, monkeypatch):
 # -- Ctrl-C and long values, in a real process ---------------------------------------------------------
 
 def test_ctrl_c_while_reading_exits_130(capsys, good, monkeypatch):
-    import xcorrstat.cli as cli
+    import xcorrstat.cliscores as cliscores  # where the commands read their files
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "read", interrupted)
+    monkeypatch.setattr(cliscores, "read", interrupted)
     code, out, err = run(capsys, "correlate", good, "--target", "human")
     assert code == 130
     assert err.splitlines() == ["xcorrstat: interrupted"] and out == ""
