@@ -36,7 +36,11 @@ def _data(seed, s, i, *, levels=4, nan_frac=0.0):
     x = rng.integers(0, levels, (s, i)) / 2.0
     y = rng.integers(0, levels, (s, i)) / 2.0 + 0.25 * rng.integers(0, 2, (s, i))
     z = rng.integers(0, 3, (s, i)).astype(float)
-    if nan_frac:
+    if nan_frac == "own":  # X and Y each missing in cells of their own (the valid pairs change with the draw)
+        x[rng.random((s, i)) < 0.2] = np.nan
+        y[rng.random((s, i)) < 0.2] = np.nan
+        z[rng.random((s, i)) < 0.1] = np.nan
+    elif nan_frac:
         miss = rng.random((s, i)) < nan_frac
         x[miss] = np.nan
         y[miss] = np.nan
@@ -47,7 +51,7 @@ def _data(seed, s, i, *, levels=4, nan_frac=0.0):
 
 @pytest.mark.parametrize("variant", ["a", "b", "23", "acc23"])
 @pytest.mark.parametrize("eps", [0.0, 0.25, 0.5, "mixed"])
-@pytest.mark.parametrize("nan_frac", [0.0, 0.2])
+@pytest.mark.parametrize("nan_frac", [0.0, 0.2, "own"])
 def test_matches_pair_counting(variant, eps, nan_frac):
     x, y, z, masks = _data(3, 7, 9, nan_frac=nan_frac)
     eps_m = np.array([[0.25, 0.5], [0.5, 0.0]]) if eps == "mixed" else np.full((2, 2), eps)
@@ -232,6 +236,34 @@ def test_means_equal_pair_counting_and_input_order_sums(variant, monkeypatch):
     np.testing.assert_array_equal(small[0], mx)
     np.testing.assert_array_equal(small[1], my)
     np.testing.assert_array_equal(input_kendall_swap(x, y, z, min_pairs=3, variant=variant, eps=eps)(masks)[0], rx)
+
+
+@pytest.mark.parametrize("variant", ["a", "b", "23", "acc23"])
+def test_pairs_missing_in_cells_of_their_own(variant, monkeypatch):
+    # a fifth pair whose X and Y miss different cells sends every pair through the gap forms: the four
+    # pairs missing in the same cells keep their floats bit for bit, the fifth equals pair counting
+    x, y, z, masks = _mixed_pairs(6, 6, 9, 7)
+    rng = np.random.default_rng(1)
+    x5, y5 = rng.integers(0, 4, (2, 6, 9)) / 2.0
+    x5[rng.random((6, 9)) < 0.25] = np.nan
+    y5[rng.random((6, 9)) < 0.25] = np.nan
+    xs, ys, zs = np.concatenate([x, x5[None]]), np.concatenate([y, y5[None]]), np.concatenate([z, z[3:]])
+    eps = np.array([[0.0, 0.3], [0.3, 0.0]])
+    same = input_kendall_swap_means(x, y, z, min_pairs=3, variant=variant, eps=eps)(masks)
+    mixed = input_kendall_swap_means(xs, ys, zs, min_pairs=3, variant=variant, eps=eps)(masks)
+    for k in (0, 1):
+        np.testing.assert_array_equal(mixed[k][:4], same[k])
+    per_input = _oracle(x5, y5, z[3], masks, eps, variant, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = np.nanmean(per_input, axis=1)
+    np.testing.assert_allclose(mixed[0][4], expected[0], atol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(mixed[1][4], expected[1], atol=1e-12, equal_nan=True)
+    monkeypatch.setattr(swap_kendall, "_RUN_CELLS", 1)
+    monkeypatch.setattr(swap_kendall, "_PREP_CELLS", 1)
+    small = input_kendall_swap_means(xs, ys, zs, min_pairs=3, variant=variant, eps=eps)(masks)
+    for k in (0, 1):
+        np.testing.assert_array_equal(small[k], mixed[k])
 
 
 def test_mask_products_and_pair_incidence():

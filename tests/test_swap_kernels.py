@@ -35,6 +35,67 @@ def shared_missing(seed, shape, nan_frac):
     return X, Y, Z
 
 
+def different_missing(seed, shape, nan_frac):
+    """Exact-z-score X and Y each missing in cells of its own (some shared), and a target with gaps."""
+    rng = np.random.default_rng(seed)
+    X = exact_integer_scores(rng, shape, nan_frac)
+    Y = exact_integer_scores(rng, shape, nan_frac)
+    Y[rng.random(shape) < nan_frac / 2] = np.nan
+    Z = rng.integers(0, 4, size=shape).astype(float)
+    Z[rng.random(shape) < nan_frac / 2] = np.nan
+    assert not np.array_equal(np.isnan(X), np.isnan(Y))
+    return X, Y, Z
+
+
+GAP_FAST = [("input", "kendall"), ("input", "pearson"), ("global", "pearson")]
+
+
+@pytest.mark.parametrize("permute", list(PERMUTES))
+@pytest.mark.parametrize("nan_frac", [0.1, 0.3])
+@pytest.mark.parametrize("level,method", GAP_FAST, ids=[f"{lvl}-{m}" for lvl, m in GAP_FAST])
+def test_kernel_draws_equal_swapped_oracle_with_different_missing_cells(level, method, nan_frac, permute):
+    # the valid cells of every correlation change with the draw (swap_gaps)
+    X, Y, Z = different_missing(31 + GAP_FAST.index((level, method)), (7, 9), nan_frac)
+    masks = permutation_masks(6, range(N_DRAWS), 7, 9, PERMUTES[permute][1])
+    assert swap_supported(zscore(X), zscore(Y), level=level, method=method, variant="b")
+    expected = oracle_distribution(X, Y, Z, masks, level, method, "b")
+    assert_values_same(kernel(X, Y, Z, masks, level, method), expected, f"{level} {method}")
+    with_min = oracle_distribution(X, Y, Z, masks, level, method, "b", min_pairs=5)
+    assert_values_same(kernel(X, Y, Z, masks, level, method, min_pairs=5), with_min, "min_pairs=5")
+
+
+@pytest.mark.parametrize("level,method", GAP_FAST, ids=[f"{lvl}-{m}" for lvl, m in GAP_FAST])
+def test_different_missing_cells_with_constant_swapped_metrics(level, method):
+    # X in {0, 1}, Y = 1 - X, each with cells of its own missing: constant X' in some draws and inputs
+    X, Y, Z = flip_pair(3, (4, 10))
+    X[0, 1], Y[2, 1], Y[3, 4], X[1, 6] = np.nan, np.nan, np.nan, np.nan
+    masks = permutation_masks(8, range(100), 4, 10, "cells")
+    expected = oracle_distribution(X, Y, Z, masks, level, method, "b")
+    assert_values_same(kernel(X, Y, Z, masks, level, method, min_pairs=2),
+                       oracle_distribution(X, Y, Z, masks, level, method, "b", min_pairs=2))
+    assert_values_same(kernel(X, Y, Z, masks, level, method), expected)
+
+
+def test_different_missing_cells_real_valued_and_many_pairs():
+    # 16 systems x 30 inputs, 9 pairs at once, real-valued scores, 5% of each metric missing
+    rng = np.random.default_rng(9)
+    pairs = []
+    for _ in range(9):
+        X, Y, Z = rng.normal(size=(3, 16, 30))
+        X[rng.random(X.shape) < 0.05] = np.nan
+        Y[rng.random(Y.shape) < 0.05] = np.nan
+        Z[rng.random(Z.shape) < 0.2] = np.nan
+        pairs.append((X, Y, Z))
+    masks = permutation_masks(2, range(12), 16, 30, "cells")
+    zx = np.stack([zscore(X) for X, _, _ in pairs])
+    zy = np.stack([zscore(Y) for _, Y, _ in pairs])
+    z = np.stack([Z for _, _, Z in pairs])
+    for level, method in GAP_FAST:
+        out = swapped_deltas(zx, zy, z, masks, level=level, method=method, min_pairs=3)
+        for k, (X, Y, Z) in enumerate(pairs):
+            assert_values_same(out[k], oracle_distribution(X, Y, Z, masks, level, method, "b"), f"{level} pair {k}")
+
+
 def flip_pair(seed, shape):
     """X in {0, 1} with as many 0s as 1s and Y = 1 - X: same z-scores, and in a draw that picks
     the same value in every cell of an input the swapped metric is constant there."""
@@ -114,7 +175,10 @@ def test_larger_matrices_equal_oracle():
         ("system", "kendall", "b", True, False),
         ("system", "pearson", "b", True, True),
         ("global", "pearson", "b", True, True),
-        ("input", "pearson", "b", False, False),
+        ("input", "pearson", "b", False, True),
+        ("global", "pearson", "b", False, True),
+        ("input", "kendall", "b", False, True),
+        ("system", "pearson", "b", False, False),
     ],
 )
 def test_which_cases_the_kernels_cover(level, method, variant, same_missing, supported):

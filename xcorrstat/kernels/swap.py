@@ -17,9 +17,10 @@ below 2**24) and float64 otherwise. Every result equals the statistic of
 :func:`xcorrstat.kernels.level_correlation` on the explicitly swapped matrices
 (the tests check this to 1e-12).
 
-These kernels need X and Y missing in the same cells (the valid set of every
-correlation is then the same in every draw). :func:`swap_supported` says whether
-a case is covered; other cases are computed on the swapped matrices themselves.
+When X and Y are missing in different cells the valid set of a correlation changes
+with the draw, linearly in the mask (:mod:`xcorrstat.kernels.swap_gaps`), so the same
+forms cover it at input and global level. :func:`swap_supported` says whether a case
+is covered; other cases are computed on the swapped matrices themselves.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from numpy.typing import ArrayLike
 from .._types import Level, Method, Variant
 from .correlation import pearson
 from .scaling import centre_cells
+from .swap_gaps import input_pearson_gaps
 from .swap_kendall import SWAP_KENDALL_VARIANTS, input_kendall_swap_means
 from .swapmath import SwapRun, linear, per_input_masks
 
@@ -50,11 +52,13 @@ def swap_supported(zx: ArrayLike, zy: ArrayLike, *, level: Level, method: Method
     >>> swap_supported(zx, zx, level="input", method="kendall", variant="b")
     True
     >>> swap_supported(zx, zy, level="input", method="kendall", variant="b")  # missing in different cells
+    True
+    >>> swap_supported(zx, zy, level="system", method="pearson", variant="b")
     False
     """
-    if not np.array_equal(np.isnan(zx), np.isnan(zy)):
-        return False
     if method == "pearson":
+        if level == "system" and not np.array_equal(np.isnan(zx), np.isnan(zy)):
+            return False
         return level in ("system", "input", "global")
     return method == "kendall" and variant in SWAP_KENDALL_VARIANTS and level == "input"
 
@@ -117,7 +121,7 @@ def prepare_swap(
             return mx - my
 
         return kendall_deltas
-    run = _input_pearson(ax, ay, az, min_pairs)
+    run = _input_run(ax, ay, az, min_pairs)
 
     def deltas(masks: ArrayLike) -> np.ndarray:
         rx, ry = run(np.asarray(masks, dtype=bool))
@@ -126,10 +130,17 @@ def prepare_swap(
     return deltas
 
 
+def _input_run(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: int) -> SwapRun:
+    """Per-input Pearson of X' and Y': the kernel for shared missing cells, or for any missing cells."""
+    if np.array_equal(np.isnan(zx), np.isnan(zy)):
+        return _input_pearson(zx, zy, z, min_pairs)
+    return input_pearson_gaps(zx, zy, z, min_pairs)
+
+
 def _global_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: int) -> SwapDeltas:
     """Global level: the cells of each matrix as the systems of one input."""
     shape = zx.shape[:-2] + (-1, 1)
-    run = _input_pearson(zx.reshape(shape), zy.reshape(shape), z.reshape(shape), min_pairs)
+    run = _input_run(zx.reshape(shape), zy.reshape(shape), z.reshape(shape), min_pairs)
 
     def deltas(masks: ArrayLike) -> np.ndarray:
         m = np.asarray(masks, dtype=bool)

@@ -42,6 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._types import Variant
+from .swap_gaps import GapCounts, gap_counts
 from .swapmath import F32_EXACT, SwapRun, mask_products, pair_incidence
 
 __all__ = ["SWAP_KENDALL_VARIANTS", "input_kendall_swap", "input_kendall_swap_means"]
@@ -73,6 +74,9 @@ class _Forms(NamedTuple):
     gold_untied: np.ndarray  # valid pairs not tied in the target
     scale: np.ndarray  # the divisor of every draw (tau-b: for the pairs without metric ties)
     undefined: np.ndarray  # (I, P) bool: undefined in every draw
+    varying: np.ndarray  # positions of the pairs whose defined inputs change with the draw
+    gaps: GapCounts | None  # X and Y missing in different cells: the valid counts of each draw
+    need: int  # systems an input needs
 
 
 def _check(zx: ArrayLike, zy: ArrayLike, z: ArrayLike, variant: Variant,
@@ -157,7 +161,7 @@ def input_kendall_swap_means(
 
     def run(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         m = np.asarray(m, dtype=bool)
-        b, p, t = m.shape[0], forms.n0.shape[1], forms.tied
+        b, p, t = m.shape[0], forms.n0.shape[1], forms.varying
         totals = np.zeros((2, b, p))
         counts = np.broadcast_to(static_count, (2, b, p)).copy()
         counts[..., t] = 0
@@ -205,7 +209,10 @@ def _run_blocks(m: np.ndarray, forms: _Forms, variant: Variant, fill: float, con
         np.matmul(a[..., :s + 1], forms.value_diff[blk], out=vy)
         vy += vx
         stats = whole[:, :n + 1]
-        ok = _block_stats(a, (vx, vy), stats[:, 1:], forms, blk, variant, fill)
+        if forms.gaps is None:
+            ok = _block_stats(a, (vx, vy), stats[:, 1:], forms, blk, variant, fill)
+        else:
+            ok = _gap_stats(a, mt, (vx, vy), stats[:, 1:], forms, blk, variant, fill)
         consume(blk, stats, ok)
 
 
@@ -264,6 +271,8 @@ def _prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray, var
     k = s * (s - 1) // 2
     dtype = np.float32 if 16 * s * s < F32_EXACT else np.float64
     valid = ~np.isnan(zx) & ~np.isnan(z)
+    valid_y = ~np.isnan(zy) & ~np.isnan(z)
+    gaps = None if np.array_equal(valid, valid_y) else gap_counts(p, s, i, np.dtype(dtype))
     value = np.empty((i, s + 1 + k, p), dtype=dtype)
     value_diff = np.empty((i, s + 1, p), dtype=dtype)
     # tau-b's tie forms: zeros are not written (nor resident) where a block has no metric tie
@@ -276,22 +285,29 @@ def _prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray, var
     idx = np.triu_indices(s, 1)
     inc = pair_incidence(s, dtype)
     xs, ys, zs, vs = (_systems_last(a) for a in (zx, zy, z, valid))  # (P, I, S): a block's systems contiguous
+    vys = vs if gaps is None else _systems_last(valid_y)
     for p0 in range(0, p, pb):
         for i0 in range(0, i, ib):
             ps, ins = slice(p0, p0 + pb), slice(i0, i0 + ib)
             zt = zs[:1, ins] if zs.strides[0] == 0 else zs[ps, ins]  # one target for all pairs: compared once
-            num, tie, cnt, has_tie = _block_parts(xs[ps, ins], ys[ps, ins], zt, vs[ps, ins], eps[ps], variant, idx,
-                                                  inc)
-            if variant in _ACC_VARIANTS:  # acc_eq's agreement count: numerator + weighted ties + ordered pairs
-                num = (num[0] + cnt[0] - cnt[1],) + num[1:]
-                if tie is not None:
-                    num = tuple(a + b for a, b in zip(num, tie))  # type: ignore[assignment]
+            num, tie, cnt, has_tie = _block_parts(xs[ps, ins], ys[ps, ins], zt, (vs[ps, ins], vys[ps, ins]), eps[ps],
+                                                  variant, idx, inc)
+            if variant in _ACC_VARIANTS and gaps is None:  # acc_eq's agreement count: numerator + weighted ties
+                num = (num[0] + cnt[0] - cnt[1],) + num[1:]  # + pairs not tied in the target
+            if tie is not None and variant in _ACC_VARIANTS:
+                num = tuple(a + b for a, b in zip(num, tie))  # type: ignore[assignment]
             _lay_out(num, value, value_diff, ins, ps)
             if ties is not None and ties_diff is not None and tie is not None:
                 _lay_out(tie, ties, ties_diff, ins, ps)
+            if gaps is not None:
+                gaps.add(ps, ins, vs[ps, ins], vys[ps, ins], zt)
             tied[ps] |= has_tie
             counts[:, ins, ps] = np.transpose(cnt, (0, 2, 1))
-    return _finish(value, value_diff, ties, ties_diff, tied, counts, valid, variant, min_pairs)
+    forms = _finish(value, value_diff, ties, ties_diff, tied, counts, valid, variant, min_pairs)
+    if gaps is None:
+        return forms
+    # every draw has its own valid systems: nothing is undefined in every draw, every pair's count varies
+    return forms._replace(undefined=np.zeros_like(forms.undefined), varying=np.arange(p), gaps=gaps.finish())
 
 
 def _systems_last(a: np.ndarray) -> np.ndarray:
@@ -302,27 +318,32 @@ def _systems_last(a: np.ndarray) -> np.ndarray:
 
 
 def _block_parts(
-    xt: np.ndarray, yt: np.ndarray, zt: np.ndarray, vt: np.ndarray, eps: np.ndarray, variant: Variant,
+    xt: np.ndarray, yt: np.ndarray, zt: np.ndarray, vt: tuple[np.ndarray, np.ndarray], eps: np.ndarray,
+    variant: Variant,
     idx: tuple[np.ndarray, np.ndarray], inc: np.ndarray,
 ) -> tuple[_Parts, _Parts | None, np.ndarray, np.ndarray]:
     """Numerator parts, metric-tie parts (None without a metric tie), ``(n0, tz)`` and which pairs have a tie.
 
-    xt, yt, vt: (Pb, Ib, S) blocks, zt the same or (1, Ib, S) for a target shared by the pairs;
+    xt, yt: (Pb, Ib, S) blocks and vt their validity (target included; one array twice when they are missing
+    in the same cells), zt the same or (1, Ib, S) for a target shared by the pairs;
     the comparisons run over the system pairs ``idx`` (a < b) in int8.
     """
     a_idx, b_idx = idx
-    w = np.take(vt, a_idx, axis=-1) & np.take(vt, b_idx, axis=-1)  # valid pairs of systems: (Pb, Ib, K)
+    vx, vy = vt
+    ends_v = [(np.take(v, a_idx, axis=-1), np.take(v, b_idx, axis=-1)) for v in ((vx,) if vy is vx else (vx, vy))]
+    w = ends_v[0][0] & ends_v[0][1]  # valid pairs of systems of X: (Pb, Ib, K)
     ends = [(np.take(src, a_idx, axis=-1), np.take(src, b_idx, axis=-1)) for src in (xt, yt)]
     with np.errstate(invalid="ignore"):
         dz = np.take(zt, a_idx, axis=-1) - np.take(zt, b_idx, axis=-1)
-        g = _sign(dz, 0.0) * w  # the gold sign of the valid pairs
+        g = _sign(dz, 0.0)  # the gold sign (0 for a missing target; a missing metric cell signs 0 below)
         gold_tie = w & (dz == 0)
         sg, eq = [], []
         for u, v in ((0, 0), (0, 1), (1, 0), (1, 1)):
             d = ends[u][0] - ends[v][1]
             above, below = d > eps[:, None, None, u, v], d < -eps[:, None, None, u, v]
             sg.append(above.view(np.int8) - below.view(np.int8))
-            eq.append(w & ~(above | below))  # a tie within eps between valid cells
+            wu = w if vy is vx else ends_v[u][0] & ends_v[v][1]  # the pair's cells both valid
+            eq.append(wu & ~(above | below))  # a tie within eps between valid cells
     cnt = np.stack([w.sum(axis=-1), gold_tie.sum(axis=-1)])
     num = _parts(g, sg, inc)
     has_tie = np.zeros(w.shape[0], dtype=bool)
@@ -330,8 +351,8 @@ def _block_parts(
         has_tie = (eq[0] | eq[1] | eq[2] | eq[3]).any(axis=(1, 2))
     if not has_tie.any():
         return num, None, cnt, has_tie
-    # tau-b counts the metric ties; acc_eq weighs them +2 on a gold tie and -1 otherwise
-    wt = w.view(np.int8) if variant == "b" else (3 * gold_tie.view(np.int8) - 1) * w
+    # tau-b counts the metric ties; acc_eq weighs them +2 on a gold tie and -1 otherwise (ties carry validity)
+    wt = np.ones_like(g) if variant == "b" else 3 * (dz == 0).view(np.int8) - 1
     return num, _parts(wt, [e.view(np.int8) for e in eq], inc), cnt, has_tie
 
 
@@ -348,17 +369,18 @@ def _parts(wgt: np.ndarray, forms: list[np.ndarray], inc: np.ndarray) -> _Parts:
     (row 1) are scattered to the systems by one product with the incidence ``inc``.
     """
     f00, f01, f10, f11 = forms
-    k = wgt.shape[-1]
+    shape = np.broadcast_shapes(wgt.shape, f00.shape)  # a target shared by the pairs: wgt (1, Ib, K)
+    k = shape[-1]
     cx = (wgt * f00).sum(axis=-1, dtype=np.int64)
     cy = (wgt * f11).sum(axis=-1, dtype=np.int64)
     quad = wgt * (f00 - f01 - f10 + f11)
-    lin = np.empty(wgt.shape[:-1] + (2, 2 * k), dtype=inc.dtype)
+    lin = np.empty(shape[:-1] + (2, 2 * k), dtype=inc.dtype)
     lin[..., 0, :k] = wgt * (f10 - f00)  # X' at the first system of the pair
     lin[..., 0, k:] = wgt * (f01 - f00)  # ... at the second
     own, cross = wgt * (f00 - f11), wgt * (f01 - f10)
     lin[..., 1, :k] = own + cross  # Y' - X'
     lin[..., 1, k:] = own - cross
-    lin_s = (lin.reshape(-1, 2 * k) @ inc).reshape(wgt.shape[:-1] + (2, -1))
+    lin_s = (lin.reshape(-1, 2 * k) @ inc).reshape(shape[:-1] + (2, -1))
     return cx, cy - cx, lin_s, quad
 
 
@@ -391,4 +413,47 @@ def _finish(value: np.ndarray, value_diff: np.ndarray, ties: np.ndarray | None, 
         ties, ties_diff = np.ascontiguousarray(ties[:, :, t]), np.ascontiguousarray(ties_diff[:, :, t])
     else:  # no denominator changes with the draw
         t, ties, ties_diff = t[:0], None, None
-    return _Forms(value, value_diff, ties, ties_diff, t, n0, gold_untied, scale, undefined)
+    return _Forms(value, value_diff, ties, ties_diff, t, n0, gold_untied, scale, undefined, t, None,
+                  max(min_pairs, 2))
+
+
+def _gap_stats(a: np.ndarray, mt: np.ndarray, v: tuple[np.ndarray, np.ndarray], out: np.ndarray, forms: _Forms,
+               blk: slice, variant: Variant, fill: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_block_stats` when X and Y are missing in different cells: every count is the draw's own.
+
+    The valid systems n and target-tied valid pairs of each draw come from the gap forms;
+    ``N = n (n - 1) / 2``. The operations on the exact integers are those of
+    :func:`_block_stats`, so a pair missing in the same cells gets the same floats by either
+    route. Returns the defined masks of every pair.
+    """
+    assert forms.gaps is not None
+    s = mt.shape[0]
+    systems, gold_tied = forms.gaps.evaluate(a[..., :s], mt, blk)
+    ties = None
+    if forms.ties is not None and forms.ties_diff is not None:
+        t = forms.tied
+        tx = np.matmul(a, forms.ties[blk])
+        ty = np.matmul(a[..., :forms.ties_diff.shape[1]], forms.ties_diff[blk])
+        ty += tx
+        ties = np.zeros_like(systems)
+        ties[0][..., t], ties[1][..., t] = tx, ty
+    ok = []
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for k in (0, 1):
+            n0 = systems[k] * (systems[k] - 1) / 2
+            defined = systems[k] >= forms.need
+            if variant == "a":
+                stat = v[k] / n0
+            elif variant in _ACC_VARIANTS:
+                stat = (v[k] + (n0 - gold_tied[k])) / (2.0 * n0)
+                if variant == "23":
+                    stat = stat * 2.0 - 1.0
+            else:
+                untied = n0 if ties is None else n0 - ties[k]
+                gold = n0 - gold_tied[k]
+                defined &= (untied > 0) & (gold > 0)
+                stat = v[k] / np.sqrt(untied * gold)
+            stat[~defined] = fill
+            out[k] = stat
+            ok.append(defined)
+    return ok[0], ok[1]

@@ -57,7 +57,7 @@ def _per_pair_draw(s: int, i: int, level: Level, method: Method) -> int:
     if level == "input":
         if method == "kendall":  # a draw keeps its swapped means per input; the mask part is per batch
             return 8
-        return i * (16 if method == "pearson" else 8 * s)
+        return i * (24 if method == "pearson" else 8 * s)
     if level == "system":
         return 8 * s if method == "pearson" else 6 * s * i
     if level == "within_system":  # the swapped matrices are built: no mask-linear kernel here
@@ -70,12 +70,13 @@ def _per_pair_fixed(s: int, i: int, level: Level, method: Method) -> int:
 
     Input-level Kendall keeps, per pair and input, its column of the value operand over the
     ``S + 1 + S(S-1)/2`` rows of the mask products, the ``S + 1`` rows of the difference
-    operand and a few constants (tau-b's tie operands only for pairs with metric ties). Its
+    operand and a few constants (tau-b's tie operands only for pairs with metric ties; with metrics
+    missing in different cells, three linear forms over the S systems and four constants). Its
     (S, S) pair comparisons are built a bounded block at a time inside the kernel, so they
     do not count here; the batch's mask products, shared by the task's pairs, count per draw.
     """
     if level == "input" and method == "kendall":
-        return i * (s * (s - 1) // 2 + 2 * s + 6)
+        return i * (s * (s - 1) // 2 + 5 * s + 10)
     return 0
 
 
