@@ -31,7 +31,7 @@ import numpy as np
 from .correlation import pearson
 from .swapmath import SwapRun, linear, per_input_masks
 
-__all__ = ["GapCounts", "gap_counts", "input_pearson_gaps"]
+__all__ = ["GapCounts", "exact_where_flagged", "from_sums", "gap_counts", "input_pearson_gaps"]
 
 #: Sums whose variance is within this fraction of their sum of squares are checked on the swapped cells.
 _NEAR_CONSTANT = 1e-9
@@ -75,19 +75,28 @@ def input_pearson_gaps(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs:
     def run(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         m = np.asarray(m, dtype=bool)
         sx = base + linear(per_input_masks(m, np.float64), coef)  # (P, 6, I, B)
-        rx = _from_sums(sx, need)
-        ry = _from_sums(np.subtract(total, sx, out=sx), need)
+        rx = from_sums(*(sx[:, k] for k in range(6)), need=need)
+        np.subtract(total, sx, out=sx)
+        ry = from_sums(*(sx[:, k] for k in range(6)), need=need)
         for r, swap_in, keep in ((rx, zy, zx), (ry, zx, zy)):
-            _exact_where_flagged(r, m, swap_in, keep, z, min_pairs)
+            exact_where_flagged(r, m, swap_in, keep, z, min_pairs)
         return rx, ry
 
     return run
 
 
-def _from_sums(s: np.ndarray, need: int) -> np.ndarray:
-    """r from the sums (n, sx, sxx, sz, szz, sxz) along axis 1; NaN with too few systems, and a
-    flag (``inf``) where X' or the target is nearly constant, for an exact check."""
-    n, sx, sxx, sz, szz, sxz = (s[:, k] for k in range(6))
+def from_sums(n: np.ndarray, sx: np.ndarray, sxx: np.ndarray, sz: np.ndarray, szz: np.ndarray, sxz: np.ndarray,
+              *, need: int) -> np.ndarray:
+    """Pearson's r from the sums over the valid cells (count, x, x**2, z, z**2, xz); NaN with fewer than
+    ``need`` cells, and a flag (``inf``) where x or the target is nearly constant, for an exact check.
+
+    Examples
+    --------
+    >>> x, z = np.array([1.0, 2.0, 4.0]), np.array([1.0, 3.0, 2.0])
+    >>> sums = (np.array([v]) for v in (3.0, x.sum(), x @ x, z.sum(), z @ z, x @ z))
+    >>> from_sums(*sums, need=2).round(6).tolist()
+    [0.327327]
+    """
     with np.errstate(invalid="ignore", divide="ignore"):
         varx = n * sxx - sx * sx
         varz = n * szz - sz * sz
@@ -98,7 +107,7 @@ def _from_sums(s: np.ndarray, need: int) -> np.ndarray:
     return r
 
 
-def _exact_where_flagged(r: np.ndarray, m: np.ndarray, swap_in: np.ndarray, keep: np.ndarray, z: np.ndarray,
+def exact_where_flagged(r: np.ndarray, m: np.ndarray, swap_in: np.ndarray, keep: np.ndarray, z: np.ndarray,
                          min_pairs: int) -> None:
     """Replace the flagged values (``inf``) of r (P, I, B) by Pearson's r of the explicitly swapped cells."""
     p, i, b = np.nonzero(np.isinf(r))

@@ -10,7 +10,9 @@ one matrix product per system over all metrics gives all pairs' draws. Pearson o
 data (no NaN in the metrics' z-scores or the target) takes
 :mod:`xcorrstat.kernels.swap_allpairs`; any other method, and any missing cells, take
 :mod:`xcorrstat.kernels.swap_system` (counts and target sums per metric, linear in the
-masks too). Lazy data, whose completeness is only known inside a task, choose the kernel
+masks too). Pearson at input and global level takes the same route with
+:mod:`xcorrstat.kernels.swap_allpairs_input` (one product per input over all metrics, any
+missing cells). Lazy data, whose completeness is only known inside a task, choose the kernel
 label by label of the leading dims (e.g. one language pair).
 """
 
@@ -29,6 +31,7 @@ from numpy.typing import ArrayLike
 from .._types import Level, Method, SwapUnit
 from ..kernels.swap import SwapDeltas
 from ..kernels.swap_allpairs import prepare_allpairs
+from ..kernels.swap_allpairs_input import prepare_allpairs_input
 from ..kernels.swap_system import prepare_system_swap
 from ..schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import DRAW_BLOCK, draws_per_task, fill_draws, permutation_masks
@@ -119,7 +122,7 @@ def pair_block_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any
     return pair_chunk, per_draw, max(budget - pair_chunk * fixed, per_draw)
 
 
-def _allpairs_per_draw(s: int, i: int, m: int, general: bool = False) -> int:
+def _allpairs_per_draw(s: int, i: int, m: int, general: bool = False, level: Level = "system") -> int:
     """Rough float64 temporaries per draw of the all-pairs route (labels are computed one at a time).
 
     The masks (one byte a cell), one system's masks as floats, the (S, 3 x metrics) part
@@ -128,14 +131,22 @@ def _allpairs_per_draw(s: int, i: int, m: int, general: bool = False) -> int:
     missing cells) also keeps per metric a count and three target parts, and a few (S, metrics)
     arrays of them; its pair blocks are bounded by ``SYSTEM_BLOCK_ELEMS`` whatever the batch.
     """
+    if level != "system":  # input/global Pearson: the masks, a block's swapped sums, each pair's running mean
+        return s * i // 8 + 6 * m + 6 * m * m  # (its temporaries are bounded by the kernel's own block size)
     if general:
         return s * i // 8 + i + (14 * m + 8) * s
     return s * i // 8 + i + 5 * s * m + 6 * s
 
 
 def uses_allpairs(kw: dict[str, Any]) -> bool:
-    """Whether the level and method take the all-pairs route: system level, any method (no epsilon)."""
-    return bool(kw["level"] == "system" and not kw.get("epsilon"))
+    """Whether the level and method take the all-pairs route: system level, any method; input and global
+    level, Pearson (input level averaged per input); never with epsilon."""
+    if kw.get("epsilon"):
+        return False
+    if kw["level"] == "system":
+        return True
+    return bool(kw["level"] in ("input", "global") and kw["method"] == "pearson"
+                and kw.get("average", "macro") == "macro")
 
 
 def _complete(zx: np.ndarray, z: np.ndarray) -> bool:
@@ -170,12 +181,25 @@ def _pair_block(x: np.ndarray, z: np.ndarray, pi: ArrayLike, pk: ArrayLike, ids:
 def _label_deltas(x: np.ndarray, z: np.ndarray, pairs: tuple[np.ndarray, np.ndarray],
                   kw: dict[str, Any]) -> SwapDeltas:
     """The all-pairs kernel of one label: x (M, S, I), z (S, I) -> ``deltas(masks) -> (P, B)``."""
+    if kw["level"] != "system":
+        return _without_skipped(prepare_allpairs_input(standardise(x), z, pairs, level=kw["level"],
+                                                       min_pairs=kw["min_pairs"]), x, z, pairs, kw["skipna"])
     if kw["method"] == "pearson":
         zx = standardise(x)
         if _complete(zx, z):
             return prepare_allpairs(zx, z, pairs, min_pairs=kw["min_pairs"])
     return prepare_system_swap(x, z, pairs, method=kw["method"], variant=kw["variant"], min_pairs=kw["min_pairs"],
                                skipna=kw["skipna"])
+
+
+def _without_skipped(deltas: SwapDeltas, x: np.ndarray, z: np.ndarray, pairs: tuple[np.ndarray, np.ndarray],
+                     skipna: bool) -> SwapDeltas:
+    """With ``skipna=False``, NaN for every pair where either metric or the target misses a cell."""
+    if skipna:
+        return deltas
+    gaps = np.isnan(x).any(axis=(-2, -1)) | np.isnan(z).any()
+    missing = (gaps[pairs[0]] | gaps[pairs[1]])[:, None]
+    return lambda m: np.where(missing, np.nan, deltas(m))
 
 
 def _labels_block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, pairs: tuple[np.ndarray, np.ndarray],
@@ -334,7 +358,7 @@ def _allpairs_draws(x: xr.DataArray, z: xr.DataArray, pairs: tuple[np.ndarray, n
     s, i, m = x.sizes[SYSTEM], x.sizes[INPUT], x.sizes[METRIC]
     lead_sizes = [x.sizes[d] for d in x.dims[:n_lead_dims]]
     n_lead = int(np.prod(lead_sizes)) if lead_sizes else 1
-    per_draw = _allpairs_per_draw(s, i, m, general)
+    per_draw = _allpairs_per_draw(s, i, m, general, opts["kw"]["level"])
     if batch is None:  # a batch is at most one block of draws: several tasks even for 1,000 draws
         batch = min(draws_within(block_elems(), per_draw), DRAW_BLOCK)
     batch = raised_batch(batch, per_draw, n_resamples)

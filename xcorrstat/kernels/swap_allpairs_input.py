@@ -1,0 +1,161 @@
+"""Input- and global-level Pearson deltas of every pair of metrics under a batch of swap masks, at once.
+
+The sums behind an input's Pearson r of a swapped metric are linear in the mask
+(:mod:`xcorrstat.kernels.swap_gaps`), and linear in the metrics too: for the pair (i, k),
+``X'`` takes ``X_i``'s cell where the mask is 0 and ``X_k``'s where it is 1, so each of the
+six sums over an input's valid cells (count, x, x**2, z, z**2, xz) is
+
+    S(X') = T_i + F_k - F_i,    S(Y') = T_k - F_k + F_i,
+
+with ``T_j`` metric j's sum over its valid cells and ``F_j = sum_s m_s t_j[s]`` the same sum
+over the swapped cells only. One matrix product per input over **all** metrics gives every
+``F``: the work is ``6 B S I M`` for the products plus a few operations per pair, input and draw,
+instead of ``6 B S I P``. Missing cells, in the same or in different cells of two metrics,
+need nothing more: a cell counts in each sum with its validity (the target's included).
+
+Each input's r is taken from the six sums; a vector found nearly constant by them is
+recomputed from the swapped cells, so exact constancy decides NaN. The pair (k, i) is the pair
+(i, k) with X' and Y' exchanged, so each unordered pair is computed once. With numba (the
+``fast`` extra) the per-pair arithmetic runs fused in a compiled loop
+(:mod:`xcorrstat.kernels.swap_allpairs_input_jit`): the same operations in the same order, so
+the same floats. The level's value is
+the mean over the inputs defined in the draw, added input after input in input order
+(global level: all cells as the systems of one input). Blocks of inputs and pairs never
+change a value; the tests check the draws against the explicitly swapped matrices to 1e-12.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .scaling import centre_cells
+from .swap import SwapDeltas
+from ._compiled import compiled_module
+from .swap_gaps import _NEAR_CONSTANT, exact_where_flagged, from_sums
+
+__all__ = ["prepare_allpairs_input"]
+
+#: float64 elements of one (inputs, draws, pairs) temporary: blocks of inputs and pairs are cut to this size.
+PAIR_BLOCK_ELEMS = 1 << 19
+
+
+def prepare_allpairs_input(zx: ArrayLike, z: ArrayLike, pairs: tuple[ArrayLike, ArrayLike], *, level: str,
+                           min_pairs: int) -> SwapDeltas:
+    """``deltas(masks) -> (P, B)``: ``r(X_i', Z) - r(X_k', Z)`` at input or global level for every pair.
+
+    ``zx`` (M, S, I) are the standardised metrics and ``z`` (S, I) the target, with any
+    missing cells; ``masks`` (B, S, I) bools (True = swap); ``pairs = (pi, pk)``.
+
+    Examples
+    --------
+    >>> zx = np.stack([np.arange(12.0).reshape(3, 4), np.arange(12.0)[::-1].reshape(3, 4)])
+    >>> deltas = prepare_allpairs_input(zx, zx[0], ([0], [1]), level="input", min_pairs=2)
+    >>> deltas(np.stack([np.zeros((3, 4), bool), np.ones((3, 4), bool)])).tolist()  # none, then all swapped
+    [[2.0, -2.0]]
+    """
+    ax = np.asarray(zx, dtype=np.float64)
+    az = centre_cells(np.asarray(z, dtype=np.float64))
+    if ax.ndim != 3 or az.shape != ax.shape[1:]:
+        raise ValueError(f"zx must be (M, S, I) and z (S, I), got {ax.shape} and {az.shape}")
+    pi, pk = (np.asarray(p, dtype=np.intp).reshape(-1) for p in pairs)
+    shape = ax.shape
+    if level == "global":  # the cells as the systems of one input
+        ax, az = ax.reshape(shape[0], -1, 1), az.reshape(-1, 1)
+    elif level != "input":
+        raise ValueError(f"level must be 'input' or 'global', got {level!r}")
+    ops = _Operands(ax, az, pi, pk, int(min_pairs))
+
+    def deltas(masks: ArrayLike) -> np.ndarray:
+        m = np.asarray(masks, dtype=bool)
+        if m.ndim != 3 or m.shape[1:] != shape[1:]:
+            raise ValueError(f"masks must be (B, S, I) = (B, {shape[1]}, {shape[2]}), got {m.shape}")
+        return ops.deltas(m.reshape(m.shape[0], *ax.shape[1:]))
+
+    return deltas
+
+
+class _Operands:
+    """Each metric's six per-input sums and their terms per system, and the batch computation."""
+
+    def __init__(self, zx: np.ndarray, z: np.ndarray, pi: np.ndarray, pk: np.ndarray, min_pairs: int) -> None:
+        n_met, n_sys, n_inp = zx.shape
+        zv = ~np.isnan(z)
+        zc = np.where(zv, z - np.where(zv, z, 0.0).sum(axis=0) / np.maximum(zv.sum(axis=0), 1), 0.0)  # per input
+        valid = ~np.isnan(zx) & zv
+        x = np.where(valid, zx, 0.0)
+        zm = np.where(valid, zc, 0.0)
+        terms = np.stack([valid.astype(np.float64), x, x * x, zm, zm * zm, x * zc], axis=1)  # (M, 6, S, I)
+        self.totals = np.ascontiguousarray(terms.sum(axis=2).transpose(2, 1, 0))  # (I, 6, M)
+        self.terms = np.ascontiguousarray(terms.transpose(3, 2, 1, 0))  # (I, S, 6, M)
+        # (k, i) is (i, k) with X' and Y' exchanged: each unordered pair once, its delta negated for the other
+        lo, hi = np.minimum(pi, pk), np.maximum(pi, pk)
+        keys, self.inverse = np.unique(lo * n_met + hi, return_inverse=True)
+        self.sign = np.where(pi <= pk, 1.0, -1.0)[:, None]
+        self.lo, self.hi = (keys // n_met).astype(np.intp), (keys % n_met).astype(np.intp)
+        self.zx, self.z = zx, z
+        self.min_pairs, self.need = min_pairs, max(min_pairs, 2)
+        self.jit = compiled_module("swap_allpairs_input_jit")
+
+    def deltas(self, m: np.ndarray) -> np.ndarray:
+        """(P, B) deltas of a (B, S, I) batch, blocks of inputs and pairs at a time."""
+        b, _, n_inp = m.shape
+        q = self.lo.size
+        step = max(1, min(q, PAIR_BLOCK_ELEMS // max(b, 1)))
+        ib = max(1, min(n_inp, PAIR_BLOCK_ELEMS // max(b * max(step, self.terms.shape[-1]), 1)))
+        totals = np.zeros((2, b, q))
+        counts = np.zeros((2, b, q), dtype=np.int64)
+        for i0 in range(0, n_inp, ib):
+            blk = slice(i0, min(i0 + ib, n_inp))
+            mb = np.ascontiguousarray(np.transpose(m[:, :, blk], (2, 0, 1)))  # (ib, B, S)
+            swapped = None if self.jit else _swapped_sums(mb, self.terms[blk])  # (6, ib, B, M)
+            for q0 in range(0, q, step):
+                qs = slice(q0, q0 + step)
+                if self.jit:
+                    r = self.jit.swapped_r(mb, self.terms[blk], self.totals[blk], self.lo[qs], self.hi[qs],
+                                           self.need, _NEAR_CONSTANT)
+                else:
+                    r = self._block(swapped, blk, qs)  # type: ignore[arg-type]
+                for k in (0, 1):  # (ib, B, Qb) each
+                    self._exact_where_flagged(r[k], m, blk, qs, k)
+                    if self.jit:
+                        t, c = totals[k, :, qs], counts[k, :, qs]  # views, added to in place
+                        self.jit.accumulate(r[k], t, c)
+                        continue
+                    defined = ~np.isnan(r[k])
+                    counts[k, :, qs] += defined.sum(axis=0)
+                    for j in range(r.shape[1]):  # input after input: the order of a sum along the inputs
+                        totals[k, :, qs] += np.where(defined[j], r[k, j], 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(counts > 0, totals / counts, np.nan)
+        return self.sign * (means[0] - means[1]).T[self.inverse]
+
+    def _block(self, swapped: np.ndarray, blk: slice, qs: slice) -> np.ndarray:
+        """Per-input r of X' and Y' of the unordered pairs ``qs`` on the inputs ``blk``: (2, ib, B, Qb)."""
+        lo, hi = self.lo[qs], self.hi[qs]
+        x_sums, y_sums = [], []
+        for f in range(6):
+            change = np.take(swapped[f], hi, axis=-1)
+            change -= np.take(swapped[f], lo, axis=-1)  # (ib, B, Qb): F_hi - F_lo
+            x_sums.append(self.totals[blk, f][:, None, lo] + change)
+            y_sums.append(np.subtract(self.totals[blk, f][:, None, hi], change, out=change))
+        return np.stack([from_sums(*x_sums, need=self.need), from_sums(*y_sums, need=self.need)])
+
+    def _exact_where_flagged(self, r: np.ndarray, m: np.ndarray, blk: slice, qs: slice, which: int) -> None:
+        """Recompute the flagged values (``inf``) of r (ib, B, Qb) from the explicitly swapped cells."""
+        if not np.isinf(r).any():
+            return
+        keep, move = (self.lo[qs], self.hi[qs]) if which == 0 else (self.hi[qs], self.lo[qs])
+        rt = np.ascontiguousarray(r.transpose(2, 0, 1))  # (Qb, ib, B)
+        exact_where_flagged(rt, m[:, :, blk], self.zx[move][:, :, blk], self.zx[keep][:, :, blk],
+                            np.broadcast_to(self.z[None, :, blk], (keep.size,) + self.z[:, blk].shape), self.min_pairs)
+        r[...] = rt.transpose(1, 2, 0)
+
+
+def _swapped_sums(mb: np.ndarray, terms: np.ndarray) -> np.ndarray:
+    """``F``: every metric's six sums over the swapped cells, (6, ib, B, M), added system after system."""
+    ib, b, n_sys = mb.shape
+    out = np.zeros((ib, b) + terms.shape[2:])
+    for s in range(n_sys):  # the order of the compiled loop: the same floats
+        out += mb[:, :, s, None, None] * terms[:, None, s]
+    return np.ascontiguousarray(np.moveaxis(out, 2, 0))
