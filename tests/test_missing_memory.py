@@ -1,14 +1,15 @@
 """Missing cells never take a resampling path outside ``memory_budget``.
 
 With missing cells (a metric's own gaps, or the target's) the permutation draws of a pair whose
-metrics are missing in different cells cannot use the mask-linear kernels at input, within-system
-and global level: the swapped matrices are built, a block of pairs and draws at a time within
+metrics are missing in different cells take the mask-linear kernels with per-draw validity at
+input and global level (Pearson for every pair at once); within-system level and the methods
+without such a kernel build the swapped matrices, a block of pairs and draws at a time within
 the block budget. At system level every method takes the all-pairs kernel, gaps or not. Checked:
 
 1. the peak RSS of ``compare`` (system and input level, Pearson and Kendall), ``permutation_test``
    and the bootstraps on data with gaps, measured in a fresh interpreter as in
    ``test_memory_budget.py``: within the budget plus a fixed allowance, flat in draws and pairs;
-2. the blocked swapped matrices give the numbers of the explicitly swapped matrices (oracle:
+2. the blocked computation gives the numbers of the explicitly swapped matrices (oracle:
    scipy on each draw's swap, masks rebuilt from the seed) and the same numbers at any budget.
 """
 

@@ -85,9 +85,9 @@ class _Operands:
         valid = ~np.isnan(zx) & zv
         x = np.where(valid, zx, 0.0)
         zm = np.where(valid, zc, 0.0)
-        terms = np.stack([valid.astype(np.float64), x, x * x, zm, zm * zm, x * zc], axis=1)  # (M, 6, S, I)
-        self.totals = np.ascontiguousarray(terms.sum(axis=2).transpose(2, 1, 0))  # (I, 6, M)
-        self.terms = np.ascontiguousarray(terms.transpose(3, 2, 1, 0))  # (I, S, 6, M)
+        self.x, self.zm, self.valid, self.zc = x, zm, valid, zc  # the terms are laid out a block at a time
+        self.totals = np.stack([valid.sum(axis=1), x.sum(axis=1), (x * x).sum(axis=1), zm.sum(axis=1),
+                                (zm * zm).sum(axis=1), (x * zc).sum(axis=1)]).transpose(2, 0, 1).copy()  # (I, 6, M)
         # (k, i) is (i, k) with X' and Y' exchanged: each unordered pair once, its delta negated for the other
         lo, hi = np.minimum(pi, pk), np.maximum(pi, pk)
         keys, self.inverse = np.unique(lo * n_met + hi, return_inverse=True)
@@ -102,17 +102,18 @@ class _Operands:
         b, _, n_inp = m.shape
         q = self.lo.size
         step = max(1, min(q, PAIR_BLOCK_ELEMS // max(b, 1)))
-        ib = max(1, min(n_inp, PAIR_BLOCK_ELEMS // max(b * max(step, self.terms.shape[-1]), 1)))
+        ib = max(1, min(n_inp, PAIR_BLOCK_ELEMS // max(b * max(step, 6 * self.x.shape[0]), 1)))
         totals = np.zeros((2, b, q))
         counts = np.zeros((2, b, q), dtype=np.int64)
         for i0 in range(0, n_inp, ib):
             blk = slice(i0, min(i0 + ib, n_inp))
             mb = np.ascontiguousarray(np.transpose(m[:, :, blk], (2, 0, 1)))  # (ib, B, S)
-            swapped = None if self.jit else _swapped_sums(mb, self.terms[blk])  # (6, ib, B, M)
+            terms = self._terms(blk)
+            swapped = None if self.jit else _swapped_sums(mb, terms)  # (6, ib, B, M)
             for q0 in range(0, q, step):
                 qs = slice(q0, q0 + step)
                 if self.jit:
-                    r = self.jit.swapped_r(mb, self.terms[blk], self.totals[blk], self.lo[qs], self.hi[qs],
+                    r = self.jit.swapped_r(mb, terms, self.totals[blk], self.lo[qs], self.hi[qs],
                                            self.need, _NEAR_CONSTANT)
                 else:
                     r = self._block(swapped, blk, qs)  # type: ignore[arg-type]
@@ -129,6 +130,12 @@ class _Operands:
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.where(counts > 0, totals / counts, np.nan)
         return self.sign * (means[0] - means[1]).T[self.inverse]
+
+    def _terms(self, blk: slice) -> np.ndarray:
+        """The six terms of every metric's cells on the inputs ``blk``: (ib, S, 6, M)."""
+        x, zm = self.x[:, :, blk], self.zm[:, :, blk]
+        forms = (self.valid[:, :, blk], x, x * x, zm, zm * zm, x * self.zc[:, blk])
+        return np.ascontiguousarray(np.stack(forms, axis=0).transpose(3, 2, 0, 1), dtype=np.float64)
 
     def _block(self, swapped: np.ndarray, blk: slice, qs: slice) -> np.ndarray:
         """Per-input r of X' and Y' of the unordered pairs ``qs`` on the inputs ``blk``: (2, ib, B, Qb)."""

@@ -129,19 +129,25 @@ class GapCounts(NamedTuple):
     lin: np.ndarray
     terms: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
-    def evaluate(self, mf: np.ndarray, mt: np.ndarray, blk: slice) -> tuple[np.ndarray, np.ndarray]:
-        """For a block of inputs: ``(systems, tied)``, each (2, inputs, B, P) float64 (X' then Y').
+    def evaluate(self, mf: np.ndarray, mt: np.ndarray, blk: slice) -> tuple[list[np.ndarray], list[np.ndarray] | None]:
+        """For a block of inputs: ``(systems, tied)``, each two (inputs, B, P) float64 arrays (X' then Y');
+        ``tied`` is None when the target has no tie among these inputs' valid pairs in any draw.
 
         ``mf`` (inputs, B, S) holds the block's masks as numbers, ``mt`` (S, I, B) all masks as bool.
         """
         n, b = mf.shape[:2]
         p = self.const.shape[-1]
-        lin = np.matmul(mf, self.lin[blk]).astype(np.float64).reshape(n, b, 3, p)
+        lin = np.matmul(mf, self.lin[blk]).reshape(n, b, 3, p)
         const = self.const[blk][:, None]  # (n, 1, 4, P)
-        systems = np.stack([const[:, :, 0] + lin[:, :, 0], const[:, :, 1] - lin[:, :, 0]])
-        tied = np.stack([const[:, :, 2] + lin[:, :, 1], const[:, :, 3] + lin[:, :, 2]])
+        count = lin[:, :, 0]
+        systems = [np.add(const[:, :, 0], count, dtype=np.float64), np.subtract(const[:, :, 1], count,
+                                                                                  dtype=np.float64)]
         tp, ti, ta, tb, tc = self.terms
         lo, hi = np.searchsorted(ti, [blk.start, blk.stop])
+        if not (hi > lo or self.const[blk, 2:].any() or self.lin[blk, :, p:].any()):
+            return systems, None
+        tied = [np.add(const[:, :, 2], lin[:, :, 1], dtype=np.float64),
+                np.add(const[:, :, 3], lin[:, :, 2], dtype=np.float64)]
         if hi > lo:
             ins = ti[lo:hi]
             quad = (mt[ta[lo:hi], ins] & mt[tb[lo:hi], ins]) * tc[lo:hi, None]  # (terms, B)
@@ -206,7 +212,7 @@ def gap_counts(p: int, s: int, i: int, dtype: np.dtype) -> _Builder:
     >>> m = np.array([[[0], [0], [1]]], dtype=bool)  # (B, S, I): swap system 2
     >>> systems, tied = b.finish().evaluate(np.transpose(m, (2, 0, 1)).astype(float), np.transpose(m, (1, 2, 0)),
     ...                                     slice(0, 1))
-    >>> systems[:, 0, 0, 0].tolist(), tied[:, 0, 0, 0].tolist()  # X' valid everywhere; Y' at system 0 only
+    >>> [float(a[0, 0, 0]) for a in systems], [float(a[0, 0, 0]) for a in tied]  # X' valid everywhere; Y' at 0
     ([3.0, 1.0], [3.0, 0.0])
     """
     return _Builder(p, s, i, dtype)

@@ -435,25 +435,32 @@ def _gap_stats(a: np.ndarray, mt: np.ndarray, v: tuple[np.ndarray, np.ndarray], 
         tx = np.matmul(a, forms.ties[blk])
         ty = np.matmul(a[..., :forms.ties_diff.shape[1]], forms.ties_diff[blk])
         ty += tx
-        ties = np.zeros_like(systems)
+        ties = [np.zeros_like(systems[0]), np.zeros_like(systems[1])]
         ties[0][..., t], ties[1][..., t] = tx, ty
     ok = []
     with np.errstate(invalid="ignore", divide="ignore"):
         for k in (0, 1):
-            n0 = systems[k] * (systems[k] - 1) / 2
+            n0 = systems[k] - 1.0
+            n0 *= systems[k]
+            n0 /= 2.0  # N = n (n - 1) / 2, exact
             defined = systems[k] >= forms.need
+            stat = out[k]
             if variant == "a":
-                stat = v[k] / n0
-            elif variant in _ACC_VARIANTS:
-                stat = (v[k] + (n0 - gold_tied[k])) / (2.0 * n0)
+                np.divide(v[k], n0, out=stat)
+            elif variant in _ACC_VARIANTS:  # (numerator + N - T_g) / 2N
+                gold = n0 if gold_tied is None else n0 - gold_tied[k]
+                np.add(v[k], gold, out=stat)
+                stat /= 2.0 * n0
                 if variant == "23":
-                    stat = stat * 2.0 - 1.0
+                    stat *= 2.0
+                    stat -= 1.0
             else:
+                gold = n0 if gold_tied is None else n0 - gold_tied[k]
                 untied = n0 if ties is None else n0 - ties[k]
-                gold = n0 - gold_tied[k]
                 defined &= (untied > 0) & (gold > 0)
-                stat = v[k] / np.sqrt(untied * gold)
-            stat[~defined] = fill
-            out[k] = stat
+                den = untied * gold
+                np.sqrt(den, out=den)
+                np.divide(v[k], den, out=stat)
+            np.copyto(stat, fill, where=~defined)
             ok.append(defined)
     return ok[0], ok[1]

@@ -6,8 +6,9 @@ method and every pattern of missing cells takes the mask-linear kernel of
 :mod:`xcorrstat.kernels.swap_system` (exact sums of the raw scores mapped by the z-score
 map, so ties between system means survive standardisation), except Pearson on complete
 data (:mod:`xcorrstat.kernels.swap`). Pearson at input and global level and Kendall's
-tau-b at input level use the mask-linear and mask-bilinear kernels of
-:mod:`xcorrstat.kernels.swap` when X and Y are missing in the same cells; Kendall at global
+tau-b (tau-a, tau_eq, acc_eq) at input level use the mask-linear and mask-bilinear kernels
+of :mod:`xcorrstat.kernels.swap`, whatever the missing cells (:mod:`xcorrstat.kernels.swap_gaps`:
+a cell's validity in a draw is linear in the mask too); Kendall at global
 level counts every draw over one sorted table of the 2n scores of X and Y
 (:func:`xcorrstat.kernels.global_kendall_swap.swap_global_kendall`, any missing cells). Other
 cases evaluate the swapped matrices with the vectorised level kernels, a block of rows and
