@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike
 from .scaling import centre_cells
 from .swap import SwapDeltas
 from ._compiled import compiled_module
-from .swap_gaps import _NEAR_CONSTANT, exact_where_flagged, from_sums
+from .swap_gaps import NEAR_CONSTANT, exact_where_flagged, from_sums
 
 __all__ = ["prepare_allpairs_input"]
 
@@ -114,7 +114,7 @@ class _Operands:
                 qs = slice(q0, q0 + step)
                 if self.jit:
                     r = self.jit.swapped_r(mb, terms, self.totals[blk], self.lo[qs], self.hi[qs],
-                                           self.need, _NEAR_CONSTANT)
+                                           self.need, NEAR_CONSTANT)
                 else:
                     r = self._block(swapped, blk, qs)  # type: ignore[arg-type]
                 for k in (0, 1):  # (ib, B, Qb) each

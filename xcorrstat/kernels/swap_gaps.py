@@ -31,10 +31,10 @@ import numpy as np
 from .correlation import pearson
 from .swapmath import SwapRun, linear, per_input_masks
 
-__all__ = ["GapCounts", "exact_where_flagged", "from_sums", "gap_counts", "input_pearson_gaps"]
+__all__ = ["NEAR_CONSTANT", "GapCounts", "exact_where_flagged", "from_sums", "gap_counts", "input_pearson_gaps"]
 
 #: Sums whose variance is within this fraction of their sum of squares are checked on the swapped cells.
-_NEAR_CONSTANT = 1e-9
+NEAR_CONSTANT = 1e-9
 
 
 def _shifted(zx: np.ndarray, zy: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -101,7 +101,7 @@ def from_sums(n: np.ndarray, sx: np.ndarray, sxx: np.ndarray, sz: np.ndarray, sz
         varx = n * sxx - sx * sx
         varz = n * szz - sz * sz
         r = np.clip((n * sxz - sx * sz) / np.sqrt(varx * varz), -1.0, 1.0)
-    flagged = (varx <= _NEAR_CONSTANT * n * sxx) | (varz <= _NEAR_CONSTANT * n * szz)
+    flagged = (varx <= NEAR_CONSTANT * n * sxx) | (varz <= NEAR_CONSTANT * n * szz)
     r[flagged] = np.inf
     r[n < need] = np.nan
     return r
