@@ -119,17 +119,21 @@ class _Operands:
                     r = self._block(swapped, blk, qs)  # type: ignore[arg-type]
                 for k in (0, 1):  # (ib, B, Qb) each
                     self._exact_where_flagged(r[k], m, blk, qs, k)
-                    if self.jit:
-                        t, c = totals[k, :, qs], counts[k, :, qs]  # views, added to in place
-                        self.jit.accumulate(r[k], t, c)
-                        continue
-                    defined = ~np.isnan(r[k])
-                    counts[k, :, qs] += defined.sum(axis=0)
-                    for j in range(r.shape[1]):  # input after input: the order of a sum along the inputs
-                        totals[k, :, qs] += np.where(defined[j], r[k, j], 0.0)
+                    self._add(r[k], totals[k, :, qs], counts[k, :, qs])
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.where(counts > 0, totals / counts, np.nan)
         return self.sign * (means[0] - means[1]).T[self.inverse]
+
+    def _add(self, r: np.ndarray, totals: np.ndarray, counts: np.ndarray) -> None:
+        """Add the defined values of r (ib, B, Qb) to ``totals`` (B, Qb) and count them, input after input
+        (the order of a sum along the inputs); ``totals`` and ``counts`` are views, added to in place."""
+        if self.jit:
+            self.jit.accumulate(r, totals, counts)
+            return
+        defined = ~np.isnan(r)
+        counts += defined.sum(axis=0)
+        for j in range(r.shape[0]):
+            totals += np.where(defined[j], r[j], 0.0)
 
     def _terms(self, blk: slice) -> np.ndarray:
         """The six terms of every metric's cells on the inputs ``blk``: (ib, S, 6, M)."""
