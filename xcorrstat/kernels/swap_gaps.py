@@ -152,7 +152,7 @@ class GapCounts(NamedTuple):
             ins = ti[lo:hi]
             quad = (mt[ta[lo:hi], ins] & mt[tb[lo:hi], ins]) * tc[lo:hi, None]  # (terms, B)
             for k in (0, 1):
-                np.add.at(tied[k], (ins - blk.start, slice(None), tp[lo:hi]), quad)
+                np.add.at(tied[k].transpose(0, 2, 1), (ins - blk.start, tp[lo:hi]), quad)  # (n, P, B) view
         return systems, tied
 
 
@@ -198,7 +198,7 @@ class _Builder:
         else:
             empty = np.zeros(0, dtype=np.intp)
             terms = (empty, empty, empty, empty, np.zeros(0))
-        return GapCounts(self.const, lin, terms)  # type: ignore[arg-type]
+        return GapCounts(self.const, lin, terms)
 
 
 def gap_counts(p: int, s: int, i: int, dtype: np.dtype) -> _Builder:
