@@ -236,11 +236,8 @@ def _block_stats(a: np.ndarray, v: tuple[np.ndarray, np.ndarray], out: np.ndarra
             np.copyto(out[k], fill, where=undefined[:, None, :])
     if forms.ties is None:
         return None
-    t, ties_diff = forms.tied, forms.ties_diff
-    assert ties_diff is not None
-    tx = np.matmul(a, forms.ties[blk])
-    ty = np.matmul(a[..., :ties_diff.shape[1]], ties_diff[blk])
-    ty += tx
+    t = forms.tied
+    tx, ty = _metric_ties(a, forms, blk)
     n0 = forms.n0[blk][:, None, t]
     gold = forms.gold_untied[blk][:, None, t]
     static_ok = ~undefined[:, None, t]
@@ -417,6 +414,15 @@ def _finish(value: np.ndarray, value_diff: np.ndarray, ties: np.ndarray | None, 
                   max(min_pairs, 2))
 
 
+def _metric_ties(a: np.ndarray, forms: _Forms, blk: slice) -> tuple[np.ndarray, np.ndarray]:
+    """Metric ties of X' and Y' on a block of inputs for the pairs ``forms.tied``: two (inputs, B, Pt) arrays."""
+    assert forms.ties is not None and forms.ties_diff is not None
+    tx = np.matmul(a, forms.ties[blk])
+    ty = np.matmul(a[..., :forms.ties_diff.shape[1]], forms.ties_diff[blk])
+    ty += tx
+    return tx, ty
+
+
 def _gap_stats(a: np.ndarray, mt: np.ndarray, v: tuple[np.ndarray, np.ndarray], out: np.ndarray, forms: _Forms,
                blk: slice, variant: Variant, fill: float) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_block_stats` when X and Y are missing in different cells: every count is the draw's own.
@@ -430,11 +436,9 @@ def _gap_stats(a: np.ndarray, mt: np.ndarray, v: tuple[np.ndarray, np.ndarray], 
     s = mt.shape[0]
     systems, gold_tied = forms.gaps.evaluate(a[..., :s], mt, blk)
     ties = None
-    if forms.ties is not None and forms.ties_diff is not None:
+    if forms.ties is not None:
         t = forms.tied
-        tx = np.matmul(a, forms.ties[blk])
-        ty = np.matmul(a[..., :forms.ties_diff.shape[1]], forms.ties_diff[blk])
-        ty += tx
+        tx, ty = _metric_ties(a, forms, blk)
         ties = [np.zeros_like(systems[0]), np.zeros_like(systems[1])]
         ties[0][..., t], ties[1][..., t] = tx, ty
     ok = []
