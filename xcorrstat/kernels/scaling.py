@@ -25,7 +25,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["centre_cells", "pow2_exponent", "pow2_normalise", "remove_offset", "rescaled_where_unsafe"]
+__all__ = ["SAFE_SUM_BOUNDS", "centre_cells", "pow2_exponent", "pow2_normalise", "remove_offset",
+           "rescaled_where_unsafe"]
 
 #: Largest |exponent| left unscaled: squares and sums of 2**31 squares stay far inside float64's range.
 SAFE_EXPONENT = 256
@@ -117,6 +118,8 @@ def remove_offset(a: ArrayLike, *, axis: Axis = (-2, -1)) -> np.ndarray:
 #: Sums of squares outside ``(2**-500, 2**500)`` may have overflowed or lost bits to underflow (a zero
 #: sum may be squares that underflowed); inside it, so does not their product.
 _SAFE_EXPONENT_SUMS = 500.0
+#: ``(low, high)``: a sum of squares strictly between them is safe (:func:`rescaled_where_unsafe`).
+SAFE_SUM_BOUNDS = (2.0**-_SAFE_EXPONENT_SUMS, 2.0**_SAFE_EXPONENT_SUMS)
 
 
 def _safe(sums: np.ndarray) -> np.ndarray:

@@ -19,26 +19,32 @@ missing cells (work proportional to those cells).
 Sums are exact (:func:`.exactsum.exact_parts` of the raw scores, per part, added in a
 fixed order), and a system's mean is the z-score map of the raw mean (means commute with
 it): systems whose raw sums tie keep tied means, which rank statistics need, and a draw's
-value does not depend on the batch. The statistic of the S means of each draw and pair is
-then taken by the vectorised kernels of :mod:`.correlation` (Pearson, Spearman, every
-Kendall variant), over draws and pairs at once. Every value equals the statistic of the
-explicitly swapped matrices (tests: scipy on the expanded swaps, with missing cells).
+value does not depend on the batch. The terms are laid out (system, metric, draw); a block of
+pairs takes its S means per draw and their statistic at once (:mod:`.swap_system_stats`:
+Pearson's sums added in system order, Kendall's pair counts, Spearman's mid-ranks). With numba
+(the ``fast`` extra) Pearson and Kendall run fused in a compiled loop
+(:mod:`.swap_system_jit`, no (systems, pairs, draws) temporary): the same operations in the
+same order, so the same floats. Every value equals the statistic of the explicitly swapped
+matrices (tests: scipy on the expanded swaps, with missing cells).
 """
 
 from __future__ import annotations
 
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from .._types import Method, Variant
-from .correlation import PAIRWISE_MAX_N, corr, pearson
+from ._compiled import compiled_module
+from .correlation import PAIRWISE_MAX_N, corr
 from .exactsum import exact_parts
-from .scaling import pow2_exponent
+from .scaling import SAFE_SUM_BOUNDS, pow2_exponent
 from .swap import SwapDeltas
-from .tau import count_distinct, tau_from_counts
+from .swap_system_stats import (COUNT_NAMES, SystemTerms, flagged_pearson, rank_statistic, row_pearson,
+                                swapped_means, tau_of_counts)
 
 __all__ = ["SYSTEM_BLOCK_ELEMS", "prepare_system_swap", "system_statistic", "system_swap_deltas", "zscore_map"]
 
@@ -131,92 +137,83 @@ class _Operands:
         self.scale, self.shift = (a[:, 0, 0] for a in zscore_map(x))  # (M,) each
         vz = ~np.isnan(z)
         z = z - _far_from_zero(z[None])[0]  # the target's means keep their precision too
-        # parts of the raw scores as the explicit swap's exact sums take them: exponents per metric and system
-        xp = exact_parts(np.where(np.isnan(x), 0.0, x), n_inp) * vz  # (3, M, S, I), 0 where the target is missing
         zp = exact_parts(np.where(vz, z, 0.0), n_inp)  # (3, S, I)
         own = ~np.isnan(x) & vz  # (M, S, I): the cells each metric counts
-        self.totals = xp.sum(axis=-1)  # (3, M, S): exact per part
-        self.counts = own.sum(axis=-1).astype(np.float64)  # (M, S)
-        self.ztotals = np.einsum("psi,msi->pms", zp, own.astype(np.float64))  # exact per part
-        # one product per system: the metrics' value parts, then the target's count and parts over its cells
-        self.by_system = np.concatenate([xp.transpose(2, 0, 1, 3).reshape(n_sys, 3 * n_met, n_inp),
-                                         vz[:, None, :].astype(np.float64), zp.transpose(1, 0, 2) * vz[:, None, :]],
-                                        axis=1)  # (S, 3 M + 4, I)
+        self.by_system = _by_system(x, vz, zp)  # (S, 3 M + 4, I)
+        self.totals = self.by_system[:, : 3 * n_met].sum(axis=-1).reshape(n_sys, 3, n_met).transpose(1, 0, 2).copy()
+        self.counts = own.sum(axis=-1).T.astype(np.float64)  # (S, M)
+        self.ztotals = np.einsum("psi,msi->psm", zp, own.astype(np.float64))  # (3, S, M), exact per part
         # what each metric's own missing cells take off the target's count and parts (sparse: few cells)
-        self.gaps = [_gap_matrix(vz[s] & np.isnan(x[:, s, :]), zp[:, s, :]) for s in range(n_sys)]
+        self.gaps = [_Gaps.of(vz[s] & np.isnan(x[:, s, :]), zp[:, s, :]) for s in range(n_sys)]
         self.n_met = n_met
+        self.jit = compiled_module("swap_system_jit")
 
-    def sums(self, m: np.ndarray) -> dict[str, np.ndarray]:
+    def sums(self, m: np.ndarray) -> SystemTerms:
         """A batch's swapped parts, counts and target parts per metric (exact), as :meth:`_terms`."""
         b = m.shape[0]
         n_sys, n_met = self.by_system.shape[0], self.n_met
         rows = m[:, :, 0]
         out = np.empty((n_sys, 3 * n_met + 4, b))
-        gaps = np.empty((n_sys, 4 * n_met, b))
         if (m == rows[:, :, None]).all():  # whole systems swap: the totals, no product
             full = self.by_system.sum(axis=-1)  # (S, 3 M + 4), exact per part
             np.multiply(full[:, :, None], rows.T[:, None, :], out=out)
-            for s in range(n_sys):
-                gaps[s] = np.asarray(self.gaps[s].sum(axis=1)).reshape(-1, 1) * rows[:, s]
         else:
             mf = np.empty((b, self.n_inp))
             for s in range(n_sys):  # one product per system over every metric
                 np.copyto(mf, m[:, s, :])
                 np.matmul(self.by_system[s], mf.T, out=out[s])
-                gaps[s] = self.gaps[s] @ mf.T
-        parts = out[:, : 3 * n_met].reshape(n_sys, 3, n_met, b).transpose(1, 2, 3, 0)  # (3, M, B, S)
+        gaps = np.zeros((n_sys, 4, n_met, b))
+        for s in range(n_sys):
+            self.gaps[s].add_sums(m[:, s, :], gaps[s])
+        parts = out[:, : 3 * n_met].reshape(n_sys, 3, n_met, b).transpose(1, 0, 2, 3)  # (3, S, M, B)
         base = out[:, 3 * n_met:]  # (S, 4, B): the target's count and parts over its present cells
-        gaps = gaps.reshape(n_sys, 4, n_met, b)
-        took_count = (base[:, 0, None, :] - gaps[:, 0]).transpose(1, 2, 0)  # (M, B, S)
-        took_z = (base[:, 1:, None, :] - gaps[:, 1:]).transpose(1, 2, 3, 0)  # (3, M, B, S)
+        took_count = base[:, 0, None, :] - gaps[:, 0]  # (S, M, B)
+        took_z = np.empty((3, n_sys, n_met, b))
+        np.subtract(base[:, 1:, None, :].transpose(1, 0, 2, 3), gaps[:, 1:].transpose(1, 0, 2, 3), out=took_z)
         return self._terms(parts, took_count, took_z)
 
-    def _terms(self, took: np.ndarray, took_count: np.ndarray, took_z: np.ndarray) -> dict[str, np.ndarray]:
-        """Per metric and draw, (M, B, S) each: a metric's term in a swapped sum where it is kept (mask 0)
+    def _terms(self, took: np.ndarray, took_count: np.ndarray, took_z: np.ndarray) -> SystemTerms:
+        """Per system, metric and draw (S, M, B): a metric's term in a swapped sum where it is kept (mask 0)
         and where it is moved in (mask 1), the counts of those cells, and the target's parts over them."""
-        kept = self.totals[:, :, None, :] - took  # exact per part
-        kept_count = self.counts[:, None, :] - took_count
-        scale, shift = self.scale[:, None, None], self.shift[:, None, None]
+        kept = (self.totals[k, :, :, None] - took[k] for k in range(3))  # exact per part
+        kept_count = self.counts[:, :, None] - took_count
+        scale, shift = self.scale[:, None], self.shift[:, None]
         with np.errstate(invalid="ignore", divide="ignore"):  # a constant metric has no z-score map
-            return {"kept": scale * _join(kept) + shift * kept_count, "took": scale * _join(took) + shift * took_count,
-                    "kept_count": kept_count, "took_count": took_count,
-                    "kept_z": self.ztotals[:, :, None, :] - took_z, "took_z": np.ascontiguousarray(took_z)}
+            return SystemTerms(scale * _join(tuple(kept)) + shift * kept_count,
+                               scale * _join(took) + shift * took_count, kept_count, took_count,
+                               self.ztotals[:, :, :, None] - took_z, took_z)
 
     def deltas(self, m: np.ndarray) -> np.ndarray:
         """(P, B) deltas of a batch of masks, blocks of pairs at a time."""
         terms = self.sums(m)
         b, n_sys = m.shape[0], m.shape[1]
         out = np.empty((self.pi.size, b))
-        step = max(1, SYSTEM_BLOCK_ELEMS // max(n_sys * b, 1))
+        # a compiled loop keeps no (S, pairs, B) temporary: its blocks are S times larger
+        step = max(1, SYSTEM_BLOCK_ELEMS // max((1 if self.jit is not None else n_sys) * b, 1))
         for start in range(0, self.pi.size, step):
             sl = slice(start, start + step)
-            out[sl] = self._block(terms, self.pi[sl], self.pk[sl])
+            out[sl] = self._statistic(terms, self.pi[sl], self.pk[sl])
+            out[sl] -= self._statistic(terms, self.pk[sl], self.pi[sl])  # Y' keeps X_k, takes X_i where m is 1
         return out
 
-    @staticmethod
-    def _means(terms: dict[str, np.ndarray], keep: np.ndarray, moved: np.ndarray,
-               swapped_first: bool) -> tuple[np.ndarray, np.ndarray]:
-        """System means (Pb, B, S) of the swapped metric and of the target over its valid cells.
-
-        The swapped metric takes metric ``keep``'s cells where the mask is 0 and ``moved``'s where
-        it is 1; ``swapped_first`` adds the moved metric's term first (the order of the explicit sums).
-        """
-        kept, took = terms["kept"][keep], terms["took"][moved]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            total = took + kept if swapped_first else kept + took
-            count = terms["kept_count"][keep] + terms["took_count"][moved]
-            zsum = _join(terms["kept_z"][:, keep] + terms["took_z"][:, moved])  # exact per part
-            mean = np.where(count > 0, total / count, np.nan)
-            zmean = np.where(count > 0, zsum / count, np.nan)
-        return mean, zmean
-
-    def _block(self, terms: dict[str, np.ndarray], pi: np.ndarray, pk: np.ndarray) -> np.ndarray:
-        """Deltas of one block of pairs: (Pb, B)."""
-        mx, zx = self._means(terms, pi, pk, swapped_first=False)  # X' keeps X_i where the mask is 0
-        rx = system_statistic(mx, zx, **self.kw)
-        del mx, zx
-        my, zy = self._means(terms, pk, pi, swapped_first=True)  # Y' takes X_i where the mask is 1
-        return rx - system_statistic(my, zy, **self.kw)
+    def _statistic(self, terms: SystemTerms, keep: np.ndarray, moved: np.ndarray) -> np.ndarray:
+        """The statistic (Pb, B) of the swapped metric that keeps ``keep``'s cells where the mask is 0 and
+        takes ``moved``'s where it is 1: a compiled loop if there is one, else the NumPy path."""
+        kw, n_sys, b = self.kw, terms.kept.shape[0], terms.kept.shape[-1]
+        need = max(kw["min_pairs"], 2)
+        if kw["method"] == "pearson":
+            r = np.empty((keep.size, b))
+            if self.jit is not None:
+                self.jit.pearson_rows(*terms, keep, moved, need, *SAFE_SUM_BOUNDS, r)
+            else:
+                r = row_pearson(*swapped_means(terms, keep, moved), need)
+            return flagged_pearson(r, terms, keep, moved, kw["min_pairs"])
+        if kw["method"] == "kendall" and self.jit is not None and n_sys <= PAIRWISE_MAX_N:
+            counts = np.empty((len(COUNT_NAMES), keep.size, b), dtype=np.int64)
+            self.jit.kendall_counts(*terms, keep, moved, kw["variant"] == "c", counts)
+            return tau_of_counts(counts, kw["variant"], kw["min_pairs"])
+        mx, mz = swapped_means(terms, keep, moved)
+        return system_statistic(np.moveaxis(mx, 0, -1), np.moveaxis(mz, 0, -1), **kw)
 
 
 def system_statistic(means: np.ndarray, target: np.ndarray, *, method: Method, variant: Variant,
@@ -225,8 +222,8 @@ def system_statistic(means: np.ndarray, target: np.ndarray, *, method: Method, v
 
     Kendall's variants count the pairs of systems, and Spearman's mid-ranks are counted, with a
     loop over the S systems vectorised over every row (the same numbers as
-    :func:`.correlation.kendall` and :func:`.correlation.spearman`); Pearson is
-    :func:`.correlation.pearson`.
+    :func:`.correlation.kendall` and :func:`.correlation.spearman`,
+    :func:`.swap_system_stats.rank_statistic`); Pearson is :func:`.correlation.pearson`.
 
     Examples
     --------
@@ -239,33 +236,7 @@ def system_statistic(means: np.ndarray, target: np.ndarray, *, method: Method, v
     lead = means.shape[:-1]
     xt = np.ascontiguousarray(means.reshape(-1, means.shape[-1]).T)  # (S, R): a system's row is contiguous
     zt = np.ascontiguousarray(np.broadcast_to(target, means.shape).reshape(-1, means.shape[-1]).T)
-    valid = ~np.isnan(xt) & ~np.isnan(zt)
-    if method == "spearman":  # Pearson's r of the mid-ranks of the valid pairs
-        rx, rz = _midranks(xt, valid).T, _midranks(zt, valid).T
-        return pearson(rx, rz, min_pairs=min_pairs)[0].reshape(lead)
-    cmd, tx, tz, txz = (np.zeros(xt.shape[1], dtype=np.int64) for _ in range(4))
-    with np.errstate(invalid="ignore"):
-        for s in range(xt.shape[0] - 1):  # the pairs (s, t > s) of every row at once, signs as int8
-            pv = valid[s] & valid[s + 1:]
-            gx, lx = xt[s] > xt[s + 1:], xt[s] < xt[s + 1:]
-            gz, lz = zt[s] > zt[s + 1:], zt[s] < zt[s + 1:]
-            agree = (gx.view(np.int8) - lx.view(np.int8)) * (gz.view(np.int8) - lz.view(np.int8))
-            agree *= pv.view(np.int8)
-            cmd += agree.sum(axis=0, dtype=np.int64)
-            ex, ez = ~(gx | lx) & pv, ~(gz | lz) & pv
-            tx += ex.sum(axis=0, dtype=np.int64)
-            tz += ez.sum(axis=0, dtype=np.int64)
-            txz += (ex & ez).sum(axis=0, dtype=np.int64)
-    n = valid.sum(axis=0)
-    tot = n * (n - 1) // 2
-    m = None
-    if variant == "c":
-        m = np.minimum(count_distinct(xt.T, valid.T), count_distinct(zt.T, valid.T))
-    tau = tau_from_counts(cmd, tot, tx, tz, n, m, variant, txz)
-    undefined = n < max(int(min_pairs), 2)
-    if variant not in ("23", "acc23"):  # a constant vector: every valid pair tied
-        undefined |= (tx == tot) | (tz == tot)
-    return np.where(undefined, np.nan, np.clip(tau, -1.0, 1.0)).reshape(lead)
+    return rank_statistic(xt, zt, method=method, variant=variant, min_pairs=min_pairs).reshape(lead)
 
 
 def _far_from_zero(a: np.ndarray) -> np.ndarray:
@@ -280,25 +251,46 @@ def _far_from_zero(a: np.ndarray) -> np.ndarray:
     return np.where(np.abs(med) > 1024 * spread, med, 0.0)[:, None, None]
 
 
-def _midranks(at: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """Mid-ranks (S, R) of each column's valid values among themselves (NaN elsewhere), by counting."""
-    ranks = np.empty(at.shape)
-    for s in range(at.shape[0]):
-        below = ((at < at[s]) & valid).sum(axis=0)
-        tied = ((at == at[s]) & valid).sum(axis=0)  # itself included
-        ranks[s] = below + (tied + 1) / 2.0
-    return np.where(valid, ranks, np.nan)
+def _by_system(x: np.ndarray, vz: np.ndarray, zp: np.ndarray) -> np.ndarray:
+    """(S, 3 M + 4, I): per system, the three exact parts of every metric's raw scores (0 where the metric
+    or the target is missing; exponents per metric and system, as the explicit swap's exact sums take
+    them), then the target's presence and its three parts where present: one product per system."""
+    n_met, n_sys, n_inp = x.shape
+    out = np.empty((n_sys, 3 * n_met + 4, n_inp))
+    for s in range(n_sys):
+        parts = exact_parts(np.where(np.isnan(x[:, s]), 0.0, x[:, s]), n_inp)  # (3, M, I)
+        np.multiply(parts.reshape(3 * n_met, n_inp), vz[s], out=out[s, : 3 * n_met])
+        out[s, 3 * n_met] = vz[s]
+        np.multiply(zp[:, s], vz[s], out=out[s, 3 * n_met + 1:])
+    return out
 
 
-def _gap_matrix(gap: np.ndarray, zp: np.ndarray) -> sp.csr_array:
-    """(4 M, I) sparse rows: per metric, 1 and the target's three parts at its missing cells (``gap`` (M, I))."""
-    n_met, n_inp = gap.shape
-    met, inp = np.nonzero(gap)
-    rows = np.concatenate([met + k * n_met for k in range(4)])
-    vals = np.concatenate([np.ones(met.size)] + [zp[k, inp] for k in range(3)])
-    return sp.csr_array((vals, (rows, np.tile(inp, 4))), shape=(4 * n_met, n_inp))
+class _Gaps(NamedTuple):
+    """One system's cells where a metric is missing and the target present, metric after metric."""
+
+    inputs: np.ndarray  # (n,) the cells' inputs
+    forms: sp.csr_array  # (4 K, n): per metric with a cell (K of them), 1 and the target's three parts at its cells
+    metrics: np.ndarray  # (K,) those metrics
+
+    @classmethod
+    def of(cls, gap: np.ndarray, zp: np.ndarray) -> _Gaps:
+        """From the (M, I) cells and the target's (3, I) parts."""
+        met, inp = np.nonzero(gap)
+        metrics, owner = np.unique(met, return_inverse=True)
+        values = np.concatenate([np.ones(inp.size), zp[:, inp].reshape(-1)])
+        rows = np.concatenate([owner + k * metrics.size for k in range(4)])
+        forms = sp.csr_array((values, (rows, np.tile(np.arange(inp.size), 4))), shape=(4 * metrics.size, inp.size))
+        return cls(inp, forms, metrics)
+
+    def add_sums(self, m: np.ndarray, out: np.ndarray) -> None:
+        """``out`` (4, M, B) gets, per metric, the count of its cells the system's masks ``m`` (B, I) swap and
+        the target's three parts over them (exact: 0/1 weights of exact parts)."""
+        if self.inputs.size:
+            taken = np.empty((self.inputs.size, m.shape[0]))  # (n, B), C-contiguous for the sparse product
+            np.copyto(taken, m[:, self.inputs].T)
+            out[:, self.metrics] = (self.forms @ taken).reshape(4, self.metrics.size, m.shape[0])
 
 
-def _join(parts: np.ndarray) -> np.ndarray:
+def _join(parts: np.ndarray | tuple[np.ndarray, ...]) -> np.ndarray:
     """The three exact part sums (3, ...) added in a fixed order (that of the explicit swap's sums)."""
     return (parts[0] + parts[1]) + parts[2]

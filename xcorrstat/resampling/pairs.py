@@ -156,6 +156,8 @@ def _complete(zx: np.ndarray, z: np.ndarray) -> bool:
 
 def all_complete(x: np.ndarray, z: np.ndarray) -> bool:
     """Whether every label of (..., M, S, I) scores x and (..., S, I) target z takes the all-pairs kernel."""
+    if np.isnan(x).any() or np.isnan(z).any():  # a missing cell: no need to standardise to know
+        return False
     return _complete(standardise(x), z)
 
 
