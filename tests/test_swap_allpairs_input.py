@@ -111,3 +111,23 @@ def test_compiled_and_numpy_paths_give_the_same_floats():
         with set_options(compiled=False):
             plain = prepare_allpairs_input(zx, z, pairs, level=level, min_pairs=3)(masks)
         np.testing.assert_array_equal(compiled, plain)
+
+
+def test_compiled_draw_rows_and_flag_records_change_nothing(monkeypatch):
+    """More draws than a row of the compiled loop, and flagged values beyond the room of one pass."""
+    pytest.importorskip("numba")
+    from xcorrstat import set_options
+
+    x, z = _metrics(7, 4, 6, 9, "own")
+    masks = permutation_masks(8, range(150), 6, 9, "cells")
+    zx = np.stack([zscore(a) for a in x])
+    pairs = _pairs(4)
+    with set_options(compiled=False):
+        plain = prepare_allpairs_input(zx, z, pairs, level="input", min_pairs=3)(masks)
+    compiled = prepare_allpairs_input(zx, z, pairs, level="input", min_pairs=3)(masks)
+    np.testing.assert_array_equal(compiled, plain)
+    monkeypatch.setattr(swap_allpairs_input, "FLAG_ROOM", 1)
+    np.testing.assert_array_equal(prepare_allpairs_input(zx, z, pairs, level="input", min_pairs=3)(masks), plain)
+    for p, (i, k) in enumerate(zip(*pairs)):
+        assert_values_same(plain[p, :3], oracle_distribution(x[i], x[k], z, masks[:3], "input", "pearson", "b",
+                                                             min_pairs=3))

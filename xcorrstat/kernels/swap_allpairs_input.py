@@ -32,12 +32,15 @@ from numpy.typing import ArrayLike
 from .scaling import centre_cells
 from .swap import SwapDeltas
 from ._compiled import compiled_module
-from .swap_gaps import NEAR_CONSTANT, exact_where_flagged, from_sums
+from .correlation import pearson
+from .swap_gaps import NEAR_CONSTANT, from_sums
 
 __all__ = ["prepare_allpairs_input"]
 
 #: float64 elements of one (inputs, draws, pairs) temporary: blocks of inputs and pairs are cut to this size.
 PAIR_BLOCK_ELEMS = 1 << 19
+#: Flagged values the compiled loop records in one pass (more: a second pass records them all).
+FLAG_ROOM = 1024
 
 
 def prepare_allpairs_input(zx: ArrayLike, z: ArrayLike, pairs: tuple[ArrayLike, ArrayLike], *, level: str,
@@ -60,8 +63,10 @@ def prepare_allpairs_input(zx: ArrayLike, z: ArrayLike, pairs: tuple[ArrayLike, 
         raise ValueError(f"zx must be (M, S, I) and z (S, I), got {ax.shape} and {az.shape}")
     pi, pk = (np.asarray(p, dtype=np.intp).reshape(-1) for p in pairs)
     shape = ax.shape
+    used = np.unique(np.concatenate([pi, pk]))  # the sums of metrics in no pair are not formed
+    ax, pi, pk = ax[used], np.searchsorted(used, pi), np.searchsorted(used, pk)
     if level == "global":  # the cells as the systems of one input
-        ax, az = ax.reshape(shape[0], -1, 1), az.reshape(-1, 1)
+        ax, az = ax.reshape(ax.shape[0], -1, 1), az.reshape(-1, 1)
     elif level != "input":
         raise ValueError(f"level must be 'input' or 'global', got {level!r}")
     ops = _Operands(ax, az, pi, pk, int(min_pairs))
@@ -86,6 +91,7 @@ class _Operands:
         x = np.where(valid, zx, 0.0)
         zm = np.where(valid, zc, 0.0)
         self.x, self.zm, self.valid, self.zc = x, zm, valid, zc  # the terms are laid out a block at a time
+        self.full = np.ascontiguousarray((valid == zv).all(axis=1).T)  # (I, M): every cell the target has
         self.totals = np.stack([valid.sum(axis=1), x.sum(axis=1), (x * x).sum(axis=1), zm.sum(axis=1),
                                 (zm * zm).sum(axis=1), (x * zc).sum(axis=1)]).transpose(2, 0, 1).copy()  # (I, 6, M)
         # (k, i) is (i, k) with X' and Y' exchanged: each unordered pair once, its delta negated for the other
@@ -98,42 +104,90 @@ class _Operands:
         self.jit = compiled_module("swap_allpairs_input_jit")
 
     def deltas(self, m: np.ndarray) -> np.ndarray:
-        """(P, B) deltas of a (B, S, I) batch, blocks of inputs and pairs at a time."""
+        """(P, B) deltas of a (B, S, I) batch."""
+        totals, counts = self._compiled(m) if self.jit else self._numpy(m)  # (2, Q, B) each
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(counts > 0, totals / counts, np.nan)
+        return self.sign * (means[0] - means[1])[self.inverse]
+
+    def _numpy(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Totals and counts of the defined r (2, Q, B), blocks of inputs and pairs at a time."""
         b, _, n_inp = m.shape
         q = self.lo.size
         step = max(1, min(q, PAIR_BLOCK_ELEMS // max(b, 1)))
         ib = max(1, min(n_inp, PAIR_BLOCK_ELEMS // max(b * max(step, 6 * self.x.shape[0]), 1)))
         totals = np.zeros((2, b, q))
         counts = np.zeros((2, b, q), dtype=np.int64)
+        flagged: list[tuple[np.ndarray, ...]] = []
         for i0 in range(0, n_inp, ib):
             blk = slice(i0, min(i0 + ib, n_inp))
             mb = np.ascontiguousarray(np.transpose(m[:, :, blk], (2, 0, 1)))  # (ib, B, S)
-            terms = self._terms(blk)
-            swapped = None if self.jit else _swapped_sums(mb, terms)  # (6, ib, B, M)
+            swapped = _swapped_sums(mb, self._terms(blk))  # (6, ib, B, M)
             for q0 in range(0, q, step):
                 qs = slice(q0, q0 + step)
-                if self.jit:
-                    r = self.jit.swapped_r(mb, terms, self.totals[blk], self.lo[qs], self.hi[qs],
-                                           self.need, NEAR_CONSTANT)
-                else:
-                    r = self._block(swapped, blk, qs)  # type: ignore[arg-type]
-                for k in (0, 1):  # (ib, B, Qb) each
-                    self._exact_where_flagged(r[k], m, blk, qs, k)
-                    self._add(r[k], totals[k, :, qs], counts[k, :, qs])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = np.where(counts > 0, totals / counts, np.nan)
-        return self.sign * (means[0] - means[1]).T[self.inverse]
+                r = self._block(swapped, blk, qs)  # (2, ib, B, Qb)
+                for k in (0, 1):
+                    i, d, p = np.nonzero(np.isinf(r[k]))
+                    flagged.append(self._exact(m, np.full(i.size, k), i + i0, d, p + q0))
+                    self._add(np.where(np.isinf(r[k]), np.nan, r[k]), totals[k, :, qs], counts[k, :, qs])
+        totals, counts = totals.transpose(0, 2, 1), counts.transpose(0, 2, 1)
+        self._add_flagged(flagged, totals, counts)
+        return totals, counts
+
+    def _compiled(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """As :meth:`_numpy`, by the compiled loop: blocks of inputs, all pairs and draws at once."""
+        b, n_sys, n_inp = m.shape
+        q = self.lo.size
+        ib = max(1, min(n_inp, PAIR_BLOCK_ELEMS // (n_sys * max(b, 6 * self.x.shape[0]))))
+        totals = np.zeros((2, q, b))
+        counts = np.zeros((2, q, b), dtype=np.int64)
+        flagged: list[tuple[np.ndarray, ...]] = []
+        records = np.empty((FLAG_ROOM, 4), dtype=np.int64)
+        for i0 in range(0, n_inp, ib):
+            blk = slice(i0, min(i0 + ib, n_inp))
+            ms = np.transpose(m[:, :, blk], (2, 1, 0)).astype(np.float64, order="C")  # (ib, S, B)
+            args = (ms, self._terms(blk), self.totals[blk], self.full[blk], self.lo, self.hi, self.need,
+                    NEAR_CONSTANT, totals, counts)
+            n = self.jit.swapped_add(*args, records, True)
+            if n > records.shape[0]:  # the values are added; record them all with room enough
+                records = np.empty((n, 4), dtype=np.int64)
+                self.jit.swapped_add(*args, records, False)
+            i, d, p, which = records[:n].T
+            flagged.append(self._exact(m, which, i + i0, d, p))
+        self._add_flagged(flagged, totals, counts)
+        return totals, counts
 
     def _add(self, r: np.ndarray, totals: np.ndarray, counts: np.ndarray) -> None:
         """Add the defined values of r (ib, B, Qb) to ``totals`` (B, Qb) and count them, input after input
         (the order of a sum along the inputs); ``totals`` and ``counts`` are views, added to in place."""
-        if self.jit:
-            self.jit.accumulate(r, totals, counts)
-            return
         defined = ~np.isnan(r)
         counts += defined.sum(axis=0)
         for j in range(r.shape[0]):
             totals += np.where(defined[j], r[j], 0.0)
+
+    def _exact(self, m: np.ndarray, which: np.ndarray, i: np.ndarray, b: np.ndarray,
+               q: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``(which, input, draw, pair, r)`` of flagged values (``which`` 0: X', 1: Y'), each r
+        recomputed from the explicitly swapped cells."""
+        if not i.size:
+            return which, i, b, q, np.empty(0)
+        keep = np.where(which == 0, self.lo[q], self.hi[q])
+        move = np.where(which == 0, self.hi[q], self.lo[q])
+        cells = np.where(m[b, :, i], self.zx[move, :, i], self.zx[keep, :, i])  # (flagged, S)
+        return which, i, b, q, pearson(cells, self.z[:, i].T, min_pairs=self.min_pairs)[0]
+
+    @staticmethod
+    def _add_flagged(flagged: list[tuple[np.ndarray, ...]], totals: np.ndarray, counts: np.ndarray) -> None:
+        """Add the recomputed values to totals and counts (2, Q, B) after all others, in input order
+        (whatever the blocks)."""
+        if not flagged:
+            return
+        which, i, b, q, r = (np.concatenate(parts) for parts in zip(*flagged))
+        order = np.lexsort((b, q, which, i))
+        which, b, q, r = which[order], b[order], q[order], r[order]
+        defined = ~np.isnan(r)
+        np.add.at(totals, (which[defined], q[defined], b[defined]), r[defined])
+        np.add.at(counts, (which[defined], q[defined], b[defined]), 1)
 
     def _terms(self, blk: slice) -> np.ndarray:
         """The six terms of every metric's cells on the inputs ``blk``: (ib, S, 6, M)."""
@@ -151,16 +205,6 @@ class _Operands:
             x_sums.append(self.totals[blk, f][:, None, lo] + change)
             y_sums.append(np.subtract(self.totals[blk, f][:, None, hi], change, out=change))
         return np.stack([from_sums(*x_sums, need=self.need), from_sums(*y_sums, need=self.need)])
-
-    def _exact_where_flagged(self, r: np.ndarray, m: np.ndarray, blk: slice, qs: slice, which: int) -> None:
-        """Recompute the flagged values (``inf``) of r (ib, B, Qb) from the explicitly swapped cells."""
-        if not np.isinf(r).any():
-            return
-        keep, move = (self.lo[qs], self.hi[qs]) if which == 0 else (self.hi[qs], self.lo[qs])
-        rt = np.ascontiguousarray(r.transpose(2, 0, 1))  # (Qb, ib, B)
-        exact_where_flagged(rt, m[:, :, blk], self.zx[move][:, :, blk], self.zx[keep][:, :, blk],
-                            np.broadcast_to(self.z[None, :, blk], (keep.size,) + self.z[:, blk].shape), self.min_pairs)
-        r[...] = rt.transpose(1, 2, 0)
 
 
 def _swapped_sums(mb: np.ndarray, terms: np.ndarray) -> np.ndarray:
