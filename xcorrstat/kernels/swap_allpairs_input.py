@@ -136,6 +136,8 @@ class _Operands:
 
     def _compiled(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """As :meth:`_numpy`, by the compiled loop: blocks of inputs, all pairs and draws at once."""
+        jit = self.jit
+        assert jit is not None
         b, n_sys, n_inp = m.shape
         q = self.lo.size
         ib = max(1, min(n_inp, PAIR_BLOCK_ELEMS // (n_sys * max(b, 6 * self.x.shape[0]))))
@@ -148,10 +150,10 @@ class _Operands:
             ms = np.transpose(m[:, :, blk], (2, 1, 0)).astype(np.float64, order="C")  # (ib, S, B)
             args = (ms, self._terms(blk), self.totals[blk], self.full[blk], self.lo, self.hi, self.need,
                     NEAR_CONSTANT, totals, counts)
-            n = self.jit.swapped_add(*args, records, True)
+            n = jit.swapped_add(*args, records, True)
             if n > records.shape[0]:  # the values are added; record them all with room enough
                 records = np.empty((n, 4), dtype=np.int64)
-                self.jit.swapped_add(*args, records, False)
+                jit.swapped_add(*args, records, False)
             i, d, p, which = records[:n].T
             flagged.append(self._exact(m, which, i + i0, d, p))
         self._add_flagged(flagged, totals, counts)

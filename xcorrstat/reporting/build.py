@@ -390,7 +390,7 @@ def report(
         Where to write one status line per step (e.g. ``sys.stderr``).
     source : str
         Where the data came from (shown in headings).
-    max_resamples : int, default 10000
+    max_resamples : int, default 20000
         The cap on a test's draws with ``n_resamples="auto"``.
 
     Returns

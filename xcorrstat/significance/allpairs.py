@@ -345,7 +345,7 @@ def compare(
         acc23 and 23; 0 for b and a) calibrates each metric once on the observed data; a
         number applies to every metric; a mapping metric -> number or a DataArray over
         ``metric`` (e.g. ``calibrate_ties(...)["epsilon"]``) gives each its own.
-    max_resamples : int, default 10000
+    max_resamples : int, default 20000
         The cap on each pair's draws with ``n_resamples="auto"`` (not used otherwise).
 
     Returns

@@ -15,12 +15,14 @@ BH corrected p-values are monotone in every raw p-value, so a decision is *settl
 the correction of all upper bounds already rejects it, or the correction of all lower
 bounds already keeps it: whatever the open p-values turn out to be, it stays. A
 comparison stops drawing once its decision is settled (and starts again, from its
-next draw id, if another's bounds reopen it), or once its decision would stay open even with
-``max_resamples`` draws at the share of extreme draws seen so far (a p-value within Monte-Carlo
-error of its threshold: more draws would cost much and settle nothing; it is counted as open).
+next draw id, if another's bounds reopen it). A decision still open draws on to
+``max_resamples`` (it is counted as open there).
 
 Draws are keyed by draw id, so each comparison's p-value is exactly that of a fixed run
-with its number of draws (``n_resamples_used``): a block adds draws ``n .. n + b - 1``.
+with its number of draws (``n_resamples_used``): a block adds draws ``n .. n + b - 1``. So a
+decision left open at the cap is that of a fixed run of ``max_resamples`` draws, and a settled one
+is, but for the resampling risk, that of any longer fixed run: an ``"auto"`` run gives the
+clusters of a fixed run of ``max_resamples`` draws.
 """
 
 from __future__ import annotations
@@ -250,14 +252,6 @@ class _Run:
         return mat
 
 
-def _open_at_cap(k: np.ndarray, b: np.ndarray, cap: int, pvalue: PValue, settle: dict[str, Any]) -> np.ndarray:
-    """The decisions still open if every comparison had ``cap`` draws with its share of extreme draws so far."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        k_cap = np.round(k / b * cap)
-    p_cap = (1.0 + k_cap) / (1.0 + cap) if pvalue == "plus-one" else k_cap / cap
-    return open_decisions(np.nan_to_num(k_cap), np.full(np.shape(b), cap), np.where(b > 0, p_cap, np.nan), **settle)
-
-
 def _open_message(n_open: int, alpha: float, cap: int, floor: float) -> str:
     return (f"n_resamples='auto': {n_open} corrected decision(s) at alpha={alpha:g} still open with draws capped at "
             f"max_resamples={cap} (p-values within Monte-Carlo error of their threshold; smallest attainable "
@@ -305,9 +299,7 @@ def auto_pair_pvalues(draw: Callable[[np.ndarray, np.ndarray, int, int], xr.Data
         run.extend(active, total)
         k, b, p = run.matrices(pvalue)
         still = open_decisions(k, b, p, **settle)
-        # draws that would not settle a decision even at the cap (at the p-values seen so far) are not made
-        drawing = still & ~_open_at_cap(k, b, cap, pvalue, settle) if total < cap else still
-        active = (drawing[..., pi, pk] | drawing[..., pk, pi]).reshape(-1, pi.size).any(axis=0)
+        active = (still[..., pi, pk] | still[..., pk, pi]).reshape(-1, pi.size).any(axis=0)
         if not active.any():
             break
     assert run.lead is not None

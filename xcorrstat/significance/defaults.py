@@ -56,7 +56,7 @@ DEFAULTS: Mapping[str, Default] = MappingProxyType({
         1000, 1000, "n_resamples='auto'",
         "draws of the first block of an 'auto' run, and the bootstrap resamples of a report's intervals"),
     "max_resamples": Default(
-        10000, 10000, "n_resamples='auto'",
+        20000, 20000, "n_resamples='auto'",
         "cap on the draws of an 'auto' run (decisions still open then are counted and warned about)"),
     "risk": Default(
         0.01, 0.01, "n_resamples='auto'",

@@ -240,7 +240,7 @@ def run_tasks(
         as extreme; no multiple-testing correction, as in mt-metrics-eval).
     batch : int, optional
         Draws per batch (memory only; the numbers do not depend on it).
-    max_resamples : int, default 10000
+    max_resamples : int, default 20000
         The cap on a task's draws with ``n_resamples="auto"``.
 
     Returns
