@@ -190,7 +190,7 @@ class Report:
                 f"seed {s['seed']}")
 
     def _draws(self) -> str:
-        """"; auto draws up to 10000: 8000 at most a pair, every decision settled": the tests' draws."""
+        """"; auto draws up to 20000: 8000 at most a pair, every decision settled": the tests' draws."""
         used = self.settings.get("n_resamples_used") or {}
         if not used or self.settings.get("draws") != "auto":  # fixed draws: the CIs' resamples, stated before
             return ""
