@@ -36,6 +36,7 @@ from ..kernels.levels import group_weights, value_range
 from ..kernels.scaling import centre_cells
 from ..kernels.tiesweep import row_calibration, sorted_pairs, weighted_calibration
 from ..kernels.weighted import DISTINCT_PAIR_VARIANTS, wcorr, wcorr_gemm
+from ..kernels.wpearson_rows import wpearson_rows
 from .draws import counts_from_indices
 
 __all__ = [
@@ -101,9 +102,17 @@ def _system_level(x: np.ndarray, z: np.ndarray, w: np.ndarray, c: np.ndarray | N
         with np.errstate(invalid="ignore", divide="ignore"):
             mx = np.where(count > 0, np.clip(np.sum(x, axis=-1, where=valid) / count, *value_range(x, valid)), np.nan)
             mz = np.where(count > 0, np.clip(np.sum(z, axis=-1, where=valid) / count, *value_range(z, valid)), np.nan)
-        return wcorr_gemm(mx, mz, w, **kw)
+        return _rows_under_draws(mx, mz, w, kw)
     mx, mz = _weighted_means(x, z, valid, c)  # (M, S, B)
     return wcorr(np.swapaxes(mx, -1, -2), np.swapaxes(mz, -1, -2), w[None, :, :], **kw)
+
+
+def _rows_under_draws(x: np.ndarray, z: np.ndarray, w: np.ndarray, kw: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Fixed rows (R, S) under B weight vectors (B, S): Pearson draw by draw (:func:`wpearson_rows`), the
+    rank methods by their matrix products (:func:`wcorr_gemm`)."""
+    if kw["method"] == "pearson":
+        return wpearson_rows(x, z, w, min_pairs=kw["min_pairs"])
+    return wcorr_gemm(x, z, w, **kw)
 
 
 def _input_level(x: np.ndarray, z: np.ndarray, w: np.ndarray | None, c: np.ndarray, kw: dict[str, Any],
@@ -125,7 +134,7 @@ def _input_level(x: np.ndarray, z: np.ndarray, w: np.ndarray | None, c: np.ndarr
         den = np.where(defined, size, 0.0) @ c.T
         count = defined.astype(np.float64) @ c.T
     else:
-        r_in, n_in = wcorr_gemm(xt, zt, w, **kw)  # (M*I, B)
+        r_in, n_in = _rows_under_draws(xt, zt, w, kw)  # (M*I, B)
         r_in = r_in.reshape(m, i, -1)
         defined = ~np.isnan(r_in)
         drawn = group_weights(n_in.reshape(m, i, -1), average)
