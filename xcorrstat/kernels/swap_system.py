@@ -108,6 +108,9 @@ def prepare_system_swap(x: ArrayLike, z: ArrayLike, pairs: tuple[ArrayLike, Arra
     if ax.ndim != 3 or az.shape != ax.shape[1:]:
         raise ValueError(f"x must be (M, S, I) and z (S, I), got {ax.shape} and {az.shape}")
     pi, pk = (np.asarray(p, dtype=np.intp).reshape(-1) for p in pairs)
+    used = np.unique(np.concatenate([pi, pk]))
+    if used.size < ax.shape[0]:  # the parts of metrics in no pair are not formed
+        ax, pi, pk = ax[used], np.searchsorted(used, pi), np.searchsorted(used, pk)
     ops = _Operands(ax, az, pi, pk, dict(method=method, variant=variant, min_pairs=int(min_pairs)))
     if not skipna:
         missing = np.asarray(np.isnan(ax).any(axis=(-2, -1)) | np.isnan(az).any())
