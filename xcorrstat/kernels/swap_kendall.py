@@ -30,7 +30,10 @@ From the exact integers on, each value takes the float operations of its definit
 :func:`input_kendall_swap_means` adds them input after input, as a sum along the inputs
 of the per-input values would; it needs no clipping to [-1, 1]: every numerator is an
 integer no larger than its denominator (tau-b: by Cauchy-Schwarz, and a correctly
-rounded square root and quotient keep the ratio within 1).
+rounded square root and quotient keep the ratio within 1). When X and Y are missing in
+different cells, every draw has its own counts in the divisors: they are forms in the
+mask too (:class:`~xcorrstat.kernels.swap_gaps.GapCounts`), and the values are formed and
+added by :mod:`xcorrstat.kernels.swap_kendall_gaps`.
 """
 
 from __future__ import annotations
@@ -42,14 +45,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._types import Variant
+from ._compiled import compiled_module
 from .swap_gaps import GapCounts, gap_counts
+from .swap_kendall_gaps import ACC_VARIANTS, DrawCounts, gap_add, gap_stats
 from .swapmath import F32_EXACT, SwapRun, mask_products, pair_incidence
 
 __all__ = ["SWAP_KENDALL_VARIANTS", "input_kendall_swap", "input_kendall_swap_means"]
 
 #: Input-level Kendall variants of the swap fast path.
 SWAP_KENDALL_VARIANTS: tuple[Variant, ...] = ("a", "b", "23", "acc23")
-_ACC_VARIANTS = ("acc23", "23")  # the variants that count metric ties as agreement
 #: (pair of metrics, input, pair of systems) cells compared at once when the operands are built.
 _PREP_CELLS = 1 << 16
 #: Mask products (inputs x draws x rows) laid out at once per block of inputs.
@@ -57,9 +61,10 @@ _RUN_CELLS = 1 << 17
 
 #: ``(const_x, const_y - const_x, linear parts (..., 2, S), quadratic part (..., K))`` of one form.
 _Parts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-#: What a run does with a block of inputs ``blk``: ``consume(blk, whole, ok)``, ``whole`` (2, 1 + inputs, B, P)
-#: holding the stats of X' and Y' after a free row, ``ok`` their per-draw defined masks of the tied pairs or None.
-_Consume = Callable[[slice, np.ndarray, "tuple[np.ndarray, np.ndarray] | None"], None]
+#: What a run does with a block of inputs ``blk``: ``consume(blk, a, v, counts, whole)``, with ``a`` the block's
+#: mask products (inputs, B, rows), ``v`` the integer parts of X' and Y' (inputs, B, P), ``counts`` the draws' own
+#: counts (X and Y missing in different cells) or None, and ``whole`` (2, 1 + inputs, B, P) float64 room.
+_Consume = Callable[[slice, np.ndarray, "tuple[np.ndarray, np.ndarray]", "DrawCounts | None", np.ndarray], None]
 
 
 class _Forms(NamedTuple):
@@ -127,11 +132,17 @@ def input_kendall_swap(
         i, p = forms.n0.shape
         out = np.empty((2, p, i, m.shape[0]))
 
-        def keep(blk: slice, whole: np.ndarray, _: tuple[np.ndarray, np.ndarray] | None) -> None:
-            stats = np.clip(whole[:, 1:], -1.0, 1.0, out=whole[:, 1:])
+        def keep(blk: slice, a: np.ndarray, v: tuple[np.ndarray, np.ndarray], counts: DrawCounts | None,
+                 whole: np.ndarray) -> None:
+            stats = whole[:, 1:]
+            if counts is None:
+                _block_stats(a, v, stats, forms, blk, variant, np.nan)
+            else:
+                gap_stats(v, counts, stats, variant, forms.need, np.nan)
+            np.clip(stats, -1.0, 1.0, out=stats)
             out[:, :, blk] = np.transpose(stats, (0, 3, 1, 2))
 
-        _run_blocks(m, forms, variant, np.nan, keep)
+        _run_blocks(m, forms, keep)
         return out[0], out[1]
 
     return run
@@ -158,6 +169,7 @@ def input_kendall_swap_means(
     """
     forms = _prepare(*_check(zx, zy, z, variant, eps), variant, int(min_pairs))
     static_count = (~forms.undefined).sum(axis=0)  # (P,) inputs defined in every draw
+    jit = None if forms.gaps is None else compiled_module("swap_kendall_jit")
 
     def run(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         m = np.asarray(m, dtype=bool)
@@ -167,7 +179,12 @@ def input_kendall_swap_means(
         counts[..., t] = 0
         started = [False]
 
-        def add(blk: slice, whole: np.ndarray, ok: tuple[np.ndarray, np.ndarray] | None) -> None:
+        def add(blk: slice, a: np.ndarray, v: tuple[np.ndarray, np.ndarray], gaps: DrawCounts | None,
+                whole: np.ndarray) -> None:
+            if gaps is not None:  # every pair's count varies: ``counts`` started at 0
+                gap_add(v, gaps, totals, counts, variant, forms.need, jit)
+                return
+            ok = _block_stats(a, v, whole[:, 1:], forms, blk, variant, 0.0)
             for k in (0, 1):  # sums input after input: row 0 of ``whole`` is free for the running total
                 if not started[0]:
                     np.add.reduce(whole[k, 1:], axis=0, out=totals[k])
@@ -180,7 +197,7 @@ def input_kendall_swap_means(
                     counts[k][:, t] += ok[k].sum(axis=0)
             started[0] = True
 
-        _run_blocks(m, forms, variant, 0.0, add)
+        _run_blocks(m, forms, add)
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.where(counts > 0, totals / counts, np.nan)
         return means[0].T, means[1].T
@@ -188,10 +205,10 @@ def input_kendall_swap_means(
     return run
 
 
-def _run_blocks(m: np.ndarray, forms: _Forms, variant: Variant, fill: float, consume: _Consume) -> None:
+def _run_blocks(m: np.ndarray, forms: _Forms, consume: _Consume) -> None:
     """Evaluate a (B, S, I) batch of masks block of inputs by block, in input order, into ``consume``.
 
-    Undefined values are ``fill``. Every block's mask products serve every pair of metrics.
+    Every block's mask products serve every pair of metrics.
     """
     b, s, i = m.shape
     rows, p = forms.value.shape[1:]
@@ -208,12 +225,8 @@ def _run_blocks(m: np.ndarray, forms: _Forms, variant: Variant, fill: float, con
         np.matmul(a, forms.value[blk], out=vx)
         np.matmul(a[..., :s + 1], forms.value_diff[blk], out=vy)
         vy += vx
-        stats = whole[:, :n + 1]
-        if forms.gaps is None:
-            ok = _block_stats(a, (vx, vy), stats[:, 1:], forms, blk, variant, fill)
-        else:
-            ok = _gap_stats(a, mt, (vx, vy), stats[:, 1:], forms, blk, variant, fill)
-        consume(blk, stats, ok)
+        counts = None if forms.gaps is None else _draw_counts(a, mt, forms, blk)
+        consume(blk, a, (vx, vy), counts, whole[:, :n + 1])
 
 
 def _block_stats(a: np.ndarray, v: tuple[np.ndarray, np.ndarray], out: np.ndarray, forms: _Forms, blk: slice,
@@ -289,9 +302,9 @@ def _prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray, var
             zt = zs[:1, ins] if zs.strides[0] == 0 else zs[ps, ins]  # one target for all pairs: compared once
             num, tie, cnt, has_tie = _block_parts(xs[ps, ins], ys[ps, ins], zt, (vs[ps, ins], vys[ps, ins]), eps[ps],
                                                   variant, idx, inc)
-            if variant in _ACC_VARIANTS and gaps is None:  # acc_eq's agreement count: numerator + weighted ties
+            if variant in ACC_VARIANTS and gaps is None:  # acc_eq's agreement count: numerator + weighted ties
                 num = (num[0] + cnt[0] - cnt[1],) + num[1:]  # + pairs not tied in the target
-            if tie is not None and variant in _ACC_VARIANTS:
+            if tie is not None and variant in ACC_VARIANTS:
                 num = tuple(a + b for a, b in zip(num, tie))  # type: ignore[assignment]
             _lay_out(num, value, value_diff, ins, ps)
             if ties is not None and ties_diff is not None and tie is not None:
@@ -400,7 +413,7 @@ def _finish(value: np.ndarray, value_diff: np.ndarray, ties: np.ndarray | None, 
     undefined = (valid.sum(axis=-2) < max(min_pairs, 2)).T
     if variant == "a":
         scale = n0
-    elif variant in _ACC_VARIANTS:
+    elif variant in ACC_VARIANTS:
         scale = 2.0 * n0
     else:  # no metric tie: N - T_m - T_gm = N in every draw
         scale = np.sqrt(n0 * gold_untied)
@@ -423,48 +436,9 @@ def _metric_ties(a: np.ndarray, forms: _Forms, blk: slice) -> tuple[np.ndarray, 
     return tx, ty
 
 
-def _gap_stats(a: np.ndarray, mt: np.ndarray, v: tuple[np.ndarray, np.ndarray], out: np.ndarray, forms: _Forms,
-               blk: slice, variant: Variant, fill: float) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_block_stats` when X and Y are missing in different cells: every count is the draw's own.
-
-    The valid systems n and target-tied valid pairs of each draw come from the gap forms;
-    ``N = n (n - 1) / 2``. The operations on the exact integers are those of
-    :func:`_block_stats`, so a pair missing in the same cells gets the same floats by either
-    route. Returns the defined masks of every pair.
-    """
+def _draw_counts(a: np.ndarray, mt: np.ndarray, forms: _Forms, blk: slice) -> DrawCounts:
+    """The counts of each draw on a block of inputs when X and Y are missing in different cells."""
     assert forms.gaps is not None
-    s = mt.shape[0]
-    systems, gold_tied = forms.gaps.evaluate(a[..., :s], mt, blk)
-    ties = None
-    if forms.ties is not None:
-        t = forms.tied
-        tx, ty = _metric_ties(a, forms, blk)
-        ties = [np.zeros_like(systems[0]), np.zeros_like(systems[1])]
-        ties[0][..., t], ties[1][..., t] = tx, ty
-    ok = []
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for k in (0, 1):
-            n0 = systems[k] - 1.0
-            n0 *= systems[k]
-            n0 /= 2.0  # N = n (n - 1) / 2, exact
-            defined = systems[k] >= forms.need
-            stat = out[k]
-            if variant == "a":
-                np.divide(v[k], n0, out=stat)
-            elif variant in _ACC_VARIANTS:  # (numerator + N - T_g) / 2N
-                gold = n0 if gold_tied is None else n0 - gold_tied[k]
-                np.add(v[k], gold, out=stat)
-                stat /= 2.0 * n0
-                if variant == "23":
-                    stat *= 2.0
-                    stat -= 1.0
-            else:
-                gold = n0 if gold_tied is None else n0 - gold_tied[k]
-                untied = n0 if ties is None else n0 - ties[k]
-                defined &= (untied > 0) & (gold > 0)
-                den = untied * gold
-                np.sqrt(den, out=den)
-                np.divide(v[k], den, out=stat)
-            np.copyto(stat, fill, where=~defined)
-            ok.append(defined)
-    return ok[0], ok[1]
+    valid, total, gold_tied = forms.gaps.evaluate(a[..., :mt.shape[0] + 1], mt, blk)
+    ties = None if forms.ties is None else _metric_ties(a, forms, blk)
+    return DrawCounts(valid, total, gold_tied, ties, forms.tied)

@@ -74,7 +74,7 @@ def _per_pair_fixed(s: int, i: int, level: Level, method: Method) -> int:
     Input-level Kendall keeps, per pair and input, its column of the value operand over the
     ``S + 1 + S(S-1)/2`` rows of the mask products, the ``S + 1`` rows of the difference
     operand and a few constants (tau-b's tie operands only for pairs with metric ties; with metrics
-    missing in different cells, three linear forms over the S systems and four constants). Its
+    missing in different cells, three forms over the ``S + 1`` rows ``[m_s | 1]`` and a constant). Its
     (S, S) pair comparisons are built a bounded block at a time inside the kernel, so they
     do not count here; the batch's mask products, shared by the task's pairs, count per draw.
     """
