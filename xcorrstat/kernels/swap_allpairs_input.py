@@ -13,15 +13,16 @@ over the swapped cells only. One matrix product per input over **all** metrics g
 instead of ``6 B S I P``. Missing cells, in the same or in different cells of two metrics,
 need nothing more: a cell counts in each sum with its validity (the target's included).
 
-Each input's r is taken from the six sums; a vector found nearly constant by them is
-recomputed from the swapped cells, so exact constancy decides NaN. The pair (k, i) is the pair
-(i, k) with X' and Y' exchanged, so each unordered pair is computed once. With numba (the
-``fast`` extra) the per-pair arithmetic runs fused in a compiled loop
-(:mod:`xcorrstat.kernels.swap_allpairs_input_jit`): the same operations in the same order, so
-the same floats. The level's value is
-the mean over the inputs defined in the draw, added input after input in input order
-(global level: all cells as the systems of one input). Blocks of inputs and pairs never
-change a value; the tests check the draws against the explicitly swapped matrices to 1e-12.
+Each input's r is taken from the six sums. The level's value is the mean over the inputs
+defined in the draw, added input after input in input order (global level: all cells as the
+systems of one input); a vector found nearly constant by the sums is recomputed from the
+swapped cells (so exact constancy decides NaN), and these values are added after all the
+others, in input order. The pair (k, i) is the pair (i, k) with X' and Y' exchanged, so each
+unordered pair is computed once, and only the metrics of the asked pairs are laid out. With
+numba (the ``fast`` extra) the per-pair arithmetic and the running sums are fused in a compiled
+loop (:mod:`xcorrstat.kernels.swap_allpairs_input_jit`): the same operations in the same order,
+so the same floats. Blocks of inputs and pairs never change a value; the tests check the draws
+against the explicitly swapped matrices to 1e-12.
 """
 
 from __future__ import annotations
