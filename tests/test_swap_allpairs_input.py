@@ -39,19 +39,6 @@ def _pairs(m):
     return np.concatenate([pi, pk]), np.concatenate([pk, pi])
 
 
-@pytest.fixture(params=["compiled", "numpy"])
-def path(request):
-    """Both the compiled loop (when numba is installed) and the NumPy path."""
-    from xcorrstat import set_options
-
-    if request.param == "compiled":
-        pytest.importorskip("numba")
-        yield
-    else:
-        with set_options(compiled=False):
-            yield
-
-
 @pytest.mark.parametrize("permute", list(PERMUTES))
 @pytest.mark.parametrize("missing", ["complete", "shared", "own"])
 @pytest.mark.parametrize("level", ["input", "global"])

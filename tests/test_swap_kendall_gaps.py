@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pytest
 from oracles import kendall_counts, kendall_from_counts
-from scipy import stats
+from test_swap_kendall import _scipy_means
 
 from xcorrstat import set_options
 from xcorrstat.kernels import swap_kendall
@@ -25,17 +25,6 @@ from xcorrstat.kernels.swap_kendall import input_kendall_swap_means
 from xcorrstat.kernels.swapmath import mask_products
 
 VARIANTS = ["a", "b", "23", "acc23"]
-
-
-@pytest.fixture(params=["compiled", "numpy"])
-def path(request):
-    """Both the compiled loop (when numba is installed) and the NumPy path."""
-    if request.param == "compiled":
-        pytest.importorskip("numba")
-        yield
-    else:
-        with set_options(compiled=False):
-            yield
 
 
 def _pairs(seed, s, i, n_masks):
@@ -77,25 +66,6 @@ def _counted_means(x, y, z, masks, eps, variant, min_pairs):
                 if not np.isnan(value):
                     values.append(value)
             out[which, b] = np.mean(values) if values else np.nan
-    return out
-
-
-def _scipy_means(x, y, z, masks, min_pairs):
-    """tau-b by scipy.stats.kendalltau on the explicitly swapped matrices, averaged over defined inputs: (2, B)."""
-    out = np.full((2, len(masks)), np.nan)
-    for b, m in enumerate(masks):
-        for which, vals in enumerate((np.where(m, y, x), np.where(m, x, y))):
-            taus = []
-            for j in range(x.shape[1]):
-                rows = ~np.isnan(vals[:, j]) & ~np.isnan(z[:, j])
-                if rows.sum() < max(min_pairs, 2):
-                    continue
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    tau = stats.kendalltau(vals[rows, j], z[rows, j], variant="b").statistic
-                if not np.isnan(tau):
-                    taus.append(tau)
-            out[which, b] = np.mean(taus) if taus else np.nan
     return out
 
 

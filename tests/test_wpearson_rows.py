@@ -40,16 +40,6 @@ def _data(seed, rows=12, s=7, b=40):
     return x, z, w
 
 
-@pytest.fixture(params=["compiled", "numpy"])
-def path(request):
-    if request.param == "compiled":
-        pytest.importorskip("numba")
-        yield
-    else:
-        with set_options(compiled=False):
-            yield
-
-
 @pytest.mark.parametrize("min_pairs", [1, 3, 6])
 def test_every_row_and_draw_equals_scipy_on_the_expanded_resample(path, min_pairs):
     x, z, w = _data(1)
