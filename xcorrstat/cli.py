@@ -6,6 +6,7 @@ With no FILE the bundled SummEval data is used (target ``expert_relevance``).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -22,7 +23,7 @@ from .kernels import LEVELS, METHODS
 from .kernels.corrections import CORRECTIONS
 from .kernels.correlation import KENDALL_VARIANTS
 from .kernels.levels import AVERAGES, CORRELATE_LEVELS
-from .options import OPTIONS, set_options
+from .options import OPTIONS, compiled_enabled, set_options
 from .reporting import report
 from .reporting.correlations import (
     correlation_json,
@@ -49,7 +50,6 @@ from .wmtcli import add_draw_options, add_wmt_parser, wmt_command
 
 __all__ = ["correlation_table", "flat_columns", "main"]
 
-"""Longest error message printed; longer ones are cut."""
 KENDALL_NAMES = {"b": "tau-b", "c": "tau-c", "a": "tau-a", "23": "tau_eq", "acc23": "acc_eq"}
 VARIANT_HELP = "Kendall variant: b, c, a, 23 (tau_eq) or acc23 (acc_eq, pairwise accuracy with ties); default b"
 
@@ -285,6 +285,21 @@ def _report_schemes(args: argparse.Namespace, ds: xr.Dataset,
     return args.level or ["system"], args.resample or ("system",), args.permute or ("system",)
 
 
+#: Above these sizes (metrics, inputs) a report without the compiled loops is worth a note.
+LARGE_REPORT = (20, 500)
+
+
+def _compiled_note(ds: xr.Dataset, metrics: Sequence[str] | None, log: IO[str] | None) -> None:
+    """Say, on a large report, that numba is not installed (the NumPy paths are several times slower)."""
+    n_metrics = len(metrics) if metrics else len(ds.data_vars) - 1
+    large = n_metrics >= LARGE_REPORT[0] and ds.sizes.get("input", 0) >= LARGE_REPORT[1]
+    if log is None or not large or not compiled_enabled() or importlib.util.find_spec("numba") is not None:
+        return
+    print(f"note: numba is not installed, so the resampling of {n_metrics} metrics x {ds.sizes['input']} inputs "
+          'runs on its NumPy paths (the same numbers, several times slower); pip install "xcorrstat[fast]" '
+          "adds the compiled loops", file=log, flush=True)
+
+
 def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> None:
     if args.n_resamples != "auto" and args.n_resamples < 1:
         raise ValueError(f"--n-resamples must be a positive integer, got {args.n_resamples}")
@@ -301,6 +316,7 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
     if log is not None:
         print(f"xcorrstat report: {source}, target {printable(repr(target), VALUE_WIDTH)}", file=log, flush=True)
     levels, resample, permute = _report_schemes(args, ds, log)
+    _compiled_note(ds, metrics, log)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", OpenDecisionsWarning)
         rep = report(
