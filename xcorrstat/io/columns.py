@@ -7,6 +7,7 @@ coordinates on the fewest label dims they are a function of.
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import warnings
 from collections.abc import Hashable, Sequence
@@ -21,6 +22,7 @@ from ..schema import METRIC, TARGET
 __all__ = [
     "LABEL_GUESSES",
     "check_labels",
+    "check_nested",
     "guess_label_columns",
     "is_score_dtype",
     "is_text_column",
@@ -58,7 +60,25 @@ def _numbers_in_objects(values: Any) -> bool:
     if not isinstance(values, pd.Series) or values.dtype != object:
         return False
     present = values.dropna()
-    return all(isinstance(v, (int, float, np.number)) for v in present)
+    return all(isinstance(v, (int, float, np.number, decimal.Decimal)) for v in present)
+
+
+_NESTED = (list, dict, set, np.ndarray)
+
+
+def check_nested(df: pd.DataFrame) -> None:
+    """TypeError naming the column and row of the first nested entry (a list, dict, set or array):
+    such a column is neither a score nor a label."""
+    for col, dtype in zip(df.columns, df.dtypes):
+        if dtype != object:
+            continue
+        values = df[col].to_numpy()
+        nested = np.fromiter((isinstance(v, _NESTED) for v in values), dtype=bool, count=len(values))
+        if nested.any():
+            row = int(np.flatnonzero(nested)[0])
+            raise TypeError(f"column {cut(col)} holds {type(values[row]).__name__} values (first in {row_name(row)}: "
+                            f"{cut(values[row])}); a score column holds numbers and a label column text or numbers: "
+                            "flatten it or leave it out")
 
 
 def score_array(values: Any, dtype: Any, what: str) -> np.ndarray:

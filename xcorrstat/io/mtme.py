@@ -30,6 +30,7 @@ import xarray as xr
 
 from .._display import cut
 from ..schema import SYSTEM_LEVEL_ATTR
+from .limits import check_tree_file, follow_links_default, memory_guard
 from .mtme_files import (
     MTME_LEVELS,
     NO_TRANSLATION,
@@ -44,6 +45,7 @@ from .mtme_files import (
     read_texts,
     reference_names,
     score_files,
+    tree_paths,
 )
 
 __all__ = ["MTME_LEVELS", "NO_TRANSLATION", "is_mtme_testset", "mtme_level", "read_mtme"]
@@ -250,7 +252,7 @@ def _read_mtme_iv(root, testset, lps, levels, include_human_systems, text, encod
 def read_mtme(root: str | os.PathLike[str], testset: str, lps: str | Sequence[str] | None = None, *,
               levels: MtmeLevel | Sequence[MtmeLevel] = ("seg", "domain", "sys"), human: _Names = None,
               metrics: _Names = None, refs: _Names = None, include_human_systems: bool = True,
-              text: bool = False, encoding: str = "utf-8") -> xr.Dataset:
+              text: bool = False, encoding: str = "utf-8", follow_links: bool | None = None) -> xr.Dataset:
     """Read a test set in mt-metrics-eval's folder layout into one Dataset.
 
     Parameters
@@ -284,6 +286,12 @@ def read_mtme(root: str | os.PathLike[str], testset: str, lps: str | Sequence[st
         is NaN, as is every text of a segment or system that a language pair lacks.
     encoding : str
         Text encoding of every file.
+    follow_links : bool, optional
+        Read files that are links (or lie under linked folders) resolving outside the test set
+        folder. None (the default) leaves it to the environment variable
+        ``XCORRSTAT_FOLLOW_LINKS`` (``1`` allows them), else they are refused. Whatever it says,
+        every file read must be a regular file (not a FIFO, device or socket) within the
+        reading limit (the ``memory_budget`` option).
 
     Returns
     -------
@@ -314,7 +322,9 @@ def read_mtme(root: str | os.PathLike[str], testset: str, lps: str | Sequence[st
         few or too many fields, a score that is not a number or ``None`` (or is infinite), a blank
         line, a system with more or fewer lines than the segments (or documents), a system (or
         system and domain) given twice in a ``sys`` (or ``domain``) file, files that disagree on
-        the number of segments.
+        the number of segments; if a file is not a regular file, is larger than the reading
+        limit, or is a link out of the folder that `follow_links` does not allow (these before
+        any file is opened); if memory runs out while reading (a ``MemoryError`` too).
 
     Examples
     --------
@@ -349,10 +359,14 @@ def read_mtme(root: str | os.PathLike[str], testset: str, lps: str | Sequence[st
         raise FileNotFoundError(f"no score files for {empty[0]!r} at levels {level_list} (with the human=, metrics=, "
                                 f"refs= chosen) in {folder!r}: expected human-scores/{empty[0]}.<name>.<level>.score "
                                 f"or metric-scores/{empty[0]}/<metric>-<ref>.<level>.score")
-    layouts = {lp: read_layout(folder, lp, encoding) for lp in lp_list}
-    parts, sources = _read_all(files, layouts, encoding)
-    return _dataset(folder, testset, lp_list, single, level_list, parts, sources, layouts,
-                    include_human_systems, text, encoding)
+    follow = follow_links_default() if follow_links is None else follow_links
+    for path in tree_paths(folder, lp_list, files, text):  # before any is opened
+        check_tree_file(path, os.path.realpath(folder), bool(follow))
+    with memory_guard(repr(folder)):
+        layouts = {lp: read_layout(folder, lp, encoding) for lp in lp_list}
+        parts, sources = _read_all(files, layouts, encoding)
+        return _dataset(folder, testset, lp_list, single, level_list, parts, sources, layouts,
+                        include_human_systems, text, encoding)
 
 
 def _dataset(folder: str, testset: str, lps: list[str], single: bool, levels: Sequence[str],

@@ -22,7 +22,7 @@ from .._display import cut
 
 __all__ = [
     "MTME_LEVELS", "NO_TRANSLATION", "Layout", "MtmeLevel", "ScoreFile", "language_pairs", "listdir", "load_scores",
-    "output_files", "place_scores", "read_layout", "read_texts", "reference_names", "score_files",
+    "output_files", "place_scores", "read_layout", "read_texts", "reference_names", "score_files", "tree_paths",
 ]
 
 #: A granularity of mt-metrics-eval score files.
@@ -110,6 +110,19 @@ def language_pairs(folder: str, files: list[ScoreFile]) -> list[str]:
     found.update(d for d in listdir(os.path.join(folder, "system-outputs"))
                  if os.path.isdir(os.path.join(folder, "system-outputs", d)))
     return sorted(found)
+
+
+def tree_paths(folder: str, lps: list[str], files: list[ScoreFile], text: bool) -> list[str]:
+    """Every file a reading of `files` (and, with `text`, of the texts) of `lps` may open."""
+    paths = [f.path for f in files]
+    for lp in lps:
+        names = [f"documents/{lp}.docs", f"sources/{lp}.txt", f"sources/{lp}.jsonl"]
+        if text:
+            names += [f"references/{fn}" for fn in listdir(os.path.join(folder, "references"))
+                      if fn.startswith(lp + ".")]
+            names += list(output_files(folder, lp).values())
+        paths += [os.path.join(folder, n) for n in names if os.path.exists(os.path.join(folder, n))]
+    return paths
 
 
 # ------------------------------------------------------------------------------------- parsing

@@ -9,13 +9,17 @@ from __future__ import annotations
 import codecs
 import csv
 import gzip
+import io
 import json
 import re
 import zlib
+from typing import IO
 
 import pandas as pd
 
 from .._display import cut
+from .limits import ReadLimitError, open_binary
+from .parquet import read_parquet
 
 __all__ = ["ENCODING_OPTION", "FORMAT_OPTION", "load_table", "located"]
 
@@ -29,9 +33,13 @@ _BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe\x00\x00", "utf-32"), (b"\x0
 
 def _head(path: str, gz: bool, size: int = 4096) -> bytes:
     """The first bytes of the (decompressed) file."""
-    opener = gzip.open if gz else open
-    with opener(path, "rb") as fh:
+    with open_binary(path, gz) as fh:
         return fh.read(size)
+
+
+def _text(path: str, gz: bool, encoding: str, newline: str | None = None) -> IO[str]:
+    """The file's text (decompressed when `gz`), within the reading limit."""
+    return io.TextIOWrapper(open_binary(path, gz), encoding=encoding, newline=newline)
 
 
 def _encoding(path: str, gz: bool, encoding: str | None) -> str:
@@ -53,11 +61,44 @@ def _encoding(path: str, gz: bool, encoding: str | None) -> str:
     return "utf-8"
 
 
+class _Lines:
+    """The lines of a text stream, remembering the first (for a message about the header)."""
+
+    def __init__(self, fh: IO[str]) -> None:
+        self._fh, self.first = fh, ""
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        line = next(self._fh)
+        self.first = self.first or line
+        return line
+
+
+def _header_error(path: str, sep: str, first: str) -> str:
+    """Where a header's field outgrew the csv module's field limit: a stray quote, or a huge name."""
+    limit = csv.field_size_limit()
+    fields = first.rstrip("\r\n").split(sep)
+    long = next((k for k, f in enumerate(fields) if len(f) > limit), len(fields))
+    quote = first.find('"')
+    if quote >= 0 and first[:quote].count(sep) <= long:
+        return (f"{path!r}, line 1, column {first[:quote].count(sep) + 1}: a quote (\") opens a field that is not "
+                f"closed within {limit} characters; remove the stray quote or close it")
+    if long < len(fields):
+        return (f"{path!r}, line 1, column {long + 1}: a column name of {len(fields[long])} characters, more than "
+                f"the {limit} a field may hold; is this the header of a score table?")
+    return f"{path!r}, line 1: a field of the header is longer than {limit} characters"
+
+
 def _check_header(path: str, sep: str, encoding: str, gz: bool) -> None:
-    """Raise ValueError naming the file when its header repeats a column name."""
-    opener = gzip.open if gz else open
-    with opener(path, "rt", encoding=encoding, newline="") as fh:
-        names = next(csv.reader(fh, delimiter=sep), [])
+    """Raise ValueError naming the file when its header repeats a column name or is not well-formed."""
+    with _text(path, gz, encoding, newline="") as fh:
+        lines = _Lines(fh)
+        try:
+            names = next(csv.reader(lines, delimiter=sep), [])
+        except csv.Error:
+            raise ValueError(_header_error(path, sep, lines.first)) from None
     seen: dict[str, int] = {}
     for pos, name in enumerate(names, start=1):
         if name in seen:
@@ -66,11 +107,24 @@ def _check_header(path: str, sep: str, encoding: str, gz: bool) -> None:
         seen[name] = pos
 
 
+def _parser_message(path: str, fmt: str, err: Exception) -> str:
+    """A message naming the line for pandas' tokenizer errors, the tokenizer's own text otherwise."""
+    text = str(err)
+    quote = re.search(r"EOF inside string starting at row (\d+)", text)
+    if quote:
+        return (f"{path!r}, line {int(quote.group(1)) + 1}: a quote (\") opens a field that is never closed (it "
+                "runs to the end of the file); remove the stray quote or close it")
+    fields = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", text)
+    if fields:
+        return (f"{path!r}, line {fields.group(2)}: {fields.group(3)} fields, but the lines before have "
+                f"{fields.group(1)}")
+    return f"{path!r}: not a well-formed {fmt.upper()} file: {cut(text, 200)}"
+
+
 def _jsonl_records(path: str, encoding: str, gz: bool) -> list[dict]:
     """The objects of a JSON Lines file, read line by line; ValueError names the first bad line."""
-    opener = gzip.open if gz else open
     records = []
-    with opener(path, "rt", encoding=encoding) as fh:
+    with _text(path, gz, encoding) as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
@@ -89,17 +143,18 @@ def _jsonl_records(path: str, encoding: str, gz: bool) -> list[dict]:
 
 def _read_table(path: str, fmt: str, gz: bool, encoding: str | None) -> pd.DataFrame:
     if fmt == "parquet":
-        return pd.read_parquet(path, engine="pyarrow")
+        return read_parquet(path)
     enc = _encoding(path, gz, encoding)
-    comp = "gzip" if gz else None
     if fmt in ("csv", "tsv"):
         sep = "," if fmt == "csv" else "\t"
         _check_header(path, sep, enc, gz)
-        # low_memory=False: one pass (faster on wide files) and one dtype per column
-        return pd.read_csv(path, sep=sep, encoding=enc, compression=comp, low_memory=False)
+        with open_binary(path, gz) as fh:  # low_memory=False: one pass, one dtype per column
+            return pd.read_csv(fh, sep=sep, encoding=enc, low_memory=False)
     try:
-        # dtype=False keeps string labels such as "001" as strings
-        return pd.read_json(path, lines=True, dtype=False, precise_float=True, encoding=enc, compression=comp)
+        with open_binary(path, gz) as fh:  # dtype=False keeps string labels such as "001" as strings
+            return pd.read_json(fh, lines=True, dtype=False, precise_float=True, encoding=enc)
+    except ReadLimitError:
+        raise
     except (ValueError, TypeError):  # find the bad line, or read what pandas' parser could not
         return pd.DataFrame.from_records(_jsonl_records(path, enc, gz))
 
@@ -124,7 +179,7 @@ def load_table(path: str, fmt: str, gz: bool, encoding: str | None) -> pd.DataFr
     except (EOFError, zlib.error, gzip.BadGzipFile) as err:
         raise ValueError(f"{path!r}: corrupt or truncated gzip data ({cut(str(err))})") from None
     except pd.errors.ParserError as err:
-        raise ValueError(f"{path!r}: not a well-formed {fmt.upper()} file: {cut(str(err), 200)}") from None
+        raise ValueError(_parser_message(path, fmt, err)) from None
     except OSError as err:
         if isinstance(err, (FileNotFoundError, PermissionError)):
             raise

@@ -26,6 +26,7 @@ from ..schema import SYSTEM_LEVEL_ATTR
 from .columns import (
     LABEL_GUESSES,
     check_labels,
+    check_nested,
     guess_label_columns,
     is_score_dtype,
     is_text_column,
@@ -35,6 +36,7 @@ from .columns import (
     text_coordinates,
     wide_scores,
 )
+from .limits import check_file, memory_guard
 from .mtme import is_mtme_testset, read_mtme
 from .readers import FORMAT_OPTION, load_table, located
 
@@ -114,6 +116,7 @@ def _from_dataframe_iv(df, system, input, metric, value,
         raise ValueError("give both metric= and value= for a long table, or neither "
                          f"for a wide table; got metric={cut(metric)}, value={cut(value)}")
     _check_columns(df)
+    check_nested(df)
     extra = _names(dims, "dims")
     args: dict[Hashable, str] = {system: f"system={system!r}"}
     if input is not None:
@@ -341,13 +344,12 @@ def _read_iv(path, format: str | None, encoding: str | None) -> tuple[str, str, 
     path = os.fspath(path)
     if os.path.isdir(path):
         raise IsADirectoryError(f"path {path!r} is a folder; give a file")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"no such file: {path!r}")
+    size = check_file(path)  # a regular file within the reading limit, before it is opened
     fmt, gz = _format_of(path, format)
     if encoding is not None and fmt not in ("csv", "tsv", "jsonl"):
         raise ValueError(f"encoding={cut(encoding)} applies to CSV, TSV and JSON Lines files, not to {fmt} "
                          f"files such as {path!r}")
-    if os.path.getsize(path) == 0:
+    if size == 0:
         raise ValueError(f"file is empty: {path!r}")
     if fmt == "parquet" and importlib.util.find_spec("pyarrow") is None:
         raise ImportError("reading Parquet needs pyarrow: install pyarrow to read "
@@ -416,10 +418,10 @@ def read(path: str | os.PathLike[str], *, format: str | None = None,
         return _read_mtme_folder(os.fspath(path), format, encoding, kwargs)
     path, fmt, gz = _read_iv(path, format, encoding)
     try:
-        if fmt == "netcdf":
-            return _read_netcdf(path, kwargs)
-        df = load_table(path, fmt, gz, encoding)
-        return _table_dataset(df, path, kwargs)
+        with memory_guard(repr(path)):
+            if fmt == "netcdf":
+                return _read_netcdf(path, kwargs)
+            return _table_dataset(load_table(path, fmt, gz, encoding), path, kwargs)
     except (ValueError, TypeError) as err:
         message = str(err)
         if repr(path) in message:

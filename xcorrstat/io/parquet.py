@@ -1,0 +1,44 @@
+"""Reading a Parquet score table: its schema checked before its data are read.
+
+Helper of :func:`xcorrstat.io.read`. A column of nested values (lists, structs, maps) is
+neither a score nor a label and is refused by name and type; the data's uncompressed size, as
+the file's metadata give it, must be within the reading limit (:func:`~xcorrstat.io.limits.read_limit`).
+Decimal columns are read as numbers (:func:`~xcorrstat.io.columns.score_array` turns them to float64).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from .._display import cut
+from .limits import ReadLimitError, format_size, read_limit
+
+__all__ = ["read_parquet"]
+
+
+def _check_schema(path: str, schema: Any) -> None:
+    """Refuse a column of nested values, naming it and its Parquet type."""
+    import pyarrow as pa
+
+    for field in schema:
+        kind = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
+        if pa.types.is_nested(kind):
+            raise ValueError(f"{path!r}: column {cut(field.name)} holds {kind} values (nested: lists, structs or "
+                             "maps); a score column holds numbers and a label column text or numbers: flatten "
+                             "it or leave it out")
+
+
+def read_parquet(path: str) -> pd.DataFrame:
+    """The table of a Parquet file, after its schema and its size are checked."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    _check_schema(path, meta.schema.to_arrow_schema())
+    size = sum(meta.row_group(k).total_byte_size for k in range(meta.num_row_groups))
+    if size > read_limit():
+        raise ReadLimitError(f"{path!r}: the Parquet data take {format_size(size)} uncompressed, more than the "
+                             f"reading limit of {format_size(read_limit())} (the memory_budget option); raise it "
+                             "with xcorrstat.set_options(memory_budget=...), or read fewer columns")
+    return pd.read_parquet(path, engine="pyarrow")
