@@ -28,11 +28,15 @@ from typing import Any, BinaryIO
 from .._display import cut
 from ..options import OPTIONS
 
-__all__ = ["FOLLOW_LINKS_ENV", "ReadLimitError", "ReadMemoryError", "check_file", "check_tree_file",
+__all__ = ["FOLLOW_LINKS_ENV", "MAX_COLUMNS", "ReadLimitError", "ReadMemoryError", "check_columns", "check_file",
+           "check_tree_file",
            "follow_links_default", "format_size", "memory_guard", "open_binary", "read_limit"]
 
 #: Environment variable that lets an mt-metrics-eval tree's links point outside it (``1``).
 FOLLOW_LINKS_ENV = "XCORRSTAT_FOLLOW_LINKS"
+#: The most columns a table file may have: each score becomes a variable of the Dataset, and 200,000 of
+#: them take seconds and about 0.5 GB to read (a million took over a minute and 3 GB).
+MAX_COLUMNS = 200_000
 _HINT = ("raise the limit with xcorrstat.set_options(memory_budget=...) if the machine has the memory, or read "
          "fewer metrics or columns, or read the data in parts with Dask (xarray.open_mfdataset)")
 
@@ -100,6 +104,14 @@ def check_file(path: str) -> int:
     if info.st_size > read_limit():
         raise _too_large(path, f"holds {format_size(info.st_size)}, over")
     return info.st_size
+
+
+def check_columns(path: str, n: int) -> None:
+    """Refuse a table of more than :data:`MAX_COLUMNS` columns, before its rows are read."""
+    if n > MAX_COLUMNS:
+        raise ReadLimitError(f"{path!r}: the table has {n:,} columns, more than the {MAX_COLUMNS:,} a table file "
+                             "may have (each score becomes a variable, and a million of them take minutes and "
+                             "gigabytes); split the scores into files of fewer metrics")
 
 
 def follow_links_default() -> bool:

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .._display import cut
+from .readers import undecodable
 
 __all__ = [
     "MTME_LEVELS", "NO_TRANSLATION", "Layout", "MtmeLevel", "ScoreFile", "language_pairs", "listdir", "load_scores",
@@ -160,7 +161,7 @@ def _read_fields(path: str, labels: list[str], encoding: str, text: bool) -> pd.
         raise _BadFile(f"{path!r}, line {line.group(1)}: {line.group(2)} fields; expected "
                        f"{' '.join(s.upper() for s in labels)} SCORE") from None
     except UnicodeDecodeError as err:
-        raise _BadFile(f"{path!r} is not valid {encoding} text ({cut(str(err))}); pass encoding=...") from None
+        raise _BadFile(undecodable(path, encoding, err)) from None
 
 
 def _check_text_rows(df: pd.DataFrame, path: str, labels: list[str]) -> np.ndarray:
@@ -350,7 +351,7 @@ def _text_lines(folder: str, rel: str, field: str, layout: Layout, encoding: str
         with open(path, encoding=encoding) as fh:
             text = fh.read()
     except UnicodeDecodeError as err:
-        raise ValueError(f"{path!r} is not valid {encoding} text ({cut(str(err))}); pass encoding=...") from None
+        raise ValueError(undecodable(path, encoding, err)) from None
     lines = text.split("\n")
     if text.endswith("\n"):
         lines.pop()

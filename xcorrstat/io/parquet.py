@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from .._display import cut
-from .limits import ReadLimitError, format_size, read_limit
+from .limits import ReadLimitError, check_columns, format_size, read_limit
 
 __all__ = ["read_parquet"]
 
@@ -35,6 +35,7 @@ def read_parquet(path: str) -> pd.DataFrame:
     import pyarrow.parquet as pq
 
     meta = pq.ParquetFile(path).metadata
+    check_columns(path, meta.num_columns)
     _check_schema(path, meta.schema.to_arrow_schema())
     size = sum(meta.row_group(k).total_byte_size for k in range(meta.num_row_groups))
     if size > read_limit():

@@ -18,10 +18,10 @@ from typing import IO
 import pandas as pd
 
 from .._display import cut
-from .limits import ReadLimitError, open_binary
+from .limits import ReadLimitError, check_columns, open_binary
 from .parquet import read_parquet
 
-__all__ = ["ENCODING_OPTION", "FORMAT_OPTION", "load_table", "located"]
+__all__ = ["ENCODING_OPTION", "FORMAT_OPTION", "load_table", "located", "undecodable"]
 
 #: How a hint names the options a user can pass, in Python and on the command line.
 FORMAT_OPTION = "format= (--file-format on the command line)"
@@ -99,6 +99,7 @@ def _check_header(path: str, sep: str, encoding: str, gz: bool) -> None:
             names = next(csv.reader(lines, delimiter=sep), [])
         except csv.Error:
             raise ValueError(_header_error(path, sep, lines.first)) from None
+    check_columns(path, len(names))
     seen: dict[str, int] = {}
     for pos, name in enumerate(names, start=1):
         if name in seen:
@@ -167,6 +168,37 @@ def located(message: str, path: str, fmt: str) -> str:
     return f"{path!r}: {message}"
 
 
+def _first_undecodable(path: str, gz: bool, encoding: str) -> tuple[int, int, UnicodeDecodeError] | None:
+    """(line, column, error) of the first bytes of the file that are not `encoding` text."""
+    decoder = codecs.getincrementaldecoder(encoding)()
+    line, column = 1, 1
+    with open_binary(path, gz) as fh:
+        while chunk := fh.read(1 << 20):
+            try:
+                text = decoder.decode(chunk)
+            except UnicodeDecodeError as err:
+                before = err.object[: err.start].decode(encoding, errors="replace")
+                lines = before.split("\n")
+                return line + len(lines) - 1, (column if len(lines) == 1 else 1) + len(lines[-1]), err
+            lines = text.split("\n")
+            line, column = line + len(lines) - 1, (column if len(lines) == 1 else 1) + len(lines[-1])
+    return None
+
+
+def undecodable(path: str, encoding: str, err: UnicodeError, gz: bool = False) -> str:
+    """The message of a file that is not `encoding` text: where its first bad bytes are, and what to do."""
+    try:
+        found = _first_undecodable(path, gz, encoding)
+    except (OSError, LookupError, ValueError, EOFError):  # an unreadable file: the error as it came
+        found = None
+    where, reason = "", getattr(err, "reason", str(err))
+    if found is not None:
+        line, column, bad = found
+        where, reason = f": line {line}, column {column} holds {bad.object[bad.start:bad.end]!r}", bad.reason
+    return (f"{path!r} is not valid {encoding} text{where} ({reason}); pass its encoding with "
+            f"{ENCODING_OPTION}, for example 'latin-1' or 'utf-16'")
+
+
 def load_table(path: str, fmt: str, gz: bool, encoding: str | None) -> pd.DataFrame:
     """The file's table; errors of the file itself (compression, encoding, syntax) name it."""
     try:
@@ -174,8 +206,8 @@ def load_table(path: str, fmt: str, gz: bool, encoding: str | None) -> pd.DataFr
     except pd.errors.EmptyDataError:
         raise ValueError(f"file is empty: {path!r}") from None
     except UnicodeError as err:
-        raise ValueError(f"{path!r} is not valid {getattr(err, 'encoding', 'text')} text ({cut(str(err))}); "
-                         f"pass its encoding with {ENCODING_OPTION}, for example 'latin-1' or 'utf-16'") from None
+        enc = encoding or getattr(err, "encoding", None) or "utf-8"
+        raise ValueError(undecodable(path, enc, err, gz)) from None
     except (EOFError, zlib.error, gzip.BadGzipFile) as err:
         raise ValueError(f"{path!r}: corrupt or truncated gzip data ({cut(str(err))})") from None
     except pd.errors.ParserError as err:
@@ -193,4 +225,5 @@ def load_table(path: str, fmt: str, gz: bool, encoding: str | None) -> pd.DataFr
         raise
     if len(df) == 0:
         raise ValueError(f"no rows in {path!r}")
+    check_columns(path, len(df.columns))  # JSON Lines: known once read
     return df
