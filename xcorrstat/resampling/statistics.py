@@ -121,8 +121,10 @@ def _input_level(x: np.ndarray, z: np.ndarray, w: np.ndarray | None, c: np.ndarr
     weights ``w`` or fixed); ``average="weighted"`` weights each group by its valid items,
     ``"pairs"`` by their pairs (see :func:`~xcorrstat.kernels.levels.group_weights`)."""
     m, s, i = x.shape
-    xt = np.swapaxes(x, -1, -2).reshape(m * i, s)
-    zt = np.swapaxes(z, -1, -2).reshape(m * i, s)
+    # contiguous rows: NumPy sums a strided row in another order, and with one metric in the
+    # block the reshape would be a strided view (a draw's value would depend on the block)
+    xt = np.ascontiguousarray(np.swapaxes(x, -1, -2).reshape(m * i, s))
+    zt = np.ascontiguousarray(np.swapaxes(z, -1, -2).reshape(m * i, s))
     if w is None:
         r_in, n_in = corr(xt, zt, **kw)  # fixed per-input correlations
         r_in = r_in.reshape(m, i)
