@@ -1,6 +1,8 @@
 """Bad input on the command line: exit code 2 (130 for Ctrl-C) and one line naming what is wrong."""
 
 import gzip
+import hashlib
+import json
 import subprocess
 import sys
 
@@ -42,9 +44,13 @@ def good(tmp_path):
 
 @pytest.fixture()
 def old_report(tmp_path):
+    """A previous report: its page, and the manifest that records it."""
     out = tmp_path / "rep"
     out.mkdir()
     (out / "report.html").write_text("old")
+    old = {"size": 3, "sha256": hashlib.sha256(b"old").hexdigest()}
+    (out / "xcorrstat-manifest.json").write_text(json.dumps({"format": "xcorrstat-manifest-1",
+                                                             "files": {"report.html": [old]}}))
     return out
 
 
@@ -198,19 +204,14 @@ def test_out_is_a_symlink(capsys, good, tmp_path):
     assert list(elsewhere.iterdir()) == []
 
 
-def test_out_holds_other_files(capsys, good, old_report):
-    (old_report / "thesis.tex").write_text("mine")
-    code, _, err = run(capsys, "report", good, "--target", "human", "--out", old_report, "--overwrite")
-    assert code == 2
-    assert "holds files that are not part of a report (e.g. 'thesis.tex')" in error_line(err)
-    assert (old_report / "thesis.tex").read_text() == "mine"
-
-
-def test_out_is_the_current_directory(capsys, good, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    code, _, err = run(capsys, "report", good, "--target", "human", "--out", ".")
-    assert code == 2
-    assert "--out '.' is the current directory or holds it" in error_line(err)
+def test_out_holds_a_file_of_the_user_under_a_report_name(capsys, good, old_report):
+    (old_report / "correlations.csv").write_text("mine")
+    code, out, err = run(capsys, "report", good, "--target", "human", "--out", old_report, "--overwrite")
+    assert code == 2 and out == ""
+    assert (f"--out '{old_report}': '{old_report / 'correlations.csv'}' is a file that no manifest of xcorrstat "
+            "records") in error_line(err)
+    assert (old_report / "correlations.csv").read_text() == "mine"
+    assert (old_report / "report.html").read_text() == "old"
 
 
 # -- Ctrl-C and long values, in a real process ---------------------------------------------------------

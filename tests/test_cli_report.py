@@ -66,7 +66,7 @@ def test_report_end_to_end_on_a_small_file(capsys, tmp_path, small, small_file):
             assert int(cluster) == int(clusters[lev].sel(metric=metric))
     files = sorted(p.name for p in out_dir.iterdir())
     assert files == ["ci.png", "ci.svg", "comparisons.csv", "correlations.csv", "report.html", "report.json",
-                     "significance.png", "significance.svg"]
+                     "significance.png", "significance.svg", "xcorrstat-manifest.json"]
     table = pd.read_csv(out_dir / "correlations.csv")
     assert {"level", "metric", "correlation", "low", "high", "n", "cluster", "rank"} <= set(table.columns)
     assert len(table) == 10

@@ -23,4 +23,4 @@ def test_wmt_page_runs_as_written(tmp_path):
         ran = run_page(PAGE, str(tmp_path))
     assert ran == sum(b.lang in ("python", "bash") for b in page_blocks(PAGE)) >= 6
     assert sorted(os.listdir(tmp_path / "wmt23-results")) == ["pairs.csv", "ranking.csv", "table.md", "table.tex",
-                                                             "tasks.csv"]
+                                                             "tasks.csv", "xcorrstat-wmt-manifest.json"]

@@ -1,5 +1,6 @@
-"""Report output is all or nothing, never written through a link, and shows labels literally."""
+"""Report output is all or nothing, replaces only what a report wrote, and shows labels literally."""
 
+import hashlib
 import json
 import os
 
@@ -20,6 +21,8 @@ matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
 REPORT_PNG = ["ci.png", "comparisons.csv", "correlations.csv", "report.html", "report.json", "significance.png"]
+MANIFEST = "xcorrstat-manifest.json"
+WRITTEN_PNG = sorted(REPORT_PNG + [MANIFEST])
 ODD = ["$\\foo$", "\x1b[31mred", "<b>bold</b>", "x" * 100]
 
 
@@ -38,10 +41,13 @@ def odd_rep():
 
 
 def _old_report(path):
-    """A directory holding a previous report: every file says 'old'."""
+    """A directory holding a previous report: every file says 'old', and the manifest records each."""
     path.mkdir()
     for name in REPORT_PNG:
         (path / name).write_text("old")
+    old = {"size": 3, "sha256": hashlib.sha256(b"old").hexdigest()}
+    (path / MANIFEST).write_text(json.dumps({"format": "xcorrstat-manifest-1",
+                                             "files": {name: [old] for name in REPORT_PNG}}))
     return path
 
 
@@ -53,7 +59,7 @@ def _beside(path):
 def test_save_to_a_new_directory_leaves_nothing_beside_it(tmp_path, rep):
     out = tmp_path / "sub" / "rep"
     written = rep.save(out, formats=["png"])
-    assert sorted(p.name for p in out.iterdir()) == REPORT_PNG
+    assert sorted(p.name for p in out.iterdir()) == WRITTEN_PNG
     assert sorted(os.path.basename(p) for p in written.values()) == REPORT_PNG
     assert all(os.path.dirname(p) == str(out) for p in written.values())
     assert _beside(out) == []
@@ -63,7 +69,7 @@ def test_an_empty_existing_directory_is_filled(tmp_path, rep):
     out = tmp_path / "rep"
     out.mkdir()
     rep.save(out, formats=["png"])
-    assert sorted(p.name for p in out.iterdir()) == REPORT_PNG
+    assert sorted(p.name for p in out.iterdir()) == WRITTEN_PNG
 
 
 def test_an_existing_report_needs_overwrite(tmp_path, rep):
@@ -72,17 +78,17 @@ def test_an_existing_report_needs_overwrite(tmp_path, rep):
         rep.save(out, formats=["png"])
     assert (out / "correlations.csv").read_text() == "old"
     rep.save(out, formats=["png"], overwrite=True)
-    assert sorted(p.name for p in out.iterdir()) == REPORT_PNG
+    assert sorted(p.name for p in out.iterdir()) == WRITTEN_PNG
     assert (out / "correlations.csv").read_text().startswith("target,")
     assert _beside(out) == []
 
 
-def test_a_directory_with_other_files_is_refused_even_with_overwrite(tmp_path, rep):
+def test_other_files_of_the_directory_are_left_alone(tmp_path, rep):
     out = _old_report(tmp_path / "rep")
     (out / "notes.txt").write_text("mine")
-    with pytest.raises(FileExistsError, match=r"holds files that are not part of a report \(e\.g\. 'notes\.txt'\)"):
-        rep.save(out, formats=["png"], overwrite=True)
-    assert (out / "notes.txt").read_text() == "mine" and (out / "ci.png").read_text() == "old"
+    rep.save(out, formats=["png"], overwrite=True)
+    assert (out / "notes.txt").read_text() == "mine" and (out / "ci.png").read_bytes()[:4] == b"\x89PNG"
+    assert sorted(p.name for p in out.iterdir()) == sorted(WRITTEN_PNG + ["notes.txt"])
 
 
 def test_a_file_is_refused(tmp_path, rep):
@@ -104,35 +110,35 @@ def test_a_symlink_as_destination_is_refused(tmp_path, rep):
     assert list(elsewhere.iterdir()) == []
 
 
-def test_a_symlink_inside_is_replaced_not_followed(tmp_path, rep):
+def test_a_symlink_inside_is_refused_not_followed(tmp_path, rep):
     victim = tmp_path / "victim.png"
     victim.write_text("precious")
     out = _old_report(tmp_path / "rep")
     (out / "ci.png").unlink()
     (out / "ci.png").symlink_to(victim)
-    rep.save(out, formats=["png"], overwrite=True)
-    assert victim.read_text() == "precious"
-    assert not (out / "ci.png").is_symlink()
-    assert (out / "ci.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(FileExistsError, match="'.*ci.png' is a symbolic link; xcorrstat replaces only files it wrote"):
+        rep.save(out, formats=["png"], overwrite=True)
+    assert victim.read_text() == "precious" and (out / "ci.png").is_symlink()
+    assert (out / "report.html").read_text() == "old"
 
 
-def test_the_current_directory_is_refused(tmp_path, rep, monkeypatch):
+def test_the_current_directory_takes_the_files_beside_others(tmp_path, rep, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(FileExistsError, match="out='.' is the current directory or holds it"):
-        rep.save(".", formats=["png"])
-    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "thesis.tex").write_text("mine")
+    written = rep.save(".", formats=["png"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(WRITTEN_PNG + ["thesis.tex"])
+    assert written["table (CSV)"] == os.path.join(".", "correlations.csv")
 
 
 def _interrupt_second_savefig(monkeypatch, exc):
-    """Figure.savefig writes a truncated file, then raises ``exc`` on its second call."""
+    """Figure.savefig writes a truncated figure, then raises ``exc`` on its second call."""
     calls = []
     real = Figure.savefig
 
     def savefig(self, fname, *args, **kwargs):
         calls.append(fname)
         if len(calls) == 2:
-            with open(fname, "wb") as fh:
-                fh.write(b"<svg trunc")
+            fname.write(b"<svg trunc")
             raise exc
         return real(self, fname, *args, **kwargs)
 
@@ -147,7 +153,7 @@ def test_an_interrupt_or_error_while_writing_figures_leaves_the_old_report(tmp_p
     with pytest.raises(type(exc)):
         rep.save(out, formats=["png", "svg"], overwrite=True)
     assert len(calls) == 2
-    assert sorted(p.name for p in out.iterdir()) == REPORT_PNG
+    assert sorted(p.name for p in out.iterdir()) == WRITTEN_PNG
     assert all((out / name).read_text() == "old" for name in REPORT_PNG)
     assert _beside(out) == []
 
@@ -200,7 +206,7 @@ def test_figures_show_labels_literally(odd_rep):
 def test_odd_labels_save_in_full(tmp_path, odd_rep):
     out = tmp_path / "rep"
     odd_rep.save(out, formats=["png", "svg"])
-    assert sorted(p.name for p in out.iterdir()) == sorted(REPORT_PNG + ["ci.svg", "significance.svg"])
+    assert sorted(p.name for p in out.iterdir()) == sorted(WRITTEN_PNG + ["ci.svg", "significance.svg"])
     page = (out / "report.html").read_text()
     assert "&lt;b&gt;bold&lt;/b&gt;" in page and "<b>bold" not in page
     assert "\\x1b[31mred" in page and "\x1b" not in page
@@ -231,7 +237,7 @@ def test_to_text_digits_0_and_6_round_as_numpy(rep):
 
 # -- real file shapes through the command line ---------------------------------------------------------
 
-REPORT_FILES = sorted(REPORT_PNG + ["ci.svg", "significance.svg"])
+REPORT_FILES = sorted(WRITTEN_PNG + ["ci.svg", "significance.svg"])
 
 
 def _wmt_style(path, *, n_systems=14, n_segments=30, seed=4):

@@ -150,7 +150,8 @@ def test_tables_and_cli(tree, tmp_path):
                           ",".join(LPS), "--n-resamples", "20", "--out", str(out)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "Avg rank" in run.stdout
-    assert sorted(os.listdir(out)) == sorted(["ranking.csv", "tasks.csv", "pairs.csv", "table.tex", "table.md"])
+    assert sorted(os.listdir(out)) == sorted(["ranking.csv", "tasks.csv", "pairs.csv", "table.tex", "table.md",
+                                              "xcorrstat-wmt-manifest.json"])
     again = subprocess.run([sys.executable, "-m", "xcorrstat", "wmt", root, "--testset", "wmt23", "--lps",
                             ",".join(LPS), "--n-resamples", "20", "--out", str(out)], capture_output=True, text=True)
     assert again.returncode == 2 and "--overwrite" in again.stderr

@@ -12,6 +12,7 @@ Examples
 0.75
 """
 
+from . import _signals  # noqa: F401  (first: in the xcorrstat command, Ctrl-C while the rest imports is one line)
 from . import accessors as _accessors  # noqa: F401  (registers .corrstat)
 from . import agreement, datasets, diagnostics, kernels, plot, wmt
 from ._version import __version__

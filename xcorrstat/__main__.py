@@ -1,4 +1,8 @@
-"""``python -m xcorrstat`` runs the command line."""
+"""``python -m xcorrstat`` runs the command line.
+
+Importing the package has already made Ctrl-C and SIGTERM print one line (see
+``xcorrstat._signals``); :func:`xcorrstat.cli.main` handles them from then on.
+"""
 
 import sys
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -15,6 +16,7 @@ from typing import IO, Any, get_args
 import xarray as xr
 
 from ._display import LABEL_WIDTH, VALUE_WIDTH, printable
+from ._signals import Terminated, command_signals
 from ._types import Level, Test
 from ._version import __version__
 from .correlation.estimates import correlate
@@ -34,6 +36,7 @@ from .reporting.correlations import (
     write_csv,
 )
 from .reporting.files import FIGURE_FORMATS, check_destination
+from .reporting.folder import command_error, written_before
 from .reporting.tables import TABLE_FORMATS, format_table
 from .resampling.schemes import (
     bootstrap_label,
@@ -161,11 +164,11 @@ def _scheme_options(r: argparse.ArgumentParser) -> None:
 def _output_options(r: argparse.ArgumentParser) -> None:
     """Where and how ``xcorrstat report`` writes, and what it prints."""
     r.add_argument("--out", default="xcorrstat-report",
-                   help="directory for the tables, figures and HTML page (default ./xcorrstat-report); "
-                   "written in full or not at all")
+                   help="folder for the tables, figures and HTML page (default ./xcorrstat-report), with "
+                   "xcorrstat-manifest.json listing them; checked before computing, written in full or not at all")
     r.add_argument("--overwrite", action="store_true",
-                   help="replace the previous report in --out (without it an existing non-empty --out is "
-                   "an error)")
+                   help="replace the previous report in --out: only the files its manifest lists, unchanged "
+                   "(without it a report in --out is an error)")
     r.add_argument("--figure-format", nargs="+", choices=FIGURE_FORMATS, default=["png", "svg"],
                    help="figure file formats (default: png svg)")
     _alias(r, "--formats", "figure_format", nargs="+", choices=FIGURE_FORMATS)
@@ -340,24 +343,45 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
         print(f"writing tables, figures and the HTML page to {shown}", file=log, flush=True)
     try:
         written = rep.save(args.out, formats=args.figure_format, overwrite=args.overwrite)
-    except KeyboardInterrupt:
-        raise _Interrupted(f"interrupted while writing the report; nothing was written to {shown}") from None
+    except (KeyboardInterrupt, Terminated) as stop:
+        word, code = ("terminated", 143) if isinstance(stop, Terminated) else ("interrupted", 130)
+        if written_before(stop):
+            raise _Interrupted(f"{word} after the report was written to {shown}", code) from None
+        raise _Interrupted(f"{word} while writing the report; nothing was written to {shown}", code) from None
     if log is not None:
         for what, path in written.items():
             print(f"  {what}: {printable(path, VALUE_WIDTH)}", file=log)
 
 
 def _check_out(args: argparse.Namespace) -> None:
-    """Fail before computing when --out cannot be written."""
+    """Fail before computing when --out cannot take the report: checked by writing a test file there."""
     try:
-        check_destination(args.out, overwrite=args.overwrite)
-    except FileExistsError as err:
-        raise FileExistsError(str(err).replace("out=", "--out ", 1).replace(
-            "pass overwrite=True (--overwrite on the command line)", "pass --overwrite")) from None
+        dest = check_destination(args.out, overwrite=args.overwrite, formats=args.figure_format, probe=True)
+    except OSError as err:
+        raise command_error(err) from None
+    if not args.quiet and dest != os.path.abspath(args.out):
+        print(f"xcorrstat report: a parent folder of --out is a symbolic link: writing to "
+              f"{printable(dest, VALUE_WIDTH)}", file=sys.stderr, flush=True)
 
 
 class _Interrupted(Exception):
-    """Ctrl-C, with what it left undone."""
+    """Ctrl-C or SIGTERM, with what it left undone, and the exit code."""
+
+    def __init__(self, text: str, code: int = 130) -> None:
+        super().__init__(text)
+        self.code = code
+
+
+#: What to try after running out of memory, by command.
+FEWER = {"correlate": "fewer metrics (--metrics)", "report": "fewer metrics (--metrics) or draws (--n-resamples)",
+         "wmt": "fewer language pairs (--lps) or draws (--n-resamples), or drop --all-metrics"}
+
+
+def _memory_hint(command: str | None) -> str:
+    """The one line of a MemoryError: what to try."""
+    fewer = FEWER.get(command or "", "fewer metrics")
+    return (f"out of memory: try {fewer}, or run from Python with a smaller "
+            "xcorrstat.set_options(memory_budget=...) or on a Dask cluster (see the scale-out page)")
 
 
 def _message(err: BaseException) -> str:
@@ -371,8 +395,9 @@ def _message(err: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``xcorrstat`` command; returns the exit code.
 
-    Bad input gives exit code 2 and one line ``xcorrstat: error: ...`` on stderr;
-    Ctrl-C gives exit code 130 and one line.
+    Bad input gives exit code 2 and one line ``xcorrstat: error: ...`` on stderr; running
+    out of memory exit code 1 and one line with a hint; Ctrl-C (SIGINT) exit code 130 and
+    SIGTERM exit code 143, with one line, after removing what was being written.
 
     Examples
     --------
@@ -381,25 +406,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     meteor,0.500000
     0
     """
-    args = _parser().parse_args(argv)
-    try:
-        with set_options(progress="always" if getattr(args, "progress", False) else OPTIONS["progress"]):
-            if args.command == "correlate":
-                _correlate_command(args, sys.stdout)
-            elif args.command == "report":
-                _report_command(args, sys.stdout, sys.stderr)
-            elif args.command == "wmt":
-                wmt_command(args, sys.stdout, sys.stderr)
-    except (ValueError, TypeError, KeyError, OSError, ImportError) as err:
-        print(f"xcorrstat: error: {_message(err)}", file=sys.stderr)
-        return 2
-    except _Interrupted as err:
-        print(f"xcorrstat: {err}", file=sys.stderr)
-        return 130
-    except KeyboardInterrupt:
-        print("xcorrstat: interrupted", file=sys.stderr)
-        return 130
+    command = None
+    with command_signals():
+        try:
+            args = _parser().parse_args(argv)
+            command = args.command
+            _run(args)
+        except (ValueError, TypeError, KeyError, OSError, ImportError) as err:
+            print(f"xcorrstat: error: {_message(err)}", file=sys.stderr)
+            return 2
+        except MemoryError as err:
+            detail = f" ({_message(err)})" if str(err) else ""
+            print(f"xcorrstat: error: {_memory_hint(command)}{detail}", file=sys.stderr)
+            return 1
+        except _Interrupted as err:
+            print(f"xcorrstat: {err}", file=sys.stderr)
+            return err.code
+        except KeyboardInterrupt:
+            print("xcorrstat: interrupted", file=sys.stderr)
+            return 130
+        except Terminated:
+            print("xcorrstat: terminated", file=sys.stderr)
+            return 143
     return 0
+
+
+def _run(args: argparse.Namespace) -> None:
+    """Run the command ``args`` names."""
+    with set_options(progress="always" if getattr(args, "progress", False) else OPTIONS["progress"]):
+        if args.command == "correlate":
+            _correlate_command(args, sys.stdout)
+        elif args.command == "report":
+            _report_command(args, sys.stdout, sys.stderr)
+        elif args.command == "wmt":
+            wmt_command(args, sys.stdout, sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import tempfile
 import warnings
 from typing import IO, Any
 
@@ -13,17 +11,23 @@ import xarray as xr
 
 from ._display import VALUE_WIDTH, printable
 from .io.mtme import read_mtme
-from .reporting.files import check_destination
+from .reporting.folder import check_folder, command_error, probe_folder, write_folder
 from .reporting.tables import TABLE_FORMATS, format_table, to_latex, to_markdown
 from .significance.auto import OpenDecisionsWarning
 from .significance.defaults import DEFAULTS
 from .tidy import tidy
 from .wmt import TaskSkippedWarning, protocol, protocols, roles, run_tasks, task_set
 
-__all__ = ["WMT_FILES", "add_draw_options", "add_wmt_parser", "draws_type", "wmt_command", "write_task_files"]
+__all__ = ["WMT_FILES", "WMT_MANIFEST", "add_draw_options", "add_wmt_parser", "check_task_folder", "draws_type",
+           "wmt_command", "write_task_files"]
 
 #: The files ``xcorrstat wmt --out DIR`` writes.
 WMT_FILES = ("ranking.csv", "tasks.csv", "pairs.csv", "table.tex", "table.md")
+
+#: The manifest of the files ``xcorrstat wmt --out DIR`` wrote (names, sizes, SHA-256).
+WMT_MANIFEST = "xcorrstat-wmt-manifest.json"
+
+WMT_HOLDS = "the files of an earlier run"
 
 
 def draws_type(text: str) -> int | str:
@@ -81,60 +85,51 @@ def add_wmt_parser(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--alpha", type=float, default=DEFAULTS["alpha"].cli, help="significance level of the clusters")
     w.add_argument("--table-format", choices=TABLE_FORMATS, default="text")
     w.add_argument("--digits", type=int, default=3, help="decimals in the table (default 3)")
-    w.add_argument("--out", default=None, help="also write the tables (CSV, LaTeX, Markdown) to this folder")
-    w.add_argument("--overwrite", action="store_true", help="replace the files of a previous run in --out")
+    w.add_argument("--out", default=None, help="also write the tables (CSV, LaTeX, Markdown) to this folder, with "
+                   f"{WMT_MANIFEST} listing them; checked before reading")
+    w.add_argument("--overwrite", action="store_true",
+                   help="replace the files of a previous run in --out (only those its manifest lists, unchanged)")
     w.add_argument("--quiet", "-q", action="store_true", help="no status lines on stderr (skipped tasks still are)")
 
 
-def _csv_files(result: xr.Dataset, folder: str) -> None:
+def _csv_files(result: xr.Dataset) -> dict[str, bytes]:
     """ranking.csv (average rank and score, status), tasks.csv (each task's value and cluster, or why it
     was skipped) and pairs.csv (each task's p-values; no rows without tests)."""
     ranking = result[["average_rank", "average_score"]].to_dataframe()[["status", "average_rank", "average_score"]]
-    ranking.to_csv(os.path.join(folder, "ranking.csv"))
     per_task = result[["correlation", "cluster"]].reset_coords(["status", "skipped"], drop=True)
     skipped = result["skipped"].reset_coords(drop=True).to_dataframe().reset_index()
     tasks = tidy(per_task).merge(skipped, on="task", how="right")
-    tasks.to_csv(os.path.join(folder, "tasks.csv"), index=False)
+    pairs = "task,metric,other_metric,pvalue,significant\n"
     if "pvalue" in result:
         ran = result["skipped"].values == ""
-        pairs = result[["pvalue", "significant"]].isel(task=ran).reset_coords(["status", "skipped"], drop=True)
-        tidy(pairs).dropna(subset=["pvalue"]).to_csv(os.path.join(folder, "pairs.csv"), index=False)
-    else:
-        with open(os.path.join(folder, "pairs.csv"), "w", encoding="utf-8") as fh:
-            fh.write("task,metric,other_metric,pvalue,significant\n")
+        found = result[["pvalue", "significant"]].isel(task=ran).reset_coords(["status", "skipped"], drop=True)
+        pairs = tidy(found).dropna(subset=["pvalue"]).to_csv(index=False)
+    return {"ranking.csv": ranking.to_csv().encode("utf-8"), "tasks.csv": tasks.to_csv(index=False).encode("utf-8"),
+            "pairs.csv": pairs.encode("utf-8")}
+
+
+def check_task_folder(out: str, *, overwrite: bool = False) -> None:
+    """Fail when folder ``out`` cannot take :data:`WMT_FILES`: before anything is read or computed.
+
+    As a report's folder (see :func:`~xcorrstat.reporting.files.check_destination`), with the
+    manifest :data:`WMT_MANIFEST`; checked by writing a test file there.
+    """
+    probe_folder(check_folder(out, WMT_FILES, manifest=WMT_MANIFEST, overwrite=overwrite, holds=WMT_HOLDS))
 
 
 def write_task_files(result: xr.Dataset, out: str, *, overwrite: bool = False) -> list[str]:
-    """Write :data:`WMT_FILES` of a run_tasks result to folder ``out``, all or nothing.
+    """Write :data:`WMT_FILES` of a run_tasks result, and their manifest, to folder ``out``.
 
-    ``out`` must be missing or empty, or hold only these files (with ``overwrite``).
+    Only the names are taken: other files of ``out`` are left alone. With ``overwrite``,
+    the files an earlier run's manifest (:data:`WMT_MANIFEST`) records, unchanged, are
+    replaced; a name taken by anything else is a ``FileExistsError``. The files are
+    written in full or not at all, as a report's (see :mod:`xcorrstat.reporting.folder`).
     """
-    dest = os.path.abspath(out)
-    if os.path.isdir(dest) and os.listdir(dest):
-        others = sorted(set(os.listdir(dest)) - set(WMT_FILES))
-        if others:
-            raise FileExistsError(f"out={printable(repr(out), VALUE_WIDTH)} holds other files "
-                                  f"(e.g. {others[0]!r}); name a new or empty folder")
-        if not overwrite:
-            raise FileExistsError(f"out={printable(repr(out), VALUE_WIDTH)} holds a previous run; "
-                                  "pass --overwrite to replace it")
-    elif os.path.lexists(dest):
-        check_destination(out)  # a file or a link: the same error as a report's
-    parent = os.path.dirname(dest)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(dest)}.partial-", dir=parent)
-    try:
-        _csv_files(result, tmp)
-        with open(os.path.join(tmp, "table.tex"), "w", encoding="utf-8") as fh:
-            fh.write(to_latex(result))
-        with open(os.path.join(tmp, "table.md"), "w", encoding="utf-8") as fh:
-            fh.write(to_markdown(result))
-        if os.path.isdir(dest):
-            shutil.rmtree(dest)
-        os.replace(tmp, dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    files = _csv_files(result)
+    files["table.tex"] = to_latex(result).encode("utf-8")
+    files["table.md"] = to_markdown(result).encode("utf-8")
+    write_folder(out, {name: files[name] for name in WMT_FILES}, manifest=WMT_MANIFEST, overwrite=overwrite,
+                 holds=WMT_HOLDS)
     return [os.path.join(out, name) for name in WMT_FILES]
 
 
@@ -151,6 +146,11 @@ def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> 
     if args.n_resamples != "auto" and args.n_resamples < 0:
         raise ValueError(f"--n-resamples must be 0 or more, got {args.n_resamples}")
     name = _protocol_name(args)
+    if args.out is not None:
+        try:
+            check_task_folder(args.out, overwrite=args.overwrite)
+        except OSError as err:
+            raise command_error(err) from None
     lps = None if args.lps is None else [lp.strip() for lp in args.lps.split(",") if lp.strip()]
     needed = sorted(lps or protocol(name)["lps"])
     log = None if args.quiet else err
@@ -178,6 +178,9 @@ def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> 
     out.write(format_table(result, args.table_format, digits=args.digits))
     out.flush()
     if args.out is not None:
-        written = write_task_files(result, args.out, overwrite=args.overwrite)
+        try:
+            written = write_task_files(result, args.out, overwrite=args.overwrite)
+        except OSError as err:
+            raise command_error(err) from None
         if log is not None:
             print("wrote " + ", ".join(written), file=log, flush=True)

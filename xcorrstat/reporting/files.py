@@ -1,19 +1,19 @@
-"""Write a report to a directory: tables (CSV, JSON), figures (PNG, SVG) and an HTML page."""
+"""Write a report to a folder: tables (CSV, JSON), figures (PNG, SVG, PDF), an HTML page and their manifest."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
-import secrets
-import shutil
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from .._display import VALUE_WIDTH, printable
+from .._display import printable
+from .folder import check_folder, probe_folder, write_folder
 
-__all__ = ["FIGURE_FORMATS", "REPORT_FILES", "check_destination", "write_all"]
+__all__ = ["FIGURE_FORMATS", "MANIFEST", "REPORT_FILES", "check_destination", "report_names", "write_all"]
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
 
@@ -39,152 +39,140 @@ def _records(frame: Any) -> list[dict]:
 REPORT_FILES = ("correlations.csv", "comparisons.csv", "report.json", "report.html")
 """The files of a report besides its figures (``ci.*``, ``significance.*``)."""
 
+#: The manifest of a report folder: the files a report wrote there, with their sizes and SHA-256.
+MANIFEST = "xcorrstat-manifest.json"
 
-def _is_report_file(name: str) -> bool:
-    stem, _, ext = name.rpartition(".")
-    return name in REPORT_FILES or (stem in ("ci", "significance") and ext in FIGURE_FORMATS)
+#: Set at save time so that the same report gives the same bytes: matplotlib's SVG ids are hashes
+#: salted with ``svg.hashsalt`` (random unless set), and its SVG and PDF files carry a date unless
+#: told not to (PNG files carry none).
+_SAVE_METADATA: dict[str, dict[str, Any]] = {"svg": {"Date": None}, "pdf": {"CreationDate": None, "ModDate": None},
+                                             "png": {}}
 
 
-def check_destination(out: str | os.PathLike[str], *, overwrite: bool = False) -> str:
-    """The absolute path of report directory ``out``, or an error saying why it cannot be written.
+def report_names(formats: Sequence[str]) -> list[str]:
+    """The files a report with figures in ``formats`` writes (besides its manifest).
 
-    Parameters
-    ----------
-    out : str or path
-        May be missing or an empty directory; a directory holding a previous report
-        needs ``overwrite=True``.
-    overwrite : bool, default False
-        Allow replacing a previous report.
-
-    Returns
-    -------
-    str
-        ``out`` as an absolute path.
-
-    Raises
-    ------
-    FileExistsError
-        If ``out`` is a symbolic link, a file, a directory holding other files, the
-        current directory (or one holding it), or a previous report without
-        ``overwrite=True``.
+    Examples
+    --------
+    >>> report_names(["png"])
+    ['correlations.csv', 'comparisons.csv', 'report.json', 'ci.png', 'significance.png', 'report.html']
     """
-    name = printable(repr(os.fspath(out)), VALUE_WIDTH)
-    dest = os.path.abspath(os.fspath(out))
-    if os.path.islink(dest):
-        raise FileExistsError(f"out={name} is a symbolic link; a report is never written through a link: "
-                              "name a directory")
-    if not os.path.lexists(dest):
-        return dest
-    if not os.path.isdir(dest):
-        raise FileExistsError(f"out={name} exists and is not a directory")
-    try:
-        holds_cwd = os.path.commonpath([dest, os.getcwd()]) == dest
-    except ValueError:  # another drive
-        holds_cwd = False
-    if holds_cwd:
-        raise FileExistsError(f"out={name} is the current directory or holds it: name a new directory")
-    entries = sorted(os.listdir(dest))
-    if not entries:
-        return dest
-    others = [e for e in entries if not _is_report_file(e)]
-    if others:
-        raise FileExistsError(
-            f"out={name} already exists and holds files that are not part of a report "
-            f"(e.g. {printable(others[0], 60)!r}); name a new or empty directory")
-    if not overwrite:
-        raise FileExistsError(f"out={name} already exists and holds a report; pass overwrite=True "
-                              "(--overwrite on the command line) to replace it")
-    return dest
+    figures = [f"{name}.{fmt}" for name in ("ci", "significance") for fmt in formats]
+    return [*REPORT_FILES[:3], *figures, REPORT_FILES[3]]
 
 
-def _fresh_name(dest: str, tag: str) -> str:
-    parent, base = os.path.split(dest)
-    return os.path.join(parent, f".{base}.{tag}-{os.getpid()}-{secrets.token_hex(4)}")
-
-
-def _move_into_place(tmp: str, dest: str) -> None:
-    """Replace ``dest`` (missing, empty or an old report) by directory ``tmp`` with renames."""
-    if not os.path.lexists(dest):
-        os.rename(tmp, dest)
-        return
-    old = _fresh_name(dest, "old")
-    os.rename(dest, old)
-    try:
-        os.rename(tmp, dest)
-    except BaseException:
-        os.rename(old, dest)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def _write_all_iv(out: str | os.PathLike[str], formats: str | Sequence[str],
-                  overwrite: bool) -> tuple[list[str], str]:
-    """The figure formats as a list, and ``out`` as an absolute path that may be written."""
+def _formats(formats: str | Sequence[str]) -> list[str]:
     formats = [formats] if isinstance(formats, str) else list(formats)
     for fmt in formats:
         if fmt not in FIGURE_FORMATS:
             raise ValueError(f"formats must hold figure formats from {FIGURE_FORMATS}, "
                              f"got {printable(repr(fmt), 60)}")
-    return formats, check_destination(out, overwrite=overwrite)
+    return list(dict.fromkeys(formats))
+
+
+def check_destination(out: str | os.PathLike[str], *, overwrite: bool = False,
+                      formats: str | Sequence[str] = ("png", "svg"), probe: bool = False) -> str:
+    """The folder report files go to, or an error saying why ``out`` cannot take them.
+
+    Parameters
+    ----------
+    out : str or path
+        A missing folder (made when the report is written) or a folder. Other files in
+        it are left alone; the names a report writes must be free, or hold files of an
+        earlier report that its manifest (``xcorrstat-manifest.json``) records and that
+        are unchanged since.
+    overwrite : bool, default False
+        Allow replacing an earlier report.
+    formats : sequence of {"png", "svg", "pdf"}, default ("png", "svg")
+        Figure formats of the report to write.
+    probe : bool, default False
+        Also check by writing: make the folder, write and remove a test file (and
+        remove what was made), so that a read-only or full disk is found now.
+
+    Returns
+    -------
+    str
+        The folder as an absolute path, symbolic links in its parents resolved.
+
+    Raises
+    ------
+    FileExistsError
+        If ``out`` is a symbolic link or not a folder, if a report file's name is taken
+        by anything the manifest does not record (a folder, a link, a file of the
+        user's or one changed since), or if a report is there and ``overwrite`` is False.
+    OSError
+        With ``probe=True``: the folder cannot be written, and why.
+    """
+    dest = check_folder(out, report_names(_formats(formats)), manifest=MANIFEST, overwrite=overwrite,
+                        holds="a report")
+    if probe:
+        probe_folder(dest)
+    return dest.path
 
 
 def write_all(report: Any, out: str | os.PathLike[str], *, formats: str | Sequence[str] = ("png", "svg"),
               dpi: int = 150, overwrite: bool = False) -> dict[str, str]:
-    """Write every output of ``report`` to directory ``out``, all or nothing.
+    """Write every output of ``report`` to folder ``out``, with a manifest of the files written.
 
-    The files are written to a new folder beside ``out`` and moved into place when
-    all are written; on any error or interrupt the folder is removed and ``out`` is
-    left as it was. See :func:`check_destination` for what ``out`` may be.
+    The folder is checked first (see :func:`check_destination`); the files are drawn in
+    memory, then written each to a temporary file in the folder and renamed into place
+    when all are written (see :mod:`xcorrstat.reporting.folder`): an error or an
+    interrupt leaves an earlier report as it was.
+
+    Returns
+    -------
+    dict
+        From what was written (``"table (CSV)"``) to its path under ``out``.
     """
-    formats, dest = _write_all_iv(out, formats, overwrite)
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
-    tmp = _fresh_name(dest, "partial")
-    os.mkdir(tmp)
-    try:
-        names = _write_files(report, tmp, formats=formats, dpi=dpi)
-        check_destination(out, overwrite=overwrite)  # unchanged while we wrote
-        _move_into_place(tmp, dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    formats = _formats(formats)
+    check_destination(out, overwrite=overwrite, formats=formats)
+    what, files = _report_files(report, formats=formats, dpi=dpi)
+    write_folder(out, files, manifest=MANIFEST, overwrite=overwrite, holds="a report")
     shown = os.fspath(out)
-    return {what: os.path.join(shown, name) for what, name in names.items()}
+    return {label: os.path.join(shown, name) for label, name in what.items()}
 
 
-def _write_files(report: Any, out: str, *, formats: Sequence[str], dpi: int) -> dict[str, str]:
-    """Write the tables, figures and page into the new directory ``out``; file name per item."""
-    written: dict[str, str] = {}
-    table = report.table()
-    pairs = report.pairs()
-    table.to_csv(os.path.join(out, "correlations.csv"), index=False, float_format="%.6f")
-    written["table (CSV)"] = "correlations.csv"
-    pairs.to_csv(os.path.join(out, "comparisons.csv"), index=False, float_format="%.6g")
-    written["pairwise tests (CSV)"] = "comparisons.csv"
+def _figure_bytes(fig: Any, fmt: str, dpi: int) -> bytes:
+    """``fig`` saved as ``fmt``: the same bytes for the same figure (no date, fixed ids)."""
+    import matplotlib
+
+    buf = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": "xcorrstat"}):
+        fig.savefig(buf, format=fmt, dpi=dpi, metadata=_SAVE_METADATA[fmt])
+    return buf.getvalue()
+
+
+def _tables(report: Any) -> tuple[dict[str, str], dict[str, bytes]]:
+    """The CSV and JSON files: what each is, and its bytes."""
+    table, pairs = report.table(), report.pairs()
     doc = {"settings": {k: _jsonable(v) for k, v in report.settings.items()},
            "correlations": _records(table), "comparisons": _records(pairs)}
-    with open(os.path.join(out, "report.json"), "x", encoding="utf-8") as fh:
-        json.dump(doc, fh, indent=1)
-        fh.write("\n")
-    written["table and tests (JSON)"] = "report.json"
+    files = {"correlations.csv": table.to_csv(index=False, float_format="%.6f").encode("utf-8"),
+             "comparisons.csv": pairs.to_csv(index=False, float_format="%.6g").encode("utf-8"),
+             "report.json": (json.dumps(doc, indent=1) + "\n").encode("utf-8")}
+    what = {"table (CSV)": "correlations.csv", "pairwise tests (CSV)": "comparisons.csv",
+            "table and tests (JSON)": "report.json"}
+    return what, files
+
+
+def _report_files(report: Any, *, formats: Sequence[str], dpi: int) -> tuple[dict[str, str], dict[str, bytes]]:
+    """Every file of the report, drawn in memory: what each is (to its name), and name to bytes."""
+    what, files = _tables(report)
 
     from ..plot.backend import pyplot
     from .html import page_html
 
     plt = pyplot()
     figures = report.figures()
-    png: dict[str, bytes] = {}
     try:
         for name, fig in figures.items():
             for fmt in formats:
-                fig.savefig(os.path.join(out, f"{name}.{fmt}"), dpi=dpi)
-                written[f"{name} figure ({fmt.upper()})"] = f"{name}.{fmt}"
-            if "png" in formats:  # the page shows the file just written: no second drawing
-                with open(os.path.join(out, f"{name}.png"), "rb") as img:
-                    png[name] = img.read()
-        with open(os.path.join(out, "report.html"), "x", encoding="utf-8") as fh:
-            fh.write(page_html(report, figures, png=png))
-        written["page (HTML)"] = "report.html"
+                files[f"{name}.{fmt}"] = _figure_bytes(fig, fmt, dpi)
+                what[f"{name} figure ({fmt.upper()})"] = f"{name}.{fmt}"
+        png = {name: files[f"{name}.png"] for name in figures if f"{name}.png" in files}
+        files["report.html"] = page_html(report, figures, png=png).encode("utf-8")  # the page shows the PNGs above
+        what["page (HTML)"] = "report.html"
     finally:
         for fig in figures.values():
             plt.close(fig)
-    return written
+    return what, files
