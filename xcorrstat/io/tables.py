@@ -398,7 +398,12 @@ def read(path: str | os.PathLike[str], *, format: str | None = None,
     ValueError
         If the format or encoding is unknown, the file is empty, corrupt or
         not in its format, or the contents fail validation; the message names
-        the file (and the line, where there is one).
+        the file (and the line, where there is one). Also, before the file is
+        opened, if it is not a regular file (a FIFO, a device) or holds more
+        than the reading limit (the ``memory_budget`` option; for ``.gz`` the
+        text it expands to, counted as it is read), or has more than 200,000
+        columns (``xcorrstat.io.limits.MAX_COLUMNS``); and if memory runs out
+        while reading (a ``MemoryError`` too).
     TypeError
         If a score column holds non-numeric entries (file and line named).
     ImportError
