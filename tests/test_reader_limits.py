@@ -132,6 +132,20 @@ def test_the_reading_limit_is_the_memory_budget(tmp_path):
         assert xcorrstat.read(path)["m0"].sizes == {"system": 3, "input": 4}
 
 
+def test_parquet_data_are_measured_before_they_are_read(tmp_path):
+    pytest.importorskip("pyarrow")
+    zeros = pd.DataFrame({"system": np.repeat([f"S{k}" for k in range(1000)], 100),
+                          "input": np.tile(np.arange(100), 1000), "m": np.zeros(100_000)})  # 0.8 MB of scores
+    path = tmp_path / "zeros.parquet"
+    zeros.to_parquet(path)
+    assert os.path.getsize(path) < 200_000
+    with xcorrstat.set_options(memory_budget=200_000), \
+            pytest.raises(ReadLimitError, match=r"zeros\.parquet': its Parquet data take .* once read, over the "
+                          r"reading limit of 195\.3 KiB"):
+        xcorrstat.read(path)
+    assert float(xcorrstat.read(path)["m"].sum()) == 0.0
+
+
 # -- links out of a test set folder ---------------------------------------------------------------------
 
 def test_link_out_of_the_tree_is_refused_unless_allowed(tmp_path, tree, monkeypatch):

@@ -28,8 +28,8 @@ from typing import Any, BinaryIO
 from .._display import cut
 from ..options import OPTIONS
 
-__all__ = ["FOLLOW_LINKS_ENV", "MAX_COLUMNS", "ReadLimitError", "ReadMemoryError", "check_columns", "check_file",
-           "check_tree_file",
+__all__ = ["FOLLOW_LINKS_ENV", "MAX_COLUMNS", "ReadLimitError", "ReadMemoryError", "check_columns", "check_data_size",
+           "check_file", "check_tree_file",
            "follow_links_default", "format_size", "memory_guard", "open_binary", "read_limit"]
 
 #: Environment variable that lets an mt-metrics-eval tree's links point outside it (``1``).
@@ -104,6 +104,14 @@ def check_file(path: str) -> int:
     if info.st_size > read_limit():
         raise _too_large(path, f"holds {format_size(info.st_size)}, over")
     return info.st_size
+
+
+def check_data_size(path: str, size: int, what: str) -> None:
+    """Refuse a file whose data, as its metadata give them (`what`: ``"Parquet data"``), take more than
+    :func:`read_limit` bytes once read."""
+    if size > read_limit():
+        raise ReadLimitError(f"{path!r}: its {what} take {format_size(size)} once read, over the reading limit of "
+                             f"{format_size(read_limit())} (the memory_budget option); {_HINT}")
 
 
 def check_columns(path: str, n: int) -> None:

@@ -1,8 +1,9 @@
 """Reading a Parquet score table: its schema checked before its data are read.
 
 Helper of :func:`xcorrstat.io.read`. A column of nested values (lists, structs, maps) is
-neither a score nor a label and is refused by name and type; the data's uncompressed size, as
-the file's metadata give it, must be within the reading limit (:func:`~xcorrstat.io.limits.read_limit`).
+neither a score nor a label and is refused by name and type; the data's size once read, as the
+file's metadata give it (its uncompressed size, and at least 8 bytes a cell), must be within the
+reading limit (:func:`~xcorrstat.io.limits.read_limit`).
 Decimal columns are read as numbers (:func:`~xcorrstat.io.columns.score_array` turns them to float64).
 """
 
@@ -13,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from .._display import cut
-from .limits import ReadLimitError, check_columns, format_size, read_limit
+from .limits import check_columns, check_data_size
 
 __all__ = ["read_parquet"]
 
@@ -34,12 +35,9 @@ def read_parquet(path: str) -> pd.DataFrame:
     """The table of a Parquet file, after its schema and its size are checked."""
     import pyarrow.parquet as pq
 
-    meta = pq.ParquetFile(path).metadata
+    meta = pq.read_metadata(path)
     check_columns(path, meta.num_columns)
     _check_schema(path, meta.schema.to_arrow_schema())
-    size = sum(meta.row_group(k).total_byte_size for k in range(meta.num_row_groups))
-    if size > read_limit():
-        raise ReadLimitError(f"{path!r}: the Parquet data take {format_size(size)} uncompressed, more than the "
-                             f"reading limit of {format_size(read_limit())} (the memory_budget option); raise it "
-                             "with xcorrstat.set_options(memory_budget=...), or read fewer columns")
+    encoded = sum(meta.row_group(k).total_byte_size for k in range(meta.num_row_groups))
+    check_data_size(path, max(encoded, 8 * meta.num_rows * meta.num_columns), "Parquet data")
     return pd.read_parquet(path, engine="pyarrow")

@@ -36,7 +36,7 @@ from .columns import (
     text_coordinates,
     wide_scores,
 )
-from .limits import check_file, memory_guard
+from .limits import ReadLimitError, check_data_size, check_file, memory_guard
 from .mtme import is_mtme_testset, read_mtme
 from .readers import FORMAT_OPTION, load_table, located
 
@@ -454,7 +454,11 @@ def _read_mtme_folder(path: str, format: str | None, encoding: str | None, kwarg
 
 def _read_netcdf(path: str, kwargs: dict[str, Any]) -> xr.Dataset:
     try:
-        ds = xr.load_dataset(path)
+        with xr.open_dataset(path) as lazy:
+            check_data_size(path, int(lazy.nbytes), "netCDF variables")  # compressed ones expand
+            ds = lazy.load()
+    except ReadLimitError:
+        raise
     except (OSError, ValueError, TypeError, KeyError, RuntimeError) as err:  # netCDF backends vary
         raise ValueError(f"{path!r} is not a readable netCDF file ({cut(str(err))}); if it is a table, "
                          "pass format='csv' (or 'tsv', 'jsonl', 'parquet'; --file-format on the command "
