@@ -90,6 +90,8 @@ def add_wmt_parser(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--overwrite", action="store_true",
                    help="replace the files of a previous run in --out (only those its manifest lists, unchanged)")
     w.add_argument("--quiet", "-q", action="store_true", help="no status lines on stderr (skipped tasks still are)")
+    w.add_argument("--follow-links", action="store_true",
+                   help="read files that are links out of the test set folder (refused by default)")
 
 
 def _csv_files(result: xr.Dataset) -> dict[str, bytes]:
@@ -156,7 +158,7 @@ def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> 
     log = None if args.quiet else err
     if log is not None:
         print(f"xcorrstat wmt: reading {args.testset} ({', '.join(needed)})", file=log, flush=True)
-    ds = read_mtme(args.root, args.testset, needed)
+    ds = read_mtme(args.root, args.testset, needed, follow_links=args.follow_links or None)
     tasks = task_set(name, needed, data=ds, gold=args.gold, primary=not args.all_metrics)
     lp_roles = None if args.roles is None else roles(args.testset, source=args.roles)
     if log is not None:
