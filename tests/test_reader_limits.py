@@ -167,6 +167,23 @@ def test_link_out_of_the_tree_is_refused_unless_allowed(tmp_path, tree, monkeypa
         read_mtme(root, "wmtx", "en-de")
 
 
+def test_wmt_command_refuses_a_link_out_of_the_tree_unless_asked(tmp_path):
+    wmt = write_wmt_tree(tmp_path / "root", "wmt23", np.random.default_rng(3), k_systems=3, n_segments=12,
+                         n_docs=2, lps=["en-de"])
+    path = os.path.join(wmt.folder, "metric-scores", "en-de", "BLEU-refA.seg.score")
+    outside = tmp_path / "BLEU.score"
+    os.rename(path, outside)
+    os.symlink(outside, path)
+    argv = [sys.executable, "-m", "xcorrstat", "wmt", str(tmp_path / "root"), "--testset", "wmt23", "--lps", "en-de",
+            "--n-resamples", "0", "--quiet"]
+    refused = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "BLEU-refA.seg.score' is a link to" in refused.stderr and "--follow-links" in refused.stderr
+    allowed = subprocess.run(argv + ["--follow-links"], capture_output=True, text=True, timeout=300)
+    assert allowed.returncode == 0, allowed.stderr
+    assert "BLEU" in allowed.stdout
+
+
 def test_links_inside_the_tree_and_a_linked_tree_are_read(tmp_path, tree):
     root = os.path.dirname(tree.folder)
     score = os.path.join(tree.folder, tree.files[("en-de", "BLEU-refA", "seg")])

@@ -9,8 +9,8 @@ line naming the file:
   bytes (the ``memory_budget`` option); a compressed stream is counted as it is read and stops
   at the limit, so a small file that expands to gigabytes fails early;
 * in an mt-metrics-eval tree a file that is a link (or lies under a linked folder) resolving
-  outside the test set folder is refused unless links are allowed (``follow_links=True``, or the
-  environment variable ``XCORRSTAT_FOLLOW_LINKS=1``);
+  outside the test set folder is refused unless links are allowed (``follow_links=True``,
+  ``xcorrstat wmt --follow-links``, or the environment variable ``XCORRSTAT_FOLLOW_LINKS=1``);
 * running out of memory while reading becomes a :class:`ReadMemoryError` with a hint.
 """
 
@@ -140,8 +140,8 @@ def check_tree_file(path: str, tree: str, follow_links: bool) -> int:
     real = os.path.realpath(path)
     if not follow_links and os.path.commonpath([real, tree]) != tree:
         raise ReadLimitError(f"{path!r} is a link to {real!r}, outside the test set folder {tree!r}; links out "
-                             f"of the folder are refused unless allowed: pass follow_links=True (the environment "
-                             f"variable {FOLLOW_LINKS_ENV}=1 on the command line)")
+                             f"of the folder are refused unless allowed: pass follow_links=True (xcorrstat wmt "
+                             f"--follow-links, or the environment variable {FOLLOW_LINKS_ENV}=1)")
     return check_file(path)
 
 
