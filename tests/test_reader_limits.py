@@ -272,6 +272,14 @@ def test_stray_quote_at_the_start_of_a_large_csv(tmp_path, capsys):
         xcorrstat.read(later)
 
 
+def test_a_line_with_too_many_fields_is_named(tmp_path, capsys):
+    path = tmp_path / "ragged.csv"
+    path.write_text("system,input,m\nA,1,0.5\n\nB,1,0.6,7\n")
+    with pytest.raises(ValueError, match=r"ragged\.csv', line 4: 4 fields, but the lines before have 3$"):
+        xcorrstat.read(path)
+    assert "ragged.csv', line 4: 4 fields" in error_line(capsys, "correlate", path, "--target", "m")
+
+
 def test_undecodable_byte_names_line_and_column(tmp_path):
     path = tmp_path / "latin.csv"
     path.write_bytes("system,input,m\nA,1,0.5\nB,2,0.5\nCé,2,0.7\n".encode("latin-1"))

@@ -1,8 +1,8 @@
 """Limits of the readers: regular files only, sizes within the memory budget, links kept in a tree.
 
-Helpers of :func:`xcorrstat.io.read` and :func:`xcorrstat.io.mtme.read_mtme`. Every check runs
-before a file is opened (a FIFO would block, a device never ends), and every refusal is one
-line naming the file:
+Helpers of :func:`xcorrstat.io.read` and :func:`xcorrstat.io.mtme.read_mtme`. Every check but
+the counting of a compressed stream runs before a file is opened (a FIFO would block, a device
+never ends), and every refusal is one line naming the file:
 
 * only regular files are read: a FIFO, a device (``/dev/zero``) or a socket is refused;
 * a file, and the text a gzip-compressed file expands to, may not exceed :func:`read_limit`
@@ -11,6 +11,7 @@ line naming the file:
 * in an mt-metrics-eval tree a file that is a link (or lies under a linked folder) resolving
   outside the test set folder is refused unless links are allowed (``follow_links=True``,
   ``xcorrstat wmt --follow-links``, or the environment variable ``XCORRSTAT_FOLLOW_LINKS=1``);
+* a table file may have at most :data:`MAX_COLUMNS` columns;
 * running out of memory while reading becomes a :class:`ReadMemoryError` with a hint.
 """
 
@@ -28,14 +29,14 @@ from typing import Any, BinaryIO
 from .._display import cut
 from ..options import OPTIONS
 
-__all__ = ["FOLLOW_LINKS_ENV", "MAX_COLUMNS", "ReadLimitError", "ReadMemoryError", "check_columns", "check_data_size",
-           "check_file", "check_tree_file",
-           "follow_links_default", "format_size", "memory_guard", "open_binary", "read_limit"]
+__all__ = ["FOLLOW_LINKS_ENV", "MAX_COLUMNS", "ReadLimitError", "ReadMemoryError", "check_columns",
+           "check_data_size", "check_file", "check_tree_file", "follow_links_default", "format_size",
+           "memory_guard", "open_binary", "read_limit"]
 
 #: Environment variable that lets an mt-metrics-eval tree's links point outside it (``1``).
 FOLLOW_LINKS_ENV = "XCORRSTAT_FOLLOW_LINKS"
-#: The most columns a table file may have: each score becomes a variable of the Dataset, and 200,000 of
-#: them take seconds and about 0.5 GB to read (a million took over a minute and 3 GB).
+#: The most columns a table file may have: each score becomes a variable of the Dataset; 100,000 of
+#: them take several seconds and about 0.5 GB to read, a million took over a minute and 3 GB.
 MAX_COLUMNS = 200_000
 _HINT = ("raise the limit with xcorrstat.set_options(memory_budget=...) if the machine has the memory, or read "
          "fewer metrics or columns, or read the data in parts with Dask (xarray.open_mfdataset)")
