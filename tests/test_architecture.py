@@ -20,7 +20,7 @@ PACKAGE = "xcorrstat"
 
 #: Layer of each module, by longest matching prefix.
 LAYERS = [
-    ("base", ["_version", "_types", "_docs", "_display", "_signals", "validation", "options"]),
+    ("base", ["_version", "_types", "_docs", "_display", "_escape", "_signals", "validation", "options"]),
     ("kernels", ["kernels"]),
     ("data", ["schema", "labelled", "io", "tidy", "datasets"]),
     ("resampling", ["resampling"]),

@@ -102,9 +102,10 @@ def test_text_html_latex_and_markdown_show_a_table_per_label_and_level(rep):
     html = rep._repr_html_()
     assert html.count("<table") == 6 and "lp = &lt;b&gt;$x$" in html and "<b>$x$" not in html
     latex = rep.to_latex()
-    assert r"\caption{System level, lp = zh\_en}" in latex and r"lp = <b>\$x\$}" in latex
+    assert r"\caption{System level, lp = zh\_en}" in latex and r"lp = \textless{}b\textgreater{}\$x\$}" in latex
     markdown = rep.to_markdown()
-    assert "**Input level, lp = zh\\_en**" in markdown and markdown.count("| --: | :-- |") == 6
+    assert "**Input level, lp = zh_en**" in markdown and markdown.count("| --: | :-- |") == 6
+    assert "lp = &lt;b&gt;&#36;x&#36;**" in markdown
     frame = xcorrstat.ranked_frame(rep)
     assert list(frame.columns[:3]) == ["level", "lp", "metric"] and len(frame) == 24
 

@@ -14,6 +14,7 @@ import numpy as np
 import xarray as xr
 
 from .._display import figure_text
+from .._escape import figure_labels
 from .backend import FIGURE_LABEL_WIDTH, pyplot
 
 __all__ = ["CMAPS", "heatmap", "plot_jaccard", "plot_leaderboard_agreement", "plot_matrix"]
@@ -38,7 +39,7 @@ def _as_2d(da: Any, what: str) -> xr.DataArray:
 
 def _labels(da: xr.DataArray, dim) -> list[str]:
     values = da[dim].values if dim in da.coords else np.arange(da.sizes[dim])
-    return [figure_text(v, FIGURE_LABEL_WIDTH) for v in values]
+    return figure_labels(values, FIGURE_LABEL_WIDTH)
 
 
 def _heatmap_iv(da: Any, text: Any) -> tuple[xr.DataArray, np.ndarray, np.ndarray | None]:

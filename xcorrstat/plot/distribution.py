@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .._display import figure_text
+from .._escape import figure_labels
 from .backend import FIGURE_LABEL_WIDTH, pyplot
 from .common import (
     check_plot_dims,
@@ -84,7 +84,8 @@ def _label_distribution(ax: Any, attrs: dict, observed_name: str) -> str:
     x, y = attrs.get("x"), attrs.get("y")
     pair = "r(metric) - r(other metric)"
     if x is not None and y is not None:
-        pair = f"r({figure_text(x, FIGURE_LABEL_WIDTH)}) - r({figure_text(y, FIGURE_LABEL_WIDTH)})"
+        shown_x, shown_y = figure_labels([x, y], FIGURE_LABEL_WIDTH)
+        pair = f"r({shown_x}) - r({shown_y})"
     ax.set_xlabel(f"delta = {pair}")
     test = str(attrs.get("test", "resampling")).capitalize()
     return f"{test} distribution of delta, {describe(attrs)}"
@@ -145,9 +146,10 @@ def plot_distribution(
     edges = _shared_bins(draws, bins)
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
+    legend = dict(zip([n for n, _ in pieces], figure_labels([n for n, _ in pieces], FIGURE_LABEL_WIDTH)))
     for k, ((name, piece), values) in enumerate(zip(pieces, draws)):
         color = f"C{k % 10}"
-        label = figure_text(name, FIGURE_LABEL_WIDTH) if name is not None else None
+        label = legend[name] if name is not None else None
         ax.hist(values, bins=edges, density=density, color=color, alpha=0.45 if len(pieces) > 1 else 0.7,
                 label=label)
         obs = float(piece[observed_name].values)

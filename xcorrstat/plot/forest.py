@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .._display import figure_text
+from .._escape import figure_labels
 from .backend import FIGURE_LABEL_WIDTH, font_points, pyplot, text_inches
 from .common import (
     TITLE_SIZE,
@@ -115,7 +115,8 @@ def _draw_panel(ax: Any, panel: _Panel, order: np.ndarray, labels: list[str], *,
     if reference is not None:
         ax.axvline(reference, color="0.6", linewidth=0.8, linestyle="--", zorder=0, gid="reference")
     if show_labels:
-        ax.set_yticks(y, [figure_text(labels[i], FIGURE_LABEL_WIDTH) for i in order])
+        shown = figure_labels(labels, FIGURE_LABEL_WIDTH)
+        ax.set_yticks(y, [shown[i] for i in order])
     else:
         ax.tick_params(axis="y", labelleft=False)
     ax.set_ylim(len(order) - 0.5, -0.5)  # best metric on top
@@ -139,7 +140,7 @@ def _figure_size(metrics: list[str], n_panels: int, *, labels_each: bool, cluste
                  title_lines: int, rows: int = 1) -> tuple[float, float]:
     """Inches for the metric names, the rows and panels (``n_panels`` a row), and the title's lines."""
     plt = pyplot()
-    shown = [figure_text(m, FIGURE_LABEL_WIDTH) for m in metrics]
+    shown = figure_labels(metrics, FIGURE_LABEL_WIDTH)
     names = text_inches(shown, fontsize=font_points(plt.rcParams["ytick.labelsize"])) + 0.15
     panel = _PANEL + (_CLUSTER_COLUMN if clusters else 0.0) + 0.2
     width = 0.45 + (n_panels * (names + panel) if labels_each else names + n_panels * panel)
@@ -172,7 +173,7 @@ def _draw_one(result: xr.Dataset, metrics: list[str], ax: Any, options: dict) ->
     planned = ax is None
     if planned:
         clusters = panel.cluster is not None
-        names = text_inches([figure_text(m, FIGURE_LABEL_WIDTH) for m in metrics])
+        names = text_inches(figure_labels(metrics, FIGURE_LABEL_WIDTH))
         right = _PANEL / 2 + (_CLUSTER_COLUMN if clusters else 0.0) + 0.15
         width = 2 * min(right, 0.6 + names + _PANEL / 2) - 0.1
         size = _figure_size(metrics, 1, labels_each=True, clusters=clusters,

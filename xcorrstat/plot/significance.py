@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .._display import figure_text
+from .._escape import figure_labels
 from ..validation import check_unit_interval
 from .backend import FIGURE_LABEL_WIDTH, font_points, pyplot, text_inches
 from .common import (
@@ -135,7 +135,7 @@ def _ticks(ax: Any, names: list[str]) -> None:
     """One tick per metric on both axes, a light grid between cells, and the axis labels."""
     n = len(names)
     ticks = np.arange(n)
-    shown = [figure_text(name, FIGURE_LABEL_WIDTH) for name in names]
+    shown = figure_labels(names, FIGURE_LABEL_WIDTH)
     ax.set_xticks(ticks, shown, rotation=90, fontsize=_LABEL_SIZE)
     ax.set_yticks(ticks, shown, fontsize=_LABEL_SIZE)
     ax.set_xticks(ticks[:-1] + 0.5, minor=True)
@@ -198,7 +198,7 @@ def _draw_matrix(ax: Any, result: xr.Dataset, options: dict, *, title: str, widt
 
 def _new_figure(result: xr.Dataset, titles: list[str], colorbar: bool) -> tuple[list[Any], _Layout]:
     """One matrix per title, stacked in a new figure sized from the names, metrics and title lines."""
-    names = [figure_text(m, FIGURE_LABEL_WIDTH) for m in result["metric"].values]
+    names = figure_labels(result["metric"].values, FIGURE_LABEL_WIDTH)
     layout = _Layout(len(names), text_inches(names, fontsize=_LABEL_SIZE) + 0.1, colorbar)
     heights = [layout.height(fit_text(t, layout.title_width).count("\n") + 1) for t in titles]
     _, grid = pyplot().subplots(len(titles), 1, figsize=(layout.width, sum(heights)), squeeze=False,

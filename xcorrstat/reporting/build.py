@@ -18,6 +18,7 @@ import pandas as pd
 import xarray as xr
 
 from .._display import LABEL_WIDTH, VALUE_WIDTH, printable
+from .._escape import distinct_labels
 from .._docs import fill_doc
 from typing import Literal
 
@@ -149,16 +150,19 @@ class Report:
     def to_text(self, *, digits: int = 3) -> str:
         """The ranked tables as plain text, one block per level (per label and level with extra dims).
 
-        Labels are shown literally: control characters are escaped and labels longer
-        than 40 characters are cut.
+        Labels are shown literally: control characters are escaped, and labels longer
+        than 40 characters are cut to their start and end, distinct from each other
+        (see :func:`~xcorrstat._escape.distinct_labels`).
         """
         digits = check_digits(digits)
         blocks = [self._heading()]
+        metrics = [str(m) for m in self.intervals["metric"].values]
+        label = dict(zip(metrics, distinct_labels(metrics, LABEL_WIDTH)))
         for lev, labels, sub in report_groups(self):
             n = int(sub["n"].max()) if len(sub) else 0
             where = f", {label_text(labels)}" if labels else ""
             blocks.append(f"\n{lev.capitalize()} level{where} (n = {n} {_UNITS.get(lev, 'units')})")
-            names = [printable(m, LABEL_WIDTH) for m in sub["metric"]]
+            names = [label[str(m)] for m in sub["metric"]]
             width = max([len("metric"), *(len(m) for m in names)])
             lines = [f"{'rank':>4}  {'metric':<{width}}  {'r':>{digits + 3}}  {'CI':^{2 * digits + 10}}  cluster"]
             for name, row in zip(names, sub.itertuples()):

@@ -16,6 +16,7 @@ import pandas as pd
 import xarray as xr
 
 from .._display import LABEL_WIDTH, printable
+from .._escape import csv_options, distinct_labels
 from .tables import label_text
 
 __all__ = ["correlation_json", "correlation_table", "correlation_text", "extra_dims", "flat_columns",
@@ -91,7 +92,7 @@ def flat_columns(table: pd.DataFrame) -> pd.DataFrame:
 
 def correlation_json(result: xr.DataArray) -> str:
     """The result as JSON records: ``metric``, ``level``, ``coefficient``, ``correlation``, ``n``,
-    after a field per extra dim (label by label).
+    after a field per extra dim (label by label). ASCII only: names keep every character, escaped.
 
     Examples
     --------
@@ -105,14 +106,16 @@ def correlation_json(result: xr.DataArray) -> str:
     ordered = result.transpose(*extra, *(d for d in result.dims if d not in extra))
     columns = [*extra, "metric", "level", "coefficient", "correlation", "n"]
     long = ordered.to_dataframe().reset_index()[columns]
-    return long.to_json(orient="records", indent=1) + "\n"
+    # ASCII only: the writer escapes the other controls, DEL (valid in a JSON string) is escaped too
+    return long.to_json(orient="records", indent=1).replace("\x7f", "\\u007f") + "\n"
 
 
 def write_csv(result: xr.DataArray, out: IO[str], *, digits: int) -> None:
     """The table as CSV: a column per extra dim, then ``metric``, then ``level_method`` columns.
 
     A terminal gets the labels as :func:`~xcorrstat._display.printable` shows them;
-    a file or pipe gets them as they are.
+    a file or pipe gets them as they are: CSV is data, so a name starting with ``=``, ``+``,
+    ``-`` or ``@`` is written unchanged (a spreadsheet should open the file as text).
     """
     flat = flat_columns(correlation_table(result))
     if out.isatty():
@@ -121,14 +124,14 @@ def write_csv(result: xr.DataArray, out: IO[str], *, digits: int) -> None:
         else:
             flat.index = pd.MultiIndex.from_tuples([tuple(printable(v) for v in row) for row in flat.index],
                                                    names=flat.index.names)
-    flat.to_csv(out, float_format=f"%.{max(digits, 6)}f")
+    flat.to_csv(out, float_format=f"%.{max(digits, 6)}f", **csv_options(flat))
 
 
 def _block(result: xr.DataArray, levels: list[str], digits: int) -> str:
     """The n line and the table of one label (or of a result without extra dims)."""
     used = ", ".join(f"{lev}: n={int(result['n'].sel(level=lev).max())} {_UNITS[lev]}" for lev in levels)
     table = correlation_table(result)
-    table.index = [printable(m, LABEL_WIDTH) for m in table.index]
+    table.index = distinct_labels(table.index, LABEL_WIDTH)
     table.index.name = "metric"
     with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200):
         text = table.to_string(float_format=lambda v: f"{v:.{digits}f}", na_rep="nan")

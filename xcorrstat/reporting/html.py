@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._display import VALUE_WIDTH, printable
+from .._display import VALUE_WIDTH
+from .._escape import html_text
 from .._version import __version__
 from .tables import label_text, report_groups
 
@@ -32,7 +33,7 @@ figcaption { font-size: 0.9em; color: #555; max-width: 60em; }
 
 def _text(value: Any) -> str:
     """A label shown literally in HTML: control characters escaped, markup escaped."""
-    return html.escape(printable(value, VALUE_WIDTH))
+    return html_text(value, VALUE_WIDTH)
 
 
 def _num(value: float, digits: int = 3) -> str:
@@ -45,7 +46,7 @@ def _level_table(rows: pd.DataFrame) -> str:
     for row in rows.itertuples():
         body.append(
             "<tr>"
-            f"<td class='num'>{row.rank if row.rank else '-'}</td><td>{_text(row.metric)}</td>"
+            f"<td class='num'>{row.rank if row.rank else '-'}</td><td>{html_text(row.metric)}</td>"
             f"<td class='num'>{_num(row.correlation)}</td><td class='num'>{_num(row.low)}</td>"
             f"<td class='num'>{_num(row.high)}</td><td class='num'>{row.cluster if row.cluster else '-'}</td>"
             "</tr>"

@@ -5,12 +5,12 @@ Every ranked result -- a :class:`~xcorrstat.reporting.Report`, a
 becomes one row per metric, best first: the rank of its significance cluster, the
 metric, its correlation (with the confidence interval when the result has one) and
 how many other metrics it beats significantly. Metrics of the top cluster are set
-in bold. The rendering (escaping, number format, rules) is pandas' Styler.
+in bold. Names are written by the escaping layer of each format (:mod:`xcorrstat._escape`);
+the LaTeX rendering (number format, rules, bold) is pandas' Styler.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Hashable, Mapping
 from typing import Any, Literal, Protocol, Union
 
@@ -22,6 +22,7 @@ from ..schema import METRIC
 from ..validation import check_choice
 from .tasktable import is_task_result, task_latex, task_markdown, task_text
 from .._display import LABEL_WIDTH, printable
+from .._escape import latex_text, markdown_table, markdown_text
 
 __all__ = ["TABLE_FORMATS", "check_digits", "format_table", "label_text", "ranked_frame", "report_groups",
            "to_latex", "to_markdown"]
@@ -181,13 +182,10 @@ def ranked_frame(result: Result) -> pd.DataFrame:
     raise TypeError(f"result must be a Report or a compare/aggregate_tasks Dataset, got {type(result).__name__}")
 
 
-def _display(frame: pd.DataFrame, digits: int, bold: str | None) -> pd.DataFrame:
-    """WMT-style display columns; with ``bold``, the top cluster's metric names wrapped in that marker."""
+def _display(frame: pd.DataFrame, digits: int) -> pd.DataFrame:
+    """WMT-style display columns: the metric names as they are, the numbers as the table shows them."""
     out = pd.DataFrame({"Rank": [str(c) if c > 0 else "-" for c in frame["cluster"]]})
-    names = frame["metric"].astype(str)
-    if bold is not None:
-        names = [f"{bold}{m}{bold}" if c == 1 else m for m, c in zip(names, frame["cluster"])]
-    out["Metric"] = list(names)
+    out["Metric"] = [str(m) for m in frame["metric"]]
     out["Correlation"] = frame["correlation"].to_numpy()
     if "low" in frame:
         out["95% CI"] = [f"[{lo:.{digits}f}, {hi:.{digits}f}]" if np.isfinite(lo) and np.isfinite(hi) else "-"
@@ -213,24 +211,17 @@ def _blocks(result: Result) -> list[tuple[str | None, pd.DataFrame]]:
     return blocks
 
 
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-
-
-def _latex_text(text: str) -> str:
-    """``text`` set literally in LaTeX (a caption naming a label)."""
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in text)
-
-
 def _latex_one(frame: pd.DataFrame, digits: int, caption: str | None) -> str:
-    shown = _display(frame, digits, None)
+    shown = _display(frame, digits)
     top = (frame["cluster"] == 1).to_numpy()
+    shown["Metric"] = [latex_text(m) for m in shown["Metric"]]
+    others = [c for c in shown.columns if c != "Metric"]
     styler = (shown.style.hide(axis="index")
-              .format(precision=digits, escape="latex", na_rep="--")
+              .format(precision=digits, escape="latex", na_rep="--", subset=others)
               .format_index(escape="latex", axis=1)
               .apply(lambda col: np.where(top, "font-weight: bold", ""), axis=0, subset=["Metric"]))
     align = "".join("l" if c == "Metric" else "r" for c in shown.columns)
-    caption = None if caption is None else _latex_text(caption)
+    caption = None if caption is None else latex_text(caption)
     return styler.to_latex(hrules=True, convert_css=True, column_format=align, caption=caption,
                            position_float="centering" if caption else None,
                            environment="table" if caption else None)
@@ -268,15 +259,22 @@ def to_latex(result: Result, *, digits: int = 3) -> str:
     return "\n".join(_latex_one(f, digits, title) for title, f in _blocks(result))
 
 
+def _number_cell(value: Any, digits: int) -> str:
+    """A cell the table computed: floats to ``digits`` decimals, missing as ``-``, the rest as made."""
+    if isinstance(value, (float, np.floating)):
+        return "-" if np.isnan(value) else f"{value:.{digits}f}"
+    return str(value)
+
+
 def _markdown_one(frame: pd.DataFrame, digits: int, title: str | None) -> str:
-    shown = _display(frame, digits, "**")
-    shown["Metric"] = shown["Metric"].str.replace("|", r"\|", regex=False)
-    text = shown.style.hide(axis="index").format(precision=digits, na_rep="-").to_string(delimiter="\x1f")
-    rows = [line.split("\x1f") for line in text.splitlines()]
-    rule = [":--" if c == "Metric" else "--:" for c in shown.columns]
-    lines = ["| " + " | ".join(r) + " |" for r in [rows[0], rule, *rows[1:]]]
-    heading = re.sub(r"([\\`*_{}\[\]<>()#+!|~])", r"\\\1", title) if title else ""
-    return (f"**{heading}**\n\n" if title else "") + "\n".join(lines) + "\n"
+    shown = _display(frame, digits)
+    top = (frame["cluster"] == 1).to_numpy()
+    names = [f"**{markdown_text(m)}**" if bold else markdown_text(m) for m, bold in zip(shown["Metric"], top)]
+    shown["Metric"] = names
+    rows = [[_number_cell(v, digits) for v in values] for values in shown.itertuples(index=False)]
+    align = ["l" if c == "Metric" else "r" for c in shown.columns]
+    table = markdown_table([markdown_text(c) for c in shown.columns], rows, align)
+    return (f"**{markdown_text(title)}**\n\n" if title else "") + table
 
 
 def to_markdown(result: Result, *, digits: int = 3) -> str:

@@ -17,6 +17,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from .._display import LABEL_WIDTH
+from .._escape import distinct_labels, latex_text, markdown_table, markdown_text, terminal_text
+
 __all__ = ["is_task_result", "task_frame", "task_latex", "task_markdown", "task_text"]
 
 _PREFIX = {"baseline": "_", "contrastive": "*"}
@@ -99,18 +102,19 @@ def _notes(result: xr.Dataset, frame: pd.DataFrame, marks: bool) -> list[str]:
 
 
 def task_text(result: xr.Dataset, *, digits: int = 3) -> str:
-    """The table as plain text."""
+    """The table as plain text: names escaped and cut to distinct labels, as a terminal shows them."""
     frame = task_frame(result)
-    text = _cells(frame, digits, None, True).to_string(index=False) + "\n"
-    notes = _notes(result, frame, True)
+    shown = _cells(frame, digits, None, True)
+    shown["Metric"] = distinct_labels(shown["Metric"], LABEL_WIDTH)
+    shown.columns = [terminal_text(c, LABEL_WIDTH) for c in shown.columns]
+    text = shown.to_string(index=False) + "\n"
+    notes = [terminal_text(line) for line in _notes(result, frame, True)]
     return text + ("\n" + "\n".join(notes) + "\n" if notes else "")
 
 
 def _latex_name(name: str, status: str) -> str:
     """A metric's name in LaTeX, escaped; baselines underlined, contrastive metrics in italics."""
-    special = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-               "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-    text = "".join(special.get(c, c) for c in name)
+    text = latex_text(name)
     return {"baseline": rf"\underline{{{text}}}", "contrastive": rf"\textit{{{text}}}"}.get(status, text)
 
 
@@ -121,29 +125,23 @@ def task_latex(result: xr.Dataset, *, digits: int = 3) -> str:
     shown = _cells(frame, digits, None, False)
     shown["Metric"] = [_latex_name(m, s) for m, s in zip(shown["Metric"], frame["status"])]
     styler = shown.style.hide(axis="index").format(escape="latex", subset=list(shown.columns[1:]))
-    styler = styler.format_index(escape="latex", axis=1)
+    styler = styler.format_index(formatter=latex_text, axis=1)
     for task in shown.columns[3:]:
         top = (frame[(task, "cluster")] == 1).to_numpy()
         styler = styler.apply(lambda col, top=top: np.where(top, "font-weight: bold", ""), axis=0, subset=[task])
     align = "l" + "r" * (len(shown.columns) - 1)
     text = styler.to_latex(hrules=True, convert_css=True, column_format=align)
     notes = _notes(result, frame, False)
-    return text + "".join(f"% {line}\n" for line in notes)
-
-
-def _markdown_cell(text: str) -> str:
-    """A cell's text as literal Markdown: the characters that would format it escaped."""
-    return "".join("\\" + c if c in "\\`*_[]<>|#!" else c for c in text)
+    return text + "".join(f"% {terminal_text(line)}\n" for line in notes)
 
 
 def task_markdown(result: xr.Dataset, *, digits: int = 3) -> str:
     """The table as GitHub-flavoured Markdown; each task's top cluster in bold."""
     frame = task_frame(result)
     shown = _cells(frame, digits, ("**", "**"), True)
-    shown["Metric"] = [_markdown_cell(m) for m in shown["Metric"]]
-    header = [_markdown_cell(str(c)) for c in shown.columns]
-    rule = [":--" if c == "Metric" else "--:" for c in shown.columns]
-    rows = [header, rule, *shown.astype(str).values.tolist()]
-    text = "\n".join("| " + " | ".join(r) + " |" for r in rows) + "\n"
-    notes = [_markdown_cell(line) for line in _notes(result, frame, True)]
+    shown["Metric"] = [markdown_text(m) for m in shown["Metric"]]
+    header = [markdown_text(c) for c in shown.columns]
+    align = ["l" if c == "Metric" else "r" for c in shown.columns]
+    text = markdown_table(header, shown.astype(str).values.tolist(), align)
+    notes = [markdown_text(line) for line in _notes(result, frame, True)]
     return text + ("\n" + "\n\n".join(notes) + "\n" if notes else "")
