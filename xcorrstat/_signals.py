@@ -8,7 +8,8 @@ still being imported (a second or more) is handled too.
   a signal prints ``xcorrstat: interrupted`` (or ``terminated``) and exits with 128 + the signal
   number (130, 143). Nothing has been written yet, so there is nothing to clean up.
 - :func:`command_signals`, around a command: SIGINT raises :class:`KeyboardInterrupt` and SIGTERM
-  :class:`Terminated` where the command is, so that it cleans up on the way out.
+  :class:`Terminated` where the command is, so that it cleans up on the way out; once the command
+  is done, they are ignored while Python shuts down.
 - :func:`signals_held`, around a few file operations that must complete or be undone: the
   signals are noted, not acted on, and the first one is delivered when the block ends.
 """
@@ -98,7 +99,12 @@ def _terminate(signum: int, frame: Any) -> None:
 
 @contextmanager
 def command_signals() -> Iterator[None]:
-    """For the block: SIGINT raises KeyboardInterrupt, SIGTERM :class:`Terminated`; the old handlers after it."""
+    """For the block: SIGINT raises KeyboardInterrupt, SIGTERM :class:`Terminated`; the old handlers after it.
+
+    In the command (after :func:`quiet_start`), the signals are ignored after the block
+    instead: the work is done, and what is left is Python's shutdown, during which it
+    would give the signals their default action (death without a word).
+    """
     handlers = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: _terminate}
     old = {s: signal.getsignal(s) for s in SIGNALS if _installable(s)}
     for signum in old:
@@ -107,7 +113,8 @@ def command_signals() -> Iterator[None]:
         yield
     finally:
         for signum, handler in old.items():
-            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+            after = signal.SIG_IGN if handler is _leave else handler if handler is not None else signal.SIG_DFL
+            signal.signal(signum, after)
 
 
 @dataclass

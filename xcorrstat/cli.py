@@ -374,7 +374,7 @@ class _Interrupted(Exception):
 
 #: What to try after running out of memory, by command.
 FEWER = {"correlate": "fewer metrics (--metrics)", "report": "fewer metrics (--metrics) or draws (--n-resamples)",
-         "wmt": "fewer language pairs (--lps) or draws (--n-resamples), or drop --all-metrics"}
+         "wmt": "fewer language pairs (--lps) or draws (--n-resamples), without --all-metrics"}
 
 
 def _memory_hint(command: str | None) -> str:

@@ -241,16 +241,18 @@ class Report:
              overwrite: bool = False) -> dict[str, str]:
         """Write the table (CSV, JSON), the pairs (CSV), both figures and an HTML page to directory ``out``.
 
-        All or nothing: the files are written to a new folder beside ``out`` and moved
-        into place when every one is written; an error or an interrupt (Ctrl-C) leaves
-        ``out`` as it was.
+        All or nothing: the files are drawn in memory, written each to a temporary file
+        in ``out`` and renamed into place when every one is written, with a manifest
+        (``xcorrstat-manifest.json``) listing them; an error or an interrupt (Ctrl-C)
+        leaves an earlier report as it was (see :func:`~xcorrstat.reporting.files.write_all`).
 
         Parameters
         ----------
         out : str or path
-            A new or empty directory, or one holding a previous report (with
-            ``overwrite=True``). A symbolic link, a file or a directory holding other
-            files is refused (``FileExistsError``).
+            A missing folder or a folder. Its other files are left alone; a name the
+            report writes that is taken by anything but an unchanged file of an earlier
+            report's manifest, or an earlier report without ``overwrite=True``, is a
+            ``FileExistsError``, as are a symbolic link and a file.
         formats : sequence of {"png", "svg", "pdf"}, default ("png", "svg")
             Figure formats.
         dpi : int, default 150

@@ -96,11 +96,6 @@ class Destination:
         """A file of the folder as messages name it (under the name the caller gave the folder)."""
         return os.path.join(self.given, name)
 
-    @property
-    def resolved(self) -> bool:
-        """Whether a parent of the folder is a symbolic link (written through its target)."""
-        return self.path != os.path.abspath(self.given)
-
 
 class _Folder:
     """An open folder: every operation is relative to it and follows no link in the names it is given."""
