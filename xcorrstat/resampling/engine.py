@@ -26,7 +26,16 @@ from ..options import OPTIONS, show_progress
 from ..schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import bootstrap_indices, draws_per_task, fill_draws
 from .statistics import calibration_table, resampled_calibration, resampled_level_correlation
-from .workers import BLAS_ONE_THREAD, REUSED_PAGES, active_client, client_active, dask_input, parallelism
+from .workers import (
+    BLAS_ONE_THREAD,
+    REUSED_PAGES,
+    active_client,
+    client_active,
+    cluster_errors,
+    dask_input,
+    parallelism,
+    worker_lost,
+)
 
 __all__ = [
     "BLAS_ONE_THREAD",  # from .workers, where tasks' settings live
@@ -333,7 +342,7 @@ def _metric_blocks(x: xr.DataArray, z: xr.DataArray, metric_chunk: int) -> tuple
     """Dask arrays of x (..., S, I), ``metric_chunk`` metrics a block, and of z (its leading dims a
     subset of those of x, in the same order) with the blocks of x along the dims they share.
 
-    Eager data go through :func:`dask_input`: on a cluster they are sent to every worker once.
+    Eager data go through :func:`dask_input`: blocks of the graph, sent again if a worker is lost.
     """
     x_chunks: dict[Hashable, int] = {METRIC: metric_chunk, SYSTEM: -1, INPUT: -1}
     if x.chunks is None and z.chunks is None:
@@ -346,10 +355,10 @@ def _metric_blocks(x: xr.DataArray, z: xr.DataArray, metric_chunk: int) -> tuple
 
 
 def cluster_scores(x: xr.DataArray, z: xr.DataArray) -> tuple[xr.DataArray, xr.DataArray]:
-    """Eager scores x (metric, ...) and target z as Dask-backed ones whose blocks are on every worker of
-    the active Client (:func:`~.workers.dask_input`): ``default_metric_chunk`` metrics a block, every
-    other dim whole. A call then computes its point estimates on the cluster too, beside the draws,
-    from data sent once.
+    """Eager scores x (metric, ...) and target z as Dask-backed ones whose blocks are literals of the graph
+    (:func:`~.workers.dask_input`, for the active Client's cluster): ``default_metric_chunk`` metrics a
+    block, every other dim whole. A call then computes its point estimates on the cluster too, beside the
+    draws, from the same blocks.
     """
     def blocks(a: xr.DataArray) -> xr.DataArray:
         chunks = tuple(default_metric_chunk(a.sizes[METRIC]) if d == METRIC else -1 for d in a.dims)
@@ -376,20 +385,35 @@ def compute_with_progress(obj: Computed, enabled: bool) -> Computed:
     With a ``dask.distributed`` Client active the work runs on its cluster and
     :func:`distributed.progress` shows the bar; otherwise Dask's local
     :class:`~dask.diagnostics.ProgressBar` does (both on stderr or in the notebook).
+    Eager data travel in the graph (:func:`~.workers.dask_input`), so distributed's warning
+    about a large graph is not given; a worker lost beyond recovery raises a one-line
+    RuntimeError (:func:`~.workers.worker_lost`).
 
     BLAS uses one thread meanwhile, set from the calling thread (:data:`BLAS_ONE_THREAD`).
     The bar is shown only where a person sees it (:func:`xcorrstat.options.show_progress`).
     """
-    with BLAS_ONE_THREAD:
-        if not show_progress(enabled):
+    with BLAS_ONE_THREAD, dask.config.set({LARGE_GRAPH_OPTION: "1PiB"}):
+        try:
+            return _compute(obj, enabled)
+        except cluster_errors() as err:
+            raise worker_lost(err) from err
+
+
+#: distributed's option: the pickled graph size above which a computation warns.
+LARGE_GRAPH_OPTION = "distributed.admin.large-graph-warning-threshold"
+
+
+def _compute(obj: Computed, enabled: bool) -> Computed:
+    """``obj`` computed, with the progress bar of the active scheduler if ``enabled`` (and seen)."""
+    if not show_progress(enabled):
+        return obj.compute()
+    if not client_active():
+        from dask.diagnostics import ProgressBar
+
+        with ProgressBar(out=sys.stderr):
             return obj.compute()
-        if not client_active():
-            from dask.diagnostics import ProgressBar
+    from distributed import progress
 
-            with ProgressBar(out=sys.stderr):
-                return obj.compute()
-        from distributed import progress
-
-        persisted = obj.persist()
-        progress(persisted)
-        return persisted.compute()
+    persisted = obj.persist()
+    progress(persisted)
+    return persisted.compute()

@@ -337,8 +337,8 @@ def pair_permutation_draws(
 def _dask_scores(x: xr.DataArray, z: xr.DataArray, n_lead_dims: int, per_label: bool = False) -> tuple[Any, Any]:
     """Dask arrays of x (..., M, S, I) and z (..., S, I): one chunk along metric, system, input; z's
     leading chunks those of x. Eager data are split one label of the leading dims a block if
-    ``per_label`` (lazy data keep their chunks) and go through :func:`~.engine.dask_input`: on a
-    cluster they are sent to every worker once."""
+    ``per_label`` (lazy data keep their chunks) and go through :func:`~.workers.dask_input`: blocks of
+    the graph, sent again if a worker is lost."""
     if x.chunks is None and z.chunks is None:
         xd = dask_input(x.values, (1 if per_label else -1,) * n_lead_dims + (-1, -1, -1))
         return xd, dask_input(z.values, xd.chunks[:n_lead_dims] + (-1, -1))

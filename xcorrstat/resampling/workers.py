@@ -1,5 +1,6 @@
 """Where the tasks of draws run: the active ``dask.distributed`` Client, the parallelism it offers,
-eager data sent to its workers once, and the BLAS and allocator settings every task runs under.
+eager data as blocks of the task graph (sent again if a worker is lost), the errors of a lost
+worker, and the BLAS and allocator settings every task runs under.
 
 The engine (:mod:`.engine`, :mod:`.pairs`) builds its task graphs with these; nothing here
 changes a number.
@@ -25,9 +26,11 @@ __all__ = [
     "REUSED_PAGES",
     "active_client",
     "client_active",
+    "cluster_errors",
     "dask_input",
     "in_worker_process",
     "parallelism",
+    "worker_lost",
 ]
 
 
@@ -65,27 +68,46 @@ def parallelism() -> int:
 
 
 def dask_input(values: np.ndarray, chunks: tuple[Any, ...]) -> Any:
-    """A Dask array of eager ``values`` with ``chunks``. With a ``dask.distributed`` Client active,
-    every block is scattered once to every worker (``broadcast=True``) and the graph refers to it:
-    no task ships the data again, and the graph stays small.
+    """A Dask array of eager ``values`` with ``chunks``, each block a literal of the task graph.
+
+    The blocks are C-contiguous copies (a view is copied) under a random name (the data are
+    not hashed). With a ``dask.distributed`` Client active, the scheduler sends a block to
+    the first worker that needs it and the others fetch it from there, each block once
+    per worker, as a scatter would; but since the block is part of the graph, the scheduler
+    sends it again when the worker holding it is lost (a scattered block would be gone).
+    The scheduler holds the blocks until the computation ends.
 
     Examples
     --------
     >>> dask_input(np.arange(6.0).reshape(2, 3), (1, -1)).chunks
     ((1, 1), (3,))
     """
-    arr = dsa.from_array(values, chunks=chunks)
-    client = active_client()
-    if client is None:
-        return arr
-    from dask.array.core import slices_from_chunks
+    return dsa.from_array(np.ascontiguousarray(values), chunks=chunks, name=False)
 
-    blocks = [np.ascontiguousarray(values[sl]) for sl in slices_from_chunks(arr.chunks)]
-    futures = client.scatter(blocks, broadcast=True, hash=False)  # keys of its own, released with this graph
-    grid = np.empty(arr.numblocks, dtype=object)
-    for index, future, block in zip(np.ndindex(*arr.numblocks), futures, blocks):
-        grid[index] = dsa.from_delayed(future, block.shape, dtype=block.dtype, meta=block[:0])
-    return dsa.block(grid.tolist())
+
+def cluster_errors() -> tuple[type[BaseException], ...]:
+    """What a ``dask.distributed`` computation raises when a worker was lost beyond recovery
+    (``KilledWorker``, cancelled futures); empty when distributed is not loaded."""
+    if "distributed" not in sys.modules:
+        return ()
+    from distributed import KilledWorker
+    from distributed.client import FutureCancelledError, FuturesCancelledError
+
+    return (KilledWorker, FutureCancelledError, FuturesCancelledError)
+
+
+def worker_lost(err: BaseException) -> RuntimeError:
+    """A one-line error for a computation that lost a ``dask.distributed`` worker beyond recovery.
+
+    Examples
+    --------
+    >>> str(worker_lost(ValueError("x"))).startswith("the dask.distributed cluster lost")
+    True
+    """
+    what = " ".join(f"{type(err).__name__}: {err}".split())
+    return RuntimeError(f"the dask.distributed cluster lost a worker during the computation and could "
+                        f"not recover it ({what[:200]}); run the call again: the same seed gives the "
+                        f"same numbers")
 
 
 class _SingleThreadedBlas:
