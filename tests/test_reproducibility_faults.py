@@ -209,3 +209,17 @@ def test_the_only_worker_lost_gives_the_same_floats_or_one_line_error(ds):
     assert isinstance(error, RuntimeError), error
     message = str(error)
     assert "\n" not in message and "lost a worker" in message and "run the call again" in message
+
+
+def test_the_lost_worker_message_is_one_line():
+    from xcorrstat.resampling.workers import worker_lost
+
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise AttributeError("no address")
+
+    long = worker_lost(ValueError("Attempted to run task x on 3 workers.\nThe last worker was y. More."))
+    assert str(long) == ("the dask.distributed cluster lost a worker during the computation and gave up "
+                         "(ValueError: Attempted to run task x on 3 workers); run the call again: the same "
+                         "seed gives the same numbers")
+    assert "(Unprintable: )" in str(worker_lost(Unprintable()))

@@ -104,9 +104,13 @@ def worker_lost(err: BaseException) -> RuntimeError:
     >>> str(worker_lost(ValueError("x"))).startswith("the dask.distributed cluster lost")
     True
     """
-    what = " ".join(f"{type(err).__name__}: {err}".split())
-    return RuntimeError(f"the dask.distributed cluster lost a worker during the computation and could "
-                        f"not recover it ({what[:200]}); run the call again: the same seed gives the "
+    try:
+        detail = str(err)
+    except Exception:  # a message that cannot be formed: the exception's type says enough
+        detail = ""
+    first = " ".join(detail.split()).split(". ")[0][:300]  # its first sentence, on one line
+    return RuntimeError(f"the dask.distributed cluster lost a worker during the computation and gave up "
+                        f"({type(err).__name__}: {first}); run the call again: the same seed gives the "
                         f"same numbers")
 
 
