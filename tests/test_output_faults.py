@@ -11,10 +11,12 @@ import os
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
 
 import xcorrstat
 from conftest import make_scores
+from mtme_tree import write_mtme_tree
 from xcorrstat.cli import main
 
 matplotlib = pytest.importorskip("matplotlib")
@@ -189,6 +191,24 @@ def test_a_mount_point_as_out(capsys, scores, tmpfs):
         assert code == 0, err
         assert sorted(os.listdir(mnt)) == sorted(REPORT) and os.path.ismount(mnt)
     assert json.loads((mnt / "report.json").read_text())["settings"]["seed"] == 1
+
+
+def test_wmt_out_on_a_mount_point_keeps_the_earlier_run_until_the_new_one_is_written(capsys, tmp_path, tmpfs):
+    root = tmp_path / "mtme"
+    write_mtme_tree(root, "wmt23", ["en-de", "zh-en"], 4, 12, ["BLEU", "COMET"], ["refA"], ["mqm"],
+                    np.random.default_rng(3))
+    mnt = tmpfs("wmt-volume")
+    (mnt / "notes.txt").write_text("mine")
+    argv = ["wmt", str(root), "--testset", "wmt23", "--lps", "en-de,zh-en", "--n-resamples", "0", "--quiet",
+            "--out", str(mnt)]
+    assert main(argv) == 0
+    first = sorted(os.listdir(mnt))
+    assert first == sorted(["notes.txt", "pairs.csv", "ranking.csv", "table.md", "table.tex", "tasks.csv",
+                            "xcorrstat-wmt-manifest.json"])
+    assert main(argv) == 2 and "pass --overwrite" in capsys.readouterr().err
+    assert main([*argv, "--overwrite", "--all-metrics"]) == 0, capsys.readouterr().err
+    assert sorted(os.listdir(mnt)) == first and os.path.ismount(mnt)
+    assert (mnt / "notes.txt").read_text() == "mine"
 
 
 def _fill(folder, leave):
