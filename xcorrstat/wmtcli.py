@@ -10,6 +10,7 @@ from typing import IO, Any
 import xarray as xr
 
 from ._display import VALUE_WIDTH, printable
+from ._escape import csv_text
 from .io.mtme import read_mtme
 from .reporting.folder import check_folder, command_error, probe_folder, write_folder
 from .reporting.tables import TABLE_FORMATS, format_table, to_latex, to_markdown
@@ -105,8 +106,8 @@ def _csv_files(result: xr.Dataset) -> dict[str, bytes]:
     if "pvalue" in result:
         ran = result["skipped"].values == ""
         found = result[["pvalue", "significant"]].isel(task=ran).reset_coords(["status", "skipped"], drop=True)
-        pairs = tidy(found).dropna(subset=["pvalue"]).to_csv(index=False)
-    return {"ranking.csv": ranking.to_csv().encode("utf-8"), "tasks.csv": tasks.to_csv(index=False).encode("utf-8"),
+        pairs = csv_text(tidy(found).dropna(subset=["pvalue"]), index=False)
+    return {"ranking.csv": csv_text(ranking).encode("utf-8"), "tasks.csv": csv_text(tasks, index=False).encode("utf-8"),
             "pairs.csv": pairs.encode("utf-8")}
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .._display import printable
+from .._escape import csv_text
 from .folder import check_folder, probe_folder, write_folder
 
 __all__ = ["FIGURE_FORMATS", "MANIFEST", "REPORT_FILES", "check_destination", "report_names", "write_all"]
@@ -147,8 +148,8 @@ def _tables(report: Any) -> tuple[dict[str, str], dict[str, bytes]]:
     table, pairs = report.table(), report.pairs()
     doc = {"settings": {k: _jsonable(v) for k, v in report.settings.items()},
            "correlations": _records(table), "comparisons": _records(pairs)}
-    files = {"correlations.csv": table.to_csv(index=False, float_format="%.6f").encode("utf-8"),
-             "comparisons.csv": pairs.to_csv(index=False, float_format="%.6g").encode("utf-8"),
+    files = {"correlations.csv": csv_text(table, index=False, float_format="%.6f").encode("utf-8"),
+             "comparisons.csv": csv_text(pairs, index=False, float_format="%.6g").encode("utf-8"),
              "report.json": (json.dumps(doc, indent=1) + "\n").encode("utf-8")}
     what = {"table (CSV)": "correlations.csv", "pairwise tests (CSV)": "comparisons.csv",
             "table and tests (JSON)": "report.json"}
