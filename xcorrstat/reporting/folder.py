@@ -347,9 +347,9 @@ def probe_folder(dest: Destination) -> None:
             _remove_dirs(made)
 
 
-def _put(folder: _Folder, dest: Destination, name: str, data: bytes, tmp: str | None = None) -> None:
+def _put(folder: _Folder, dest: Destination, name: str, data: bytes) -> None:
     """Write ``data`` to a temporary file and rename it to ``name``; errors name ``name``."""
-    tmp = tmp or f"{_TEMP}{secrets.token_hex(4)}-{name}"
+    tmp = f"{_TEMP}{secrets.token_hex(4)}-{name}"
     try:
         folder.create(tmp, data)
         folder.replace(tmp, name)
