@@ -78,6 +78,14 @@ def test_bootstrap_any_batch(ds, boot_refs, name, batch):
     assert_same_floats(bootstrap(ds, batch=batch, **BOOTSTRAP[name]), boot_refs[name])
 
 
+@pytest.mark.parametrize("batch", [61, 299])
+@pytest.mark.parametrize("name", list(BOOTSTRAP))
+def test_bootstrap_small_budget_any_batch(ds, boot_refs, name, batch):
+    # a batch over the whole budget splits an eager run's metrics into blocks (here 2, 2 and 1 on 2 cores)
+    with xcorrstat.set_options(memory_budget="1MiB"):
+        assert_same_floats(bootstrap(ds, batch=batch, **BOOTSTRAP[name]), boot_refs[name])
+
+
 @pytest.mark.parametrize("metric_chunk", [1, 2, 3])
 @pytest.mark.parametrize("name", list(BOOTSTRAP))
 def test_bootstrap_any_metric_chunks(ds, boot_refs, name, metric_chunk):
