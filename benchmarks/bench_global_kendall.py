@@ -41,7 +41,7 @@ import scipy.stats
 import xarray as xr
 
 import xcorrstat
-from xcorrstat.kernels import global_kendall
+from xcorrstat._kernels import global_kendall as global_kendall
 from peers import baseline_python, load_mtme  # benchmarks/peers.py
 
 N_BOOT = 1000

@@ -310,7 +310,7 @@ def xc_clusters(res: xr.Dataset, names: list[str]) -> dict[str, int]:
     corr = sub["correlation"].values
     better = sub["significant"].values  # [j, i]: metric j significantly better than metric i
     try:
-        from xcorrstat.kernels.clusters import greedy_clusters
+        from xcorrstat._kernels.clusters import greedy_clusters
     except ImportError:  # same rule, written out
         greedy_clusters = _greedy
     return dict(zip(names, (int(c) for c in greedy_clusters(corr, better))))

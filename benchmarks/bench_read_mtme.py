@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from xcorrstat.io.mtme import read_mtme
+from xcorrstat._io.mtme import read_mtme
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
 from mtme_tree import write_mtme_tree  # the tree writer of the tests

@@ -20,9 +20,9 @@ import numpy as np
 import xarray as xr
 
 import xcorrstat
-from xcorrstat.kernels.ties import pair_table
-from xcorrstat.kernels.tiesweep import sorted_pairs, weighted_calibration
-from xcorrstat.resampling.draws import bootstrap_indices
+from xcorrstat._kernels.ties import pair_table
+from xcorrstat._kernels.tiesweep import sorted_pairs, weighted_calibration
+from xcorrstat._resampling.draws import bootstrap_indices
 
 
 def data(n_sys, n_inp, n_met, seed=0):

@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from xcorrstat.io.mtme import read_mtme
+from xcorrstat._io.mtme import read_mtme
 from xcorrstat.wmt import protocol, protocols, roles
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))

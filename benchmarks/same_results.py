@@ -11,8 +11,8 @@ not change a single number. This script checks that on the bundled SummEval data
 
 The cases call the public API only, the part a reorganisation of the internal modules must
 keep: the names in ``xcorrstat.__all__``; the exports of ``xcorrstat.agreement``,
-``xcorrstat.diagnostics`` and ``xcorrstat.kernels``; the ``.corrstat`` accessors on Dataset,
-DataArray and DataFrame; and the command line, through ``xcorrstat.cli.main([...])`` with its
+``xcorrstat.diagnostics`` and ``xcorrstat._kernels``; the ``.corrstat`` accessors on Dataset,
+DataArray and DataFrame; and the command line, through ``xcorrstat._cli.main([...])`` with its
 output captured. Every public function is called at least once, most of them with several
 option combinations (levels, methods, Kendall variants, resampled dims, interval methods,
 permutation schemes, corrections ...), with fixed seeds, a subset of the metrics and few draws.
@@ -815,12 +815,12 @@ def build_cases(scratch: Path, quick: bool):
             import contextlib
             import io
 
-            import xcorrstat.cli
+            import xcorrstat._cli
 
             out, err = io.StringIO(), io.StringIO()
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 try:
-                    code = xcorrstat.cli.main(list(argv))
+                    code = xcorrstat._cli.main(list(argv))
                 except SystemExit as stop:  # argparse: --help, --version and usage errors
                     code = stop.code
             return {"exit": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
@@ -892,7 +892,7 @@ def capture(out: Path, tree: Path, scratch: Path, quick: bool) -> int:
                 if dotted == "cli":
                     import importlib
 
-                    importlib.import_module("xcorrstat.cli")
+                    importlib.import_module("xcorrstat._cli")
                 else:
                     _lookup(xcorrstat, dotted)
             except (AttributeError, ImportError):

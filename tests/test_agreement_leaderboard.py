@@ -17,7 +17,7 @@ import xarray as xr
 from scipy import stats
 
 from xcorrstat.agreement import leaderboard, leaderboard_agreement, synthetic_benchmark
-from xcorrstat.resampling.draws import bootstrap_indices
+from xcorrstat._resampling.draws import bootstrap_indices
 
 ATOL = 1e-12
 

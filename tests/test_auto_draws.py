@@ -17,10 +17,10 @@ from conftest import make_scores
 from scipy import stats
 
 import xcorrstat
-from xcorrstat.resampling.engine import bootstrap_draws
-from xcorrstat.resampling.pairs import pair_permutation_draws
-from xcorrstat.schema import split_scores
-from xcorrstat.significance.auto import (
+from xcorrstat._resampling.engine import bootstrap_draws
+from xcorrstat._resampling.pairs import pair_permutation_draws
+from xcorrstat._schema import split_scores
+from xcorrstat._significance.auto import (
     OpenDecisionsWarning,
     check_draws,
     draw_schedule,
@@ -231,7 +231,7 @@ def test_wmt_tasks_draw_until_each_tasks_decisions_settle(tmp_path):
 
 
 def test_the_commands_print_open_decisions_as_a_note(capsys):
-    from xcorrstat.cli import main
+    from xcorrstat._cli import main
 
     code = main(["report", "--level", "system", "--max-resamples", "1000", "--no-files", "--quiet"])
     out, err = capsys.readouterr()

@@ -18,8 +18,8 @@ import xarray as xr
 from scipy import stats
 
 import xcorrstat
-from xcorrstat.resampling.draws import bootstrap_indices, permutation_masks
-from xcorrstat.resampling.swapstats import standardise
+from xcorrstat._resampling.draws import bootstrap_indices, permutation_masks
+from xcorrstat._resampling.swapstats import standardise
 
 
 def pooled_agreement(x: np.ndarray, z: np.ndarray) -> float:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from xcorrstat.cli import MESSAGE_WIDTH, main
+from xcorrstat._cli import MESSAGE_WIDTH, main
 
 GOOD = "system,input,human,m0,m1\n" + "".join(
     f"S{s},d{i},{(s * 7 + i * 3) % 5},{(s * 5 + i) % 7},{(s + 2 * i) % 4}\n" for s in range(4) for i in range(5))
@@ -217,7 +217,7 @@ def test_out_holds_a_file_of_the_user_under_a_report_name(capsys, good, old_repo
 # -- Ctrl-C and long values, in a real process ---------------------------------------------------------
 
 def test_ctrl_c_while_reading_exits_130(capsys, good, monkeypatch):
-    import xcorrstat.cliscores as cliscores  # where the commands read their files
+    import xcorrstat._cliscores as cliscores  # where the commands read their files
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt

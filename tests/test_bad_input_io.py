@@ -11,7 +11,7 @@ import pytest
 import xarray as xr
 
 import xcorrstat
-from xcorrstat.io import from_dataframe, guess_label_columns, read
+from xcorrstat._io import from_dataframe, guess_label_columns, read
 
 CSV = "system,input,bleu,human\nA,d1,0.1,1\nA,d2,0.4,2\nB,d1,0.3,3\nB,d2,0.2,4\n"
 

@@ -11,7 +11,7 @@ from conftest import make_scores
 import xcorrstat
 from xcorrstat.agreement import leaderboard_agreement
 from xcorrstat.diagnostics import ci_coverage, power_analysis
-from xcorrstat.validation import check_batch
+from xcorrstat._validation import check_batch
 
 DS = make_scores(n_metrics=3, n_systems=5, n_inputs=6, seed=3)
 BASE = dict(target="human", n_resamples=10, rng=0)

@@ -30,8 +30,8 @@ from oracles import assert_values_same, LEVELS, METHOD_VARIANTS, MV_IDS, oracle_
 from scipy import stats
 
 import xcorrstat
-from xcorrstat.resampling.draws import bootstrap_indices
-from xcorrstat.resampling.statistics import resampled_level_correlation
+from xcorrstat._resampling.draws import bootstrap_indices
+from xcorrstat._resampling.statistics import resampled_level_correlation
 
 RESAMPLES = {"system": ("system",), "input": ("input",), "both": ("system", "input")}
 N_DRAWS = 8

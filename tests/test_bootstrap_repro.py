@@ -13,7 +13,7 @@ import pytest
 import xarray as xr
 
 import xcorrstat  # noqa: F401  (registers the .corrstat accessor)
-from xcorrstat.resampling.draws import bootstrap_indices
+from xcorrstat._resampling.draws import bootstrap_indices
 
 N_METRICS = 10
 N_DRAWS = 60

@@ -19,8 +19,8 @@ import xcorrstat
 from conftest import make_scores
 from oracles import METHOD_VARIANTS, MV_IDS, assert_values_same, kendall_counts, kendall_from_counts
 from test_bootstrap_exact import draw_indices, make_matrices, oracle_draws
-from xcorrstat.resampling.draws import bootstrap_indices, canonical_dims
-from xcorrstat.resampling.statistics import resampled_level_correlation
+from xcorrstat._resampling.draws import bootstrap_indices, canonical_dims
+from xcorrstat._resampling.statistics import resampled_level_correlation
 
 N_DRAWS = 10
 SEED = 5

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import xcorrstat
-from xcorrstat.cli import main
+from xcorrstat._cli import main
 from conftest import make_scores
 
 

@@ -21,7 +21,7 @@ from conftest import make_scores
 from mtme_tree import write_mtme_tree
 
 import xcorrstat
-from xcorrstat.cli import main
+from xcorrstat._cli import main
 
 LPS = ["en-de", "zh-en"]
 METHODS = ["pearson", "spearman", "kendall"]

@@ -9,7 +9,7 @@ import pytest
 
 import xcorrstat
 from conftest import make_scores
-from xcorrstat.cli import main
+from xcorrstat._cli import main
 
 pytest.importorskip("matplotlib")
 

@@ -1,6 +1,6 @@
 """The fast coins of the permutation masks are NumPy's own ``integers(0, 2)`` coins, bit for bit.
 
-``xcorrstat.resampling.draws.coin`` reads the coins off the generator's raw 64-bit outputs; the
+``xcorrstat._resampling.draws.coin`` reads the coins off the generator's raw 64-bit outputs; the
 oracle is ``Generator.integers(0, 2, dtype=int8)`` on an identical generator, and the draws that
 follow must be identical too (the generator is left in the state ``integers`` leaves).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xcorrstat.resampling.draws import DRAW_BLOCK, coin, keyed_generator, permutation_masks
+from xcorrstat._resampling.draws import DRAW_BLOCK, coin, keyed_generator, permutation_masks
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 8, 9, 13, 64, 1001, 14 * 1875])

@@ -17,8 +17,8 @@ from conftest import make_scores
 from oracles import assert_values_same
 
 import xcorrstat
-from xcorrstat.kernels.clusters import greedy_clusters
-from xcorrstat.resampling.pairs import pair_permutation_draws
+from xcorrstat._kernels.clusters import greedy_clusters
+from xcorrstat._resampling.pairs import pair_permutation_draws
 
 N = 60
 

@@ -1,4 +1,4 @@
-"""Tests of :mod:`xcorrstat.kernels.corrections` against explicit loop oracles.
+"""Tests of :mod:`xcorrstat._kernels.corrections` against explicit loop oracles.
 
 The oracles follow the textbook definitions hypothesis by hypothesis: adjusted
 p-values as a max (Holm) or min (BH) over the sorted family, and rejections by
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xcorrstat.kernels.corrections import CORRECTIONS, adjust_pvalues, reject
+from xcorrstat._kernels.corrections import CORRECTIONS, adjust_pvalues, reject
 
 # --------------------------------------------------------------------------- #
 # Loop oracles (one family, a Python list; NaN = no hypothesis)

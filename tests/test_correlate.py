@@ -8,7 +8,7 @@ import pytest
 import xarray as xr
 
 import xcorrstat
-from xcorrstat.kernels import level_correlation
+from xcorrstat._kernels import level_correlation
 from conftest import make_scores
 
 LEVELS = ["system", "input", "global"]

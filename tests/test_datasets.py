@@ -10,7 +10,7 @@ import pytest
 import xarray as xr
 
 from xcorrstat.datasets import SUMMEVAL_HUMAN, summeval, summeval_path
-from xcorrstat.io import read
+from xcorrstat._io import read
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""One table of defaults (xcorrstat.significance.defaults.DEFAULTS) for the functions and the commands.
+"""One table of defaults (xcorrstat._significance.defaults.DEFAULTS) for the functions and the commands.
 
 The signatures and the argparse options are checked against the table, docs/defaults.md must print
 it, every difference between Python and the command line must say why, and ``compare()`` with its
@@ -16,8 +16,8 @@ import pytest
 from conftest import make_scores
 
 import xcorrstat
-from xcorrstat.cli import _parser, main
-from xcorrstat.significance.defaults import DEFAULTS, defaults_markdown
+from xcorrstat._cli import _parser, main
+from xcorrstat._significance.defaults import DEFAULTS, defaults_markdown
 from xcorrstat.wmt import run_tasks
 
 DOCS = os.path.join(os.path.dirname(__file__), os.pardir, "docs")
@@ -43,7 +43,7 @@ def test_signatures_take_the_tables_python_defaults(func, names):
 def test_report_schemes_default_to_the_tables():
     ds = make_scores(n_metrics=3, n_systems=5, n_inputs=6, seed=2)
     rep = xcorrstat.report(ds, target="human", level="system", n_resamples=50, rng=0)
-    assert rep.settings["ci_scheme"] == "BOOT-BOTH" == xcorrstat.resampling.schemes.bootstrap_label(
+    assert rep.settings["ci_scheme"] == "BOOT-BOTH" == xcorrstat._resampling.schemes.bootstrap_label(
         DEFAULTS["resample"].python)
     assert rep.settings["test_scheme"] == "PERM-BOTH"
     assert DEFAULTS["permute"].python == ("system", "input")
@@ -120,5 +120,5 @@ def test_system_level_data_are_labelled_by_the_draws_made():
 
 
 def test_the_cap_warning_is_exported():
-    assert xcorrstat.OpenDecisionsWarning is xcorrstat.significance.auto.OpenDecisionsWarning
+    assert xcorrstat.OpenDecisionsWarning is xcorrstat._significance.auto.OpenDecisionsWarning
     assert issubclass(xcorrstat.OpenDecisionsWarning, UserWarning)

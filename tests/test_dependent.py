@@ -1,4 +1,4 @@
-"""Tests of :mod:`xcorrstat.kernels.dependent` (Williams, Steiger, Zou).
+"""Tests of :mod:`xcorrstat._kernels.dependent` (Williams, Steiger, Zou).
 
 Published fixtures (cocor's manual, Zou 2007, nlpstats / R ``psych::r.test``, WMT20
 en-de), then a scalar ``math`` oracle on a random grid, broadcasting and NaN rules.
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from xcorrstat.kernels.dependent import steiger_z, williams, zou_ci
+from xcorrstat._kernels.dependent import steiger_z, williams, zou_ci
 
 ALTS = ("two-sided", "greater", "less")
 WMT20 = Path(__file__).parent / "data" / "wmt20_ende_sys.csv"

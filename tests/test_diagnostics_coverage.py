@@ -9,7 +9,7 @@ import xcorrstat
 from conftest import make_scores
 from oracles import oracle_level
 from xcorrstat.diagnostics import ci_coverage
-from xcorrstat.diagnostics.coverage import split_trial
+from xcorrstat.diagnostics._coverage import split_trial
 
 N_TRIALS, N_RES = 8, 40
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import xcorrstat
-from xcorrstat.resampling import workers
+from xcorrstat._resampling import workers as workers
 
 distributed = pytest.importorskip("distributed")
 

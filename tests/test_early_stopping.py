@@ -8,7 +8,7 @@ import scipy.stats as st
 import xarray as xr
 from conftest import make_scores
 
-from xcorrstat.resampling.sequential import clopper_pearson, settled
+from xcorrstat._resampling.sequential import clopper_pearson, settled
 
 N = 2000
 

@@ -20,9 +20,9 @@ from mtme_source import mtme_modules
 from test_empty_units import SINGLE, UNRATED, agreement, grid, groups, sign
 
 import xcorrstat
-from xcorrstat.resampling.draws import permutation_masks
-from xcorrstat.resampling.swapstats import standardise
-from xcorrstat.significance.pairoutcome import pair_swap_bits
+from xcorrstat._resampling.draws import permutation_masks
+from xcorrstat._resampling.swapstats import standardise
+from xcorrstat._significance.pairoutcome import pair_swap_bits
 
 # ---------------------------------------------------------------------------------- soft pairwise accuracy
 

@@ -14,12 +14,12 @@ import pytest
 import xarray as xr
 
 import xcorrstat
-from xcorrstat.cli import main
-from xcorrstat.kernels._compiled import compiled_module
-from xcorrstat.kernels.global_kendall import compiled_loops
-from xcorrstat.options import show_progress
-from xcorrstat.resampling.engine import compute_with_progress
-from xcorrstat.schema import looks_human
+from xcorrstat._cli import main
+from xcorrstat._kernels._compiled import compiled_module
+from xcorrstat._kernels.global_kendall import compiled_loops
+from xcorrstat._options import show_progress
+from xcorrstat._resampling.engine import compute_with_progress
+from xcorrstat._schema import looks_human
 from conftest import make_scores
 from mtme_tree import write_mtme_tree
 
@@ -180,7 +180,7 @@ def test_progress_bar_only_on_a_terminal(capsys, monkeypatch):
 
 
 def test_report_progress_in_a_log_only_when_forced(capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr("xcorrstat.resampling.engine.SMALL_WORK", 0)  # the draws go through a task graph
+    monkeypatch.setattr("xcorrstat._resampling.engine.SMALL_WORK", 0)  # the draws go through a task graph
     path = write_table(tmp_path, make_scores(n_metrics=2))
     argv = ["report", str(path), "--target", "human", "--no-files", "--n-resamples", "20", "--level", "system"]
     code, _, err = run(capsys, *argv)
@@ -448,7 +448,7 @@ def test_large_report_without_numba_is_noted(monkeypatch, numba, compiled, n_inp
     """A report of 20+ metrics on 500+ inputs says when numba is missing, and how to add it; not otherwise."""
     import importlib.util
 
-    from xcorrstat import cli
+    from xcorrstat import _cli as cli
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",

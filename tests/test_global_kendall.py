@@ -1,10 +1,10 @@
 """Global-level Kendall of bootstrap and permutation draws from one sorted table
-(:mod:`xcorrstat.kernels.global_kendall`, :mod:`xcorrstat.kernels.global_kendall_swap`).
+(:mod:`xcorrstat._kernels.global_kendall`, :mod:`xcorrstat._kernels.global_kendall_swap`).
 
 Every draw is checked against the statistic of the explicitly expanded resample or the
 explicitly swapped matrices: :func:`scipy.stats.kendalltau` (tau-b, tau-c), a brute-force
 count over all pairs (every variant, epsilon), and the plain kernel
-:func:`xcorrstat.kernels.kendall` (bit for bit: the counts are exact integers). The compiled
+:func:`xcorrstat._kernels.kendall` (bit for bit: the counts are exact integers). The compiled
 loops (numba, when installed) are checked against the NumPy loops draw by draw, and both
 against the oracles; the counts of a table against a brute-force count of its entries.
 """
@@ -22,17 +22,17 @@ from oracles import kendall_counts, kendall_from_counts
 from scipy import stats
 
 import xcorrstat
-from xcorrstat.kernels import global_kendall as gk
-from xcorrstat.kernels import kendall
-from xcorrstat.kernels.global_kendall_swap import swap_global_kendall
-from xcorrstat.kernels.weighted import wcorr
-from xcorrstat.resampling.draws import (
+from xcorrstat._kernels import global_kendall as gk
+from xcorrstat._kernels import kendall
+from xcorrstat._kernels.global_kendall_swap import swap_global_kendall
+from xcorrstat._kernels.weighted import wcorr
+from xcorrstat._resampling.draws import (
     bootstrap_indices,
     counts_from_indices,
     permutation_masks,
 )
-from xcorrstat.resampling.statistics import resampled_level_correlation
-from xcorrstat.resampling.swapstats import standardise
+from xcorrstat._resampling.statistics import resampled_level_correlation
+from xcorrstat._resampling.swapstats import standardise
 
 VARIANTS = ["b", "c", "a", "23", "acc23"]
 COMPILED = [False, pytest.param(True, marks=pytest.mark.skipif(not gk.compiled_available(), reason="no numba"))]
@@ -277,7 +277,7 @@ def test_table_counts_equal_a_brute_force_count(compiled, epsilon):
 @pytest.mark.skipif(not gk.compiled_available(), reason="no numba")
 def test_linear_terms_equal_a_brute_force_sum():
     """l_c = h(y_c) - h(x_c) and S(X) - S(Y) of the linear form of Y''s pairs."""
-    from xcorrstat.kernels import global_kendall_jit as jit
+    from xcorrstat._kernels import global_kendall_jit as jit
 
     rng = np.random.default_rng(12)
     x, y, z = rng.integers(0, 4, 9).astype(float), rng.integers(0, 4, 9).astype(float), rng.integers(0, 3, 9)
@@ -311,7 +311,7 @@ def test_without_numba_the_numpy_loops_give_the_same_draws(monkeypatch):
 
 
 def test_tables_sorted_once_give_the_same_draws_in_every_batch():
-    from xcorrstat.resampling.statistics import global_tables
+    from xcorrstat._resampling.statistics import global_tables
 
     rng = np.random.default_rng(14)
     x, z = scores(rng, (2, 5, 7), 4, 0.1), scores(rng, (5, 7), 3)

@@ -17,7 +17,7 @@ import pytest
 from conftest import make_scores
 from hostile_names import HOSTILE, PWNED
 
-from xcorrstat.cli import main
+from xcorrstat._cli import main
 
 BROWSER = next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no headless Chromium on this machine")

@@ -26,7 +26,7 @@ from hostile_outputs import (REPORT_ROW, correlate_row, html_page, latex_rows, m
 from mtme_tree import write_mtme_tree
 
 import xcorrstat
-from xcorrstat.cli import main
+from xcorrstat._cli import main
 
 NAMES = list(HOSTILE)
 WIDTH = 40  # the longest label of a terminal table or a figure
@@ -179,7 +179,7 @@ def test_report_markdown(data_file, system_oracle):
 def test_to_markdown_of_a_compare_result(scores, system_oracle):
     res = xcorrstat.compare(scores, target="human", metrics=NAMES, level="system", n_resamples=20, rng=0)
     check_markdown(xcorrstat.to_markdown(res), NAMES, oracle=system_oracle)
-    assert xcorrstat.reporting.tables.format_table(res, "markdown") == xcorrstat.to_markdown(res)
+    assert xcorrstat._reporting.tables.format_table(res, "markdown") == xcorrstat.to_markdown(res)
 
 
 def test_wmt_markdown(wmt_root, tmp_path):

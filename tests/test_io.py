@@ -1,4 +1,4 @@
-"""Tests for xcorrstat.io: from_dataframe and read."""
+"""Tests for xcorrstat._io: from_dataframe and read."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import xarray as xr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xcorrstat.io import SUPPORTED_FORMATS, from_dataframe, read
+from xcorrstat._io import SUPPORTED_FORMATS, from_dataframe, read
 
 
 @pytest.fixture

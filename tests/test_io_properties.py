@@ -16,7 +16,7 @@ import xarray as xr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from xcorrstat.io import from_dataframe, read
+from xcorrstat._io import from_dataframe, read
 
 FORMATS = ("csv", "tsv", "jsonl", "parquet", "netcdf")
 _FLOATS = st.floats(allow_nan=False, allow_infinity=False, width=64) | st.just(math.nan)

@@ -1,4 +1,4 @@
-"""Oracle tests for :func:`xcorrstat.kernels.correlation.corr`.
+"""Oracle tests for :func:`xcorrstat._kernels.correlation.corr`.
 
 Every result of the vectorised kernel is compared with an explicit loop that
 applies the documented missing-value rule pair by pair and then calls
@@ -26,7 +26,7 @@ from oracles import (
     oracle_corr,
 )
 
-from xcorrstat.kernels.correlation import corr
+from xcorrstat._kernels.correlation import corr
 
 ORACLE_SETTINGS = hypothesis_settings(150)
 PROPERTY_SETTINGS = hypothesis_settings(100)

@@ -1,4 +1,4 @@
-"""Oracle tests for :func:`xcorrstat.kernels.levels.level_correlation`.
+"""Oracle tests for :func:`xcorrstat._kernels.levels.level_correlation`.
 
 The oracle (:func:`oracles.oracle_level`, broadcast below) loops over systems
 and inputs explicitly and uses only NumPy and ``scipy.stats``.  Inputs are shaped ``(..., S, I)`` (systems on
@@ -34,7 +34,7 @@ from oracles import (
 )
 from scipy import stats
 
-from xcorrstat.kernels.levels import level_correlation
+from xcorrstat._kernels.levels import level_correlation
 
 ORACLE_SETTINGS = hypothesis_settings(120)
 PROPERTY_SETTINGS = hypothesis_settings(100)

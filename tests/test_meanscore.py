@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from conftest import make_scores
-from xcorrstat.resampling.draws import bootstrap_indices
-from xcorrstat.correlation.meanscore import format_ci, mean_ci, paired_difference_ci
+from xcorrstat._resampling.draws import bootstrap_indices
+from xcorrstat._correlation.meanscore import format_ci, mean_ci, paired_difference_ci
 
 TOL = {"rtol": 1e-12, "atol": 1e-12}
 

@@ -20,7 +20,7 @@ import xarray as xr
 from peak_memory import PRELUDE
 
 import xcorrstat
-from xcorrstat.resampling import engine, pairs
+from xcorrstat._resampling import engine as engine, pairs as pairs
 
 from conftest import make_scores
 

@@ -29,7 +29,7 @@ from peak_memory import PRELUDE
 from scipy import stats
 
 import xcorrstat
-from xcorrstat.resampling.draws import permutation_masks
+from xcorrstat._resampling.draws import permutation_masks
 
 MiB = 2**20
 

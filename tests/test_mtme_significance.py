@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from mtme_cases import case as fixture, ids, load, scores
-from xcorrstat.kernels import williams
+from xcorrstat._kernels import williams
 
 LEVEL = {"none": "global", "item": "input", "sys": "within_system"}
 

@@ -7,7 +7,7 @@ runs mt-metrics-eval's own ``PermutationSigDiff`` (with its ``Agreement`` as the
 accuracy of ``data.CompareMetricsWithGlobalAccuracy`` for one language pair), recovers each
 draw's integer counts, and checks that (1) its p-value is its float recount of its draws, (2) the
 exact count of its draws is never lower and is higher for some pairs of metrics, (3) xcorrstat's
-counter (:func:`xcorrstat.resampling.pvalues.permutation_pvalue`, with a rounding tolerance) gives
+counter (:func:`xcorrstat._resampling.pvalues.permutation_pvalue`, with a rounding tolerance) gives
 the exact count on the same draws, and (4) ``compare``'s own p-value estimates the exact one
 within Monte-Carlo error. Needs ``XCORRSTAT_MTME_SOURCE``.
 
@@ -26,7 +26,7 @@ import xarray as xr
 from mtme_source import mtme_modules
 
 import xcorrstat
-from xcorrstat.resampling.pvalues import permutation_pvalue
+from xcorrstat._resampling.pvalues import permutation_pvalue
 
 K = 1000
 

@@ -17,7 +17,7 @@ import pytest
 import xcorrstat
 from conftest import make_scores
 from mtme_tree import write_mtme_tree
-from xcorrstat.cli import main
+from xcorrstat._cli import main
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
@@ -331,9 +331,9 @@ def _out_of_memory(*args, **kwargs):
 
 
 @pytest.mark.parametrize("command, target, hint", [
-    (["report"], "xcorrstat.cli.report", "fewer metrics (--metrics) or draws (--n-resamples)"),
-    (["correlate"], "xcorrstat.cli.correlate", "fewer metrics (--metrics)"),
-    (["wmt", "root", "--testset", "wmt23"], "xcorrstat.wmtcli.read_mtme",
+    (["report"], "xcorrstat._cli.report", "fewer metrics (--metrics) or draws (--n-resamples)"),
+    (["correlate"], "xcorrstat._cli.correlate", "fewer metrics (--metrics)"),
+    (["wmt", "root", "--testset", "wmt23"], "xcorrstat._wmtcli.read_mtme",
      "fewer language pairs (--lps) or draws (--n-resamples), without --all-metrics"),
 ])
 def test_a_memory_error_is_one_line_with_a_hint(capsys, scores, tmp_path, monkeypatch, command, target, hint):

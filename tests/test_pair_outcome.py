@@ -23,9 +23,9 @@ import xarray as xr
 from mtme_source import mtme_modules
 
 import xcorrstat
-from xcorrstat.kernels.pairoutcome import hybrid_deltas, prepare_pair_outcomes
-from xcorrstat.resampling.draws import permutation_masks
-from xcorrstat.significance.pairoutcome import pair_swap_bits
+from xcorrstat._kernels.pairoutcome import hybrid_deltas, prepare_pair_outcomes
+from xcorrstat._resampling.draws import permutation_masks
+from xcorrstat._significance.pairoutcome import pair_swap_bits
 
 LEVEL_GROUPS = {"input": "item", "within_system": "sys", "global": "none"}
 

@@ -24,9 +24,9 @@ from conftest import to_dataset
 from oracles import assert_values_same, LEVELS, METHOD_VARIANTS, MV_IDS, oracle_level
 
 import xcorrstat
-from xcorrstat.resampling.draws import bootstrap_indices
-from xcorrstat.resampling.pvalues import paired_bootstrap_pvalue
-from xcorrstat.significance import paired_bootstrap_test
+from xcorrstat._resampling.draws import bootstrap_indices
+from xcorrstat._resampling.pvalues import paired_bootstrap_pvalue
+from xcorrstat._significance import paired_bootstrap_test
 
 RESAMPLES = {"systems": ("system",), "inputs": ("input",), "both": ("system", "input")}
 N_DRAWS = 6

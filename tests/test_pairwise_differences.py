@@ -17,7 +17,7 @@ import xarray as xr
 import xcorrstat
 from conftest import make_scores
 from mtme_cases import case as fixture, from_rows, ids, load
-from xcorrstat.resampling.draws import permutation_masks
+from xcorrstat._resampling.draws import permutation_masks
 
 ENUMERATE = load("AverageCorrelation._enumerate_pairwise_diffs")
 

@@ -30,8 +30,8 @@ from conftest import make_scores, to_dataset
 from oracles import assert_values_same, exact_integer_scores, integer_scores, LEVELS, METHOD_VARIANTS, MV_IDS, oracle_level
 
 import xcorrstat
-from xcorrstat.resampling import pvalues as permutation_module
-from xcorrstat.resampling.draws import permutation_masks
+from xcorrstat._resampling import pvalues as permutation_module
+from xcorrstat._resampling.draws import permutation_masks
 
 # permute argument -> scheme name of permutation_masks
 PERMUTES = {

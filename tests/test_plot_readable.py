@@ -22,9 +22,9 @@ from matplotlib.text import Text
 
 import xcorrstat
 from xcorrstat import plot as xplot
-from xcorrstat.plot.backend import SCREEN_DPI, wrap_text
-from xcorrstat.plot.common import metric_order
-from xcorrstat.reporting.html import page_html
+from xcorrstat.plot._backend import SCREEN_DPI, wrap_text
+from xcorrstat.plot._common import metric_order
+from xcorrstat._reporting.html import page_html
 
 N = 60
 LONG_TARGET = "human_judgement_of_the_overall_quality_by_experts"  # 49 characters: cut to 40 in figures

@@ -21,9 +21,9 @@ import xarray as xr
 import xcorrstat
 from xcorrstat.agreement import leaderboard_agreement
 from xcorrstat.diagnostics import ci_coverage, power_analysis
-from xcorrstat.diagnostics.coverage import split_trial
-from xcorrstat.resampling import draws, engine
-from xcorrstat.resampling.draws import MAX_DRAW_TASKS, draws_per_task
+from xcorrstat.diagnostics._coverage import split_trial
+from xcorrstat._resampling import draws as draws, engine as engine
+from xcorrstat._resampling.draws import MAX_DRAW_TASKS, draws_per_task
 
 from conftest import make_scores
 

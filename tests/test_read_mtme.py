@@ -20,7 +20,7 @@ from mtme_source import mtme_modules
 from mtme_tree import write_mtme_tree
 
 import xcorrstat
-from xcorrstat.io.mtme import is_mtme_testset, mtme_level, read_mtme
+from xcorrstat._io.mtme import is_mtme_testset, mtme_level, read_mtme
 
 ITEM_DIM = {"seg": "input", "doc": "document", "domain": "domain_name"}
 LPS = ["en-de", "zh-en"]

@@ -24,9 +24,9 @@ from mtme_tree import write_mtme_tree, write_wmt_tree
 from peak_memory import PRELUDE
 
 import xcorrstat
-from xcorrstat.cli import main
-from xcorrstat.io.limits import MAX_COLUMNS, ReadLimitError, ReadMemoryError
-from xcorrstat.io.mtme import read_mtme
+from xcorrstat._cli import main
+from xcorrstat._io.limits import MAX_COLUMNS, ReadLimitError, ReadMemoryError
+from xcorrstat._io.mtme import read_mtme
 
 GOOD = "system,input,human,m0\n" + "".join(f"S{s},d{i},{(s * 7 + i * 3) % 5},{(s + i) % 4}\n"
                                           for s in range(3) for i in range(4))

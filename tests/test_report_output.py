@@ -14,7 +14,7 @@ from scipy import stats
 
 import xcorrstat
 from conftest import make_scores
-from xcorrstat.cli import main
+from xcorrstat._cli import main
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")

@@ -220,7 +220,7 @@ def test_the_only_worker_lost_gives_the_same_floats_or_one_line_error(ds):
 
 
 def test_the_lost_worker_message_is_one_line():
-    from xcorrstat.resampling.workers import worker_lost
+    from xcorrstat._resampling.workers import worker_lost
 
     class Unprintable(Exception):
         def __str__(self) -> str:

@@ -5,7 +5,7 @@ import pytest
 from conftest import make_scores
 
 import xcorrstat
-from xcorrstat.cli import main
+from xcorrstat._cli import main
 
 
 @pytest.fixture(scope="module")

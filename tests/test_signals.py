@@ -19,7 +19,7 @@ import pytest
 
 from conftest import make_scores
 from xcorrstat._signals import Terminated, command_signals, signals_held
-from xcorrstat.reporting.folder import write_folder, written_before
+from xcorrstat._reporting.folder import write_folder, written_before
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 

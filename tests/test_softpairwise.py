@@ -19,7 +19,7 @@ import pytest
 
 import xcorrstat
 from mtme_cases import case as fixture, ids, load, scores
-from xcorrstat.mt.softpairwise import pairwise_pvalues
+from xcorrstat._mt.softpairwise import pairwise_pvalues
 
 
 def _exact_p(a, b):

@@ -18,8 +18,8 @@ import xarray as xr
 from mtme_source import mtme_modules
 
 import xcorrstat
-from xcorrstat.kernels.spa_swap import spa_swap_draws
-from xcorrstat.mt.softpairwise import mtme_signs
+from xcorrstat._kernels.spa_swap import spa_swap_draws
+from xcorrstat._mt.softpairwise import mtme_signs
 
 
 def _loop_pvalues(x: np.ndarray, signs: np.ndarray) -> np.ndarray:
@@ -80,7 +80,7 @@ def test_pvalue_equals_the_exact_enumeration_within_monte_carlo_error():
     xa[0, 0] += 2.0  # metric A is better on one cell
     res = xcorrstat.soft_pairwise_accuracy_test(_dataset(xa, xb, z), target="human", metrics=["ma", "mb"],
                                                 n_resamples=4000, rng=3, spa_resamples=64, spa_rng=1)
-    signs = 1.0 - 2.0 * xcorrstat.resampling.draws.permutation_masks(res.attrs["spa_seed"], np.arange(64), 1, 2,
+    signs = 1.0 - 2.0 * xcorrstat._resampling.draws.permutation_masks(res.attrs["spa_seed"], np.arange(64), 1, 2,
                                                                      "cells")[:, 0, :]
     delta = _loop_spa(xa, z, signs) - _loop_spa(xb, z, signs)
     assert float(res["delta"].sel(metric="ma", other_metric="mb")) == pytest.approx(delta, abs=1e-12)
@@ -163,7 +163,7 @@ def test_mtme_permutation_sig_diff_with_pce():
 
 def test_compiled_and_numpy_counts_agree():
     pytest.importorskip("numba")
-    from xcorrstat.kernels.spa_swap import pair_pvalues_from_sums
+    from xcorrstat._kernels.spa_swap import pair_pvalues_from_sums
 
     rng = np.random.default_rng(3)
     flipped = rng.integers(-3, 4, size=(6, 5, 40)).astype(float)  # integer sums: many exact ties
@@ -178,7 +178,7 @@ def test_compiled_and_numpy_counts_agree():
 @pytest.mark.parametrize("integer", [False, True])
 def test_compiled_and_numpy_swapped_spa_agree(integer):
     pytest.importorskip("numba")
-    from xcorrstat.kernels.spa_swap import masked_flips, pair_pvalues_from_sums, pair_scale, swapped_spa
+    from xcorrstat._kernels.spa_swap import masked_flips, pair_pvalues_from_sums, pair_scale, swapped_spa
 
     rng = np.random.default_rng(8)
     shape = (5, 20)

@@ -12,7 +12,7 @@ from scipy import stats
 
 import xcorrstat
 from conftest import make_scores, to_dataset
-from xcorrstat.resampling.draws import permutation_masks
+from xcorrstat._resampling.draws import permutation_masks
 
 TIE = 1e-12
 

@@ -1,4 +1,4 @@
-"""The all-pairs input- and global-level Pearson permutation kernel (:mod:`xcorrstat.kernels.swap_allpairs_input`).
+"""The all-pairs input- and global-level Pearson permutation kernel (:mod:`xcorrstat._kernels.swap_allpairs_input`).
 
 Every pair's draws are compared with the oracle on the explicitly swapped z-scored
 matrices (``tests/test_permutation.oracle_distribution``: plain loops and scipy), with
@@ -14,9 +14,9 @@ import pytest
 from oracles import assert_values_same
 from test_permutation import PERMUTES, oracle_distribution, zscore
 
-from xcorrstat.kernels import swap_allpairs_input
-from xcorrstat.kernels.swap_allpairs_input import prepare_allpairs_input
-from xcorrstat.resampling.draws import permutation_masks
+from xcorrstat._kernels import swap_allpairs_input as swap_allpairs_input
+from xcorrstat._kernels.swap_allpairs_input import prepare_allpairs_input
+from xcorrstat._resampling.draws import permutation_masks
 
 
 def _metrics(seed, m, s, i, missing):

@@ -19,10 +19,10 @@ from oracles import kendall_counts, kendall_from_counts
 from test_swap_kendall import _scipy_means
 
 from xcorrstat import set_options
-from xcorrstat.kernels import swap_kendall
-from xcorrstat.kernels.swap_gaps import gap_counts
-from xcorrstat.kernels.swap_kendall import input_kendall_swap_means
-from xcorrstat.kernels.swapmath import mask_products
+from xcorrstat._kernels import swap_kendall as swap_kendall
+from xcorrstat._kernels.swap_gaps import gap_counts
+from xcorrstat._kernels.swap_kendall import input_kendall_swap_means
+from xcorrstat._kernels.swapmath import mask_products
 
 VARIANTS = ["a", "b", "23", "acc23"]
 

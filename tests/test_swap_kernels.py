@@ -1,4 +1,4 @@
-"""The mask-linear / mask-bilinear permutation kernels (:mod:`xcorrstat.kernels.swap`).
+"""The mask-linear / mask-bilinear permutation kernels (:mod:`xcorrstat._kernels.swap`).
 
 Each kernel's draws are compared with the oracle on the explicitly swapped
 matrices (``X' = where(m, Y, X)`` of the z-scored metrics, statistics from plain
@@ -16,8 +16,8 @@ import pytest
 from oracles import assert_values_same
 from test_permutation import PERMUTES, exact_integer_scores, oracle_distribution, zscore
 
-from xcorrstat.kernels.swap import swap_supported, swapped_deltas
-from xcorrstat.resampling.draws import permutation_masks
+from xcorrstat._kernels.swap import swap_supported, swapped_deltas
+from xcorrstat._resampling.draws import permutation_masks
 
 FAST = [("input", "kendall"), ("input", "pearson"), ("global", "pearson"), ("system", "pearson")]
 N_DRAWS = 40

@@ -1,4 +1,4 @@
-"""System-level Pearson draws of every pair of metrics at once (:mod:`xcorrstat.kernels.swap_allpairs`).
+"""System-level Pearson draws of every pair of metrics at once (:mod:`xcorrstat._kernels.swap_allpairs`).
 
 1. The kernel against an independent oracle: for every pair and draw the swapped
    matrices are built explicitly (``X' = where(m, X_k, X_i)``), their system means taken
@@ -26,12 +26,12 @@ from scipy import stats
 from test_permutation import PERMUTES, zscore
 
 import xcorrstat
-from xcorrstat.kernels import swap_allpairs
-from xcorrstat.kernels.swap_allpairs import PAIR_BLOCK_ELEMS, allpairs_system_deltas, prepare_allpairs
-from xcorrstat.resampling import engine
-from xcorrstat.resampling import pairs as pairs_module
-from xcorrstat.resampling.draws import permutation_masks
-from xcorrstat.resampling.pairs import pair_permutation_draws
+from xcorrstat._kernels import swap_allpairs as swap_allpairs
+from xcorrstat._kernels.swap_allpairs import PAIR_BLOCK_ELEMS, allpairs_system_deltas, prepare_allpairs
+from xcorrstat._resampling import engine as engine
+from xcorrstat._resampling import pairs as pairs_module
+from xcorrstat._resampling.draws import permutation_masks
+from xcorrstat._resampling.pairs import pair_permutation_draws
 
 SCHEMES = [scheme for _, scheme in PERMUTES.values()]
 KW = dict(level="system", method="pearson", variant="b", min_pairs=3, skipna=True)

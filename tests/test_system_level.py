@@ -13,8 +13,8 @@ import xarray as xr
 from scipy import stats
 
 import xcorrstat
-from xcorrstat.io import from_dataframe, guess_label_columns, read
-from xcorrstat.schema import SYSTEM_LEVEL_INPUT, split_scores
+from xcorrstat._io import from_dataframe, guess_label_columns, read
+from xcorrstat._schema import SYSTEM_LEVEL_INPUT, split_scores
 
 N = 9
 

@@ -1,6 +1,6 @@
 """System-level permutation draws of every pair: the compiled loops and the NumPy path of
-:mod:`xcorrstat.kernels.swap_system` (means and statistic per block of pairs,
-:mod:`xcorrstat.kernels.swap_system_stats`).
+:mod:`xcorrstat._kernels.swap_system` (means and statistic per block of pairs,
+:mod:`xcorrstat._kernels.swap_system_stats`).
 
 Checked against explicitly swapped matrices: X and Y z-scored, swapped with ``np.where`` under
 each mask, system means over the cells valid in the swapped metric and the target, and
@@ -18,10 +18,10 @@ import pytest
 from oracles import assert_values_same, scipy_statistic
 
 from xcorrstat import set_options
-from xcorrstat.kernels import swap_system
-from xcorrstat.kernels._compiled import compiled_module
-from xcorrstat.kernels.swap_system import prepare_system_swap
-from xcorrstat.resampling.draws import permutation_masks
+from xcorrstat._kernels import swap_system as swap_system
+from xcorrstat._kernels._compiled import compiled_module
+from xcorrstat._kernels.swap_system import prepare_system_swap
+from xcorrstat._resampling.draws import permutation_masks
 
 METHODS = [("pearson", "b"), ("kendall", "b"), ("kendall", "c"), ("kendall", "a"), ("kendall", "23"),
            ("spearman", "b")]

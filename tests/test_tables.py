@@ -1,4 +1,4 @@
-"""Ranked results as LaTeX and Markdown tables (xcorrstat.reporting.tables)."""
+"""Ranked results as LaTeX and Markdown tables (xcorrstat._reporting.tables)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import xarray as xr
 
 import xcorrstat
-from xcorrstat.reporting.tables import format_table, ranked_frame, to_latex, to_markdown
+from xcorrstat._reporting.tables import format_table, ranked_frame, to_latex, to_markdown
 
 METRICS = ["qa_eval_f1", "rouge_2_f1", "meteor", "bertscore_f1"]
 
@@ -152,7 +152,7 @@ def test_bad_arguments(result: xr.Dataset, rep: xcorrstat.Report) -> None:
 
 
 def test_cli_table_format(capsys) -> None:
-    from xcorrstat.cli import main
+    from xcorrstat._cli import main
 
     code = main(["report", "--no-files", "--quiet", "--n-resamples", "50", "--metrics", "qa_eval_f1",
                  "rouge_2_f1", "--table-format", "latex"])

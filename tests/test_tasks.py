@@ -6,8 +6,8 @@ import xarray as xr
 
 import xcorrstat
 from conftest import make_scores
-from xcorrstat.kernels.clusters import greedy_clusters
-from xcorrstat.resampling.pvalues import permutation_pvalue
+from xcorrstat._kernels.clusters import greedy_clusters
+from xcorrstat._resampling.pvalues import permutation_pvalue
 
 
 @pytest.fixture(scope="module")

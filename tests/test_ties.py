@@ -25,7 +25,7 @@ import xarray as xr
 import xcorrstat
 from conftest import make_scores
 from mtme_cases import case as fixture, ids, load, scores
-from xcorrstat.kernels.ties import calibrate_epsilon
+from xcorrstat._kernels.ties import calibrate_epsilon
 
 
 def _valid_pairs(x, z):
@@ -181,7 +181,7 @@ RESHAPE = load("stats._Reshape", "stats._ReshapeAndFilter", "Correlation.__init_
 
 @pytest.mark.parametrize("case", RESHAPE, ids=ids(RESHAPE))
 def test_mtme_layout_cases(case):
-    from xcorrstat.mt.ties import level_groups
+    from xcorrstat._mt.ties import level_groups
 
     a, exp = case["args"], case["expected"]
     if case["function"] == "Correlation.__init__":

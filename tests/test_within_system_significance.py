@@ -32,7 +32,7 @@ from conftest import to_dataset
 from oracles import exact_integer_scores, integer_scores
 
 import xcorrstat
-from xcorrstat.resampling.draws import bootstrap_indices, permutation_masks
+from xcorrstat._resampling.draws import bootstrap_indices, permutation_masks
 
 LEVEL = "within_system"
 N_DRAWS = 8

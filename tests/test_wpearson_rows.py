@@ -1,4 +1,4 @@
-"""Weighted Pearson of fixed rows under bootstrap count vectors (:mod:`xcorrstat.kernels.wpearson_rows`).
+"""Weighted Pearson of fixed rows under bootstrap count vectors (:mod:`xcorrstat._kernels.wpearson_rows`).
 
 Oracle: scipy.stats.pearsonr on the explicitly expanded resample (each unit repeated its
 count times), with the plain undefined rule (fewer than ``min_pairs`` units, or a constant
@@ -13,9 +13,9 @@ import pytest
 from scipy import stats
 
 from xcorrstat import set_options
-from xcorrstat.kernels import wpearson_rows as module
-from xcorrstat.kernels.weighted import wcorr_gemm
-from xcorrstat.kernels.wpearson_rows import wpearson_rows
+from xcorrstat._kernels import wpearson_rows as module
+from xcorrstat._kernels.weighted import wcorr_gemm
+from xcorrstat._kernels.wpearson_rows import wpearson_rows
 
 
 def _oracle(x, z, w, min_pairs):

@@ -13,10 +13,10 @@ Examples
 """
 
 from . import _signals  # noqa: F401  (first: in the xcorrstat command, Ctrl-C while the rest imports is one line)
-from . import accessors as _accessors  # noqa: F401  (registers .corrstat)
-from . import agreement, datasets, diagnostics, kernels, plot, wmt
+from . import _accessors  # noqa: F401  (registers .corrstat)
+from . import agreement, datasets, diagnostics, plot, wmt
 from ._version import __version__
-from .correlation import (
+from ._correlation import (
     bootstrap,
     correlate,
     fisher,
@@ -24,8 +24,8 @@ from .correlation import (
     mean_ci,
     paired_difference_ci,
 )
-from .io import from_dataframe, mtme_level, read, read_mtme
-from .mt import (
+from ._io import from_dataframe, mtme_level, read, read_mtme
+from ._mt import (
     calibrate_ties,
     kendall_like,
     pairwise_accuracy,
@@ -34,9 +34,9 @@ from .mt import (
     soft_pairwise_accuracy,
     soft_pairwise_accuracy_test,
 )
-from .options import get_options, set_options
-from .reporting import Report, ranked_frame, report, to_latex, to_markdown
-from .significance import (
+from ._options import get_options, set_options
+from ._reporting import Report, ranked_frame, report, to_latex, to_markdown
+from ._significance import (
     OpenDecisionsWarning,
     aggregate_tasks,
     compare,
@@ -44,7 +44,7 @@ from .significance import (
     permutation_test,
     williams_test,
 )
-from .tidy import tidy
+from ._tidy import tidy
 
 __all__ = [
     "OpenDecisionsWarning",
@@ -63,7 +63,6 @@ __all__ = [
     "from_dataframe",
     "get_options",
     "kendall_like",
-    "kernels",
     "mean_ci",
     "mtme_level",
     "paired_bootstrap_test",

@@ -29,7 +29,7 @@ F = TypeVar("F", bound=Callable)
 SNIPPETS: dict[str, str] = {
     "data": """\
 data : Dataset or DataArray
-    Scores with ``system`` and ``input`` dims (see :mod:`xcorrstat.schema`).""",
+    Scores with ``system`` and ``input`` dims (see :mod:`xcorrstat._schema`).""",
     "target": """\
 target : str
     Human score.""",

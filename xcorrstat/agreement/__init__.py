@@ -16,11 +16,11 @@ data:
 Results compare a dim with its copy ``f"{dim}_2"``.
 """
 
-from ..labelled import pair_dim
-from .corrmatrix import matrix
-from .ranking import MISSING_RULES, leaderboard, leaderboard_agreement
-from .selection import jaccard, jaccard_kernel
-from .synthetic import STRATEGIES, synthetic_benchmark
+from .._labelled import pair_dim
+from ._corrmatrix import matrix
+from ._ranking import MISSING_RULES, leaderboard, leaderboard_agreement
+from ._selection import jaccard, jaccard_kernel
+from ._synthetic import STRATEGIES, synthetic_benchmark
 
 __all__ = [
     "MISSING_RULES",

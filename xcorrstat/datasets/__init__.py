@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import xarray as xr
 
-from ..io.tables import from_dataframe
+from .._io.tables import from_dataframe
 
 if TYPE_CHECKING:  # pragma: no cover
     if sys.version_info >= (3, 11):
@@ -69,7 +69,7 @@ def summeval_path() -> Traversable:
     -------
     pathlib.Path or importlib.resources.abc.Traversable
         A real :class:`pathlib.Path` when the package is installed as plain
-        files (the usual case), which pandas and :func:`xcorrstat.io.read`
+        files (the usual case), which pandas and :func:`xcorrstat._io.read`
         accept directly; otherwise a Traversable to open with ``.open("rb")``.
 
     Examples

@@ -4,8 +4,8 @@ Which interval and which test should you trust on *your* annotations? Deutsch, D
 Roth (2021) answer it with two simulations and a normality check; here each is one call.
 """
 
-from .coverage import CI_METHODS, ci_coverage
-from .normality import normality
-from .power import POWER_TESTS, degrade, power_analysis
+from ._coverage import CI_METHODS, ci_coverage
+from ._normality import normality
+from ._power import POWER_TESTS, degrade, power_analysis
 
 __all__ = ["CI_METHODS", "POWER_TESTS", "ci_coverage", "degrade", "normality", "power_analysis"]

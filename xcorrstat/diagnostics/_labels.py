@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ..resampling.schemes import parse_label
+from .._resampling.schemes import parse_label
 
 __all__ = ["coordinate_label", "name_list", "parse_labels"]
 

@@ -4,16 +4,16 @@ matplotlib is imported only when a plot is drawn, so importing this package
 works without it.
 """
 
-from .agreement import (
+from ._agreement import (
     CMAPS,
     heatmap,
     plot_jaccard,
     plot_leaderboard_agreement,
     plot_matrix,
 )
-from .distribution import plot_distribution
-from .forest import plot_ci
-from .significance import plot_significance
+from ._distribution import plot_distribution
+from ._forest import plot_ci
+from ._significance import plot_significance
 
 __all__ = [
     "CMAPS",

@@ -1,0 +1,446 @@
+"""Command line: ``xcorrstat report [FILE] --target COL`` and ``xcorrstat correlate [FILE] --target COL``.
+
+With no FILE the bundled SummEval data is used (target ``expert_relevance``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from typing import IO, Any, get_args
+
+import xarray as xr
+
+from ._display import LABEL_WIDTH, VALUE_WIDTH, printable
+from ._signals import Terminated, command_signals
+from ._types import Level, Test
+from ._version import __version__
+from ._correlation.estimates import correlate
+from ._io.tables import SUPPORTED_FORMATS
+from ._kernels import LEVELS, METHODS
+from ._kernels.corrections import CORRECTIONS
+from ._kernels.correlation import KENDALL_VARIANTS
+from ._kernels.levels import AVERAGES, CORRELATE_LEVELS
+from ._options import OPTIONS, compiled_enabled, set_options
+from ._reporting import report
+from ._reporting.correlations import (
+    correlation_json,
+    correlation_table,
+    correlation_text,
+    extra_dims,
+    flat_columns,
+    write_csv,
+)
+from ._reporting.files import FIGURE_FORMATS, check_destination
+from ._reporting.folder import command_error, written_before
+from ._reporting.tables import TABLE_FORMATS, format_table
+from ._resampling.schemes import (
+    bootstrap_label,
+    parse_permute,
+    parse_resample,
+    permutation_label,
+)
+from ._schema import is_system_level
+from ._significance.auto import OpenDecisionsWarning
+from ._significance.defaults import DEFAULTS
+from ._validation import choice_type
+from ._cliscores import DEFAULT_TARGET, MESSAGE_WIDTH, load_scores
+from ._wmtcli import add_draw_options, add_wmt_parser, wmt_command
+
+__all__ = ["correlation_table", "flat_columns", "main"]
+
+KENDALL_NAMES = {"b": "tau-b", "c": "tau-c", "a": "tau-a", "23": "tau_eq", "acc23": "acc_eq"}
+VARIANT_HELP = "Kendall variant: b, c, a, 23 (tau_eq) or acc23 (acc_eq, pairwise accuracy with ties); default b"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="xcorrstat",
+        description="Meta-evaluate automatic metrics against human judgments.",
+    )
+    p.add_argument("--version", action="version", version=f"xcorrstat {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    _correlate_options(sub.add_parser(
+        "correlate",
+        help="correlate every metric with a human target at system, input and global level",
+        description="Correlate every metric column of FILE with a human target column, at each level "
+        "and with each method, and print a table (one row per metric).",
+    ))
+    _report_options(sub.add_parser(
+        "report",
+        help="ranked table of every metric's correlation with CI and significance cluster, plus figures",
+        description="For each level: every metric's correlation with the target, its bootstrap CI "
+        "(BOOT-BOTH by default) and its significance cluster from tests of all metric pairs (PERM-BOTH, "
+        "Holm-corrected, by default). Prints the ranked tables and writes to --out the tables (CSV, JSON), "
+        "the CI forest plot and the pairwise significance matrix (PNG, SVG) and a self-contained HTML page.",
+    ))
+    add_wmt_parser(sub)
+    _any_case_choices(p)
+    return p
+
+
+def _any_case_choices(p: argparse.ArgumentParser) -> None:
+    """Let every option with choices (of every subcommand) take them in any case, with "did you mean"."""
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _any_case_choices(child)
+        elif action.choices is not None and action.type is None and all(isinstance(c, str) for c in action.choices):
+            action.type = choice_type(tuple(action.choices))
+
+
+def _correlate_options(c: argparse.ArgumentParser) -> None:
+    """The options of ``xcorrstat correlate``, named as the arguments of :func:`xcorrstat.correlate`."""
+    c.add_argument("file", nargs="?", help="CSV/TSV/JSONL/Parquet/netCDF file, one row per (system, input); "
+                   "default: the bundled SummEval data")
+    c.add_argument("--target", help=f"human score column (default for the bundled data: {DEFAULT_TARGET})")
+    c.add_argument("--level", nargs="+", choices=CORRELATE_LEVELS, default=None,
+                   help="levels (default system input global, system for system-level data; also "
+                   "within_system)")
+    c.add_argument("--method", nargs="+", choices=METHODS, default=list(METHODS))
+    c.add_argument("--variant", choices=KENDALL_VARIANTS, default="b", help=VARIANT_HELP)
+    c.add_argument("--epsilon", type=float, default=0.0,
+                   help="Kendall: metric differences of at most EPSILON are ties (default 0)")
+    c.add_argument("--average", choices=AVERAGES, default="macro",
+                   help="input and within-system levels: average the groups equally (macro, default) or "
+                   "weighted by their valid items")
+    c.add_argument("--metrics", nargs="+", help="metric columns (default: every column but the target "
+                   "and --human columns)")
+    c.add_argument("--human", nargs="+", default=None, help="other human columns to leave out of the metrics")
+    _data_options(c)
+    c.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    c.add_argument("--digits", type=_digits, default=3, help="decimals in the table, 0 to 15 (default 3)")
+    c.add_argument("--quiet", "-q", action="store_true",
+                   help="no notes on stderr (the table still goes to stdout, errors to stderr)")
+
+
+def _report_options(r: argparse.ArgumentParser) -> None:
+    """The options of ``xcorrstat report``, named as the arguments of :func:`xcorrstat.report`."""
+    r.add_argument("file", nargs="?", help="CSV/TSV/JSONL/Parquet/netCDF file, one row per (system, input); "
+                   "default: the bundled SummEval data")
+    r.add_argument("--target", help=f"human score column (default for the bundled data: {DEFAULT_TARGET})")
+    r.add_argument("--level", nargs="+", choices=LEVELS, default=None,
+                   help="levels (default: system input; system for system-level data)")
+    r.add_argument("--method", choices=METHODS, default="pearson", help="correlation (default pearson)")
+    r.add_argument("--variant", choices=KENDALL_VARIANTS, default="b", help=VARIANT_HELP)
+    r.add_argument("--metrics", nargs="+", help="metric columns (default: every column but the target "
+                   "and --human columns)")
+    r.add_argument("--human", nargs="+", default=None, help="other human columns to leave out of the metrics")
+    _data_options(r)
+    add_draw_options(r, what="bootstrap resamples and permutation draws (auto: 1000 resamples for the "
+                     "CIs)")
+    _scheme_options(r)
+    d = {k: v.cli for k, v in DEFAULTS.items()}
+    r.add_argument("--confidence-level", type=_fraction, default=d["confidence_level"],
+                   help=f"of the CIs (default {d['confidence_level']})")
+    r.add_argument("--alpha", type=_fraction, default=d["alpha"], help=f"significance level (default {d['alpha']})")
+    r.add_argument("--correction", choices=(*CORRECTIONS, "none"), default=d["correction"],
+                   help=f"multiple-testing correction of each metric's comparisons (default {d['correction']})")
+    r.add_argument("--seed", type=int, default=d["seed"],
+                   help=f"seed of the draws (default {d['seed']}, so a report is reproducible)")
+    _alias(r, "--rng", "seed", type=int)
+    _output_options(r)
+
+
+def _scheme_options(r: argparse.ArgumentParser) -> None:
+    """--resample, --test and --permute: dims or a scheme label, read as the functions read them."""
+    r.add_argument("--resample", nargs="+", metavar="DIM", action=_SchemeAction, parse=parse_resample,
+                   label=bootstrap_label, default=None,
+                   help="dims the bootstrap resamples, or their label (any case): system input = BOOT-BOTH "
+                   "(default), system = BOOT-SYSTEMS (default for system-level data), input = BOOT-INPUTS")
+    r.add_argument("--test", choices=get_args(Test), default=DEFAULTS["test"].cli,
+                   help=f"test of each metric pair (default {DEFAULTS['test'].cli})")
+    r.add_argument("--permute", nargs="+", metavar="DIM", action=_SchemeAction, parse=parse_permute,
+                   label=permutation_label, default=None,
+                   help="dims the permutation test swaps along, or their label (any case): system input = "
+                   "PERM-BOTH (default), system = PERM-SYSTEMS (default for system-level data), input = "
+                   "PERM-INPUTS, system-xor-input = PERM-SYSTEM-XOR-INPUT")
+
+
+def _output_options(r: argparse.ArgumentParser) -> None:
+    """Where and how ``xcorrstat report`` writes, and what it prints."""
+    r.add_argument("--out", default="xcorrstat-report",
+                   help="folder for the tables, figures and HTML page (default ./xcorrstat-report), with "
+                   "xcorrstat-manifest.json listing them; checked before computing, written in full or not at all")
+    r.add_argument("--overwrite", action="store_true",
+                   help="replace the previous report in --out: only the files its manifest lists, unchanged "
+                   "(without it a report in --out is an error)")
+    r.add_argument("--figure-format", nargs="+", choices=FIGURE_FORMATS, default=["png", "svg"],
+                   help="figure file formats (default: png svg)")
+    _alias(r, "--formats", "figure_format", nargs="+", choices=FIGURE_FORMATS)
+    r.add_argument("--no-files", action="store_true", help="only print the tables; write nothing")
+    r.add_argument("--digits", type=_digits, default=3, help="decimals in the printed table, 0 to 15 (default 3)")
+    r.add_argument("--table-format", choices=TABLE_FORMATS, default="text",
+                   help="the printed table: plain text (default), LaTeX (booktabs) or Markdown")
+    r.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bars, status lines or notes on stderr (the tables still go to stdout)")
+    r.add_argument("--progress", action="store_true",
+                   help="progress bars even when stderr is not a terminal (by default a log gets none)")
+
+
+def _alias(p: argparse.ArgumentParser, flag: str, dest: str, **kwargs: Any) -> None:
+    """Accept ``flag`` (the functions' name of an option) for the option stored in ``dest``; not in --help."""
+    p.add_argument(flag, dest=dest, default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
+
+
+class _SchemeAction(argparse.Action):
+    """Store the label of --resample or --permute, parsed as ``resample=`` / ``permute=`` are.
+
+    One value is a dim or a label (any case), several are dims; a bad value is a usage error.
+    """
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, parse: Callable[[Any, str], Any],
+                 label: Callable[[Any], str], **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.parse, self.label = parse, label
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        name = self.option_strings[0]
+        try:
+            scheme = self.parse(values[0] if len(values) == 1 else tuple(values), name)
+        except ValueError as err:  # "--resample must be ...", or a message that needs the option's name
+            raise argparse.ArgumentError(None if str(err).startswith(name) else self, str(err)) from None
+        setattr(namespace, self.dest, self.label(scheme))
+
+
+def _data_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--system-col", default=None,
+                   help="column of system labels (default: guessed: system, sys, model, ...)")
+    p.add_argument("--input-col", default=None,
+                   help="column of input labels (default: guessed: input, doc, doc_id, segment, item, ...; "
+                   "a file without one holds system-level scores); 'none': read the file as system-level "
+                   "scores, one row per system")
+    p.add_argument("--dims", nargs="+", metavar="COL", default=None,
+                   help="columns of extra dims, e.g. lp: one result per label (a netCDF file's own dims, "
+                   "an mt-metrics-eval test set's lp, are extra dims without it)")
+    p.add_argument("--lower-is-better", nargs="+", metavar="NAME", default=None,
+                   help="scores where lower is better (TER, error counts), comma- or space-separated: "
+                   "negated before every statistic, as if higher were better")
+    p.add_argument("--file-format", choices=SUPPORTED_FORMATS, default=None,
+                   help="format of FILE when its extension does not say it")
+    p.add_argument("--encoding", default=None,
+                   help="text encoding of a CSV, TSV or JSON Lines FILE (default: its byte-order mark, else UTF-8)")
+
+
+def _digits(text: str) -> int:
+    """argparse type of --digits: an integer from 0 to 15."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 15, got {printable(repr(text), 40)}") \
+            from None
+    if not 0 <= value <= 15:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 15, got {value}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    """argparse type of --confidence-level and --alpha: a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number strictly between 0 and 1, got {printable(repr(text), 40)}")
+    return value
+
+
+
+def _correlate_command(args: argparse.Namespace, out: IO[str]) -> None:
+    ds, target, metrics, source = load_scores(args)
+    levels = args.level
+    if levels is None:
+        levels = ["system"] if is_system_level(ds) else list(LEVELS)
+    result = correlate(
+        ds, target=target, level=list(levels), method=list(args.method),
+        variant=args.variant, metrics=metrics, epsilon=args.epsilon, average=args.average,
+    )
+    if args.format == "csv":
+        write_csv(result, out, digits=args.digits)
+        return
+    if args.format == "json":
+        out.write(correlation_json(result))
+        return
+    kendall = f", Kendall {KENDALL_NAMES[args.variant]}" if "kendall" in args.method else ""
+    if kendall and args.epsilon:
+        kendall += f" with metric ties within {args.epsilon:g}"
+    extra = extra_dims(result)
+    per = f"; a table per {' and '.join(printable(d, LABEL_WIDTH) for d in extra)}" if extra else ""
+    shown_target = printable(repr(target), VALUE_WIDTH)
+    heading = f"Correlation with {shown_target} ({source}; {result.sizes['metric']} metrics{kendall}{per})"
+    out.write(correlation_text(result, heading=heading, levels=list(levels), digits=args.digits))
+
+
+def _report_schemes(args: argparse.Namespace, ds: xr.Dataset,
+                    log: IO[str] | None) -> tuple[list[Level], str | tuple[str, ...], str | tuple[str, ...]]:
+    """Levels, ``resample`` and ``permute`` of the report: the options (labels), else the defaults for ``ds``."""
+    both = ("system", "input")
+    if not is_system_level(ds):
+        return args.level or ["system", "input"], args.resample or both, args.permute or both
+    if log is not None:
+        print("system-level data (one score per system, no input column): reporting the system level with "
+              "BOOT-SYSTEMS intervals and PERM-SYSTEMS tests", file=log, flush=True)
+    return args.level or ["system"], args.resample or ("system",), args.permute or ("system",)
+
+
+#: Above these sizes (metrics, inputs) a report without the compiled loops is worth a note.
+LARGE_REPORT = (20, 500)
+
+
+def _compiled_note(ds: xr.Dataset, metrics: Sequence[str] | None, log: IO[str] | None) -> None:
+    """Say, on a large report, that numba is not installed (the NumPy paths are several times slower)."""
+    n_metrics = len(metrics) if metrics else len(ds.data_vars) - 1
+    large = n_metrics >= LARGE_REPORT[0] and ds.sizes.get("input", 0) >= LARGE_REPORT[1]
+    if log is None or not large or not compiled_enabled() or importlib.util.find_spec("numba") is not None:
+        return
+    print(f"note: numba is not installed, so the resampling of {n_metrics} metrics x {ds.sizes['input']} inputs "
+          'runs on its NumPy paths (the same numbers, several times slower); pip install "xcorrstat[fast]" '
+          "adds the compiled loops", file=log, flush=True)
+
+
+def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> None:
+    if args.n_resamples != "auto" and args.n_resamples < 1:
+        raise ValueError(f"--n-resamples must be a positive integer, got {args.n_resamples}")
+    if not args.no_files:
+        try:
+            import matplotlib
+        except ImportError:
+            raise ImportError('the report\'s figures need matplotlib: pip install "xcorrstat[plot]", '
+                              "or pass --no-files to only print the tables") from None
+        matplotlib.use("Agg")  # files only: no window, whatever the platform's default backend
+        _check_out(args)
+    ds, target, metrics, source = load_scores(args)
+    log = None if args.quiet else err
+    if log is not None:
+        print(f"xcorrstat report: {source}, target {printable(repr(target), VALUE_WIDTH)}", file=log, flush=True)
+    levels, resample, permute = _report_schemes(args, ds, log)
+    _compiled_note(ds, metrics, log)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", OpenDecisionsWarning)
+        rep = report(
+            ds, target=target, metrics=metrics, level=list(levels), method=args.method,
+            variant=args.variant, resample=resample, test=args.test, permute=permute,
+            n_resamples=args.n_resamples, confidence_level=args.confidence_level, alpha=args.alpha,
+            correction=None if args.correction == "none" else args.correction, rng=args.seed,
+            progress=not args.quiet, log=log, source=source, max_resamples=args.max_resamples,
+        )
+    for note in caught:  # decisions left open by the cap: one plain line each (even with --quiet)
+        if issubclass(note.category, OpenDecisionsWarning):
+            print(f"xcorrstat report: note: {note.message}", file=err, flush=True)
+        else:
+            warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
+    out.write(format_table(rep, args.table_format, digits=args.digits))
+    out.flush()
+    if args.no_files:
+        return
+    shown = printable(args.out, VALUE_WIDTH)
+    if log is not None:
+        print(f"writing tables, figures and the HTML page to {shown}", file=log, flush=True)
+    try:
+        written = rep.save(args.out, formats=args.figure_format, overwrite=args.overwrite)
+    except (KeyboardInterrupt, Terminated) as stop:
+        word, code = ("terminated", 143) if isinstance(stop, Terminated) else ("interrupted", 130)
+        if written_before(stop):
+            raise _Interrupted(f"{word} after the report was written to {shown}", code) from None
+        raise _Interrupted(f"{word} while writing the report; nothing was written to {shown}", code) from None
+    if log is not None:
+        for what, path in written.items():
+            print(f"  {what}: {printable(path, VALUE_WIDTH)}", file=log)
+
+
+def _check_out(args: argparse.Namespace) -> None:
+    """Fail before computing when --out cannot take the report: checked by writing a test file there."""
+    try:
+        dest = check_destination(args.out, overwrite=args.overwrite, formats=args.figure_format, probe=True)
+    except OSError as err:
+        raise command_error(err) from None
+    if not args.quiet and dest != os.path.abspath(args.out):
+        print(f"xcorrstat report: a parent folder of --out is a symbolic link: writing to "
+              f"{printable(dest, VALUE_WIDTH)}", file=sys.stderr, flush=True)
+
+
+class _Interrupted(Exception):
+    """Ctrl-C or SIGTERM, with what it left undone, and the exit code."""
+
+    def __init__(self, text: str, code: int = 130) -> None:
+        super().__init__(text)
+        self.code = code
+
+
+#: What to try after running out of memory, by command.
+FEWER = {"correlate": "fewer metrics (--metrics)", "report": "fewer metrics (--metrics) or draws (--n-resamples)",
+         "wmt": "fewer language pairs (--lps) or draws (--n-resamples), without --all-metrics"}
+
+
+def _memory_hint(command: str | None) -> str:
+    """The one line of a MemoryError: what to try."""
+    fewer = FEWER.get(command or "", "fewer metrics")
+    return (f"out of memory: try {fewer}, or run from Python with a smaller "
+            "xcorrstat.set_options(memory_budget=...) or on a Dask cluster (see the scale-out page)")
+
+
+def _message(err: BaseException) -> str:
+    """One readable line: the error's text with control characters escaped, cut to a readable length."""
+    text = err.args[0] if isinstance(err, KeyError) and len(err.args) == 1 else err
+    if isinstance(err, OSError) and err.filename is not None and err.strerror:
+        text = f"{err.strerror}: {err.filename!r}"
+    return printable(str(text).replace("\n", " ").strip() or type(err).__name__, MESSAGE_WIDTH)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``xcorrstat`` command; returns the exit code.
+
+    Bad input gives exit code 2 and one line ``xcorrstat: error: ...`` on stderr; running
+    out of memory exit code 1 and one line with a hint; Ctrl-C (SIGINT) exit code 130 and
+    SIGTERM exit code 143, with one line, after removing what was being written.
+
+    Examples
+    --------
+    >>> main(["correlate", "--metrics", "meteor", "--level", "system", "--method", "kendall", "--format", "csv"])
+    metric,system_kendall
+    meteor,0.500000
+    0
+    """
+    command = None
+    with command_signals():
+        try:
+            args = _parser().parse_args(argv)
+            command = args.command
+            _run(args)
+        except (ValueError, TypeError, KeyError, OSError, ImportError) as err:
+            print(f"xcorrstat: error: {_message(err)}", file=sys.stderr)
+            return 2
+        except MemoryError as err:
+            detail = f" ({_message(err)})" if str(err) else ""
+            print(f"xcorrstat: error: {_memory_hint(command)}{detail}", file=sys.stderr)
+            return 1
+        except _Interrupted as err:
+            print(f"xcorrstat: {err}", file=sys.stderr)
+            return err.code
+        except KeyboardInterrupt:
+            print("xcorrstat: interrupted", file=sys.stderr)
+            return 130
+        except Terminated:
+            print("xcorrstat: terminated", file=sys.stderr)
+            return 143
+    return 0
+
+
+def _run(args: argparse.Namespace) -> None:
+    """Run the command ``args`` names."""
+    with set_options(progress="always" if getattr(args, "progress", False) else OPTIONS["progress"]):
+        if args.command == "correlate":
+            _correlate_command(args, sys.stdout)
+        elif args.command == "report":
+            _report_command(args, sys.stdout, sys.stderr)
+        elif args.command == "wmt":
+            wmt_command(args, sys.stdout, sys.stderr)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,160 @@
+"""The scores a command works on: the bundled data, a table file or an mt-metrics-eval folder, with the
+target, the metrics and where they came from (what ``xcorrstat correlate`` and ``report`` read)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from typing import Any, NamedTuple, cast
+
+import xarray as xr
+
+from ._display import VALUE_WIDTH, did_you_mean, name_list, printable
+from .datasets import summeval
+from ._io.mtme import mtme_level
+from ._io.mtme_files import MtmeLevel
+from ._io.tables import read
+from ._schema import declare_lower_is_better, human_like_scores, is_system_level
+
+__all__ = ["DEFAULT_TARGET", "MESSAGE_WIDTH", "load_scores"]
+
+DEFAULT_TARGET = "expert_relevance"
+MESSAGE_WIDTH = 600
+
+
+def _system_level_requested(args: argparse.Namespace) -> bool:
+    return args.input_col is not None and args.input_col.strip().lower() == "none"
+
+
+class _Scores(NamedTuple):
+    """What a command analyses: the data, the target, the metrics asked for (None: the default) and the source."""
+
+    data: xr.Dataset
+    target: str
+    metrics: list[str] | None
+    source: str
+
+
+def _note(args: argparse.Namespace, text: str) -> None:
+    """One line ``xcorrstat: note: ...`` on stderr, unless --quiet."""
+    if not getattr(args, "quiet", False):
+        print(f"xcorrstat: note: {printable(text, MESSAGE_WIDTH)}", file=sys.stderr)
+
+
+def load_scores(args: argparse.Namespace) -> _Scores:
+    """The data of the command, with the scores where lower is better declared so, and the scores named
+    like human judgments left out of the default metrics (said in a note)."""
+    ds, target, metrics, source = _read_scores(args)
+    if args.lower_is_better:
+        names = [n.strip() for item in args.lower_is_better for n in item.split(",") if n.strip()]
+        ds = declare_lower_is_better(ds, names, "--lower-is-better")
+    if metrics is None and target in ds.data_vars:
+        looks = human_like_scores(ds, [target])
+        if looks:
+            ds = ds.copy()
+            for name in looks:
+                ds[name].attrs = {**ds[name].attrs, "role": "human"}
+            _note(args, f"left out of the metrics, as their names look like human judgments: {name_list(looks)}; "
+                  "to analyse them as metrics name every metric with --metrics")
+    return _Scores(ds, target, metrics, source)
+
+
+def _read_scores(args: argparse.Namespace) -> _Scores:
+    """The data of the command: the bundled data, FILE, or the score files of one level of a test set folder."""
+    if args.file is None:
+        return _Scores(summeval(), args.target or DEFAULT_TARGET, args.metrics, "bundled SummEval data")
+    if not args.target:
+        raise ValueError("--target is required with a FILE: name the human score column")
+    input_col = False if _system_level_requested(args) else args.input_col  # False: system-level
+    folder = os.path.isdir(args.file)  # an mt-metrics-eval test set: its human scores say their role
+    options: dict[str, Any] = {"human": None if folder else args.human}
+    if folder:  # read the score files of the target's level only
+        options["levels"] = [_file_level(args.target)]
+    if args.dims:
+        options["dims"] = args.dims
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = read(args.file, system=args.system_col, input=input_col, format=args.file_format,
+                  encoding=args.encoding, **options)
+    for note in caught:
+        if note.category is UserWarning:  # e.g. a text column left out: one line, not a Python warning
+            _note(args, str(note.message))
+        else:  # another library's warning: as Python would show it
+            warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
+    target, metrics, human = args.target, args.metrics, args.human if folder else None
+    source = printable(args.file, VALUE_WIDTH)
+    level = _mtme_level_of(ds, target)
+    if level is not None:
+        ds, target, metrics = _mtme_scores(ds, target, metrics, human, quiet=args.quiet)
+        source += f", {_MTME_LEVEL_NAMES[level]}-level score files"
+    elif human:
+        ds = _mark_human(ds, human)
+    return _Scores(ds, target, metrics, source)
+
+
+_MTME_LEVEL_NAMES = {"seg": "segment", "doc": "document", "domain": "domain", "sys": "system"}
+
+
+def _file_level(target: str) -> str:
+    """The level of the mt-metrics-eval score files a target names: ``mqm.sys`` the system files, ``mqm`` the
+    segment files."""
+    for level in ("sys", "doc", "domain"):
+        if target.endswith(f".{level}") and len(target) > len(level) + 1:
+            return level
+    return "seg"
+
+
+def _mtme_level_of(ds: xr.Dataset, target: str) -> str | None:
+    """The level of the score files ``target`` comes from, in mt-metrics-eval data (read_mtme's); else None."""
+    if ds.attrs.get("format") != "mt-metrics-eval" or target not in ds.data_vars:
+        return None
+    level = str(ds[target].attrs.get("level", ""))
+    return level if level in _MTME_LEVEL_NAMES else None
+
+
+def _mtme_scores(ds: xr.Dataset, target: str, metrics: list[str] | None,
+                 human: list[str] | None, *, quiet: bool = False) -> tuple[xr.Dataset, str, list[str] | None]:
+    """The score files of the target's level, named as in mt-metrics-eval (:func:`xcorrstat.mtme_level`):
+    the data, the target and the metrics asked for, with the ``human`` scores marked as such.
+
+    Names given in the variables' form (``BLEU-refA.sys``) or in mt-metrics-eval's (``BLEU-refA``) both
+    work. One line on stderr says which level's files are used.
+    """
+    level = str(ds[target].attrs["level"])
+    renamed = {str(k): str(v.attrs.get("mtme_name", k)) for k, v in ds.data_vars.items()
+               if str(v.attrs.get("level")) == level}
+    sub = mtme_level(ds, cast(MtmeLevel, level))
+
+    def named(names: list[str] | None) -> list[str] | None:
+        return None if names is None else [renamed.get(n, n) for n in names]
+
+    new_target, metrics, human = renamed[target], named(metrics), named(human)
+    if human:
+        sub = _mark_human(sub, human)
+    roles = [str(v.attrs.get("role", "metric")) for k, v in sub.data_vars.items() if k != new_target]
+    n_metrics = roles.count("metric") if metrics is None else len(metrics)
+    other, other_level = (f"{new_target}.sys", "sys") if level == "seg" else (new_target, "seg")
+    if quiet:
+        return sub, new_target, metrics
+    print(f"xcorrstat: note: mt-metrics-eval data: the target {printable(repr(target), VALUE_WIDTH)} names the "
+          f"{_MTME_LEVEL_NAMES[level]}-level score files, so only those are analysed: "
+          f"{n_metrics} metric{'' if n_metrics == 1 else 's'}"
+          f"{' (every metric score of that level; its human scores are not metrics)' if metrics is None else ''}; "
+          f"the target {printable(repr(other), VALUE_WIDTH)} names the {_MTME_LEVEL_NAMES[other_level]}-level files",
+          file=sys.stderr)
+    return sub, new_target, metrics
+
+
+def _mark_human(ds: xr.Dataset, names: list[str]) -> xr.Dataset:
+    """``ds`` with the scores ``names`` marked as human judgments (never metrics by default)."""
+    unknown = [n for n in names if n not in ds.data_vars]
+    if unknown:
+        hint = did_you_mean(unknown[0], ds.data_vars)
+        raise ValueError(f"--human {printable(repr(unknown[0]), VALUE_WIDTH)}: no such score in the data; its "
+                         f"scores are {name_list(ds.data_vars, near=unknown[0])}{hint}")
+    ds = ds.copy()
+    for name in names:
+        ds[name].attrs = {**ds[name].attrs, "role": "human"}
+    return ds

@@ -1,0 +1,245 @@
+"""xarray adapter for level correlations: named dims in, labelled results out.
+
+The numerical work is :func:`xcorrstat._kernels.level_correlation`, applied with
+:func:`xarray.apply_ufunc` over the core dims ``(system, input)``. Dask-backed data
+stays lazy: chunks along ``metric`` (or any batch dim) become parallel tasks,
+while ``system`` and ``input`` are always kept whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import NamedTuple, cast
+
+import numpy as np
+import xarray as xr
+
+from .._docs import fill_doc
+from .._types import Average, Levels, Method, Variant
+from .._kernels import METHODS, level_correlation
+from .._kernels.correlation import KENDALL_VARIANTS
+from .._kernels.levels import AVERAGES, CORRELATE_LEVELS
+from .._mt.pairwise import pdp_statistic
+from .._options import OPTIONS
+from .._schema import INPUT, SYSTEM, TARGET, check_finite, split_scores
+from .._validation import check_choice, check_epsilon, check_min_pairs
+
+__all__ = ["METHOD_DIM", "correlate", "level_statistic", "target_attr"]
+
+# the dim a list of methods adds ("method" would clash with DataArray.sel(method=...))
+METHOD_DIM = "coefficient"
+
+
+def _choices(value, allowed: Sequence[str], argument: str) -> tuple[list[str], bool]:
+    """``value`` (one of ``allowed`` or a list of them) as a list, and whether a list was given."""
+    values = [value] if isinstance(value, str) else list(value) if isinstance(value, Sequence) else None
+    if not values:
+        raise ValueError(f"{argument} must be one of {tuple(allowed)} or a list of them, got {value!r}")
+    for v in values:
+        check_choice(v, allowed, argument)
+    return values, not isinstance(value, str)
+
+
+def target_attr(target: Hashable | Sequence[Hashable]) -> str | list[str]:
+    """The ``target`` attr of a result: the name, or the list of names as strings."""
+    if isinstance(target, str):
+        return target
+    return list(map(str, cast(Sequence[Hashable], target)))
+
+
+def _kernel(x, z, **kwargs):
+    check_finite(x, "metric scores")
+    check_finite(z, "target scores")
+    return level_correlation(x, z, **kwargs)
+
+
+def level_statistic(x: xr.DataArray, z: xr.DataArray, **kwargs) -> tuple[xr.DataArray, xr.DataArray]:
+    """Level correlation and n of X (metric, system, input, ...) against Z, lazily if Dask-backed."""
+    if x.chunks is not None or z.chunks is not None:
+        # core dims must be whole chunks; batch dims keep the user's chunking
+        x = x.chunk({SYSTEM: -1, INPUT: -1})
+        z = z.chunk({SYSTEM: -1, INPUT: -1})
+    return xr.apply_ufunc(
+        _kernel,
+        x,
+        z,
+        input_core_dims=[[SYSTEM, INPUT], [SYSTEM, INPUT]],
+        output_core_dims=[[], []],
+        dask="parallelized",
+        output_dtypes=[np.float64, np.int64],
+        kwargs=kwargs,
+    )
+
+
+def pdp_level_statistic(x: xr.DataArray, z: xr.DataArray, *, level: str, min_pairs: int,
+                        skipna: bool) -> tuple[xr.DataArray, xr.DataArray]:
+    """Pairwise difference Pearson and its number of valid pairs, of X (metric, ...) against one target Z."""
+    x, z = xr.broadcast(x, z)
+    batch = [d for d in x.dims if d not in (SYSTEM, INPUT)]
+    x, z = x.transpose(*batch, SYSTEM, INPUT), z.transpose(*batch, SYSTEM, INPUT)
+    check_finite(x.values, "metric scores")
+    check_finite(z.values, "target scores")
+    r, n = pdp_statistic(x, z, level=level)
+    r = r.where(n >= min_pairs)
+    if not skipna:  # any missing cell makes the correlation undefined
+        r = r.where(~(x.isnull() | z.isnull()).any([SYSTEM, INPUT]))
+    return r, n
+
+
+def _pdp_result(x: xr.DataArray, z: xr.DataArray, *, level: str, min_pairs: int, skipna: bool) -> xr.Dataset:
+    """``correlation`` and ``n`` of ``correlate(pdp=True)`` at one level, with a ``target`` dim for several."""
+    if TARGET not in z.dims:
+        r, n = pdp_level_statistic(x, z, level=level, min_pairs=min_pairs, skipna=skipna)
+        return xr.Dataset({"correlation": r, "n": n})
+    labels = list(z[TARGET].values)
+    parts = [_pdp_result(x, z.sel({TARGET: t}, drop=True), level=level, min_pairs=min_pairs, skipna=skipna)
+             for t in labels]
+    return _stack(parts, TARGET, labels)
+
+
+def _stack(parts: list[xr.Dataset], dim: str, labels: list[str]) -> xr.Dataset:
+    # statistic and n get the new dim; scalar coords (e.g. a selected batch label) stay scalar
+    return xr.concat(parts, dim=dim, data_vars="all", coords="minimal", compat="override").assign_coords(
+        {dim: labels}
+    )
+
+
+class _CorrelateOptions(NamedTuple):
+    levels: list[str]
+    level_dim: bool  # a list of levels was given: the result has a `level` dim
+    methods: list[str]
+    method_dim: bool  # a list of methods was given: the result has a `coefficient` dim
+    epsilon: float
+    min_pairs: int
+
+
+def _correlate_iv(level, method, variant, skipna, complete_inputs, min_pairs, epsilon, average,
+                  pdp) -> _CorrelateOptions:
+    """Every option of :func:`correlate`, checked once and normalised."""
+    levels, level_dim = _choices(level, CORRELATE_LEVELS, "level")
+    methods, method_dim = _choices(method, METHODS, "method")
+    check_choice(variant, KENDALL_VARIANTS, "variant", " (Kendall's variant)")
+    check_choice(average, AVERAGES, "average")
+    epsilon = check_epsilon(epsilon)
+    if epsilon and methods != ["kendall"]:
+        raise ValueError(f"epsilon applies to method='kendall' only, got method={method!r}")
+    if not isinstance(skipna, (bool, np.bool_)):
+        raise TypeError(f"skipna must be True or False, got {skipna!r}")
+    if not isinstance(pdp, (bool, np.bool_)):
+        raise TypeError(f"pdp must be True or False, got {pdp!r}")
+    if pdp and methods != ["pearson"]:
+        raise ValueError(f"pdp=True is the pairwise difference Pearson correlation: it needs method='pearson', "
+                         f"got method={method!r}")
+    if pdp and (complete_inputs or average != "macro"):
+        raise ValueError("pdp=True pools the pairs of every group: complete_inputs=True and average='weighted' "
+                         "do not apply to it")
+    min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
+    return _CorrelateOptions(levels, level_dim, methods, method_dim, epsilon, min_pairs)
+
+
+@fill_doc
+def correlate(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    target: Hashable | Sequence[Hashable],
+    level: Levels = "system",
+    method: Method | Sequence[Method] = "pearson",
+    variant: Variant = "b",
+    metrics: Sequence[Hashable] | None = None,
+    skipna: bool = True,
+    complete_inputs: bool = False,
+    min_pairs: int | None = None,
+    epsilon: float = 0.0,
+    average: Average = "macro",
+    pdp: bool = False,
+) -> xr.DataArray:
+    """Correlate every metric with a human target at a level, in one call.
+
+    Parameters
+    ----------
+    %(data)s
+    %(targets)s
+    %(level)s
+        A list of levels adds a ``level`` dim.
+    %(method)s
+        A list of them adds a ``coefficient`` dim (``r.sel(coefficient="kendall")``).
+    %(variant)s
+    %(metrics)s
+    %(skipna)s
+    %(complete_inputs)s
+    %(min_pairs)s
+    epsilon : float, default 0
+        Kendall only: a pair whose metric scores differ by at most epsilon is a metric
+        tie (target ties need exact equality); see :func:`xcorrstat.calibrate_ties`.
+    %(average)s
+    pdp : bool, default False
+        Pearson only: the pairwise difference Pearson correlation of each level instead
+        (mt-metrics-eval's ``Pearson(pdp=True)``; :func:`xcorrstat.pairwise_difference_pearson`):
+        Pearson's r, uncentred, of the metric's and the target's differences over every
+        valid pair of the level's groups (the systems of each input, the inputs of each
+        system, all cells, or the per-system means), pooled. ``n`` is then the number of
+        valid pairs, ``min_pairs`` applies to it, and it is computed eagerly.
+
+    Returns
+    -------
+    DataArray
+        Named ``correlation`` with dim ``metric`` (plus ``target``/``level``/``coefficient``
+        and any extra batch dims), a coordinate ``n`` with the systems (system level),
+        defined inputs (input level) or cells (global level) used, and attrs recording
+        how it was made. Undefined correlations are NaN, never 0.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> r = xcorrstat.correlate(ds, target="expert_relevance", level="system", method="kendall")
+    >>> round(float(r.sel(metric="qa_eval_f1")), 2)
+    0.77
+    >>> pdp = xcorrstat.correlate(ds, target="expert_relevance", level="input", pdp=True)
+    >>> pdp.attrs["pdp"], int(pdp["n"].sel(metric="qa_eval_f1"))
+    (1, 12000)
+    """
+    opts = _correlate_iv(level, method, variant, skipna, complete_inputs, min_pairs, epsilon, average, pdp)
+    x, z, _ = split_scores(data, target=target, metrics=metrics, level=level)
+    rows = []
+    for lev in opts.levels:
+        cols = []
+        for meth in opts.methods:
+            if pdp:
+                cols.append(_pdp_result(x, z, level=lev, min_pairs=int(opts.min_pairs), skipna=bool(skipna)))
+                continue
+            r, n = level_statistic(
+                x, z, level=lev, method=meth, variant=variant, min_pairs=int(opts.min_pairs),
+                complete_inputs=bool(complete_inputs), skipna=bool(skipna), epsilon=float(opts.epsilon),
+                average=average,
+            )
+            cols.append(xr.Dataset({"correlation": r, "n": n}))
+        rows.append(_stack(cols, METHOD_DIM, opts.methods) if opts.method_dim else cols[0])
+    both = _stack(rows, "level", opts.levels) if opts.level_dim else rows[0]
+    out = both["correlation"].assign_coords(n=both["n"])
+    out.name = "correlation"
+    out.attrs = _correlate_attrs(opts, target=target, level=level, method=method, variant=variant, skipna=skipna,
+                                 complete_inputs=complete_inputs, average=average, pdp=pdp)
+    out.coords["n"].attrs["long_name"] = "number of units the correlation used"
+    return out
+
+
+def _correlate_attrs(opts: _CorrelateOptions, *, target, level, method, variant, skipna, complete_inputs,
+                     average, pdp) -> dict:
+    """The attrs of a :func:`correlate` result: how it was made."""
+    return {
+        "long_name": "correlation with human judgments",
+        "target": target_attr(target),
+        "level": level if isinstance(level, str) else list(opts.levels),
+        "method": method if isinstance(method, str) else list(opts.methods),
+        "variant": variant if "kendall" in opts.methods else "",
+        "skipna": int(bool(skipna)),
+        "complete_inputs": int(bool(complete_inputs)),
+        "min_pairs": int(opts.min_pairs),
+        "epsilon": float(opts.epsilon),
+        "average": average,
+        "pdp": int(bool(pdp)),
+        "n_meaning": "valid pairs whose differences were correlated" if pdp else
+                     "systems (system level), defined inputs (input level), defined systems "
+                     "(within-system level), cells (global level)",
+    }

@@ -1,0 +1,491 @@
+"""Kendall's tau over all cells (global level) for many draws at once, with the sort done once.
+
+A bootstrap draw at global level keeps every score and changes only multiplicities: cell
+``(s, i)`` appears ``W = w_s c_i`` times in the expanded resample (``w`` the system counts,
+``c`` the input counts; 1 for a dim that is not resampled). A permutation draw (PERM-BOTH,
+PERM-SYSTEMS, PERM-INPUTS ...) gives each cell of X' the score of X or of Y: among the
+2n scores of X and Y, X' keeps one per cell (weight 1, the other 0) and Y' the other.
+Either way a draw is a weight per *entry* of a table sorted once, and every Kendall count of
+the expanded (swapped) vector is a weighted count over that table:
+
+* ``n = sum W``; ties ``t_x``, ``t_z``, ``t_xz`` are sums over the groups of equal x, of
+  equal z and of equal (x, z) of ``T (T - 1) / 2``, T the group's weight (copies of one
+  cell are tied with each other, as in the expanded vector);
+* discordant pairs ``D = sum_{i before j, z_i > z_j} W_i W_j`` with the table sorted by
+  (x, z): pairs tied in x are never discordant. ``D`` is counted bit by bit of the target's
+  dense rank: a pair counts at the highest bit where the two ranks differ, within the
+  bucket of their common higher bits, so each bit is one pass over the table with a running
+  sum per bucket -- O(n log G) per draw for G distinct targets, no sort, no comparison;
+* ``C - D = n0 - t_x - t_z + t_xz - 2 D`` with ``n0 = n (n - 1) / 2``, and every variant
+  follows (:func:`.tau.tau_from_counts`); the distinct values of tau-c are the groups
+  with weight.
+
+With ``epsilon > 0`` (a metric difference of at most epsilon is a tie) a pair counts only
+when ``x_j - x_i > epsilon``: each entry looks back to the last entry that far below it, and
+``t_x`` is ``n0`` minus those far pairs (NumPy loops only).
+
+The counts are exact integers, so a draw's tau is bit for bit the one of
+:func:`xcorrstat._kernels.kendall` on the explicitly expanded (swapped) vectors, with its
+undefined rule: fewer than ``max(min_pairs, 2)`` values, or (tau-a, -b, -c) a constant
+vector over the drawn valid cells. A draw's counts depend on its weights alone, never on
+the batch. When numba is installed (``pip install xcorrstat[fast]``), compiled loops
+(:mod:`xcorrstat._kernels.global_kendall_jit`) do the per-draw passes, 32 draws side by side;
+otherwise NumPy does them, vectorised over entries and draws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from types import ModuleType
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._types import Variant
+from ._compiled import compiled_module
+from .tau import tau_from_counts
+
+__all__ = [
+    "COUNT_ROWS",
+    "CellTable",
+    "TauTable",
+    "accumulator",
+    "bucket_index",
+    "cell_tables",
+    "compiled_available",
+    "compiled_loops",
+    "group_lists",
+    "jit_groups",
+    "lead_rows",
+    "numpy_counts",
+    "ranked_table",
+    "table_counts",
+    "tau_from_table",
+    "tau_table",
+    "weighted_global_kendall",
+]
+
+#: Rows of the counts of a table (:func:`table_counts`): weight, discordant pairs, pairs tied
+#: in x, in (x, z) and in z, distinct x and z values; with epsilon the pairs far apart in x
+#: and those of them tied in z.
+COUNT_ROWS = ("n", "discordant", "tx0", "txz0", "tz", "distinct_x", "distinct_z", "far", "far_tz")
+_INT32_MAX = 2**31 - 1
+# NumPy loops: entries x lanes of one block of int64 temporaries
+_NUMPY_BLOCK = 1 << 20
+
+
+class TauTable(NamedTuple):
+    """Entries sorted by (x, z), and what the per-draw passes need; see :func:`tau_table`."""
+
+    order: np.ndarray  # (E,) position of each table entry in the caller's entry arrays
+    zr: np.ndarray  # (E,) int32 dense rank of z
+    nbits: int  # bits of the largest rank
+    x_runs: np.ndarray  # (Gx + 1,) int32 bounds of the runs of equal x
+    xz_runs: np.ndarray  # (Gxz + 1,) int32 bounds of the runs of equal (x, z)
+    zorder: np.ndarray  # (E,) int32 entries ordered by z (stable)
+    z_runs: np.ndarray  # (Gz + 1,) int32 bounds of the runs of equal z along zorder
+    lag: np.ndarray | None  # (E,) int64 with epsilon: entries far enough below each entry
+
+
+def tau_table(values: ArrayLike, z: ArrayLike, *, epsilon: float = 0.0) -> TauTable:
+    """Sort the entries ``(values, z)`` once for :func:`table_counts`.
+
+    Parameters
+    ----------
+    values, z : array_like (E,)
+        The scores of the entries (no NaN): the metric and the target.
+    epsilon : float
+        Metric differences of at most epsilon are ties.
+
+    Examples
+    --------
+    >>> t = tau_table([3.0, 1.0, 2.0], [1.0, 1.0, 0.0])
+    >>> t.order.tolist(), t.zr.tolist(), t.nbits
+    ([1, 2, 0], [1, 0, 1], 1)
+    """
+    v = np.asarray(values, dtype=np.float64).reshape(-1)
+    zz = np.asarray(z, dtype=np.float64).reshape(-1)
+    if v.shape != zz.shape:
+        raise ValueError(f"values and z must have one score per entry each, got {v.size} and {zz.size}")
+    if np.isnan(v).any() or np.isnan(zz).any():
+        raise ValueError("values and z must hold the valid entries only (no NaN)")
+    return ranked_table(v, np.unique(zz, return_inverse=True)[1].reshape(-1), epsilon=epsilon)
+
+
+def ranked_table(v: np.ndarray, zr: np.ndarray, *, epsilon: float = 0.0) -> TauTable:
+    """:func:`tau_table` from the values and the dense ranks ``zr`` of the target (0, 1, ...)."""
+    order = np.argsort(v)
+    vs = v[order]
+    new_x = vs[1:] != vs[:-1]
+    if not new_x.all():  # equal values: order them by the target, so that they are never discordant
+        order = np.lexsort((zr, v))
+        vs = v[order]
+    zs = zr[order]
+    g = int(zs.max(initial=0)) + 1
+    zorder = np.argsort(zs.astype(np.int16) if g <= 2**15 else zs, kind="stable")  # a radix sort for int16
+    lag = _far_below(vs, float(epsilon)) if epsilon else None
+    return TauTable(order.astype(np.int64), zs.astype(np.int32), (g - 1).bit_length(), _runs(new_x, vs.size),
+                    _runs(new_x | (zs[1:] != zs[:-1]), vs.size), zorder.astype(np.int32),
+                    _runs(np.diff(zs[zorder]) != 0, vs.size), lag)
+
+
+def _runs(new: np.ndarray, e: int) -> np.ndarray:
+    """Bounds of the runs of ``e`` entries, from ``new[k]``: entry k + 1 starts a run."""
+    if not e:
+        return np.zeros(1, dtype=np.int32)
+    return np.concatenate([[0], np.flatnonzero(new) + 1, [e]]).astype(np.int32)
+
+
+def jit_groups(t: TauTable, *, multi: bool) -> tuple[np.ndarray, ...]:
+    """The runs of a table as the compiled loops take them: starts and ends of the runs of equal
+    x and (x, z) (only those of two entries or more with ``multi``), zorder, starts and ends of
+    the runs of equal z."""
+    return (*group_lists(t.x_runs, multi=multi), *group_lists(t.xz_runs, multi=multi), t.zorder,
+            *group_lists(t.z_runs, multi=False))
+
+
+def group_lists(runs: np.ndarray, *, multi: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Starts and ends of the runs, only those of two entries or more with ``multi``.
+
+    Examples
+    --------
+    >>> [a.tolist() for a in group_lists(np.array([0, 1, 3, 4]), multi=True)]  # the run of entries 1, 2
+    [[1], [3]]
+    """
+    starts, ends = runs[:-1], runs[1:]
+    if multi:
+        keep = ends - starts > 1
+        starts, ends = starts[keep], ends[keep]
+    return starts, ends
+
+
+def _far_below(vs: np.ndarray, epsilon: float) -> np.ndarray:
+    """For sorted ``vs``: how many entries i have ``vs[j] - vs[i] > epsilon`` (a prefix), per j.
+
+    The difference is rounded as the pair kernel rounds it, and rounding is monotone, so
+    a bisection on that very test finds the prefix.
+    """
+    lo = np.zeros(vs.size, dtype=np.int64)  # vs[j] - vs[i] > eps for every i < lo
+    hi = np.arange(vs.size, dtype=np.int64)  # ... and for no i >= hi
+    while np.any(lo < hi):
+        mid = (lo + hi) // 2
+        far = (vs - vs[np.minimum(mid, vs.size - 1)]) > epsilon
+        lo, hi = np.where(far & (lo < hi), mid + 1, lo), np.where(~far & (lo < hi), mid, hi)
+    return lo
+
+
+def compiled_available() -> bool:
+    """Whether the compiled loops (numba, the ``fast`` extra) can be used.
+
+    Examples
+    --------
+    >>> isinstance(compiled_available(), bool)
+    True
+    """
+    return _jit() is not None
+
+
+def _jit() -> ModuleType | None:
+    """The compiled loops' module; None without numba."""
+    return compiled_module("global_kendall_jit")
+
+
+def compiled_loops(compiled: bool | None, epsilon: float) -> ModuleType | None:
+    """The compiled module if ``compiled`` allows it (None: when installed) and it covers epsilon."""
+    if compiled is False or epsilon:
+        return None
+    jit = _jit()
+    if compiled and jit is None:
+        raise ImportError("compiled=True needs numba: pip install 'xcorrstat[fast]'")
+    return jit
+
+
+def bucket_index(bucket: np.ndarray, look: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Entries by (bucket, position), and for each entry j the range ``[lo_j, hi_j)`` of that order
+    holding the entries of its bucket before position ``look_j``.
+
+    Examples
+    --------
+    >>> order, lo, hi = bucket_index(np.array([1, 0, 1, 0]), np.arange(4))
+    >>> order.tolist(), lo.tolist(), hi.tolist()  # entry 2 sees entry 0, entry 3 sees entry 1
+    ([1, 3, 0, 2], [2, 0, 2, 0], [2, 0, 3, 1])
+    """
+    e = bucket.size
+    order = np.argsort(bucket, kind="stable")
+    sb = bucket[order]
+    return order, np.searchsorted(sb, bucket), np.searchsorted(sb * e + order, bucket * e + look)
+
+
+def _bucket_pairs(bucket: np.ndarray, inserts: np.ndarray, queries: np.ndarray,
+                  look: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """``sum_{j in queries} W_j sum_{i < look_j, bucket_i = bucket_j, i in inserts} W_i`` per lane,
+    as a function of the weights (E, L); the sort by bucket is done once here."""
+    e = bucket.size
+    order, lo, hi = bucket_index(bucket, look)
+    qj = np.flatnonzero(queries)
+    lo, hi = lo[qj], hi[qj]
+    keep = inserts[order]
+
+    def run(w: np.ndarray) -> np.ndarray:
+        csum = np.zeros((e + 1, w.shape[1]), dtype=np.int64)
+        np.cumsum(np.where(keep[:, None], w[order], 0), axis=0, out=csum[1:])
+        return np.einsum("jl,jl->l", w[qj], csum[hi] - csum[lo])
+
+    return run
+
+
+def _group_pairs(w: np.ndarray, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tie pairs ``sum T (T - 1) / 2`` and groups with weight, over the runs (bounds ``runs``)."""
+    if not w.shape[0]:
+        return np.zeros(w.shape[1], dtype=np.int64), np.zeros(w.shape[1], dtype=np.int64)
+    total = np.add.reduceat(w, runs[:-1], axis=0)
+    return np.sum(total * (total - 1) // 2, axis=0), np.sum(total > 0, axis=0)
+
+
+def numpy_counts(t: TauTable, lanes: int, weights: Callable[[int, int], np.ndarray],
+                  with_z: bool = True) -> np.ndarray:
+    """:func:`table_counts` with NumPy loops: ``weights(l0, l1)`` gives lanes l0..l1-1 as (E, l1 - l0)
+    int64 in table order; returns (9, lanes). Without ``with_z`` the z rows are left 0."""
+    e = t.zr.size
+    zr = t.zr.astype(np.int64)
+    look = t.lag if t.lag is not None else np.arange(e, dtype=np.int64)
+    levels = []
+    for k in range(t.nbits):  # one pass per bit of the target's rank
+        bit = ((zr >> k) & 1).astype(bool)
+        # a pair counts at the highest bit where the ranks differ: the earlier entry has it set
+        levels.append(_bucket_pairs(zr >> (k + 1), bit, ~bit, look))
+    every = np.ones(e, dtype=bool)
+    far_tz = _bucket_pairs(zr, every, every, look) if t.lag is not None else None
+    out = np.zeros((len(COUNT_ROWS), lanes), dtype=np.int64)
+    step = max(1, _NUMPY_BLOCK // max(e, 1))
+    for l0 in range(0, lanes, step):
+        wb = weights(l0, min(l0 + step, lanes))
+        col = out[:, l0:l0 + step]
+        col[0] = wb.sum(axis=0)
+        col[1] = sum((level(wb) for level in levels), np.zeros(wb.shape[1], dtype=np.int64))
+        col[2], col[5] = _group_pairs(wb, t.x_runs)
+        col[3] = _group_pairs(wb, t.xz_runs)[0]
+        if with_z:
+            col[4], col[6] = _group_pairs(wb[t.zorder], t.z_runs)
+        if t.lag is not None and far_tz is not None:
+            csum = np.zeros((e + 1, wb.shape[1]), dtype=np.int64)
+            np.cumsum(wb, axis=0, out=csum[1:])
+            col[7] = np.einsum("jl,jl->l", wb, csum[t.lag])
+            col[8] = far_tz(wb)
+    return out
+
+
+def table_counts(t: TauTable, weights: ArrayLike, *, compiled: bool | None = None) -> np.ndarray:
+    """Weighted Kendall counts of a table for a batch of weight vectors.
+
+    Parameters
+    ----------
+    t : TauTable
+        From :func:`tau_table`.
+    weights : array_like (B, E) of int
+        Non-negative integer weight of every entry (in the caller's entry order) in each draw.
+    compiled : bool, optional
+        Use the compiled loops (True: require them; False: NumPy; None: when installed).
+
+    Returns
+    -------
+    ndarray (9, B) of int64
+        Rows :data:`COUNT_ROWS`: ``n``, discordant pairs, pairs tied in x, in (x, z), in z,
+        distinct x, distinct z; with epsilon the pairs with ``x_j - x_i > epsilon`` and
+        those of them tied in z (0 otherwise).
+
+    Examples
+    --------
+    >>> t = tau_table([1.0, 2.0, 3.0], [1.0, 3.0, 2.0])
+    >>> table_counts(t, [[1, 1, 1], [2, 1, 1]], compiled=False)[:2].tolist()  # n and discordant pairs
+    [[3, 4], [1, 1]]
+    """
+    w = np.asarray(weights, dtype=np.int64)
+    if w.ndim != 2 or w.shape[1] != t.order.size or (w.size and w.min() < 0):
+        raise ValueError(f"weights must be (draws, {t.order.size}) non-negative integers, got shape {w.shape}")
+    w = np.ascontiguousarray(w[:, t.order].T)  # (E, B) in table order
+    jit = compiled_loops(compiled, 1.0 if t.lag is not None else 0.0)
+    acc = accumulator(int(w.max(initial=0)), int(w.sum(axis=0).max(initial=0)), w.shape[0])
+    if jit is None or acc is None:
+        return numpy_counts(t, w.shape[1], lambda l0, l1: w[:, l0:l1])
+    out = np.zeros((len(COUNT_ROWS), w.shape[1]), dtype=np.int64)
+    lanes = jit.LANES
+    wide = np.zeros((w.shape[0], lanes), dtype=np.int32)
+    scratch = np.zeros(((int(t.zr.max(initial=0)) >> 1) + 1) * lanes, dtype=np.int32)
+    groups = jit_groups(t, multi=False)
+    for l0 in range(0, w.shape[1], lanes):
+        h = min(lanes, w.shape[1] - l0)
+        wide[:] = 0
+        wide[:, :h] = w[:, l0:l0 + h]
+        part = np.zeros((len(COUNT_ROWS), lanes), dtype=np.int64)
+        jit.group_counts(wide, groups, part, True, False)
+        part[1] = jit.level_discordant(t.zr, wide, t.nbits, scratch, acc[1], acc[0])
+        out[:, l0:l0 + h] = part[:, :h]
+    return out
+
+
+def accumulator(max_weight: int, total: int, entries: int) -> tuple[np.ndarray, int] | None:
+    """The compiled loops' partial sums: (an array of their dtype, entries summed before each flush),
+    or None when a bucket's weight may not fit in int32 (the NumPy loops take over)."""
+    if total > _INT32_MAX or max_weight > _INT32_MAX:
+        return None
+    bound = max(max_weight * total, 1)  # one entry's term
+    if bound > _INT32_MAX:
+        return np.zeros(1, dtype=np.int64), max(entries, 1)
+    return np.zeros(1, dtype=np.int32), max(1, min(_INT32_MAX // bound, max(entries, 1)))
+
+
+def tau_from_table(counts: np.ndarray, *, variant: Variant = "b", min_pairs: int = 3,
+                   epsilon: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """A Kendall variant from :func:`table_counts`, with the plain kernel's undefined rule.
+
+    Examples
+    --------
+    >>> t = tau_table([1.0, 2.0, 3.0, 4.0], [1.0, 3.0, 2.0, 4.0])
+    >>> r, n = tau_from_table(table_counts(t, [[1, 1, 1, 1]], compiled=False))
+    >>> np.round(r, 4).tolist(), n.tolist()
+    ([0.6667], [4])
+    """
+    n, dis, tx0, txz0, tz, mx, mz, far, far_tz = counts
+    n0 = n * (n - 1) // 2
+    tx, txz = (n0 - far, tz - far_tz) if epsilon else (tx0, txz0)
+    cmd = n0 - tx - tz + txz - 2 * dis
+    tau = np.asarray(tau_from_counts(cmd, n0, tx, tz, n, np.minimum(mx, mz) if variant == "c" else None,
+                                     variant, txz))
+    too_few = n < max(int(min_pairs), 2)
+    if variant in ("23", "acc23"):
+        undefined = too_few
+    else:
+        undefined = too_few | (mx <= 1) | (mz <= 1)
+        if variant == "b" and epsilon > 0:
+            undefined = undefined | np.isnan(tau)  # every pair tied within epsilon
+    return np.where(undefined, np.nan, np.clip(tau, -1.0, 1.0)), n
+
+
+def lead_rows(*arrays: ArrayLike) -> tuple[list[np.ndarray], tuple[int, ...]]:
+    """Broadcast (..., S, I) arrays and flatten their leading axes: (M, S, I) each, and the leading shape."""
+    out = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in arrays))
+    lead = out[0].shape[:-2]
+    return [a.reshape((-1,) + a.shape[-2:]) for a in out], lead
+
+
+class CellTable(NamedTuple):
+    """The table of one row's valid cells (:func:`cell_tables`)."""
+
+    table: TauTable
+    sys_of: np.ndarray  # (E,) int32 system of each entry
+    inp_of: np.ndarray  # (E,) int32 input of each entry
+    groups: tuple[np.ndarray, ...]  # the runs for the compiled loops
+
+
+def cell_tables(x: ArrayLike, z: ArrayLike, *, epsilon: float = 0.0) -> list[CellTable]:
+    """The sorted cells of every row of (..., S, I) scores, for many calls of :func:`weighted_global_kendall`.
+
+    Examples
+    --------
+    >>> [t.sys_of.tolist() for t in cell_tables([[2.0, 1.0], [3.0, np.nan]], [[1.0, 2.0], [3.0, 4.0]])]
+    [[0, 0, 1]]
+    """
+    (xf, zf), _ = lead_rows(x, z)
+    out = []
+    for row in range(xf.shape[0]):
+        valid = ~np.isnan(xf[row]) & ~np.isnan(zf[row])
+        sys_idx, inp_idx = np.nonzero(valid)
+        t = tau_table(xf[row][valid], zf[row][valid], epsilon=epsilon)
+        out.append(CellTable(t, sys_idx[t.order].astype(np.int32), inp_idx[t.order].astype(np.int32),
+                             jit_groups(t, multi=False)))
+    return out
+
+
+def _cell_weights(wt: np.ndarray, ct: np.ndarray, sys_of: np.ndarray, inp_of: np.ndarray, l0: int,
+                  l1: int) -> np.ndarray:
+    """Weights ``w_s c_i`` of the table's entries (rows) in draws l0..l1-1 (columns)."""
+    return wt[sys_of, l0:l1] * ct[inp_of, l0:l1]
+
+
+def _counts(a: ArrayLike | None, size: int, name: str, what: str) -> np.ndarray | None:
+    """Count vectors (B, size) of non-negative integers, or None."""
+    if a is None:
+        return None
+    out = np.asarray(a)
+    if out.ndim != 2 or out.shape[1] != size:
+        raise ValueError(f"{name} must be (draws, {size}): one count per {what[:-1]}, got shape {out.shape}")
+    if out.size and (out.min() < 0 or not np.all(out == np.round(out))):
+        raise ValueError(f"{name} must hold non-negative integer counts of the {what}")
+    return out.astype(np.int64)
+
+
+def weighted_global_kendall(
+    x: ArrayLike,
+    z: ArrayLike,
+    w: ArrayLike | None = None,
+    c: ArrayLike | None = None,
+    *,
+    variant: Variant = "b",
+    min_pairs: int = 3,
+    epsilon: float = 0.0,
+    compiled: bool | None = None,
+    tables: Sequence[CellTable] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Global-level Kendall of bootstrap draws given as system and input counts.
+
+    Parameters
+    ----------
+    x, z : array_like (..., S, I)
+        Scores; leading axes broadcast.
+    w : array_like (B, S) of int, optional
+        System counts of each draw (None: every system once).
+    c : array_like (B, I) of int, optional
+        Input counts of each draw (None: every input once). At least one of w and c.
+    variant, min_pairs, epsilon
+        As in :func:`xcorrstat._kernels.kendall`.
+    compiled : bool, optional
+        Compiled loops (True: require them; False: NumPy; None: when installed).
+    tables : sequence of CellTable, optional
+        :func:`cell_tables` of the same ``x``, ``z`` and ``epsilon``, to sort the cells once
+        for many batches of draws.
+
+    Returns
+    -------
+    r, n : ndarray (..., B)
+        Tau and the number of valid cells of the expanded resample of every draw: those of
+        :func:`xcorrstat._kernels.kendall` on ``x[..., sys_idx][..., inp_idx]`` flattened.
+
+    Examples
+    --------
+    >>> x = np.array([[1.0, 2.0], [3.0, 4.0]]); z = np.array([[1.0, 3.0], [2.0, 4.0]])
+    >>> r, n = weighted_global_kendall(x, z, w=[[1, 1], [2, 0]])
+    >>> np.round(r, 4).tolist(), n.tolist()
+    ([0.6667, 1.0], [4, 4])
+    """
+    (xf, zf), lead = lead_rows(x, z)
+    s, i = xf.shape[-2:]
+    wa, ca = _counts(w, s, "w", "systems"), _counts(c, i, "c", "inputs")
+    if wa is None and ca is None:
+        raise ValueError("weighted_global_kendall needs w (system counts) or c (input counts)")
+    b = wa.shape[0] if wa is not None else ca.shape[0] if ca is not None else 0
+    if wa is not None and ca is not None and wa.shape[0] != ca.shape[0]:
+        raise ValueError(f"w and c must have one row per draw each, got {wa.shape[0]} and {ca.shape[0]} rows")
+    wt = np.ascontiguousarray((np.ones((b, s), dtype=np.int64) if wa is None else wa).T)  # (S, B)
+    ct = np.ascontiguousarray((np.ones((b, i), dtype=np.int64) if ca is None else ca).T)  # (I, B)
+    jit = compiled_loops(compiled, epsilon)
+    acc = accumulator(int(wt.max(initial=0)) * int(ct.max(initial=0)),
+                      int(wt.sum(axis=0).max(initial=0)) * int(ct.sum(axis=0).max(initial=0)), s * i)
+    if tables is None:
+        tables = cell_tables(xf, zf, epsilon=epsilon)
+    elif len(tables) != xf.shape[0]:
+        raise ValueError(f"tables must hold one table per row of x, got {len(tables)} for {xf.shape[0]} rows")
+    r = np.empty((xf.shape[0], b))
+    n = np.empty((xf.shape[0], b), dtype=np.int64)
+    w32, c32 = wt.astype(np.int32), ct.astype(np.int32)  # within int32: acc is not None
+    for row, ct_row in enumerate(tables):
+        t, sys_of, inp_of = ct_row.table, ct_row.sys_of, ct_row.inp_of
+        if jit is not None and acc is not None:
+            counts = np.zeros((len(COUNT_ROWS), b), dtype=np.int64)
+            counts[:7] = jit.weight_counts(sys_of, inp_of, t.zr, t.nbits, ct_row.groups, w32, c32, acc[1], acc[0])
+        else:
+            counts = numpy_counts(t, b, partial(_cell_weights, wt, ct, sys_of, inp_of))
+        r[row], n[row] = tau_from_table(counts, variant=variant, min_pairs=min_pairs, epsilon=epsilon)
+    return r.reshape(lead + (b,)), n.reshape(lead + (b,))

@@ -1,0 +1,185 @@
+"""Global-level Kendall of swapped metrics: ``tau(X', Z) - tau(Y', Z)`` for a batch of swap masks.
+
+A draw gives each cell of X' the (standardised) score of X or of Y and Y' the other one. The
+2n scores of X and Y are sorted once with the target (:func:`.global_kendall.ranked_table`);
+in a draw X' keeps one entry per cell (weight 1) and Y' the other, and every count of
+:mod:`xcorrstat._kernels.global_kendall` follows, with no sort per draw. X and Y may be
+missing in different cells: a cell of X' is then valid only when its score is.
+
+When X and Y are valid in the same cells, Y' needs no pass of its own: every entry belongs
+to exactly one of X' and Y', so Y''s tie counts are a run's size minus X''s, and its
+``S = C - D`` is linear in the mask given X''s. With ``g_ab = sgn(z_a - z_b)`` and
+``f_ab(p, q) = sgn(u^p_a - u^q_b)`` (``u^0 = X``, ``u^1 = Y``), a pair contributes
+``g_ab f_ab(m_a, m_b)`` to ``S(X')`` and ``g_ab f_ab(1 - m_a, 1 - m_b)`` to ``S(Y')``; their
+difference is ``g_ab [A_ab (1 - m_a - m_b) + B_ab (m_b - m_a)]`` with ``A = f(0, 0) - f(1, 1)``
+and ``B = f(0, 1) - f(1, 0)``: no ``m_a m_b`` term. So
+``S(Y') = S(X') - (S(X) - S(Y)) - sum_c m_c l_c`` with ``l_c = h(y_c, z_c) - h(x_c, z_c)`` and
+``h(v, z_c) = sum over the 2n entries e of sgn(v - v_e) sgn(z_c - z_e)``, found once
+(:func:`xcorrstat._kernels.global_kendall_jit.linear_terms`). The compiled loops use this; the NumPy loops count Y' like X' (the tests compare
+the two).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._types import Variant
+from .global_kendall import (
+    COUNT_ROWS,
+    TauTable,
+    compiled_loops,
+    jit_groups,
+    lead_rows,
+    numpy_counts,
+    ranked_table,
+    tau_from_table,
+)
+
+__all__ = ["swap_global_kendall"]
+
+_INT32_MAX = 2**31 - 1
+
+
+class _SwapRow(NamedTuple):
+    """One row's table of the 2n scores of X and Y, and what its draws reuse."""
+
+    table: TauTable
+    cell: np.ndarray  # (E,) int32 cell of each entry
+    src: np.ndarray  # (E,) uint8: 0 the score of X, 1 that of Y
+    fixed: tuple[int, int] | None  # (tz, distinct z) when X and Y are valid in the same cells
+    groups: tuple[np.ndarray, ...]  # the runs for the compiled loops (those of one entry left out)
+    linear: tuple[np.ndarray, int] | None  # (l_c per cell, S(X) - S(Y)) for the compiled loops
+
+
+def _swap_row(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, jit: ModuleType | None) -> _SwapRow:
+    """The table of one (S, I) row: the valid scores of X (cells where X and Z are present), then of Y."""
+    zf = z.reshape(-1)
+    vz = ~np.isnan(zf)
+    vx = ~np.isnan(zx).reshape(-1) & vz
+    vy = ~np.isnan(zy).reshape(-1) & vz
+    ranks = np.zeros(zf.size, dtype=np.int64)
+    ranks[vz] = np.unique(zf[vz], return_inverse=True)[1].reshape(-1)
+    cells = np.concatenate([np.flatnonzero(vx), np.flatnonzero(vy)])
+    src = np.repeat(np.array([0, 1], dtype=np.uint8), [int(vx.sum()), int(vy.sum())])
+    t = ranked_table(np.concatenate([zx.reshape(-1)[vx], zy.reshape(-1)[vy]]), ranks[cells])
+    row = _SwapRow(t, cells[t.order].astype(np.int32), src[t.order], None, jit_groups(t, multi=True), None)
+    if not np.array_equal(vx, vy):
+        return row
+    # every draw keeps the same cells, each once: the target's ties are fixed
+    per_z = np.diff(t.z_runs).astype(np.int64) // 2  # each cell is two entries, its X and its Y
+    row = row._replace(fixed=(int(np.sum(per_z * (per_z - 1) // 2)), int(per_z.size)))
+    if jit is None or t.zr.size >= _INT32_MAX // 8:
+        return row
+    lin, c0 = jit.linear_terms(t.zr, t.x_runs, row.src, row.cell, zf.size)
+    return row._replace(linear=(lin.astype(np.int32), int(c0)))  # |l_c| <= 2 E: int32
+
+
+def swap_global_kendall(
+    zx: ArrayLike,
+    zy: ArrayLike,
+    z: ArrayLike,
+    *,
+    variant: Variant = "b",
+    min_pairs: int = 3,
+    compiled: bool | None = None,
+) -> Callable[[ArrayLike], np.ndarray]:
+    """``deltas(masks)``: global-level ``tau(X', Z) - tau(Y', Z)`` for a batch of swap masks.
+
+    Parameters
+    ----------
+    zx, zy, z : array_like (..., S, I)
+        The two (standardised) metrics and the target; leading axes broadcast. X and Y
+        may be missing in different cells.
+    variant, min_pairs
+        As in :func:`xcorrstat._kernels.kendall`.
+    compiled : bool, optional
+        Compiled loops (True: require them; False: NumPy; None: when installed).
+
+    Returns
+    -------
+    callable
+        ``deltas(masks)`` with masks (B, S, I) of bool (True: X and Y swap in that cell)
+        gives (..., B): the statistic of the explicitly swapped matrices, draw by draw.
+
+    Examples
+    --------
+    >>> zx = np.arange(6.0).reshape(2, 3); zy = zx[::-1].copy()
+    >>> deltas = swap_global_kendall(zx, zy, zx)
+    >>> np.round(deltas(np.array([np.zeros((2, 3), bool), np.ones((2, 3), bool)])), 4).tolist()
+    [1.2, -1.2]
+    """
+    (xf, yf, zf), lead = lead_rows(zx, zy, z)
+    jit = compiled_loops(compiled, 0.0)
+    rows = [_swap_row(xf[p], yf[p], zf[p], jit) for p in range(xf.shape[0])]
+
+    def deltas(masks: ArrayLike) -> np.ndarray:
+        m = np.asarray(masks, dtype=bool)
+        if m.ndim != 3 or m.shape[1:] != xf.shape[-2:]:
+            raise ValueError(f"masks must be (draws, {xf.shape[-2]}, {xf.shape[-1]}), got shape {m.shape}")
+        b = m.shape[0]
+        flat = np.ascontiguousarray(m.reshape(b, -1)).view(np.uint8)  # (B, cells) of 0/1
+        out = np.empty((len(rows), b))
+        for p, row in enumerate(rows):
+            if jit is not None and row.linear is not None:
+                counts = _linear_counts(row, flat, jit)
+            elif jit is not None and row.table.zr.size < _INT32_MAX // 8:
+                counts = _compiled_counts(row, flat, jit)
+            else:
+                counts = _numpy_swap_counts(row, flat)
+            r, _ = tau_from_table(counts, variant=variant, min_pairs=min_pairs)
+            out[p] = r[:b] - r[b:]
+        return out.reshape(lead + (b,))
+
+    return deltas
+
+
+def _compiled_counts(row: _SwapRow, masks: np.ndarray, jit: ModuleType) -> np.ndarray:
+    """(9, 2B) counts of X' then Y' for masks (B, cells), both counted by the compiled loops."""
+    t = row.table
+    counts = np.zeros((len(COUNT_ROWS), 2 * masks.shape[0]), dtype=np.int64)
+    counts[:7] = jit.swap_counts(row.cell, row.src, t.zr, t.nbits, row.groups, masks, row.fixed is None,
+                                 max(1, _INT32_MAX // max(t.zr.size, 1)))
+    if row.fixed is not None:
+        counts[4], counts[6] = row.fixed
+    return counts
+
+
+def _linear_counts(row: _SwapRow, masks: np.ndarray, jit: ModuleType) -> np.ndarray:
+    """(9, 2B) counts with Y''s discordant pairs from the linear form (module docstring)."""
+    assert row.fixed is not None and row.linear is not None
+    t, b = row.table, masks.shape[0]
+    lin, c0 = row.linear
+    singles = t.zr.size - int(np.sum(row.groups[1] - row.groups[0]))  # entries alone in their run of x
+    part = jit.swap_counts_linear(row.cell, row.src, t.zr, t.nbits, row.groups, masks, lin, singles,
+                                  max(1, _INT32_MAX // max(t.zr.size, 1)))
+    n, dis_x, tx_x, txz_x, mx_x, tx_y, txz_y, mx_y, lm = part
+    tz, mz = row.fixed
+    counts = np.zeros((len(COUNT_ROWS), 2 * b), dtype=np.int64)
+    n0 = n * (n - 1) // 2
+    s_y = (n0 - tx_x - tz + txz_x - 2 * dis_x) - c0 - lm
+    dis_y = (n0 - tx_y - tz + txz_y - s_y) // 2
+    for col, values in ((slice(0, b), (n, dis_x, tx_x, txz_x, tz, mx_x, mz)),
+                        (slice(b, 2 * b), (n, dis_y, tx_y, txz_y, tz, mx_y, mz))):
+        for r, v in enumerate(values):
+            counts[r, col] = v
+    return counts
+
+
+def _numpy_swap_counts(row: _SwapRow, masks: np.ndarray) -> np.ndarray:
+    """(9, 2B) counts of X' then Y' for masks (B, cells), by the NumPy loops."""
+    b = masks.shape[0]
+    flip = 1 - row.src.astype(np.int64)
+
+    def weights(l0: int, l1: int) -> np.ndarray:
+        lane = np.arange(l0, l1)  # lanes 0..B-1 are X', B..2B-1 are Y'
+        return (masks[lane % b][:, row.cell].T ^ flip[:, None]) ^ (lane >= b)[None, :]
+
+    counts = numpy_counts(row.table, 2 * b, weights, with_z=row.fixed is None)
+    if row.fixed is not None:
+        counts[4], counts[6] = row.fixed
+    return counts

@@ -1,0 +1,238 @@
+"""Level correlations of swapped score matrices, for a batch of swap masks at once.
+
+A permutation draw swaps two standardised metrics X and Y cell by cell under a 0/1
+mask m: ``X' = X + m (Y - X)``, ``Y' = Y - m (Y - X)``. Because ``m**2 == m``:
+
+* the sums behind Pearson's r are **linear** in m (per input, per system or over all
+  cells), so a batch of masks times a few precomputed arrays gives every draw;
+* Kendall's numerator and tie counts at input level are **bilinear** in m: with the
+  four sign matrices ``sign(u_a - v_b)`` for u, v in {X, Y}, the sign of a pair of
+  swapped cells is ``P00 + m_a (P10 - P00) + m_b (P01 - P00) + m_a m_b Q`` with
+  ``Q = P00 - P01 - P10 + P11``; Y' is X' under the mask ``1 - m`` and shares the
+  quadratic part. No sorting or comparison happens per draw. Tau-a, tau-b, tau_eq and
+  acc_eq are all such forms (:mod:`xcorrstat._kernels.swap_kendall`).
+
+The integer-valued forms are summed in float32 when that is exact (every partial sum
+below 2**24) and float64 otherwise. Every result equals the statistic of
+:func:`xcorrstat._kernels.level_correlation` on the explicitly swapped matrices
+(the tests check this to 1e-12).
+
+When X and Y are missing in different cells the valid set of a correlation changes
+with the draw, linearly in the mask (:mod:`xcorrstat._kernels.swap_gaps`), so the same
+forms cover it at input and global level. :func:`swap_supported` says whether a case
+is covered; other cases are computed on the swapped matrices themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._types import Level, Method, Variant
+from .correlation import pearson
+from .scaling import centre_cells
+from .swap_gaps import input_pearson_gaps
+from .swap_kendall import SWAP_KENDALL_VARIANTS, input_kendall_swap_means
+from .swapmath import SwapRun, linear, per_input_masks
+
+__all__ = ["SwapDeltas", "prepare_swap", "swap_supported", "swapped_deltas"]
+
+#: ``deltas(masks) -> (P, B)``: the statistic's difference under each of a batch of masks.
+SwapDeltas = Callable[[ArrayLike], np.ndarray]
+
+
+def swap_supported(zx: ArrayLike, zy: ArrayLike, *, level: Level, method: Method, variant: Variant) -> bool:
+    """True when :func:`swapped_deltas` covers this level, method and missing-value pattern.
+
+    Examples
+    --------
+    >>> zx = np.zeros((1, 3, 2)); zy = zx.copy(); zy[0, 0, 0] = np.nan
+    >>> swap_supported(zx, zx, level="input", method="kendall", variant="b")
+    True
+    >>> swap_supported(zx, zy, level="input", method="kendall", variant="b")  # missing in different cells
+    True
+    >>> swap_supported(zx, zy, level="system", method="pearson", variant="b")
+    False
+    """
+    if method == "pearson":
+        if level == "system" and not np.array_equal(np.isnan(zx), np.isnan(zy)):
+            return False
+        return level in ("system", "input", "global")
+    return method == "kendall" and variant in SWAP_KENDALL_VARIANTS and level == "input"
+
+
+def swapped_deltas(
+    zx: ArrayLike,
+    zy: ArrayLike,
+    z: ArrayLike,
+    masks: ArrayLike,
+    *,
+    level: Level,
+    method: Method,
+    min_pairs: int,
+    variant: Variant = "b",
+) -> np.ndarray:
+    """``r(X', Z) - r(Y', Z)`` for every mask: zx, zy, z ``(P, S, I)``, masks ``(B, S, I)`` -> ``(P, B)``.
+
+    ``zx`` and ``zy`` are the standardised metrics (missing in the same cells), ``z``
+    the target. Undefined correlations follow the library's rule (fewer than
+    ``min_pairs`` valid pairs or a constant vector give NaN; at input level the
+    average runs over the inputs defined in that draw).
+
+    Examples
+    --------
+    >>> zx = np.arange(12.0).reshape(1, 3, 4); zy = zx[:, ::-1]  # Y ranks the systems backwards
+    >>> masks = np.zeros((2, 3, 4), dtype=bool); masks[1] = True  # no swap, then every cell swapped
+    >>> swapped_deltas(zx, zy, zx, masks, level="input", method="kendall", min_pairs=2).tolist()
+    [[2.0, -2.0]]
+    """
+    return prepare_swap(zx, zy, z, level=level, method=method, min_pairs=min_pairs, variant=variant)(masks)
+
+
+def prepare_swap(
+    zx: ArrayLike, zy: ArrayLike, z: ArrayLike, *, level: Level, method: Method, min_pairs: int, variant: Variant = "b"
+) -> SwapDeltas:
+    """Precompute what does not depend on the masks; returns ``deltas(masks) -> (P, B)``.
+
+    Use it when many batches of masks meet the same matrices (the precomputed pair
+    matrices of Kendall's tau are the costly part).
+
+    Examples
+    --------
+    >>> zx = np.arange(12.0).reshape(1, 3, 4); zy = zx[:, ::-1]
+    >>> deltas = prepare_swap(zx, zy, zx, level="system", method="pearson", min_pairs=2)
+    >>> deltas(np.ones((1, 3, 4), dtype=bool)).tolist()
+    [[-2.0]]
+    """
+    ax, ay, az = (np.asarray(a, dtype=np.float64) for a in (zx, zy, z))
+    if method == "pearson":  # scale (exactly) and centre the target: no sum of its squares
+        az = centre_cells(az)  # overflows and a large offset never rounds its means
+    if level == "system":
+        return lambda masks: _system_pearson(ax, ay, az, np.asarray(masks, dtype=bool), min_pairs)
+    if level == "global":
+        return _global_deltas(ax, ay, az, min_pairs)
+    if method == "kendall":  # the means over inputs, without the per-input values of every draw
+        means = input_kendall_swap_means(ax, ay, az, min_pairs=min_pairs, variant=variant)
+
+        def kendall_deltas(masks: ArrayLike) -> np.ndarray:
+            mx, my = means(np.asarray(masks, dtype=bool))
+            return mx - my
+
+        return kendall_deltas
+    run = _input_run(ax, ay, az, min_pairs)
+
+    def deltas(masks: ArrayLike) -> np.ndarray:
+        rx, ry = run(np.asarray(masks, dtype=bool))
+        return _average_defined(rx) - _average_defined(ry)
+
+    return deltas
+
+
+def _input_run(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: int) -> SwapRun:
+    """Per-input Pearson of X' and Y': the kernel for shared missing cells, or for any missing cells."""
+    if np.array_equal(np.isnan(zx), np.isnan(zy)):
+        return _input_pearson(zx, zy, z, min_pairs)
+    return input_pearson_gaps(zx, zy, z, min_pairs)
+
+
+def _global_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: int) -> SwapDeltas:
+    """Global level: the cells of each matrix as the systems of one input."""
+    shape = zx.shape[:-2] + (-1, 1)
+    run = _input_run(zx.reshape(shape), zy.reshape(shape), z.reshape(shape), min_pairs)
+
+    def deltas(masks: ArrayLike) -> np.ndarray:
+        m = np.asarray(masks, dtype=bool)
+        rx, ry = run(m.reshape(m.shape[0], -1, 1))
+        return rx[..., 0, :] - ry[..., 0, :]
+
+    return deltas
+
+
+def _average_defined(r: np.ndarray) -> np.ndarray:
+    """Mean over axis -2 (inputs) of the defined values: (P, I, B) -> (P, B)."""
+    defined = ~np.isnan(r)
+    count = defined.sum(axis=-2)
+    total = np.where(defined, r, 0.0).sum(axis=-2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / count, np.nan)
+
+
+def _constant_swapped(
+    a: np.ndarray, b: np.ndarray, valid: np.ndarray, n: np.ndarray, mt: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Whether X' (a swapped with b) and Y' are constant per input and draw: two (P, I, B) bool arrays.
+
+    X'[s0] is a[s0] or b[s0] for the first valid system s0, so X' is constant iff every
+    valid cell of X' equals one of those two values -- a count that is linear in m.
+    """
+    s0 = np.argmax(valid, axis=-2)  # (P, I)
+    const_x = np.zeros(a.shape[:1] + a.shape[2:] + (mt.shape[1],), dtype=bool)
+    const_y = np.zeros_like(const_x)
+    for src in (a, b):  # the two candidate values
+        v = np.take_along_axis(src, s0[:, None, :], axis=-2)  # (P, 1, I)
+        ea = (valid & (a == v)).astype(np.float64)
+        eb = (valid & (b == v)).astype(np.float64)
+        lin = linear(mt.astype(np.float64), (eb - ea)[:, None])[:, 0]  # (P, I, B)
+        const_x |= ea.sum(axis=-2)[..., None] + lin == n[..., None]
+        const_y |= eb.sum(axis=-2)[..., None] - lin == n[..., None]
+    return const_x, const_y
+
+
+def _input_pearson(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: int) -> SwapRun:
+    """Per-input Pearson r of X' and Y' with Z: returns ``run(m) -> two (P, I, B) arrays``."""
+    valid = ~np.isnan(zx) & ~np.isnan(z)
+    n = valid.sum(axis=-2)  # (P, I)
+    nn = np.maximum(n, 1)
+    a = np.where(valid, zx, 0.0)
+    b = np.where(valid, zy, 0.0)
+    c = np.where(valid, z, 0.0)
+    # a common shift of X and Y per input leaves every r unchanged and keeps the sums small
+    shift = ((a + b).sum(axis=-2) / (2 * nn))[:, None, :]
+    a = np.where(valid, a - shift, 0.0)
+    b = np.where(valid, b - shift, 0.0)
+    c = np.where(valid, c - (c.sum(axis=-2) / nn)[:, None, :], 0.0)
+    d = b - a
+    coef = np.stack([d, b * b - a * a, d * c], axis=1)
+    base = np.stack([a, a * a, a * c, b, b * b, b * c], axis=1).sum(axis=-2)[..., None]  # (P, 6, I, 1)
+    szz = (c * c).sum(axis=-2)[..., None]
+    raw_x, raw_y = np.where(valid, zx, 0.0), np.where(valid, zy, 0.0)
+    zmin = np.min(z, axis=-2, where=valid, initial=np.inf)
+    zmax = np.max(z, axis=-2, where=valid, initial=-np.inf)
+    bad = ((n < max(int(min_pairs), 2)) | ~(zmin < zmax))[..., None]
+
+    def run(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        mt = per_input_masks(m, np.float64)
+        lin = linear(mt, coef)  # (P, 3, I, B)
+        const_x, const_y = _constant_swapped(raw_x, raw_y, valid, n, mt)
+        out = []
+        for sign, k, const in ((1.0, 0, const_x), (-1.0, 3, const_y)):
+            s1 = base[:, k] + sign * lin[:, 0]
+            s2 = base[:, k + 1] + sign * lin[:, 1]
+            s3 = base[:, k + 2] + sign * lin[:, 2]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                var = np.maximum(s2 - s1 * s1 / nn[..., None], 0.0)
+                r = np.clip(s3 / np.sqrt(var * szz), -1.0, 1.0)
+            out.append(np.where(bad | const, np.nan, r))
+        return out[0], out[1]
+
+    return run
+
+
+def _system_pearson(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, m: np.ndarray, min_pairs: int) -> np.ndarray:
+    """System-level Pearson delta: per-draw system means are linear in m. Returns (P, B)."""
+    valid = ~np.isnan(zx) & ~np.isnan(z)
+    count = valid.sum(axis=-1)  # (P, S)
+    a = np.where(valid, zx, 0.0)
+    d = np.where(valid, zy, 0.0) - a
+    mf = m.astype(np.float64)
+    swapped = np.einsum("bsi,psi->pbs", mf, d)  # sum over inputs of m * d, per system and draw
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_x = np.where(count[:, None] > 0, (a.sum(axis=-1)[:, None] + swapped) / count[:, None], np.nan)
+        mean_y = np.where(count[:, None] > 0,
+                          (np.where(valid, zy, 0.0).sum(axis=-1)[:, None] - swapped) / count[:, None], np.nan)
+        mean_z = np.where(count > 0, np.where(valid, z, 0.0).sum(axis=-1) / count, np.nan)[:, None]
+    rx, _ = pearson(mean_x, mean_z, min_pairs=min_pairs)
+    ry, _ = pearson(mean_y, mean_z, min_pairs=min_pairs)
+    return rx - ry

@@ -1,0 +1,219 @@
+"""Input- and global-level Pearson deltas of every pair of metrics under a batch of swap masks, at once.
+
+The sums behind an input's Pearson r of a swapped metric are linear in the mask
+(:mod:`xcorrstat._kernels.swap_gaps`), and linear in the metrics too: for the pair (i, k),
+``X'`` takes ``X_i``'s cell where the mask is 0 and ``X_k``'s where it is 1, so each of the
+six sums over an input's valid cells (count, x, x**2, z, z**2, xz) is
+
+    S(X') = T_i + F_k - F_i,    S(Y') = T_k - F_k + F_i,
+
+with ``T_j`` metric j's sum over its valid cells and ``F_j = sum_s m_s t_j[s]`` the same sum
+over the swapped cells only. One matrix product per input over **all** metrics gives every
+``F``: the work is ``6 B S I M`` for the products plus a few operations per pair, input and draw,
+instead of ``6 B S I P``. Missing cells, in the same or in different cells of two metrics,
+need nothing more: a cell counts in each sum with its validity (the target's included).
+
+Each input's r is taken from the six sums. The level's value is the mean over the inputs
+defined in the draw, added input after input in input order (global level: all cells as the
+systems of one input); a vector found nearly constant by the sums is recomputed from the
+swapped cells (so exact constancy decides NaN), and these values are added after all the
+others, in input order. The pair (k, i) is the pair (i, k) with X' and Y' exchanged, so each
+unordered pair is computed once, and only the metrics of the asked pairs are laid out. With
+numba (the ``fast`` extra) the per-pair arithmetic and the running sums are fused in a compiled
+loop (:mod:`xcorrstat._kernels.swap_allpairs_input_jit`): the same operations in the same order,
+so the same floats. Blocks of inputs and pairs never change a value; the tests check the draws
+against the explicitly swapped matrices to 1e-12.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .scaling import centre_cells
+from .swap import SwapDeltas
+from ._compiled import compiled_module
+from .correlation import pearson
+from .swap_gaps import NEAR_CONSTANT, from_sums
+
+__all__ = ["prepare_allpairs_input"]
+
+#: float64 elements of one (inputs, draws, pairs) temporary: blocks of inputs and pairs are cut to this size.
+PAIR_BLOCK_ELEMS = 1 << 19
+#: Flagged values the compiled loop records in one pass (more: a second pass records them all).
+FLAG_ROOM = 1024
+
+
+def prepare_allpairs_input(zx: ArrayLike, z: ArrayLike, pairs: tuple[ArrayLike, ArrayLike], *, level: str,
+                           min_pairs: int) -> SwapDeltas:
+    """``deltas(masks) -> (P, B)``: ``r(X_i', Z) - r(X_k', Z)`` at input or global level for every pair.
+
+    ``zx`` (M, S, I) are the standardised metrics and ``z`` (S, I) the target, with any
+    missing cells; ``masks`` (B, S, I) bools (True = swap); ``pairs = (pi, pk)``.
+
+    Examples
+    --------
+    >>> zx = np.stack([np.arange(12.0).reshape(3, 4), np.arange(12.0)[::-1].reshape(3, 4)])
+    >>> deltas = prepare_allpairs_input(zx, zx[0], ([0], [1]), level="input", min_pairs=2)
+    >>> deltas(np.stack([np.zeros((3, 4), bool), np.ones((3, 4), bool)])).tolist()  # none, then all swapped
+    [[2.0, -2.0]]
+    """
+    ax = np.asarray(zx, dtype=np.float64)
+    az = centre_cells(np.asarray(z, dtype=np.float64))
+    if ax.ndim != 3 or az.shape != ax.shape[1:]:
+        raise ValueError(f"zx must be (M, S, I) and z (S, I), got {ax.shape} and {az.shape}")
+    pi, pk = (np.asarray(p, dtype=np.intp).reshape(-1) for p in pairs)
+    shape = ax.shape
+    used = np.unique(np.concatenate([pi, pk]))  # the sums of metrics in no pair are not formed
+    ax, pi, pk = ax[used], np.searchsorted(used, pi), np.searchsorted(used, pk)
+    if level == "global":  # the cells as the systems of one input
+        ax, az = ax.reshape(ax.shape[0], -1, 1), az.reshape(-1, 1)
+    elif level != "input":
+        raise ValueError(f"level must be 'input' or 'global', got {level!r}")
+    ops = _Operands(ax, az, pi, pk, int(min_pairs))
+
+    def deltas(masks: ArrayLike) -> np.ndarray:
+        m = np.asarray(masks, dtype=bool)
+        if m.ndim != 3 or m.shape[1:] != shape[1:]:
+            raise ValueError(f"masks must be (B, S, I) = (B, {shape[1]}, {shape[2]}), got {m.shape}")
+        return ops.deltas(m.reshape(m.shape[0], *ax.shape[1:]))
+
+    return deltas
+
+
+class _Operands:
+    """Each metric's six per-input sums and their terms per system, and the batch computation."""
+
+    def __init__(self, zx: np.ndarray, z: np.ndarray, pi: np.ndarray, pk: np.ndarray, min_pairs: int) -> None:
+        n_met, n_sys, n_inp = zx.shape
+        zv = ~np.isnan(z)
+        zc = np.where(zv, z - np.where(zv, z, 0.0).sum(axis=0) / np.maximum(zv.sum(axis=0), 1), 0.0)  # per input
+        valid = ~np.isnan(zx) & zv
+        x = np.where(valid, zx, 0.0)
+        zm = np.where(valid, zc, 0.0)
+        self.x, self.zm, self.valid, self.zc = x, zm, valid, zc  # the terms are laid out a block at a time
+        self.full = np.ascontiguousarray((valid == zv).all(axis=1).T)  # (I, M): every cell the target has
+        self.totals = np.stack([valid.sum(axis=1), x.sum(axis=1), (x * x).sum(axis=1), zm.sum(axis=1),
+                                (zm * zm).sum(axis=1), (x * zc).sum(axis=1)]).transpose(2, 0, 1).copy()  # (I, 6, M)
+        # (k, i) is (i, k) with X' and Y' exchanged: each unordered pair once, its delta negated for the other
+        lo, hi = np.minimum(pi, pk), np.maximum(pi, pk)
+        keys, self.inverse = np.unique(lo * n_met + hi, return_inverse=True)
+        self.sign = np.where(pi <= pk, 1.0, -1.0)[:, None]
+        self.lo, self.hi = (keys // n_met).astype(np.intp), (keys % n_met).astype(np.intp)
+        self.zx, self.z = zx, z
+        self.min_pairs, self.need = min_pairs, max(min_pairs, 2)
+        self.jit = compiled_module("swap_allpairs_input_jit")
+
+    def deltas(self, m: np.ndarray) -> np.ndarray:
+        """(P, B) deltas of a (B, S, I) batch."""
+        totals, counts = self._compiled(m) if self.jit else self._numpy(m)  # (2, Q, B) each
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(counts > 0, totals / counts, np.nan)
+        return self.sign * (means[0] - means[1])[self.inverse]
+
+    def _numpy(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Totals and counts of the defined r (2, Q, B), blocks of inputs and pairs at a time."""
+        b, _, n_inp = m.shape
+        q = self.lo.size
+        step = max(1, min(q, PAIR_BLOCK_ELEMS // max(b, 1)))
+        ib = max(1, min(n_inp, PAIR_BLOCK_ELEMS // max(b * max(step, 6 * self.x.shape[0]), 1)))
+        totals = np.zeros((2, b, q))
+        counts = np.zeros((2, b, q), dtype=np.int64)
+        flagged: list[tuple[np.ndarray, ...]] = []
+        for i0 in range(0, n_inp, ib):
+            blk = slice(i0, min(i0 + ib, n_inp))
+            mb = np.ascontiguousarray(np.transpose(m[:, :, blk], (2, 0, 1)))  # (ib, B, S)
+            swapped = _swapped_sums(mb, self._terms(blk))  # (6, ib, B, M)
+            for q0 in range(0, q, step):
+                qs = slice(q0, q0 + step)
+                r = self._block(swapped, blk, qs)  # (2, ib, B, Qb)
+                for k in (0, 1):
+                    i, d, p = np.nonzero(np.isinf(r[k]))
+                    flagged.append(self._exact(m, np.full(i.size, k), i + i0, d, p + q0))
+                    self._add(np.where(np.isinf(r[k]), np.nan, r[k]), totals[k, :, qs], counts[k, :, qs])
+        totals, counts = totals.transpose(0, 2, 1), counts.transpose(0, 2, 1)
+        self._add_flagged(flagged, totals, counts)
+        return totals, counts
+
+    def _compiled(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """As :meth:`_numpy`, by the compiled loop: blocks of inputs, all pairs and draws at once."""
+        jit = self.jit
+        assert jit is not None
+        b, n_sys, n_inp = m.shape
+        q = self.lo.size
+        ib = max(1, min(n_inp, PAIR_BLOCK_ELEMS // (n_sys * max(b, 6 * self.x.shape[0]))))
+        totals = np.zeros((2, q, b))
+        counts = np.zeros((2, q, b), dtype=np.int64)
+        flagged: list[tuple[np.ndarray, ...]] = []
+        records = np.empty((FLAG_ROOM, 4), dtype=np.int64)
+        for i0 in range(0, n_inp, ib):
+            blk = slice(i0, min(i0 + ib, n_inp))
+            ms = np.transpose(m[:, :, blk], (2, 1, 0)).astype(np.float64, order="C")  # (ib, S, B)
+            args = (ms, self._terms(blk), self.totals[blk], self.full[blk], self.lo, self.hi, self.need,
+                    NEAR_CONSTANT, totals, counts)
+            n = jit.swapped_add(*args, records, True)
+            if n > records.shape[0]:  # the values are added; record them all with room enough
+                records = np.empty((n, 4), dtype=np.int64)
+                jit.swapped_add(*args, records, False)
+            i, d, p, which = records[:n].T
+            flagged.append(self._exact(m, which, i + i0, d, p))
+        self._add_flagged(flagged, totals, counts)
+        return totals, counts
+
+    def _add(self, r: np.ndarray, totals: np.ndarray, counts: np.ndarray) -> None:
+        """Add the defined values of r (ib, B, Qb) to ``totals`` (B, Qb) and count them, input after input
+        (the order of a sum along the inputs); ``totals`` and ``counts`` are views, added to in place."""
+        defined = ~np.isnan(r)
+        counts += defined.sum(axis=0)
+        for j in range(r.shape[0]):
+            totals += np.where(defined[j], r[j], 0.0)
+
+    def _exact(self, m: np.ndarray, which: np.ndarray, i: np.ndarray, b: np.ndarray,
+               q: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``(which, input, draw, pair, r)`` of flagged values (``which`` 0: X', 1: Y'), each r
+        recomputed from the explicitly swapped cells."""
+        if not i.size:
+            return which, i, b, q, np.empty(0)
+        keep = np.where(which == 0, self.lo[q], self.hi[q])
+        move = np.where(which == 0, self.hi[q], self.lo[q])
+        cells = np.where(m[b, :, i], self.zx[move, :, i], self.zx[keep, :, i])  # (flagged, S)
+        return which, i, b, q, pearson(cells, self.z[:, i].T, min_pairs=self.min_pairs)[0]
+
+    @staticmethod
+    def _add_flagged(flagged: list[tuple[np.ndarray, ...]], totals: np.ndarray, counts: np.ndarray) -> None:
+        """Add the recomputed values to totals and counts (2, Q, B) after all others, in input order
+        (whatever the blocks)."""
+        if not flagged:
+            return
+        which, i, b, q, r = (np.concatenate(parts) for parts in zip(*flagged))
+        order = np.lexsort((b, q, which, i))
+        which, b, q, r = which[order], b[order], q[order], r[order]
+        defined = ~np.isnan(r)
+        np.add.at(totals, (which[defined], q[defined], b[defined]), r[defined])
+        np.add.at(counts, (which[defined], q[defined], b[defined]), 1)
+
+    def _terms(self, blk: slice) -> np.ndarray:
+        """The six terms of every metric's cells on the inputs ``blk``: (ib, S, 6, M)."""
+        x, zm = self.x[:, :, blk], self.zm[:, :, blk]
+        forms = (self.valid[:, :, blk], x, x * x, zm, zm * zm, x * self.zc[:, blk])
+        return np.ascontiguousarray(np.stack(forms, axis=0).transpose(3, 2, 0, 1), dtype=np.float64)
+
+    def _block(self, swapped: np.ndarray, blk: slice, qs: slice) -> np.ndarray:
+        """Per-input r of X' and Y' of the unordered pairs ``qs`` on the inputs ``blk``: (2, ib, B, Qb)."""
+        lo, hi = self.lo[qs], self.hi[qs]
+        x_sums, y_sums = [], []
+        for f in range(6):
+            change = np.take(swapped[f], hi, axis=-1)
+            change -= np.take(swapped[f], lo, axis=-1)  # (ib, B, Qb): F_hi - F_lo
+            x_sums.append(self.totals[blk, f][:, None, lo] + change)
+            y_sums.append(np.subtract(self.totals[blk, f][:, None, hi], change, out=change))
+        return np.stack([from_sums(*x_sums, need=self.need), from_sums(*y_sums, need=self.need)])
+
+
+def _swapped_sums(mb: np.ndarray, terms: np.ndarray) -> np.ndarray:
+    """``F``: every metric's six sums over the swapped cells, (6, ib, B, M), added system after system."""
+    ib, b, n_sys = mb.shape
+    out = np.zeros((ib, b) + terms.shape[2:])
+    for s in range(n_sys):  # the order of the compiled loop: the same floats
+        out += mb[:, :, s, None, None] * terms[:, None, s]
+    return np.ascontiguousarray(np.moveaxis(out, 2, 0))

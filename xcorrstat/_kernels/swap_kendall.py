@@ -1,0 +1,444 @@
+"""Input-level Kendall variants of swapped metrics, with metric ties within epsilon, for a batch of masks.
+
+The extension of :mod:`xcorrstat._kernels.swap` to every Kendall variant and to
+epsilon ties. Within one input, a pair of systems (a, b) compares the cells
+``u_a`` and ``v_b``, where u and v are X or Y depending on the swap mask. Its metric
+sign ``sgn_eps(u_a - v_b)`` (0 when ``|u_a - v_b| <= eps``) and its metric-tie
+indicator are therefore one of four precomputed values, selected by ``(m_a, m_b)``:
+bilinear in the mask, as for tau-b. With the gold sign ``g`` and gold-tie indicator
+``t`` of the pair (exact ties), summed over the valid pairs:
+
+* ``C - D = sum g * sgn``, the metric ties ``T_m + T_gm = sum e``;
+* tau-a ``= (C - D) / N``; tau-b ``= (C - D) / sqrt((N - T_g - T_gm)(N - T_m - T_gm))``;
+* acc_eq ``= (C + T_gm) / N = (sum g sgn + sum (1 - t) + sum e (3t - 1)) / (2N)``,
+  because a pair agrees when both signs are equal: ``(g sgn + |g||sgn|) / 2 + t e``
+  with ``|sgn| = 1 - e``;
+* tau_eq (``"23"``) ``= (C + T_gm - D - T_g - T_m) / N = 2 acc_eq - 1``.
+
+So each variant's integer part is a constant + a linear + a quadratic form in the
+mask. Every form is one column of an operand over the rows ``[m_s | 1 | m_a m_b
+(a < b)]`` of :func:`~xcorrstat._kernels.swapmath.mask_products`, which all pairs of
+metrics share: one GEMM per input gives X' of every pair and draw, and a second,
+over the first ``S + 1`` rows, Y' - X' (Y' is X' under ``1 - m``: same quadratic
+part). Sums are exact in float32 for these integers. Tau-b's tie forms are kept only
+for the pairs of metrics with a tie somewhere; for the others every draw has the
+same denominator. The (S, S) pair comparisons are built a bounded block of pairs and
+inputs at a time, in int8, and only the laid-out operands are kept.
+
+From the exact integers on, each value takes the float operations of its definition
+(float64), so it is the same float whatever the blocks, the batch or the route.
+:func:`input_kendall_swap_means` adds them input after input, as a sum along the inputs
+of the per-input values would; it needs no clipping to [-1, 1]: every numerator is an
+integer no larger than its denominator (tau-b: by Cauchy-Schwarz, and a correctly
+rounded square root and quotient keep the ratio within 1). When X and Y are missing in
+different cells, every draw has its own counts in the divisors: they are forms in the
+mask too (:class:`~xcorrstat._kernels.swap_gaps.GapCounts`), and the values are formed and
+added by :mod:`xcorrstat._kernels.swap_kendall_gaps`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._types import Variant
+from ._compiled import compiled_module
+from .swap_gaps import GapCounts, gap_counts
+from .swap_kendall_gaps import ACC_VARIANTS, DrawCounts, gap_add, gap_stats
+from .swapmath import F32_EXACT, SwapRun, mask_products, pair_incidence
+
+__all__ = ["SWAP_KENDALL_VARIANTS", "input_kendall_swap", "input_kendall_swap_means"]
+
+#: Input-level Kendall variants of the swap fast path.
+SWAP_KENDALL_VARIANTS: tuple[Variant, ...] = ("a", "b", "23", "acc23")
+#: (pair of metrics, input, pair of systems) cells compared at once when the operands are built.
+_PREP_CELLS = 1 << 16
+#: Mask products (inputs x draws x rows) laid out at once per block of inputs.
+_RUN_CELLS = 1 << 17
+
+#: ``(const_x, const_y - const_x, linear parts (..., 2, S), quadratic part (..., K))`` of one form.
+_Parts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: What a run does with a block of inputs ``blk``: ``consume(blk, a, v, counts, whole)``, with ``a`` the block's
+#: mask products (inputs, B, rows), ``v`` the integer parts of X' and Y' (inputs, B, P), ``counts`` the draws' own
+#: counts (X and Y missing in different cells) or None, and ``whole`` (2, 1 + inputs, B, P) float64 room.
+_Consume = Callable[[slice, np.ndarray, "tuple[np.ndarray, np.ndarray]", "DrawCounts | None", np.ndarray], None]
+
+
+class _Forms(NamedTuple):
+    """What a batch of masks needs, laid out per input: operands (I, rows, pairs) and (I, P) constants."""
+
+    value: np.ndarray  # X''s integer part (numerator; acc_eq's agreement count): [linear | const | quadratic]
+    value_diff: np.ndarray  # Y' minus X': [linear | const] (the first S + 1 rows)
+    ties: np.ndarray | None  # tau-b: metric ties of X' for the pairs ``tied`` (None when there are none)
+    ties_diff: np.ndarray | None
+    tied: np.ndarray  # (Pt,) positions of the pairs of metrics with a metric tie somewhere
+    n0: np.ndarray  # valid pairs of systems
+    gold_untied: np.ndarray  # valid pairs not tied in the target
+    scale: np.ndarray  # the divisor of every draw (tau-b: for the pairs without metric ties)
+    undefined: np.ndarray  # (I, P) bool: undefined in every draw
+    varying: np.ndarray  # positions of the pairs whose defined inputs change with the draw
+    gaps: GapCounts | None  # X and Y missing in different cells: the valid counts of each draw
+    need: int  # systems an input needs
+
+
+def _check(zx: ArrayLike, zy: ArrayLike, z: ArrayLike, variant: Variant,
+           eps: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The three (P, S, I) float64 arrays and ``eps`` as a (P, 2, 2) array, once checked."""
+    if variant not in SWAP_KENDALL_VARIANTS:
+        raise ValueError(f"variant must be one of {SWAP_KENDALL_VARIANTS}, got {variant!r}")
+    ax, ay, az = (np.asarray(a, dtype=np.float64) for a in (zx, zy, z))
+    eps_p = np.broadcast_to(np.asarray(eps, dtype=np.float64), (ax.shape[0], 2, 2))
+    if np.any(eps_p < 0) or not np.all(np.isfinite(eps_p)):
+        raise ValueError("eps must be finite and >= 0")
+    return ax, ay, az, eps_p
+
+
+def input_kendall_swap(
+    zx: ArrayLike, zy: ArrayLike, z: ArrayLike, *, min_pairs: int, variant: Variant = "b", eps: ArrayLike = 0.0
+) -> SwapRun:
+    """Per-input Kendall variant of X' and Y' with Z; returns ``run(m) -> two (P, I, B) arrays``.
+
+    Parameters
+    ----------
+    zx, zy, z : (P, S, I) arrays
+        The two metrics (missing in the same cells) and the target.
+    min_pairs : int
+        Inputs with fewer valid systems are undefined (NaN).
+    variant : {"a", "b", "23", "acc23"}
+    eps : float or (P, 2, 2) array
+        Metric-tie threshold: ``eps[p, u, v]`` for a pair comparing a cell of metric
+        u (0 = X, 1 = Y) with a cell of metric v. A scalar applies to all four.
+
+    Undefined (NaN): fewer than ``max(min_pairs, 2)`` valid systems; for tau-b also
+    every valid pair tied in the target or in the metric. acc_eq and tau_eq are
+    defined whenever there is a pair (a metric constant on an input ties every pair).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> zx = np.array([[[1.0], [2.0], [3.0]]]); zy = zx[:, ::-1]; z = zx  # P=1, S=3, I=1
+    >>> run = input_kendall_swap(zx, zy, z, min_pairs=2)
+    >>> rx, ry = run(np.zeros((1, 3, 1), dtype=bool))  # no swap: X' = X, Y' = Y
+    >>> float(rx[0, 0, 0]), float(ry[0, 0, 0])
+    (1.0, -1.0)
+    """
+    forms = _prepare(*_check(zx, zy, z, variant, eps), variant, int(min_pairs))
+
+    def run(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        m = np.asarray(m, dtype=bool)
+        i, p = forms.n0.shape
+        out = np.empty((2, p, i, m.shape[0]))
+
+        def keep(blk: slice, a: np.ndarray, v: tuple[np.ndarray, np.ndarray], counts: DrawCounts | None,
+                 whole: np.ndarray) -> None:
+            stats = whole[:, 1:]
+            if counts is None:
+                _block_stats(a, v, stats, forms, blk, variant, np.nan)
+            else:
+                gap_stats(v, counts, stats, variant, forms.need, np.nan)
+            np.clip(stats, -1.0, 1.0, out=stats)
+            out[:, :, blk] = np.transpose(stats, (0, 3, 1, 2))
+
+        _run_blocks(m, forms, keep)
+        return out[0], out[1]
+
+    return run
+
+
+def input_kendall_swap_means(
+    zx: ArrayLike, zy: ArrayLike, z: ArrayLike, *, min_pairs: int, variant: Variant = "b", eps: ArrayLike = 0.0
+) -> SwapRun:
+    """The input-level Kendall variant of X' and Y' (mean over the inputs defined in each draw); returns
+    ``run(m) -> two (P, B) arrays``.
+
+    The means of :func:`input_kendall_swap`'s per-input values, summed input after input
+    in input order (the sums of a (P, I, B) array along the inputs), without holding
+    those values: a batch keeps only a bounded block of inputs. NaN where no input is
+    defined. Parameters as in :func:`input_kendall_swap`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> zx = np.array([[[1.0, 1.0], [2.0, 3.0], [3.0, 2.0]]]); zy = -zx; z = zx  # P=1, S=3, I=2
+    >>> mx, my = input_kendall_swap_means(zx, zy, z, min_pairs=2)(np.zeros((1, 3, 2), dtype=bool))
+    >>> float(mx[0, 0]), float(my[0, 0])
+    (1.0, -1.0)
+    """
+    forms = _prepare(*_check(zx, zy, z, variant, eps), variant, int(min_pairs))
+    static_count = (~forms.undefined).sum(axis=0)  # (P,) inputs defined in every draw
+    jit = None if forms.gaps is None else compiled_module("swap_kendall_jit")
+
+    def run(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        m = np.asarray(m, dtype=bool)
+        b, p, t = m.shape[0], forms.n0.shape[1], forms.varying
+        totals = np.zeros((2, b, p))
+        counts = np.broadcast_to(static_count, (2, b, p)).copy()
+        counts[..., t] = 0
+        started = [False]
+
+        def add(blk: slice, a: np.ndarray, v: tuple[np.ndarray, np.ndarray], gaps: DrawCounts | None,
+                whole: np.ndarray) -> None:
+            if gaps is not None:  # every pair's count varies: ``counts`` started at 0
+                gap_add(v, gaps, totals, counts, variant, forms.need, jit)
+                return
+            ok = _block_stats(a, v, whole[:, 1:], forms, blk, variant, 0.0)
+            for k in (0, 1):  # sums input after input: row 0 of ``whole`` is free for the running total
+                if not started[0]:
+                    np.add.reduce(whole[k, 1:], axis=0, out=totals[k])
+                elif whole.shape[1] == 2:
+                    totals[k] += whole[k, 1]
+                else:
+                    whole[k, 0] = totals[k]
+                    np.add.reduce(whole[k], axis=0, out=totals[k])
+                if ok is not None:
+                    counts[k][:, t] += ok[k].sum(axis=0)
+            started[0] = True
+
+        _run_blocks(m, forms, add)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(counts > 0, totals / counts, np.nan)
+        return means[0].T, means[1].T
+
+    return run
+
+
+def _run_blocks(m: np.ndarray, forms: _Forms, consume: _Consume) -> None:
+    """Evaluate a (B, S, I) batch of masks block of inputs by block, in input order, into ``consume``.
+
+    Every block's mask products serve every pair of metrics.
+    """
+    b, s, i = m.shape
+    rows, p = forms.value.shape[1:]
+    ib = max(1, min(i, _RUN_CELLS // (b * max(rows, p))))
+    mt = np.ascontiguousarray(np.transpose(m, (1, 2, 0)))  # (S, I, B): blocks of inputs are contiguous
+    prods = np.empty((rows, ib, b), dtype=forms.value.dtype)
+    vals = np.empty((2, ib, b, p), dtype=forms.value.dtype)
+    whole = np.empty((2, ib + 1, b, p))
+    for i0 in range(0, i, ib):
+        blk = slice(i0, min(i0 + ib, i))
+        n = blk.stop - i0
+        a = mask_products(mt[:, blk], out=prods[:, :n])  # (n, B, rows)
+        vx, vy = vals[0, :n], vals[1, :n]
+        np.matmul(a, forms.value[blk], out=vx)
+        np.matmul(a[..., :s + 1], forms.value_diff[blk], out=vy)
+        vy += vx
+        counts = None if forms.gaps is None else _draw_counts(a, mt, forms, blk)
+        consume(blk, a, (vx, vy), counts, whole[:, :n + 1])
+
+
+def _block_stats(a: np.ndarray, v: tuple[np.ndarray, np.ndarray], out: np.ndarray, forms: _Forms, blk: slice,
+                 variant: Variant, fill: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """The variant of X' and Y' on a block of inputs into ``out`` (2, inputs, B, P), from their integer parts.
+
+    Every operation is the one of the per-input definition on exact integers, so each
+    value is the same float whatever the blocks. Returns the defined masks of the tied
+    pairs (tau-b), whose denominators change with the draw, or None.
+    """
+    scale = forms.scale[blk][:, None, :]
+    undefined = forms.undefined[blk]
+    for k in (0, 1):
+        with np.errstate(invalid="ignore", divide="ignore"):  # undefined inputs: replaced below
+            np.divide(v[k], scale, out=out[k])
+        if variant == "23":
+            out[k] *= 2.0
+            out[k] -= 1.0
+        if undefined.any():
+            np.copyto(out[k], fill, where=undefined[:, None, :])
+    if forms.ties is None:
+        return None
+    t = forms.tied
+    tx, ty = _metric_ties(a, forms, blk)
+    n0 = forms.n0[blk][:, None, t]
+    gold = forms.gold_untied[blk][:, None, t]
+    static_ok = ~undefined[:, None, t]
+    ok = []
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for k, ties in enumerate((tx, ty)):
+            untied = np.subtract(n0, ties, dtype=np.float64)  # pairs not tied in the metric
+            defined = (untied > 0) & static_ok
+            untied *= gold
+            np.sqrt(untied, out=untied)
+            stat = np.divide(v[k][..., t], untied)
+            stat[~defined] = fill
+            out[k][..., t] = stat
+            ok.append(defined)
+    return ok[0], ok[1]
+
+
+def _prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray, variant: Variant,
+             min_pairs: int) -> _Forms:
+    """The operands and per-input constants of every pair of metrics.
+
+    Pair comparisons are made for blocks of at most about ``_PREP_CELLS`` (pair of
+    metrics, input, pair of systems) cells at a time, so their temporaries stay bounded
+    whatever the number of pairs and inputs. Every value is an integer sum over one
+    input's system pairs: blocks change none.
+    """
+    p, s, i = zx.shape
+    k = s * (s - 1) // 2
+    dtype = np.float32 if 16 * s * s < F32_EXACT else np.float64
+    valid = ~np.isnan(zx) & ~np.isnan(z)
+    valid_y = ~np.isnan(zy) & ~np.isnan(z)
+    gaps = None if np.array_equal(valid, valid_y) else gap_counts(p, s, i, np.dtype(dtype))
+    value = np.empty((i, s + 1 + k, p), dtype=dtype)
+    value_diff = np.empty((i, s + 1, p), dtype=dtype)
+    # tau-b's tie forms: zeros are not written (nor resident) where a block has no metric tie
+    ties = np.zeros(value.shape, dtype=dtype) if variant == "b" else None
+    ties_diff = np.zeros(value_diff.shape, dtype=dtype) if variant == "b" else None
+    counts = np.empty((2, i, p))  # valid pairs, pairs tied in the target
+    tied = np.zeros(p, dtype=bool)
+    pb = max(1, min(p, _PREP_CELLS // max(k, 1)))
+    ib = max(1, min(i, _PREP_CELLS // max(pb * k, 1)))
+    idx = np.triu_indices(s, 1)
+    inc = pair_incidence(s, dtype)
+    xs, ys, zs, vs = (_systems_last(a) for a in (zx, zy, z, valid))  # (P, I, S): a block's systems contiguous
+    vys = vs if gaps is None else _systems_last(valid_y)
+    for p0 in range(0, p, pb):
+        for i0 in range(0, i, ib):
+            ps, ins = slice(p0, p0 + pb), slice(i0, i0 + ib)
+            zt = zs[:1, ins] if zs.strides[0] == 0 else zs[ps, ins]  # one target for all pairs: compared once
+            num, tie, cnt, has_tie = _block_parts(xs[ps, ins], ys[ps, ins], zt, (vs[ps, ins], vys[ps, ins]), eps[ps],
+                                                  variant, idx, inc)
+            if variant in ACC_VARIANTS and gaps is None:  # acc_eq's agreement count: numerator + weighted ties
+                num = (num[0] + cnt[0] - cnt[1],) + num[1:]  # + pairs not tied in the target
+            if tie is not None and variant in ACC_VARIANTS:
+                num = tuple(a + b for a, b in zip(num, tie))  # type: ignore[assignment]
+            _lay_out(num, value, value_diff, ins, ps)
+            if ties is not None and ties_diff is not None and tie is not None:
+                _lay_out(tie, ties, ties_diff, ins, ps)
+            if gaps is not None:
+                gaps.add(ps, ins, vs[ps, ins], vys[ps, ins], zt)
+            tied[ps] |= has_tie
+            counts[:, ins, ps] = np.transpose(cnt, (0, 2, 1))
+    forms = _finish(value, value_diff, ties, ties_diff, tied, counts, valid, variant, min_pairs)
+    if gaps is None:
+        return forms
+    # every draw has its own valid systems: nothing is undefined in every draw, every pair's count varies
+    return forms._replace(undefined=np.zeros_like(forms.undefined), varying=np.arange(p), gaps=gaps.finish())
+
+
+def _systems_last(a: np.ndarray) -> np.ndarray:
+    """(P, S, I) -> (P, I, S), contiguous; an array repeated along P (a broadcast target) stays one copy."""
+    if a.shape[0] > 1 and a.strides[0] == 0:
+        return np.broadcast_to(np.ascontiguousarray(a[0].T), (a.shape[0],) + a[0].T.shape)
+    return np.ascontiguousarray(np.transpose(a, (0, 2, 1)))
+
+
+def _block_parts(
+    xt: np.ndarray, yt: np.ndarray, zt: np.ndarray, vt: tuple[np.ndarray, np.ndarray], eps: np.ndarray,
+    variant: Variant,
+    idx: tuple[np.ndarray, np.ndarray], inc: np.ndarray,
+) -> tuple[_Parts, _Parts | None, np.ndarray, np.ndarray]:
+    """Numerator parts, metric-tie parts (None without a metric tie), ``(n0, tz)`` and which pairs have a tie.
+
+    xt, yt: (Pb, Ib, S) blocks and vt their validity (target included; one array twice when they are missing
+    in the same cells), zt the same or (1, Ib, S) for a target shared by the pairs;
+    the comparisons run over the system pairs ``idx`` (a < b) in int8.
+    """
+    a_idx, b_idx = idx
+    vx, vy = vt
+    ends_v = [(np.take(v, a_idx, axis=-1), np.take(v, b_idx, axis=-1)) for v in ((vx,) if vy is vx else (vx, vy))]
+    w = ends_v[0][0] & ends_v[0][1]  # valid pairs of systems of X: (Pb, Ib, K)
+    ends = [(np.take(src, a_idx, axis=-1), np.take(src, b_idx, axis=-1)) for src in (xt, yt)]
+    with np.errstate(invalid="ignore"):
+        dz = np.take(zt, a_idx, axis=-1) - np.take(zt, b_idx, axis=-1)
+        g = _sign(dz, 0.0)  # the gold sign (0 for a missing target; a missing metric cell signs 0 below)
+        gold_tie = w & (dz == 0)
+        sg, eq = [], []
+        for u, v in ((0, 0), (0, 1), (1, 0), (1, 1)):
+            d = ends[u][0] - ends[v][1]
+            above, below = d > eps[:, None, None, u, v], d < -eps[:, None, None, u, v]
+            sg.append(above.view(np.int8) - below.view(np.int8))
+            wu = w if vy is vx else ends_v[u][0] & ends_v[v][1]  # the pair's cells both valid
+            eq.append(wu & ~(above | below))  # a tie within eps between valid cells
+    cnt = np.stack([w.sum(axis=-1), gold_tie.sum(axis=-1)])
+    num = _parts(g, sg, inc)
+    has_tie = np.zeros(w.shape[0], dtype=bool)
+    if variant != "a":
+        has_tie = (eq[0] | eq[1] | eq[2] | eq[3]).any(axis=(1, 2))
+    if not has_tie.any():
+        return num, None, cnt, has_tie
+    # tau-b counts the metric ties; acc_eq weighs them +2 on a gold tie and -1 otherwise (ties carry validity)
+    wt = np.ones_like(g) if variant == "b" else 3 * (dz == 0).view(np.int8) - 1
+    return num, _parts(wt, [e.view(np.int8) for e in eq], inc), cnt, has_tie
+
+
+def _sign(d: np.ndarray, eps: float) -> np.ndarray:
+    """sgn_eps(d) in int8 (0 within eps, and for NaN)."""
+    return (d > eps).view(np.int8) - (d < -eps).view(np.int8)
+
+
+def _parts(wgt: np.ndarray, forms: list[np.ndarray], inc: np.ndarray) -> _Parts:
+    """Constant, linear and quadratic parts of ``sum wgt * f`` with ``f`` the pair form under the mask.
+
+    ``forms`` are the four pair values ``f_uv`` (u, v: X or Y at the first and second
+    system of the pair), int8 (..., K). The linear parts of X' (row 0) and of Y' - X'
+    (row 1) are scattered to the systems by one product with the incidence ``inc``.
+    """
+    f00, f01, f10, f11 = forms
+    shape = np.broadcast_shapes(wgt.shape, f00.shape)  # a target shared by the pairs: wgt (1, Ib, K)
+    k = shape[-1]
+    cx = (wgt * f00).sum(axis=-1, dtype=np.int64)
+    cy = (wgt * f11).sum(axis=-1, dtype=np.int64)
+    quad = wgt * (f00 - f01 - f10 + f11)
+    lin = np.empty(shape[:-1] + (2, 2 * k), dtype=inc.dtype)
+    lin[..., 0, :k] = wgt * (f10 - f00)  # X' at the first system of the pair
+    lin[..., 0, k:] = wgt * (f01 - f00)  # ... at the second
+    own, cross = wgt * (f00 - f11), wgt * (f01 - f10)
+    lin[..., 1, :k] = own + cross  # Y' - X'
+    lin[..., 1, k:] = own - cross
+    lin_s = (lin.reshape(-1, 2 * k) @ inc).reshape(shape[:-1] + (2, -1))
+    return cx, cy - cx, lin_s, quad
+
+
+def _lay_out(parts: _Parts, value: np.ndarray, value_diff: np.ndarray, ins: slice, ps: slice) -> None:
+    """Write a block's parts (pairs ``ps``, inputs ``ins``) into the operands (I, rows, P)."""
+    cx, cd, lin, quad = parts
+    s = lin.shape[-1]
+    value[ins, :s, ps] = np.transpose(lin[..., 0, :], (1, 2, 0))
+    value[ins, s, ps] = cx.T
+    value[ins, s + 1:, ps] = np.transpose(quad, (1, 2, 0))
+    value_diff[ins, :s, ps] = np.transpose(lin[..., 1, :], (1, 2, 0))
+    value_diff[ins, s, ps] = cd.T
+
+
+def _finish(value: np.ndarray, value_diff: np.ndarray, ties: np.ndarray | None, ties_diff: np.ndarray | None,
+            tied: np.ndarray, counts: np.ndarray, valid: np.ndarray, variant: Variant, min_pairs: int) -> _Forms:
+    """The forms, with each variant's divisor and the inputs undefined in every draw."""
+    n0, tz = counts
+    gold_untied = n0 - tz
+    undefined = (valid.sum(axis=-2) < max(min_pairs, 2)).T
+    if variant == "a":
+        scale = n0
+    elif variant in ACC_VARIANTS:
+        scale = 2.0 * n0
+    else:  # no metric tie: N - T_m - T_gm = N in every draw
+        scale = np.sqrt(n0 * gold_untied)
+        undefined |= (n0 <= 0) | (gold_untied <= 0)
+    t = np.flatnonzero(tied)
+    if t.size and ties is not None and ties_diff is not None:
+        ties, ties_diff = np.ascontiguousarray(ties[:, :, t]), np.ascontiguousarray(ties_diff[:, :, t])
+    else:  # no denominator changes with the draw
+        t, ties, ties_diff = t[:0], None, None
+    return _Forms(value, value_diff, ties, ties_diff, t, n0, gold_untied, scale, undefined, t, None,
+                  max(min_pairs, 2))
+
+
+def _metric_ties(a: np.ndarray, forms: _Forms, blk: slice) -> tuple[np.ndarray, np.ndarray]:
+    """Metric ties of X' and Y' on a block of inputs for the pairs ``forms.tied``: two (inputs, B, Pt) arrays."""
+    assert forms.ties is not None and forms.ties_diff is not None
+    tx = np.matmul(a, forms.ties[blk])
+    ty = np.matmul(a[..., :forms.ties_diff.shape[1]], forms.ties_diff[blk])
+    ty += tx
+    return tx, ty
+
+
+def _draw_counts(a: np.ndarray, mt: np.ndarray, forms: _Forms, blk: slice) -> DrawCounts:
+    """The counts of each draw on a block of inputs when X and Y are missing in different cells."""
+    assert forms.gaps is not None
+    valid, total, gold_tied = forms.gaps.evaluate(a[..., :mt.shape[0] + 1], mt, blk)
+    ties = None if forms.ties is None else _metric_ties(a, forms, blk)
+    return DrawCounts(valid, total, gold_tied, ties, forms.tied)

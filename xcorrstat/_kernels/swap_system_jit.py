@@ -1,0 +1,173 @@
+"""Compiled loops of :mod:`xcorrstat._kernels.swap_system` (numba, an optional dependency).
+
+Only :mod:`xcorrstat._kernels.swap_system` imports this module, and only when numba is installed
+and the compiled loops are on. For a block of pairs, each loop takes a pair's swapped system
+means draw by draw from the per-metric terms (:class:`.swap_system_stats.SystemTerms`) and its
+statistic at once, fused: no (systems, pairs, draws) temporary. The operations are those of the
+NumPy path (:func:`.swap_system_stats.swapped_means`, :func:`.swap_system_stats.row_pearson`,
+:func:`.swap_system_stats.kendall_counts`) in the same order, so the floats (and counts) are the
+same. The functions release the GIL (Dask threads run them in parallel).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+numba = importlib.import_module("numba")
+
+__all__ = ["kendall_counts", "pearson_rows"]
+
+
+@numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
+def _means(kept, took, kept_count, took_count, kept_z, took_z, i, k, mx, mz):
+    """A pair's means (S, B) into mx and mz: metric i kept where the mask is 0, k moved in where it is 1."""
+    n_sys, _, n_draws = kept.shape
+    for s in range(n_sys):
+        for b in range(n_draws):
+            count = kept_count[s, i, b] + took_count[s, k, b]
+            zsum = ((kept_z[0, s, i, b] + took_z[0, s, k, b]) + (kept_z[1, s, i, b] + took_z[1, s, k, b])) \
+                + (kept_z[2, s, i, b] + took_z[2, s, k, b])
+            if count > 0:
+                mx[s, b] = (kept[s, i, b] + took[s, k, b]) / count
+                mz[s, b] = zsum / count
+            else:
+                mx[s, b] = np.nan
+                mz[s, b] = np.nan
+
+
+@numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
+def _pearson(mx, mz, need, low, high, out):
+    """row_pearson of each column b of the means (S, B) into out (B,): r, NaN where undefined, inf where flagged.
+
+    Loops over the systems outside and the draws inside (the draws' lanes side by side); each draw's
+    sums are still added in system order.
+    """
+    n_sys, n_draws = mx.shape
+    n = np.zeros(n_draws, dtype=np.int64)
+    sx, sz = np.zeros(n_draws), np.zeros(n_draws)
+    lox, loz = np.full(n_draws, np.inf), np.full(n_draws, np.inf)
+    hix, hiz = np.full(n_draws, -np.inf), np.full(n_draws, -np.inf)
+    for s in range(n_sys):
+        for b in range(n_draws):
+            x, z = mx[s, b], mz[s, b]
+            valid = not (np.isnan(x) or np.isnan(z))
+            n[b] += valid
+            sx[b] += x if valid else 0.0
+            sz[b] += z if valid else 0.0
+            if valid:
+                lox[b], hix[b] = min(lox[b], x), max(hix[b], x)
+                loz[b], hiz[b] = min(loz[b], z), max(hiz[b], z)
+    nn = np.maximum(n, 1).astype(np.float64)
+    ax, az = sx / nn, sz / nn
+    sums = np.zeros((5, n_draws))
+    cx, cz, sxx, szz, sxz = sums[0], sums[1], sums[2], sums[3], sums[4]
+    for s in range(n_sys):
+        for b in range(n_draws):
+            x, z = mx[s, b], mz[s, b]
+            valid = not (np.isnan(x) or np.isnan(z))
+            dx = x - ax[b] if valid else 0.0
+            dz = z - az[b] if valid else 0.0
+            cx[b] += dx
+            cz[b] += dz
+            sxx[b] += dx * dx
+            szz[b] += dz * dz
+            sxz[b] += dx * dz
+    for b in range(n_draws):
+        out[b] = _finish(n[b], nn[b], cx[b] / nn[b], cz[b] / nn[b], sxx[b], szz[b], sxz[b],
+                         lox[b] < hix[b] and loz[b] < hiz[b], need, low, high)
+
+
+@numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
+def _finish(n, nn, cx, cz, sxx, szz, sxz, varies, need, low, high):
+    """r from the sums of one draw: NaN where undefined, inf where flagged."""
+    sxx = sxx - nn * cx * cx
+    szz = szz - nn * cz * cz
+    sxz = sxz - nn * cx * cz
+    r = sxz / np.sqrt(sxx * szz)
+    if r > 1.0:
+        r = 1.0
+    elif r < -1.0:
+        r = -1.0
+    if not (sxx > low and sxx < high and szz > low and szz < high):
+        r = np.inf
+    if n < need or not varies:
+        r = np.nan
+    return r
+
+
+@numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
+def pearson_rows(kept, took, kept_count, took_count, kept_z, took_z, keep, moved, need, low, high, out):
+    """out (Pb, B): Pearson's r of the means of X' (``keep[q]`` kept, ``moved[q]`` moved in) for each pair q."""
+    n_sys, _, n_draws = kept.shape
+    mx = np.empty((n_sys, n_draws))
+    mz = np.empty((n_sys, n_draws))
+    for q in range(keep.size):
+        _means(kept, took, kept_count, took_count, kept_z, took_z, keep[q], moved[q], mx, mz)
+        _pearson(mx, mz, need, low, high, out[q])
+
+
+@numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
+def _distinct(m, valid, b):
+    """Distinct values of column b of m (S, B) over its valid entries."""
+    count = 0
+    for s in range(m.shape[0]):
+        if not valid[s, b]:
+            continue
+        new = 1
+        for t in range(s):
+            if valid[t, b] and m[t, b] == m[s, b]:
+                new = 0
+                break
+        count += new
+    return count
+
+
+@numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
+def _add_pair(xs, xt, zs, zt, vs, vt, acc):
+    """Add the systems pair (s, t) of every draw (rows of the means, 1 where valid) to acc (4, B)."""
+    cmd, tx, tz, txz = acc[0], acc[1], acc[2], acc[3]
+    for b in range(xs.size):
+        pv = vs[b] & vt[b]
+        sx = np.int32(xs[b] > xt[b]) - np.int32(xs[b] < xt[b])
+        sz = np.int32(zs[b] > zt[b]) - np.int32(zs[b] < zt[b])
+        ex = np.int32(sx == 0) & pv
+        ez = np.int32(sz == 0) & pv
+        cmd[b] += sx * sz * pv
+        tx[b] += ex
+        tz[b] += ez
+        txz[b] += ex & ez
+
+
+@numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
+def _counts(mx, mz, distinct, valid, acc, out):
+    """kendall_counts of each column b of the means (S, B) into out (6, B): systems outside, draws inside."""
+    n_sys, n_draws = mx.shape
+    acc[:] = 0
+    out[4] = 0
+    for s in range(n_sys):
+        for b in range(n_draws):
+            valid[s, b] = not (np.isnan(mx[s, b]) or np.isnan(mz[s, b]))
+            out[4, b] += valid[s, b]
+    for s in range(n_sys - 1):
+        for t in range(s + 1, n_sys):
+            _add_pair(mx[s], mx[t], mz[s], mz[t], valid[s], valid[t], acc)
+    out[:4] = acc
+    out[5] = 0
+    if distinct:
+        for b in range(n_draws):
+            out[5, b] = min(_distinct(mx, valid, b), _distinct(mz, valid, b))
+
+
+@numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
+def kendall_counts(kept, took, kept_count, took_count, kept_z, took_z, keep, moved, distinct, out):
+    """out (6, Pb, B) int64: the Kendall counts of the means of X' for each pair q (see ``pearson_rows``)."""
+    n_sys, _, n_draws = kept.shape
+    mx = np.empty((n_sys, n_draws))
+    mz = np.empty((n_sys, n_draws))
+    valid = np.empty((n_sys, n_draws), dtype=np.int32)
+    acc = np.empty((4, n_draws), dtype=np.int32)
+    for q in range(keep.size):
+        _means(kept, took, kept_count, took_count, kept_z, took_z, keep[q], moved[q], mx, mz)
+        _counts(mx, mz, distinct, valid, acc, out[:, q])

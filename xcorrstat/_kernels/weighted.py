@@ -1,0 +1,271 @@
+"""Correlations with multiplicity weights: a bootstrap draw as a count vector.
+
+Resampling systems with replacement gives each system a count ``w_s``; a statistic
+on the explicitly expanded resample (each system repeated ``w_s`` times) equals a
+weighted statistic with weights ``w``:
+
+* Pearson: weighted means and co-moments;
+* Spearman: mid-ranks are linear in ``w``,
+  ``R_a = sum_b w_b [x_b < x_a] + (sum_b w_b [x_b = x_a] + 1) / 2``;
+* Kendall: with pair weight ``w_a w_b``, ``C - D = sum_{a<b} w_a w_b s^x_ab s^z_ab``;
+  ties ``t_x = sum_{a<b} w_a w_b [x_a = x_b] + sum_a w_a (w_a - 1) / 2`` (copies of one
+  system are tied with each other, in both variables), ``n = sum w`` and
+  ``n0 = n (n - 1) / 2``. Every variant of :func:`xcorrstat._kernels.kendall` follows
+  from these weighted counts; with ``epsilon``, a pair with ``|x_a - x_b| <= epsilon``
+  is a tie in x.
+* The pair-share variants -- tau-a, tau_eq (``"23"``) and acc_eq (``"acc23"``) -- compare
+  *distinct* units only: two copies of one unit are not a pair (acc_eq and tau_eq would
+  count such a pair, tied in both, as agreement, shifting every draw up by about
+  ``(1 - acc) / S``). Their pairs number ``n0 = (n^2 - sum w^2) / 2``, with no self ties.
+
+The undefined rule is the plain one on the expanded vectors: fewer than
+``min_pairs`` expanded pairs, or a vector constant over the drawn units (for
+Kendall: every expanded pair tied, ``t_x == n0``; tau_eq and acc_eq stay defined).
+
+Two layouts: :func:`wcorr` takes weights that broadcast against the data (one set
+per row), :func:`wcorr_gemm` takes fixed rows and a batch of weight vectors and
+turns every sum into a matrix product over draws.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._types import Method, Variant
+from .correlation import constant_over_valid
+from .scaling import rescaled_where_unsafe
+from .tau import count_distinct, tau_from_counts
+
+__all__ = ["DISTINCT_PAIR_VARIANTS", "wcorr", "wcorr_gemm"]
+
+
+def _pair_index(length: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices ``(a, b)`` of the pairs ``a < b`` of ``length`` units."""
+    return np.triu_indices(length, 1)
+
+
+def _signs(d: np.ndarray) -> np.ndarray:
+    """Signs of ``d`` as int8 (0 for 0 and NaN)."""
+    return (d > 0).astype(np.int8) - (d < 0).astype(np.int8)
+
+
+#: Kendall variants whose draws compare distinct units only.
+DISTINCT_PAIR_VARIANTS: tuple[Variant, ...] = ("a", "23", "acc23")
+
+
+def _kendall_undefined(
+    n: np.ndarray,
+    n0: np.ndarray,
+    tx0: np.ndarray,
+    tx: np.ndarray,
+    tz: np.ndarray,
+    variant: Variant,
+    min_pairs: int,
+) -> np.ndarray:
+    """The plain Kendall kernel's undefined rule on weighted counts of the expanded vectors.
+
+    ``tx0`` counts exact ties in x, ``tx`` ties within epsilon: tau_eq and acc_eq need two
+    items only; the other variants are undefined for a constant vector, and tau-b also when
+    every pair is tied in x within epsilon (a zero denominator).
+    """
+    if variant in ("23", "acc23"):
+        return (n < max(int(min_pairs), 2)) | (n0 <= 0)
+    undefined = (n < min_pairs) | (tx0 >= n0) | (tz >= n0)
+    return undefined | (tx >= n0) if variant == "b" else undefined
+
+
+def _wpearson(x: np.ndarray, z: np.ndarray, wv: np.ndarray, n: np.ndarray, undefined: np.ndarray) -> np.ndarray:
+    """Weighted Pearson r by the corrected two-pass method, safe at any magnitude
+    (:func:`.scaling.rescaled_where_unsafe`; rows already ``undefined`` are not redone)."""
+    return rescaled_where_unsafe(_wpearson_sums, x, z, wv, n, skip=undefined)
+
+
+def _wpearson_sums(
+    x: np.ndarray, z: np.ndarray, wv: np.ndarray, n: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """r, sxx, szz of the weighted Pearson correlation, centred before products."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore", under="ignore"):
+        mx = np.sum(np.where(wv > 0, x, 0.0) * wv, axis=-1) / n
+        mz = np.sum(np.where(wv > 0, z, 0.0) * wv, axis=-1) / n
+        dx = np.where(wv > 0, x - mx[..., None], 0.0)
+        dz = np.where(wv > 0, z - mz[..., None], 0.0)
+        # corrected two-pass: remove the rounding error of the means (cx, cz) from the sums
+        wdx, wdz = wv * dx, wv * dz
+        cx, cz = np.sum(wdx, axis=-1) / n, np.sum(wdz, axis=-1) / n
+        sxx = np.sum(wdx * dx, axis=-1) - n * cx * cx
+        szz = np.sum(wdz * dz, axis=-1) - n * cz * cz
+        sxz = np.sum(wdx * dz, axis=-1) - n * cx * cz
+        return sxz / np.sqrt(sxx) / np.sqrt(szz), sxx, szz
+
+
+def _wranks(a: np.ndarray, wv: np.ndarray) -> np.ndarray:
+    """Weighted mid-ranks of ``a`` (..., S) with weights ``wv`` (0 for missing)."""
+    less = (a[..., None, :] < a[..., :, None]).astype(np.float64)
+    equal = (a[..., None, :] == a[..., :, None]).astype(np.float64)
+    return np.einsum("...ab,...b->...a", less, wv) + (np.einsum("...ab,...b->...a", equal, wv) + 1.0) / 2.0
+
+
+def wcorr(
+    x: ArrayLike,
+    z: ArrayLike,
+    w: ArrayLike,
+    *,
+    method: Method = "pearson",
+    variant: Variant = "b",
+    min_pairs: int = 3,
+    epsilon: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted correlation along the last axis; ``x``, ``z``, ``w`` broadcast.
+
+    ``w`` holds non-negative integer multiplicities. Returns ``(r, n)`` with ``n`` the
+    number of expanded valid pairs; the result equals the unweighted statistic on the
+    expanded vectors, including the undefined rule. ``variant`` and ``epsilon`` are
+    Kendall's (see :func:`xcorrstat._kernels.kendall`).
+
+    Examples
+    --------
+    >>> r, n = wcorr([1.0, 2.0, 3.0], [1.0, 3.0, 2.0], [2, 1, 1])  # as [1, 1, 2, 3] with [1, 1, 3, 2]
+    >>> round(float(r), 4), int(n)
+    (0.6364, 4)
+    """
+    x, z, wa = np.broadcast_arrays(
+        np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64), np.asarray(w, dtype=np.float64)
+    )
+    valid = ~np.isnan(x) & ~np.isnan(z) & (wa > 0)
+    wv = np.where(valid, wa, 0.0)
+    n = wv.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method == "kendall":
+            i, j = _pair_index(x.shape[-1])
+            pw = wv[..., i] * wv[..., j]
+            dx = x[..., i] - x[..., j]
+            dz = z[..., i] - z[..., j]
+            distinct = variant in DISTINCT_PAIR_VARIANTS
+            self_ties: float | np.ndarray = 0.0 if distinct else np.sum(wv * (wv - 1.0) / 2.0, axis=-1)
+            tie_x = np.abs(dx) <= epsilon
+            tx0 = np.sum(pw * (dx == 0), axis=-1) + self_ties
+            tx = np.sum(pw * tie_x, axis=-1) + self_ties if epsilon else tx0
+            tz = np.sum(pw * (dz == 0), axis=-1) + self_ties
+            txz = np.sum(pw * (tie_x & (dz == 0)), axis=-1) + self_ties
+            n0 = (n * n - np.sum(wv * wv, axis=-1)) / 2.0 if distinct else n * (n - 1.0) / 2.0
+            undefined = _kendall_undefined(n, n0, tx0, tx, tz, variant, min_pairs)
+            cmd = np.sum(pw * np.where(tie_x, 0, _signs(dx)) * _signs(dz), axis=-1)
+            m = np.minimum(count_distinct(x, valid), count_distinct(z, valid)) if variant == "c" else None
+            r = tau_from_counts(cmd, n0, tx, tz, n, m, variant, txz)
+        elif method in ("pearson", "spearman"):
+            undefined = (n < min_pairs) | constant_over_valid(x, valid) | constant_over_valid(z, valid)
+            if method == "spearman":
+                x, z = _wranks(np.where(valid, x, np.nan), wv), _wranks(np.where(valid, z, np.nan), wv)
+            r = _wpearson(x, z, wv, n, undefined)
+        else:
+            raise ValueError(f"method must be pearson, spearman or kendall, got {method!r}")
+    r = np.where(undefined, np.nan, np.clip(r, -1.0, 1.0))
+    return r, n.astype(np.int64)
+
+
+def wcorr_gemm(
+    x: ArrayLike,
+    z: ArrayLike,
+    weights: ArrayLike,
+    *,
+    method: Method = "pearson",
+    variant: Variant = "b",
+    min_pairs: int = 3,
+    epsilon: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted correlation of fixed rows for a batch of weight vectors.
+
+    Parameters
+    ----------
+    x, z : ndarray (R, S)
+        Rows to correlate along S (e.g. one row per (metric, input)).
+    weights : ndarray (B, S)
+        Multiplicities of the S units in each of B draws.
+
+    Returns
+    -------
+    r, n : ndarray (R, B)
+        The statistic of every row under every draw, and the expanded valid pairs.
+
+    Examples
+    --------
+    >>> r, n = wcorr_gemm([[1.0, 2.0, 3.0]], [[1.0, 3.0, 2.0]], [[1, 1, 1], [2, 1, 1]])
+    >>> np.round(r, 4).tolist(), n.tolist()
+    ([[0.5, 0.6364]], [[3, 4]])
+    """
+    x = np.asarray(x, dtype=np.float64)
+    z = np.asarray(z, dtype=np.float64)
+    W = np.asarray(weights, dtype=np.float64)
+    valid = ~np.isnan(x) & ~np.isnan(z)
+    V = valid.astype(np.float64)
+    n = V @ W.T
+    i, j = _pair_index(x.shape[-1])
+    pv = valid[:, i] & valid[:, j]
+    # pair weights and pair indicators are small integers: float32 GEMMs are exact
+    # (every partial sum stays far below 2**24) and twice as fast as float64
+    wt = np.ascontiguousarray(W.T, dtype=np.float32)  # (S, B): row gathers below are fast
+    PW = wt[i] * wt[j]  # (P, B) pair weights
+    with np.errstate(invalid="ignore"):
+        dx = x[:, i] - x[:, j]
+        dz = z[:, i] - z[:, j]
+    rows = x.shape[0]
+    with np.errstate(invalid="ignore"):
+        tie_x = (np.abs(dx) <= epsilon) & pv
+    parts = [(dx == 0) & pv, (dz == 0) & pv]
+    if method == "kendall":
+        parts.append(np.where(pv & ~tie_x, _signs(dx) * _signs(dz), 0))
+        if epsilon:
+            parts.append(tie_x)
+        if variant in ("23", "acc23"):
+            parts.append(tie_x & (dz == 0))
+    sums = np.concatenate([p.astype(np.float32) for p in parts]) @ PW  # one GEMM for all pair sums
+    sums = sums.astype(np.float64).reshape(len(parts), rows, -1)
+    distinct = method == "kendall" and variant in DISTINCT_PAIR_VARIANTS
+    self_ties: float | np.ndarray = 0.0 if distinct else V @ (W * (W - 1.0) / 2.0).T
+    tx0 = sums[0] + self_ties
+    tz = sums[1] + self_ties
+    n0 = (n * n - V @ (W * W).T) / 2.0 if distinct else n * (n - 1.0) / 2.0
+    undefined = (n < min_pairs) | (tx0 >= n0) | (tz >= n0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method == "kendall":
+            cmd = sums[2]
+            tx = sums[3] + self_ties if epsilon else tx0
+            txz = sums[-1] + self_ties if variant in ("23", "acc23") else None
+            undefined = _kendall_undefined(n, n0, tx0, tx, tz, variant, min_pairs)
+            m = None
+            if variant == "c":
+                m = np.minimum(_distinct_gemm(x, valid, W), _distinct_gemm(z, valid, W))
+            r = tau_from_counts(cmd, n0, tx, tz, n, m, variant, txz)
+        elif method in ("pearson", "spearman"):
+            if method == "spearman":
+                xr_, zr_ = _ranks_gemm(x, valid, W), _ranks_gemm(z, valid, W)  # (R, S, B)
+            else:
+                xr_ = np.broadcast_to(x[:, :, None], x.shape + (W.shape[0],))
+                zr_ = np.broadcast_to(z[:, :, None], z.shape + (W.shape[0],))
+            wv = valid[:, :, None] * W.T[None, :, :]  # (R, S, B)
+            r = _wpearson(np.moveaxis(xr_, 1, -1), np.moveaxis(zr_, 1, -1), np.moveaxis(wv, 1, -1), n, undefined)
+        else:
+            raise ValueError(f"method must be pearson, spearman or kendall, got {method!r}")
+    r = np.where(undefined, np.nan, np.clip(r, -1.0, 1.0))
+    return r, n.astype(np.int64)
+
+
+def _ranks_gemm(a: np.ndarray, valid: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """Weighted mid-ranks (R, S, B) of fixed rows under each weight vector."""
+    rows, length = a.shape
+    less = (a[:, None, :] < a[:, :, None]) & valid[:, None, :]
+    equal = (a[:, None, :] == a[:, :, None]) & valid[:, None, :]
+    lw = less.reshape(rows * length, length).astype(np.float64) @ W.T
+    ew = equal.reshape(rows * length, length).astype(np.float64) @ W.T
+    return (lw + (ew + 1.0) / 2.0).reshape(rows, length, -1)
+
+
+def _distinct_gemm(a: np.ndarray, valid: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """Distinct values among the drawn valid units, (R, B)."""
+    rows, length = a.shape
+    sel = valid[:, :, None] & (W.T > 0)[None, :, :]  # (R, S, B)
+    equal = (a[:, None, :] == a[:, :, None]) & valid[:, None, :] & valid[:, :, None]
+    group = (equal.reshape(rows * length, length).astype(np.float64) @ (W.T > 0)).reshape(rows, length, -1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.sum(np.where(sel, 1.0 / group, 0.0), axis=1)

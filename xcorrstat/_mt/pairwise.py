@@ -1,0 +1,345 @@
+"""Pairwise statistics on labelled data: pairwise accuracy, WMT's DARR Kendall-like tau,
+pairwise difference Pearson, and the pairwise differences themselves.
+
+Pairs are formed within each group of a level (the systems of each input, the inputs of
+each system, all cells, or the per-system means) and, with ``pool=`` dims, within each
+label of those dims too (e.g. system pairs within each language pair), then pooled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+
+import numpy as np
+import xarray as xr
+
+from .._docs import fill_doc
+from .._types import Level
+from .._kernels.pairwise import agreement_counts, difference_sums, kendall_like_counts
+from .._kernels.scaling import pow2_normalise, remove_offset
+from .._labelled import check_labels, check_new_dim, pair_dim
+from .._schema import aligned_scores
+from .._validation import check_choice, check_epsilon
+from .ties import MAX_GROUP, TIE_LEVELS, level_groups
+
+__all__ = ["kendall_like", "pairwise_accuracy", "pairwise_difference_pearson", "pairwise_differences",
+           "pdp_statistic"]
+
+
+def _group_sums(x: xr.DataArray, z: xr.DataArray, batch: list, level: str, func) -> xr.Dataset:
+    """``func``'s parts summed over each group's pairs and over the groups, for aligned (*batch, S, I) scores."""
+    gx, gz = level_groups(x.values.astype(np.float64), z.values.astype(np.float64), level)
+    if gx.shape[-1] > MAX_GROUP:
+        raise ValueError(f"level={level!r} compares groups of {gx.shape[-1]} items; more than {MAX_GROUP} is not "
+                         "supported, use level='input' or 'within_system'")
+    if gx.shape[-1] < 2:
+        raise ValueError(f"level={level!r} gives groups of {gx.shape[-1]} item(s); pairs need at least 2")
+    parts = func(gx, gz)  # each (..., G): summed over each group's pairs, then over the groups
+    coords = {d: x[d] for d in batch}
+    return xr.Dataset({f"part{k}": (batch, part.sum(axis=-1)) for k, part in enumerate(parts)}, coords=coords)
+
+
+def _scale_free(a: xr.DataArray, level: str) -> xr.DataArray:
+    """Scores scaled by a power of two per metric (exact), and rid of a large offset per (system, input)
+    matrix at system level (exact, see :func:`~xcorrstat._kernels.scaling.remove_offset`): the pairwise
+    difference Pearson is invariant to both, and then no square overflows or underflows and no large
+    offset rounds the per-system means."""
+    values = a.values.astype(np.float64)
+    axes = tuple(i for i, d in enumerate(a.dims) if d not in ("metric", "target"))
+    values = pow2_normalise(values, axis=axes)
+    if level == "system":
+        values = remove_offset(values, axis=tuple(a.get_axis_num(d) for d in ("system", "input") if d in a.dims))
+    return a.copy(data=values)
+
+
+def _grouped_scores(data, target, metrics, level, pool) -> tuple[xr.DataArray, xr.DataArray, list, list]:
+    """The checks shared by the statistics over pairs of a level's groups: aligned scores X and Z
+    ``(*batch, system, input)``, the batch dims and the pooled dims."""
+    check_choice(level, tuple(TIE_LEVELS), "level")
+    x, z, batch = aligned_scores(data, target=target, metrics=metrics, level=level)
+    pooled = [pool] if isinstance(pool, str) else list(pool or [])
+    for dim in pooled:
+        if dim not in batch or dim == "metric":
+            raise ValueError(f"pool={dim!r} must name an extra dim of the data, such as a language pair; "
+                             f"the data has dims {tuple(x.dims)}")
+    return x, z, batch, pooled
+
+
+def _pooled_sums(x: xr.DataArray, z: xr.DataArray, batch: list, pooled: list, level: str,
+                 func: Callable) -> xr.Dataset:
+    """``func``'s parts summed over the pairs of every group of the level, and over the pooled dims."""
+    out = _group_sums(x, z, batch, level, func)
+    return out.sum(pooled) if pooled else out
+
+
+def _pdp(sums: xr.Dataset) -> xr.DataArray:
+    """PDP from the summed parts of :func:`~xcorrstat._kernels.pairwise.difference_sums`."""
+    den = np.sqrt(sums["part1"] * sums["part2"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (sums["part0"] / den.where(den > 0)).clip(-1.0, 1.0)
+
+
+def pdp_statistic(x: xr.DataArray, z: xr.DataArray, *, level: str) -> tuple[xr.DataArray, xr.DataArray]:
+    """PDP and the number of valid pairs of aligned ``(*batch, system, input)`` scores, over the batch dims.
+
+    The computation behind :func:`pairwise_difference_pearson` and ``correlate(pdp=True)``; ``level``
+    (one of ``TIE_LEVELS``) is checked by the caller.
+    """
+    batch = [d for d in x.dims if d not in ("system", "input")]
+    sums = _group_sums(_scale_free(x, level), _scale_free(z, level), batch, level, difference_sums)
+    return _pdp(sums), sums["part3"]
+
+
+def _pairwise_accuracy_iv(data, target, metrics, level, pool) -> tuple[xr.DataArray, xr.DataArray, list, list]:
+    """Every option of :func:`pairwise_accuracy`, checked once: aligned X and Z, batch and pooled dims."""
+    return _grouped_scores(data, target, metrics, level, pool)
+
+
+@fill_doc
+def pairwise_accuracy(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    target: Hashable,
+    metrics: Sequence[Hashable] | None = None,
+    level: Level = "system",
+    pool: str | Sequence[str] | None = None,
+) -> xr.Dataset:
+    """Share of pairs the metric orders like the target (ties agree only with ties).
+
+    Parameters
+    ----------
+    %(data)s
+    %(target)s
+    %(metrics)s
+    level : {"system", "input", "within_system", "global"}, default "system"
+        Pairs of per-system means (system-ranking accuracy); of the systems within each
+        input; of the inputs within each system; of all cells.
+    pool : str or list of str, optional
+        Extra dims (e.g. ``"lp"``) whose pairs are pooled: pairs are formed within each
+        label and the counts summed, as in WMT's accuracy over many language pairs.
+
+    Returns
+    -------
+    Dataset
+        ``accuracy`` (agreeing pairs / valid pairs, NaN without pairs), ``n_agree`` and
+        ``n_pairs`` over ``metric`` (and the dims not pooled). A pair is valid when both
+        items have the metric's and the target's score: a pair with an unrated system (or,
+        at input level, on an input without target scores) is no pair, neither agreement
+        nor disagreement, and ``n_pairs`` shows how many pairs were counted. The accuracy
+        is one division of the two integer counts.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> acc = xcorrstat.pairwise_accuracy(ds, target="expert_relevance", metrics=["qa_eval_f1"])
+    >>> int(acc["n_pairs"][0])
+    120
+    """
+    x, z, batch, pooled = _pairwise_accuracy_iv(data, target, metrics, level, pool)
+    counts = _pooled_sums(x, z, batch, pooled, level, agreement_counts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc = counts["part0"] / counts["part1"].where(counts["part1"] > 0)
+    out = xr.Dataset({"accuracy": acc, "n_agree": counts["part0"], "n_pairs": counts["part1"]})
+    out.attrs = {"statistic": "pairwise accuracy (sign agreement; ties agree only with ties)",
+                 "target": str(target), "level": level, "pooled": ", ".join(map(str, pooled))}
+    return out
+
+
+def _kendall_like_iv(data, target, metrics, threshold, level,
+                     pool) -> tuple[float, xr.DataArray, xr.DataArray, list, list]:
+    """Every option of :func:`kendall_like`, checked once: the threshold, then as :func:`_pairwise_accuracy_iv`."""
+    threshold = float(threshold)
+    if not np.isfinite(threshold) or threshold < 0:
+        raise ValueError(f"threshold must be a finite number >= 0, got {threshold!r}")
+    return (threshold, *_grouped_scores(data, target, metrics, level, pool))
+
+
+def kendall_like(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    target: Hashable,
+    metrics: Sequence[Hashable] | None = None,
+    threshold: float = 25.0,
+    level: Level = "input",
+    pool: str | Sequence[str] | None = None,
+) -> xr.Dataset:
+    """WMT's DARR Kendall-like tau: ``(C - D) / (C + D)`` over pairs whose gold scores differ enough.
+
+    Only pairs with ``|gold difference| >= threshold`` count (WMT: 25 points of a 0-100
+    direct assessment). Such a pair is concordant when the metric orders it the same way
+    strictly and discordant otherwise, metric ties included. The counts are pooled over
+    all groups of the level (mt-metrics-eval's ``macro=False``, its default).
+
+    Parameters
+    ----------
+    data, target, metrics, level, pool
+        As in :func:`pairwise_accuracy` (default level: the systems of each input).
+    threshold : float, default 25.0
+        Smallest gold difference of a pair that counts.
+
+    Returns
+    -------
+    Dataset
+        ``correlation`` (NaN without a counted pair), ``concordant``, ``discordant`` and
+        ``n_pairs`` over ``metric``.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> tau = xcorrstat.kendall_like(ds, target="expert_relevance", metrics=["qa_eval_f1"], threshold=1.0)
+    >>> -1 <= float(tau["correlation"][0]) <= 1
+    True
+    """
+    threshold, x, z, batch, pooled = _kendall_like_iv(data, target, metrics, threshold, level, pool)
+    counts = _pooled_sums(x, z, batch, pooled, level, lambda gx, gz: kendall_like_counts(gx, gz, threshold=threshold))
+    c, d = counts["part0"], counts["part1"]
+    n = c + d
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = (c - d) / n.where(n > 0)
+    out = xr.Dataset({"correlation": tau, "concordant": c, "discordant": d, "n_pairs": n})
+    out.attrs = {"statistic": "DARR Kendall-like tau (pooled)", "target": str(target), "level": level,
+                 "threshold": threshold, "pooled": ", ".join(map(str, pooled))}
+    return out
+
+
+def _pairwise_difference_pearson_iv(data, target, metrics, level,
+                                    pool) -> tuple[xr.DataArray, xr.DataArray, list, list]:
+    """Every option of :func:`pairwise_difference_pearson`, checked once: as :func:`_pairwise_accuracy_iv`."""
+    return _grouped_scores(data, target, metrics, level, pool)
+
+
+def pairwise_difference_pearson(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    target: Hashable,
+    metrics: Sequence[Hashable] | None = None,
+    level: Level = "input",
+    pool: str | Sequence[str] | None = None,
+) -> xr.Dataset:
+    """Pairwise difference Pearson (PDP): Pearson's r of the metric's and the target's pair differences.
+
+    The differences of every valid pair of every group of the level are pooled into one
+    vector each, and correlated without centring (differences are antisymmetric, so their
+    mean over both orders is 0): ``r = sum dm dg / sqrt(sum dm^2 sum dg^2)``. On one group it
+    equals plain Pearson; mt-metrics-eval's ``Pearson(pdp=True)``.
+
+    Parameters
+    ----------
+    data, target, metrics, level, pool
+        As in :func:`pairwise_accuracy` (default level: the systems of each input).
+
+    Returns
+    -------
+    Dataset
+        ``correlation`` over ``metric`` (NaN when either side's differences are all 0) and
+        ``n_pairs``, the valid pairs pooled. ``correlate(..., pdp=True)`` gives the same
+        correlation as a correlate result.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> pdp = xcorrstat.pairwise_difference_pearson(ds, target="expert_relevance", metrics=["qa_eval_f1"])
+    >>> -1 <= float(pdp["correlation"][0]) <= 1
+    True
+    """
+    x, z, batch, pooled = _pairwise_difference_pearson_iv(data, target, metrics, level, pool)
+    sums = _pooled_sums(_scale_free(x, level), _scale_free(z, level), batch, pooled, level, difference_sums)
+    out = xr.Dataset({"correlation": _pdp(sums), "n_pairs": sums["part3"]})
+    out.attrs = {"statistic": "pairwise difference Pearson (uncentred, pooled over groups)",
+                 "target": str(target), "level": level}
+    return out
+
+
+def _check_pairable(da: xr.DataArray, dim: Hashable) -> None:
+    """Raise unless the labels along ``dim`` (a dim of ``da``) can be paired: 2 or more, unique, numeric
+    scores, and no clash with the second copy's name."""
+    if da.sizes[dim] < 2:
+        raise ValueError(f"dim={dim!r} has {da.sizes[dim]} label(s); pairwise differences need at least 2")
+    if da.dtype.kind not in "biuf":
+        raise TypeError(f"pairwise differences need numeric scores, got dtype {da.dtype} for {da.name!r}")
+    check_labels(da, dim, "dim")
+    check_new_dim(da, pair_dim(dim), "dim")
+
+
+def _pairwise_differences_iv(data, dim, epsilon) -> tuple[float, list[Hashable]]:
+    """Every option of :func:`pairwise_differences`, checked once: epsilon, and the variables of a Dataset
+    that are differenced (none for a DataArray)."""
+    epsilon = check_epsilon(epsilon)
+    if not isinstance(data, (xr.DataArray, xr.Dataset)):
+        raise TypeError(f"data must be an xarray Dataset or DataArray, got {type(data).__name__}")
+    if not isinstance(dim, Hashable) or dim not in data.dims:
+        raise ValueError(f"dim must name a dim of the data {tuple(data.dims)}, got {dim!r}")
+    if isinstance(data, xr.DataArray):
+        _check_pairable(data, dim)
+        return epsilon, []
+    names = [k for k, v in data.data_vars.items() if dim in v.dims]
+    if not names:
+        raise ValueError(f"dim={dim!r}: no data variable has this dim")
+    for name in names:
+        _check_pairable(data[name], dim)
+    return epsilon, names
+
+
+def _differences(da: xr.DataArray, dim: Hashable, epsilon: float) -> xr.DataArray:
+    other = pair_dim(dim)
+    base = da.astype(np.float64)
+    # the second copy carries only the labels of dim: other coords along dim stay on the first
+    second = base.drop_vars([c for c in base.coords if dim in base[c].dims and c != dim]).rename({dim: other})
+    diff = (second - base).transpose(dim, other, ...)
+    diff = diff.where(~(np.abs(diff) <= epsilon), 0.0)  # |d| <= epsilon is a tie (0); NaN stays NaN
+    diff.name = da.name
+    diff.attrs = {"long_name": f"score at {other} minus score at {dim}", "epsilon": epsilon}
+    return diff
+
+
+def pairwise_differences(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    dim: Hashable = "system",
+    epsilon: float = 0.0,
+) -> xr.Dataset | xr.DataArray:
+    """The difference of every ordered pair of labels along a dim: ``x[j] - x[i]``.
+
+    mt-metrics-eval's ``PairwiseDiffs`` and its pairwise-difference matrices, labelled: the
+    result has ``dim`` (label ``i``) and its second copy ``f"{dim}_2"`` (label ``j``, the
+    naming of the agreement analyses' pair dims) in front of the data's other dims, so
+    ``d.sel(system=i, system_2=j)`` is ``x[j] - x[i]`` on every input. Flattened in
+    row-major order, the (dim, dim_2) matrix is mt-metrics-eval's.
+
+    Parameters
+    ----------
+    data : Dataset or DataArray
+        Numeric scores with ``dim``. For a Dataset every data variable with ``dim`` is
+        differenced (variables without it are left out).
+    dim : str, default "system"
+        The dim whose labels are paired; it needs at least 2 labels.
+    epsilon : float, default 0
+        Finite, >= 0: a difference with ``|x[j] - x[i]| <= epsilon`` is a tie and set to 0
+        (the diagonal always is).
+
+    Returns
+    -------
+    DataArray or Dataset
+        Like ``data``, with dims ``(dim, f"{dim}_2", ...)``; NaN where either score is
+        missing. Lazy (Dask-backed) data stays lazy.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> import xcorrstat
+    >>> x = xr.DataArray([1.0, 2.0, 2.1, 3.0], dims="system", coords={"system": list("abcd")})
+    >>> d = xcorrstat.pairwise_differences(x, epsilon=0.2)
+    >>> d.dims
+    ('system', 'system_2')
+    >>> d.sel(system="a", system_2="d").item(), d.sel(system="b", system_2="c").item()
+    (2.0, 0.0)
+    """
+    epsilon, names = _pairwise_differences_iv(data, dim, epsilon)
+    if isinstance(data, xr.DataArray):
+        return _differences(data, dim, epsilon)
+    out = xr.Dataset({k: _differences(data[k], dim, epsilon) for k in names})
+    out.attrs = {"statistic": f"pairwise differences x[{pair_dim(dim)}] - x[{dim}]", "epsilon": epsilon}
+    return out

@@ -1,0 +1,250 @@
+"""Tie calibration on labelled data: the epsilon at which each metric's acc_eq (or tau_eq) is highest.
+
+The numerical work is :func:`xcorrstat._kernels.ties.calibrate_epsilon` (one sort and
+one cumulative sum per metric); this module lays the scores out in groups by level.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import xarray as xr
+
+from .._docs import fill_doc
+from .._types import Level, Seed, TieVariant
+from .._kernels.levels import system_means
+from .._kernels.ties import TIE_VARIANTS, calibrate_epsilon, sample_pairs, valid_pairs
+from .._resampling.draws import resolve_seed, seeded_generator
+from .._schema import METRIC, aligned_scores
+from .._validation import check_choice
+
+__all__ = ["MAX_GROUP", "N_MEANING", "TIE_LEVELS", "TieVariant", "calibrate_ties", "level_groups"]
+
+
+#: Levels of :func:`calibrate_ties` and the groups whose pairs they compare.
+TIE_LEVELS = {
+    "input": "pairs of systems within each input (mt-metrics-eval: average_by='item')",
+    "within_system": "pairs of inputs within each system (average_by='sys')",
+    "global": "pairs of all (system, input) cells (average_by='none')",
+    "system": "pairs of per-system means",
+}
+MAX_GROUP = 5000  # items per group: pairs grow with its square
+
+
+def level_groups(x: np.ndarray, z: np.ndarray, level: str) -> tuple[np.ndarray, np.ndarray]:
+    """(..., G, n) groups of items for a level, from (..., S, I) scores."""
+    if level == "input":
+        return np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2)
+    if level == "within_system":
+        return x, z
+    if level == "global":
+        return x.reshape(x.shape[:-2] + (1, -1)), np.broadcast_to(z, x.shape).reshape(x.shape[:-2] + (1, -1))
+    mx, mz = system_means(x, z)
+    return mx[..., None, :], mz[..., None, :]
+
+
+#: What the ``n`` of a :func:`calibrate_ties` result counts at each level (as ``correlate``'s ``n``).
+N_MEANING = {
+    "input": "inputs averaged (those with a valid pair)",
+    "within_system": "systems averaged (those with a valid pair)",
+    "global": "valid cells",
+    "system": "systems with a mean",
+}
+
+
+def _units(gx: np.ndarray, gz: np.ndarray, level: str, keep: np.ndarray | None) -> np.ndarray:
+    """The ``n`` of a result (..., G, n) groups: the groups with a (kept) valid pair at input and
+    within-system level, the valid items of the one group otherwise."""
+    if level in ("input", "within_system"):
+        pairs = valid_pairs(gx, gz)
+        if keep is not None:
+            pairs = pairs & keep
+        return pairs.any(axis=-1).sum(axis=-1)
+    return (~np.isnan(gx) & ~np.isnan(gz)).sum(axis=(-2, -1))
+
+
+def _check_sample_rate(sample_rate) -> float:
+    ok = isinstance(sample_rate, (int, float, np.integer, np.floating)) and not isinstance(sample_rate, bool)
+    if not ok or not 0.0 < float(sample_rate) <= 1.0:
+        raise ValueError(f"sample_rate must be a number in (0, 1] (the share of pairs kept), got {sample_rate!r}")
+    return float(sample_rate)
+
+
+def _uniform_source(rng) -> tuple[Callable[[int], np.ndarray], dict]:
+    """``(random, attrs)``: ``random(k)`` gives k uniforms in one call; attrs record the seed.
+
+    ``rng`` is read as everywhere in the library (:func:`~xcorrstat._resampling.draws.resolve_seed`,
+    the stream :func:`~xcorrstat._resampling.draws.seeded_generator` of the seed), except a numpy
+    ``RandomState``: mt-metrics-eval draws from numpy's legacy global generator, so to reproduce it
+    a RandomState is drawn from as it stands.
+    """
+    if isinstance(rng, np.random.RandomState):
+        # numpy's legacy generator (what np.random.seed drives): its stream is used as it stands
+        return rng.random_sample, {"rng": "numpy.random.RandomState"}
+    seed = resolve_seed(rng)
+    return seeded_generator(seed).random, {"seed": seed}
+
+
+def _sampled_pairs(gx, gz, batch, sample_rate, random) -> np.ndarray:
+    """The kept pairs (..., G, P_g): one draw per pair some metric can use."""
+    valid = valid_pairs(gx, gz)
+    # every metric is calibrated on the same draws: a pair gets one if some metric can use it
+    eligible = valid.any(axis=batch.index(METRIC), keepdims=True) if METRIC in batch else valid
+    return np.broadcast_to(sample_pairs(eligible, sample_rate, random), valid.shape)
+
+
+def _calibrate_ties_iv(data, target, metrics, level, variant, sample_rate, rng):
+    """Every option of :func:`calibrate_ties`, checked once: the sample rate, aligned scores X
+    ``(*batch, system, input)``, the batch dims, the level's groups of X and Z, and the source of the
+    pair draws with its attrs (None and no attrs when every pair is used; ``rng`` is then ignored)."""
+    check_choice(level, tuple(TIE_LEVELS), "level")
+    check_choice(variant, TIE_VARIANTS, "variant", " (acc_eq or tau_eq)")
+    sample_rate = _check_sample_rate(sample_rate)
+    x, z, batch = aligned_scores(data, target=target, metrics=metrics, level=level)
+    gx, gz = level_groups(x.values.astype(np.float64), z.values.astype(np.float64), level)
+    if gx.shape[-1] > MAX_GROUP:
+        raise ValueError(f"level={level!r} compares groups of {gx.shape[-1]} items ({gx.shape[-1] ** 2 // 2} "
+                         f"pairs each); more than {MAX_GROUP} items per group is not supported, use "
+                         f"level='input' or 'within_system'")
+    random, drawn = _uniform_source(rng) if sample_rate < 1 else (None, {})
+    return sample_rate, x, batch, gx, gz, random, drawn
+
+
+#: Pairs in one block of calibrations (a block's pair tables take about 40 bytes a pair).
+BLOCK_PAIRS = 2_000_000
+
+
+def _calibrate_in_blocks(gx: np.ndarray, gz: np.ndarray, variant: TieVariant,
+                         keep: np.ndarray | None) -> tuple[np.ndarray, ...]:
+    """:func:`calibrate_epsilon` over blocks of the leading (metric, extra-dim) rows, on threads: memory
+    bounded by ``BLOCK_PAIRS`` pairs a thread whatever the number of metrics; each row's result is the
+    same as in one call."""
+    gx, gz = np.broadcast_arrays(gx, gz)
+    lead, (groups, items) = gx.shape[:-2], gx.shape[-2:]
+    rows = int(np.prod(lead, dtype=np.int64))
+    fx, fz = gx.reshape(rows, groups, items), gz.reshape(rows, groups, items)
+    fk = None if keep is None else np.broadcast_to(keep, (*lead, *np.shape(keep)[-2:])).reshape(rows, groups, -1)
+    per = max(1, BLOCK_PAIRS // max(1, groups * items * (items - 1) // 2))
+    blocks = [slice(i, i + per) for i in range(0, rows, per)] or [slice(0, 0)]
+
+    def one(block: slice) -> tuple[np.ndarray, ...]:
+        return calibrate_epsilon(fx[block], fz[block], variant=variant, keep=None if fk is None else fk[block])
+
+    with ThreadPoolExecutor(max_workers=min(len(blocks), os.cpu_count() or 1)) as pool:
+        parts = list(pool.map(one, blocks))
+    return tuple(np.concatenate([p[i] for p in parts]).reshape(lead + parts[0][i].shape[1:]) for i in range(4))
+
+
+@fill_doc
+def calibrate_ties(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    target: Hashable,
+    metrics: Sequence[Hashable] | None = None,
+    level: Level = "input",
+    variant: TieVariant = "acc23",
+    keep_curve: bool = False,
+    sample_rate: float = 1.0,
+    rng: Seed | np.random.RandomState = None,
+) -> xr.Dataset:
+    """The metric-tie threshold epsilon that maximises pairwise accuracy with ties, per metric.
+
+    A pair of items is a metric tie when the metric's scores differ by at most
+    epsilon (gold ties need exact equality). acc_eq = (concordant pairs + pairs tied in
+    both) / pairs, computed per group and averaged over the groups with at least one
+    pair; one epsilon is shared by all groups (Deutsch et al., 2023, "Ties Matter").
+    tau_eq = 2 acc_eq - 1 has the same optimum.
+
+    Parameters
+    ----------
+    %(data)s
+        Extra dims are calibrated label by label.
+    %(target)s
+    %(metrics)s
+    level : {"input", "within_system", "global", "system"}, default "input"
+        The groups: each input's systems; each system's inputs; all cells as one
+        group; or the per-system means as one group.
+    variant : {"acc23", "23"}
+        Report acc_eq or tau_eq at the optimum.
+    keep_curve : bool, default False
+        Also return ``threshold`` and ``objective`` over a ``candidate`` dim: the
+        objective at every candidate threshold (NaN padding where a value repeats).
+    sample_rate : float, default 1.0
+        In (0, 1]: the share of pairs to use, mt-metrics-eval's ``sample_rate``. Below 1,
+        each valid pair is kept when a uniform draw is ``<= sample_rate``, and the candidate
+        thresholds and the objective come from the kept pairs only (see Notes).
+    rng : int, Generator, SeedSequence, RandomState or None
+        Source of the pair draws when ``sample_rate < 1`` (ignored at 1). An int seed ``s``
+        draws from ``np.random.default_rng(s)``, a Generator or SeedSequence gives such a
+        seed (recorded in attrs), None fresh entropy. A ``numpy.random.RandomState`` is
+        drawn from as it stands (to reproduce mt-metrics-eval, which draws from numpy's
+        legacy global generator): ``RandomState(123)`` gives what ``np.random.seed(123)``
+        gives mt-metrics-eval.
+
+    Returns
+    -------
+    Dataset
+        ``epsilon`` (the smallest optimal threshold: 0 or a pair's ``|metric
+        difference|``), ``correlation`` (acc_eq or tau_eq there) and ``n`` over
+        ``metric``; NaN where no group has a valid pair. Pairs with a missing score are
+        left out, and a group without a valid pair (an input without any target score, a
+        system without any at within-system level) is left out of the average: ``n``
+        counts the groups averaged at input and within-system level (the valid cells at
+        global level, the systems with a mean at system level), as ``correlate``'s ``n``.
+        ``correlation`` is computed from each group's integer counts at ``epsilon``: it is
+        what :func:`xcorrstat.correlate` gives with ``method="kendall"``, this
+        ``variant``, ``epsilon`` and ``min_pairs=2`` (exactly: 1.0 when every pair agrees).
+
+    Notes
+    -----
+    Exact: every candidate threshold is evaluated, by sorting all pairs once by
+    their metric difference and accumulating each pair's change of agreement, so
+    the search needs no pair sampling; ``sample_rate`` is there to reproduce
+    mt-metrics-eval's sampled results. Thresholds are compared on exact values (integer
+    counts over a common denominator), so of two thresholds with the same objective the
+    smaller is taken whatever the rounding of the running sum; the ``objective`` curve of
+    ``keep_curve`` is that running sum (within about one rounding error per pair).
+
+    With ``sample_rate < 1`` the pairs are drawn as mt-metrics-eval draws them: one
+    uniform per valid pair, group by group in group order (the inputs at level
+    ``"input"``, the systems at ``"within_system"``) and within a group in row-major
+    ``i < j`` order over its valid items; a group left without a kept pair drops out of
+    the average. All draws come from one call of the generator, which gives the same
+    numbers as one call per pair. Every metric is calibrated on the same draws: a pair
+    gets one draw if some metric can use it, so metrics with scores on the same cells are
+    calibrated on the same sample of pairs, and each metric then gets the draws
+    mt-metrics-eval would give it after the same seeding (calibrate a metric on its own
+    to reproduce mt-metrics-eval when the metrics miss different cells). Each label of
+    an extra dim draws from the start of the same stream.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> res = xcorrstat.calibrate_ties(ds, target="expert_relevance", metrics=["rouge_2_f1", "qa_eval_f1"])
+    >>> list(res.data_vars)
+    ['epsilon', 'correlation', 'n']
+    >>> half = xcorrstat.calibrate_ties(ds, target="expert_relevance", metrics=["qa_eval_f1"], sample_rate=0.5, rng=0)
+    >>> half.attrs["sample_rate"], half.attrs["seed"]
+    (0.5, 0)
+    """
+    sample_rate, x, batch, gx, gz, random, drawn = _calibrate_ties_iv(data, target, metrics, level, variant,
+                                                                      sample_rate, rng)
+    keep = None if random is None else _sampled_pairs(gx, gz, batch, sample_rate, random)
+    eps, best, thresholds, objective = _calibrate_in_blocks(gx, gz, variant, keep)
+    coords = {d: x[d] for d in batch}
+    out = xr.Dataset({"epsilon": (batch, eps), "correlation": (batch, best), "n": (batch, _units(gx, gz, level, keep))},
+                     coords=coords)
+    if keep_curve:
+        out["threshold"] = ((*batch, "candidate"), thresholds)
+        out["objective"] = ((*batch, "candidate"), objective)
+    out["epsilon"].attrs["long_name"] = "metric-tie threshold maximising the objective (|dm| <= epsilon ties)"
+    out["n"].attrs["long_name"] = N_MEANING[level]
+    out["correlation"].attrs["long_name"] = {"acc23": "acc_eq", "23": "tau_eq"}[variant] + " at epsilon"
+    out.attrs = {"statistic": "tie calibration", "target": str(target), "level": level, "variant": variant,
+                 "groups": TIE_LEVELS[level], "objective": "mean over groups with a pair of the group's value",
+                 "sample_rate": sample_rate, **drawn}
+    return out

@@ -1,0 +1,199 @@
+"""Global options, set with :func:`set_options` (also usable as a context manager)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._display import cut, stream_is_interactive
+
+__all__ = ["COMPILED_ENV", "OPTIONS", "PROGRESS", "compiled_enabled", "get_options", "parse_bytes",
+           "set_options", "show_progress"]
+
+OPTIONS: dict[str, Any] = {
+    "min_pairs": 3,
+    "memory_budget": 2**30,
+    "compiled": None,
+    "progress": "auto",
+}
+
+#: Environment variable that turns the compiled (numba) loops off: ``XCORRSTAT_COMPILED=0``.
+COMPILED_ENV = "XCORRSTAT_COMPILED"
+_OFF = ("0", "false", "no", "off")
+_ON = ("", "1", "true", "yes", "on")
+#: Values of the ``progress`` option.
+PROGRESS = ("auto", "always", "never")
+
+#: Multiples of a byte a ``memory_budget`` string may name (decimal and binary prefixes, any case).
+BYTE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+              "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+_BYTES = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-zA-Z]*)\s*")
+
+
+def parse_bytes(value: object, name: str = "memory_budget") -> int:
+    """A number of bytes: a positive integer, or a string such as ``"512MiB"``, ``"2GB"`` or ``"1.5 GiB"``.
+
+    Units are B, kB, MB, GB, TB (powers of 1000) and KiB, MiB, GiB, TiB (powers of 1024), in any
+    case; a string without a unit counts bytes. Anything else, or a size below one byte, is
+    refused with an error naming ``name``.
+
+    Examples
+    --------
+    >>> parse_bytes("512MiB"), parse_bytes("2GB"), parse_bytes(4096)
+    (536870912, 2000000000, 4096)
+    """
+    expected = "a positive integer (bytes) or a string such as '512MiB' or '2GB'"
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        if value >= 1:
+            return int(value)
+    elif isinstance(value, str):
+        match = _BYTES.fullmatch(value)
+        unit = match.group(2).lower() if match else ""
+        if match and unit in BYTE_UNITS | {"": 1}:
+            size = int(float(match.group(1)) * BYTE_UNITS.get(unit, 1))
+            if size >= 1:
+                return size
+    raise ValueError(f"set_options: {name} must be {expected}, got {cut(value)}")
+
+
+def _min_pairs(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 2:
+        return value
+    raise ValueError(f"set_options: min_pairs must be an integer >= 2, got {value!r}")
+
+
+def _compiled(value: Any) -> bool | None:
+    if value is None or isinstance(value, (bool, np.bool_)):
+        return None if value is None else bool(value)
+    raise ValueError(f"set_options: compiled must be True, False or None (the {COMPILED_ENV} environment "
+                     f"variable decides), got {cut(value)}")
+
+
+def _progress(value: Any) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "always" if value else "never"
+    if isinstance(value, str) and value.lower() in PROGRESS:
+        return value.lower()
+    raise ValueError(f"set_options: progress must be one of {PROGRESS} (or True / False), got {cut(value)}")
+
+
+#: Each option's check: it returns the value to store or raises a ValueError naming the option.
+_CHECKS: dict[str, Callable[[Any], Any]] = {
+    "min_pairs": _min_pairs,
+    "memory_budget": parse_bytes,
+    "compiled": _compiled,
+    "progress": _progress,
+}
+
+
+def compiled_enabled() -> bool:
+    """Whether the compiled (numba) loops may be used: the ``compiled`` option, else the environment
+    variable ``XCORRSTAT_COMPILED`` (``0``, ``false``, ``no`` or ``off`` turn them off), else yes.
+
+    Examples
+    --------
+    >>> with set_options(compiled=False):
+    ...     compiled_enabled()
+    False
+    """
+    if OPTIONS["compiled"] is not None:
+        return bool(OPTIONS["compiled"])
+    setting = os.environ.get(COMPILED_ENV, "").strip().lower()
+    if setting in _OFF:
+        return False
+    if setting not in _ON:
+        raise ValueError(f"the environment variable {COMPILED_ENV} must be 0 or 1 (also false/true, no/yes, "
+                         f"off/on), got {cut(os.environ[COMPILED_ENV])}")
+    return True
+
+
+def show_progress(progress: bool, stream: Any = None) -> bool:
+    """Whether a call asked for a progress bar (``progress=True``) shows one on ``stream`` (default stderr).
+
+    With the ``progress`` option ``"auto"`` (the default) a bar is shown only when stderr is a
+    terminal or a notebook's output, so a log or a pipe gets none; ``"always"`` shows it anyway
+    and ``"never"`` never does.
+
+    Examples
+    --------
+    >>> import io
+    >>> show_progress(True, io.StringIO()), show_progress(False, io.StringIO())
+    (False, False)
+    >>> with set_options(progress="always"):
+    ...     show_progress(True, io.StringIO())
+    True
+    """
+    if not progress or OPTIONS["progress"] == "never":
+        return False
+    return OPTIONS["progress"] == "always" or stream_is_interactive(stream)
+
+
+def get_options() -> dict[str, Any]:
+    """Return a copy of the current options.
+
+    Examples
+    --------
+    >>> get_options()["min_pairs"]
+    3
+    """
+    return dict(OPTIONS)
+
+
+class set_options:
+    """Set package options globally or for a ``with`` block.
+
+    Parameters
+    ----------
+    min_pairs : int, default 3
+        Fewest valid (x, z) pairs for a correlation to be defined; fewer gives NaN.
+    memory_budget : int or str, default 1 GiB (``2**30`` bytes)
+        About the most memory the temporaries of resampling (bootstrap and permutation draws)
+        may take at once, in bytes, or a string such as ``"512MiB"`` or ``"2GB"`` (stored as
+        bytes). It is shared by the tasks that run at once, one per core, with a safety factor
+        of 2 for the temporaries the estimate does not count: each task's block of draws
+        (and of metrics or metric pairs) is sized for ``memory_budget / (2 x 8 bytes x cores)``
+        float64 values (:func:`xcorrstat._resampling.engine.block_elems`). The data and the
+        results come on top. A smaller budget means smaller blocks and more of them, not other
+        numbers: every draw is made from its id, whatever the blocks. A block always holds
+        at least one draw of one metric (or pair) and about 8 MB of temporaries.
+    compiled : bool or None, default None
+        Whether the compiled (numba, the ``fast`` extra) loops of some kernels may be used.
+        ``False`` runs their NumPy path (the same numbers, without the first call's
+        compilation); ``None`` leaves it to the environment variable ``XCORRSTAT_COMPILED``
+        (``XCORRSTAT_COMPILED=0`` turns them off), else they are used when numba is installed.
+    progress : {"auto", "always", "never"}, default "auto"
+        What ``progress=True`` does: ``"auto"`` shows progress bars only when stderr is a
+        terminal or a notebook's output (a log file or a pipe gets none), ``"always"``
+        shows them anyway, ``"never"`` never. ``True`` / ``False`` mean ``"always"`` / ``"never"``.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> with xcorrstat.set_options(min_pairs=4):
+    ...     xcorrstat.get_options()["min_pairs"]
+    4
+    >>> with xcorrstat.set_options(memory_budget="512MiB"):
+    ...     xcorrstat.get_options()["memory_budget"]
+    536870912
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._old: dict[str, Any] = {}
+        checked: dict[str, Any] = {}
+        for key, value in kwargs.items():
+            if key not in OPTIONS:
+                raise ValueError(f"set_options: unknown option {key!r}; valid options are {sorted(OPTIONS)}")
+            checked[key] = _CHECKS[key](value)
+            self._old[key] = OPTIONS[key]
+        OPTIONS.update(checked)
+
+    def __enter__(self) -> set_options:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        OPTIONS.update(self._old)

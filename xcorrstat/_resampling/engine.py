@@ -1,0 +1,419 @@
+"""Run batches of draws over labelled data, in parallel through Dask.
+
+Work is split into blocks of metrics × blocks of draw ids. Each block computes its
+draws from their ids (:mod:`.draws`), so the numbers do not depend on the block
+sizes, the batch size or the scheduler. Blocks become Dask tasks through
+:func:`xarray.apply_ufunc` (``dask="parallelized"``): the local threaded scheduler
+by default, a ``dask.distributed`` cluster when a Client is active.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+
+import dask
+import dask.array as dsa
+import numpy as np
+import xarray as xr
+from dask.array.core import PerformanceWarning
+from numpy.typing import ArrayLike
+
+from .._types import Level, Method
+from .._options import OPTIONS, show_progress
+from .._schema import INPUT, METRIC, SYSTEM, check_finite
+from .draws import bootstrap_indices, draws_per_task, fill_draws
+from .statistics import calibration_table, resampled_calibration, resampled_level_correlation
+from .workers import (
+    BLAS_ONE_THREAD,
+    REUSED_PAGES,
+    active_client,
+    client_active,
+    cluster_errors,
+    dask_input,
+    parallelism,
+    worker_lost,
+)
+
+__all__ = [
+    "BLAS_ONE_THREAD",  # from .workers, where tasks' settings live
+    "RESAMPLE_DIM",
+    "batch_plan",
+    "block_elems",
+    "bootstrap_draws",
+    "client_active",  # from .workers
+    "cluster_scores",
+    "compute_with_progress",
+    "default_batch",
+    "default_metric_chunk",
+    "draw_elems",
+    "draws_within",
+    "process_elems",
+    "raised_batch",
+    "runs_in_one_block",
+    "spread_draws",
+]
+
+RESAMPLE_DIM = "resample"
+#: Bytes of one float64 temporary.
+FLOAT_BYTES = 8
+#: The block estimates count a batch's main float64 temporaries; NumPy's intermediates and the
+#: allocator's slack come on top, so a task is sized for ``1 / MEMORY_SAFETY`` of its share of the budget.
+MEMORY_SAFETY = 2
+#: Work (cells x draws) below which eager data is computed in one block, without Dask.
+SMALL_WORK = 20_000_000
+#: float64 temporaries a batch of draws may always use (``batch`` is raised to fill them).
+MIN_BATCH_ELEMS = 1_000_000
+
+
+class Computable(Protocol):
+    """Anything Dask can compute: an xarray object or a Dask collection."""
+
+    def compute(self, **kwargs: Any) -> Any: ...
+
+    def persist(self, **kwargs: Any) -> Any: ...
+
+
+Computed = TypeVar("Computed", bound=Computable)
+
+
+def block_elems() -> int:
+    """float64 temporaries one task of draws may hold: the one block-size policy of every resampling path.
+
+    ``set_options(memory_budget=...)`` (1 GiB by default) is shared by the tasks that run at
+    once, one per core of this machine, and divided by ``MEMORY_SAFETY`` (2) for what the
+    estimates leave out: ``memory_budget / (2 x 8 bytes x cores)`` values, at least
+    ``MIN_BATCH_ELEMS``. On 2 cores the default gives 2**25 values (256 MiB) a task.
+
+    Examples
+    --------
+    >>> from xcorrstat import set_options
+    >>> with set_options(memory_budget="64MiB"):
+    ...     small = block_elems()
+    >>> small < block_elems()
+    True
+    """
+    share = OPTIONS["memory_budget"] // (FLOAT_BYTES * MEMORY_SAFETY * max(dask.system.CPU_COUNT, 1))
+    return int(max(share, MIN_BATCH_ELEMS))
+
+
+def default_metric_chunk(n_metrics: int) -> int:
+    """Metrics per task: about two tasks per core (or per worker thread of a cluster) along ``metric``."""
+    return max(1, -(-n_metrics // (2 * parallelism())))
+
+
+def draws_within(budget: int, per_draw: int) -> int:
+    """Draws (1 to 1,000) whose float64 temporaries, ``per_draw`` elements each, fit in ``budget``.
+
+    Examples
+    --------
+    >>> draws_within(1000, 300), draws_within(10, 300)
+    (3, 1)
+    """
+    return int(max(1, min(1000, budget // max(per_draw, 1))))
+
+
+def raised_batch(batch: int, per_draw: int, n_resamples: int) -> int:
+    """``batch`` raised to the draws that fit in ``MIN_BATCH_ELEMS``, and at most ``n_resamples``.
+
+    Examples
+    --------
+    >>> raised_batch(1, 100, 50), raised_batch(1, 10**7, 50)
+    (50, 1)
+    """
+    return int(min(max(batch, draws_within(MIN_BATCH_ELEMS, per_draw)), n_resamples))
+
+
+def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: Level, method: Method,
+                  calibrate: bool = False, *, budget: int | None = None) -> int:
+    """Draws per batch (and per task) so one task's temporaries stay within ``budget`` float64 values
+    (default :func:`block_elems`: the task's share of ``memory_budget``), by :func:`draw_elems`.
+
+    Examples
+    --------
+    >>> default_batch(10, 20, 100, "system", "pearson")
+    1000
+    """
+    budget = block_elems() if budget is None else budget
+    return draws_within(budget, draw_elems(n_metrics, n_systems, n_inputs, level, method, calibrate))
+
+
+def draw_elems(n_metrics: int, n_systems: int, n_inputs: int, level: Level, method: Method,
+               calibrate: bool = False) -> int:
+    """Estimated float64 temporaries of one bootstrap draw of ``n_metrics`` metrics.
+
+    The estimate counts pair arrays at system level, per-input sums (Kendall) or per-input
+    weighted ranks (Pearson/Spearman) at input level, the gathered cells at global level;
+    with ``calibrate``, the pair weights and calibration curve of every pair.
+
+    Examples
+    --------
+    >>> draw_elems(1, 10, 100, "input", "kendall")
+    1310
+    """
+    s, i = n_systems, n_inputs
+    if level == "within_system":  # input level with the dims' roles swapped
+        level, s, i = "input", n_inputs, n_systems
+    if calibrate:
+        pairs = s * (s - 1) // 2 * (i if level == "input" else 1)
+        return n_metrics * 8 * pairs + i + s
+    if level == "system":
+        return n_metrics * (4 * s * s + 2 * s) + i
+    if level == "input":
+        return n_metrics * i * (12 if method == "kendall" else 8 * s) + i + s
+    return n_metrics * s * i * (12 if method == "kendall" else 8)
+
+
+def process_elems() -> int:
+    """float64 temporaries of the whole ``memory_budget`` (all cores' shares): what a computation
+    that runs in the calling thread alone, without a task graph, may hold.
+
+    Examples
+    --------
+    >>> process_elems() >= block_elems()
+    True
+    """
+    return block_elems() * max(dask.system.CPU_COUNT, 1)
+
+
+def batch_plan(x: xr.DataArray, n_resamples: int, batch: int, *, level: Level, method: Method,
+               calibrate: bool = False) -> tuple[int, int]:
+    """Draws computed together and draws per task for ``batch`` on scores ``x``.
+
+    A batch holds at least the draws whose temporaries fit in ``MIN_BATCH_ELEMS``
+    float64 values (about 8 MB): on tiny data, one draw at a time would cost far more
+    in Python overhead than the statistic itself, and memory stays bounded by the
+    larger of ``batch`` and that floor. A task holds at least ``batch`` draws and at
+    most ``MAX_DRAW_TASKS`` tasks split a run. With a ``dask.distributed`` Client active,
+    the draws are split further when the blocks of metrics alone would give a worker thread
+    fewer than two tasks (:func:`spread_draws`; the batch is then at most a task's draws).
+    None of this changes any draw's value.
+    """
+    s, i = x.sizes[SYSTEM], x.sizes[INPUT]
+    units = max(1, x.size // max(s * i, 1))  # metrics x any batch dims
+    floor = default_batch(units, s, i, level, method, calibrate, budget=MIN_BATCH_ELEMS)
+    batch = int(min(max(batch, floor), n_resamples))
+    per_task = draws_per_task(n_resamples, batch)
+    if active_client() is not None:  # a cluster: enough tasks for every worker thread
+        n_metrics = x.sizes.get(METRIC, 1)
+        per_task = spread_draws(n_resamples, per_task, -(-n_metrics // default_metric_chunk(n_metrics)))
+        batch = min(batch, per_task)
+    return batch, per_task
+
+
+def spread_draws(n_resamples: int, per_task: int, blocks: int) -> int:
+    """Draws per task, lowered so ``blocks`` blocks of metrics times the blocks of draws make at
+    least two tasks per worker thread (:func:`parallelism`).
+
+    Examples
+    --------
+    >>> spread_draws(1000, 1000, 100), spread_draws(1000, 1000, 1) == -(-1000 // (2 * parallelism()))
+    (1000, True)
+    """
+    wanted = -(-2 * parallelism() // max(blocks, 1))  # blocks of draws
+    return int(max(1, min(per_task, -(-n_resamples // wanted))))
+
+
+def _block_task(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, metric_axis: int | None = None,
+                **kwargs: Any) -> np.ndarray:
+    """A Dask task: one block with single-threaded BLAS. ``z`` lacks the metric axis of ``x`` at
+    ``metric_axis`` (it is shared by the metrics) unless that is None."""
+    with BLAS_ONE_THREAD, REUSED_PAGES:
+        if metric_axis is not None:
+            z = np.broadcast_to(np.expand_dims(z, metric_axis), x.shape)
+        return _block(x, z, ids, **kwargs)
+
+
+def _block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, seed: int, dims: Sequence[str], sizes: Sequence[int],
+           batch: int, kw: dict[str, Any]) -> np.ndarray:
+    """Statistic and n (and the re-calibrated epsilon) of draws ``ids`` for one block:
+    x, z (..., S, I) -> (2 or 3, ..., B)."""
+    check_finite(x, "metric scores")
+    check_finite(z, "target scores")
+    ids = np.asarray(ids).reshape(-1)
+    calibrate = _calibrates(kw)
+    out = np.empty((3 if calibrate else 2,) + x.shape[:-2] + (ids.size,), dtype=np.float64)
+    table = calibration_table(x, z, level=kw["level"]) if calibrate else None  # pairs sorted once per block
+
+    def statistic(*indices: np.ndarray) -> np.ndarray:
+        idx = dict(zip(dims, indices))
+        parts: tuple[np.ndarray, ...]
+        if calibrate:
+            parts = resampled_calibration(x, z, level=kw["level"], variant=kw["variant"], table=table,
+                                          sys_idx=idx.get(SYSTEM), inp_idx=idx.get(INPUT))
+        else:
+            parts = resampled_level_correlation(x, z, sys_idx=idx.get(SYSTEM), inp_idx=idx.get(INPUT), **kw)
+        return np.stack(np.broadcast_arrays(*parts))
+
+    # batches of draws, never one draw at a time; indices are made once per block of draw ids
+    return fill_draws(out, ids, batch, lambda chunk: bootstrap_indices(seed, chunk, sizes), statistic)
+
+
+def _calibrates(kw: Mapping[str, Any]) -> bool:
+    return isinstance(kw.get("epsilon"), str) and kw["epsilon"] == "calibrate"
+
+
+def bootstrap_draws(
+    x: xr.DataArray,
+    z: xr.DataArray,
+    *,
+    seed: int,
+    resample: tuple[str, ...],
+    n_resamples: int,
+    batch: int,
+    metric_chunk: int | None = None,
+    first: int = 0,
+    **kw: Any,
+) -> tuple[xr.DataArray, ...]:
+    """Lazy (Dask) draws of a level correlation: ``(r, n)`` over (..., resample).
+
+    With ``epsilon="calibrate"`` the metric-tie threshold is re-calibrated in every
+    draw and ``(r, n, epsilon)`` is returned. ``x`` has a ``metric`` dim; it is chunked
+    along ``metric`` (``metric_chunk`` metrics per task; default about two tasks per
+    core) and the draws along ``resample`` (:func:`batch_plan`: ``batch`` draws at a
+    time, raised on tiny data, and at most ``MAX_DRAW_TASKS`` blocks of draws).
+    ``system`` and ``input`` are never split. The draws are those of ids ``first, ...,
+    first + n_resamples - 1`` (a run continued).
+    """
+    sizes = [x.sizes[d] for d in resample]
+    shared = METRIC not in z.dims
+    x, z = xr.broadcast(x, z)  # views
+    if shared:  # z is shared by the metrics: never copied along `metric` (broadcast inside each task)
+        z = z.isel({METRIC: 0}, drop=True)
+    batch, per_task = batch_plan(x, n_resamples, batch, level=kw["level"], method=kw["method"],
+                                 calibrate=_calibrates(kw))
+    lead = [d for d in x.dims if d not in (SYSTEM, INPUT)]
+    x = x.transpose(*lead, SYSTEM, INPUT)
+    z = z.transpose(*[d for d in lead if d in z.dims], SYSTEM, INPUT)
+    coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {SYSTEM, INPUT}}
+    dims = lead + [RESAMPLE_DIM]
+    opts = dict(metric_axis=None if METRIC in z.dims else lead.index(METRIC), seed=seed, dims=resample,
+                sizes=sizes, batch=batch, kw=kw)
+    eager = x.chunks is None and z.chunks is None
+    if metric_chunk is None:
+        # about two tasks per core along `metric` (results do not depend on it)
+        metric_chunk = default_metric_chunk(x.sizes[METRIC])
+    if eager and runs_in_one_block(x.size * n_resamples):
+        # small eager problems: one block in this thread beats building a task graph
+        units = x.size // (x.sizes[SYSTEM] * x.sizes[INPUT])
+        per_draw = draw_elems(units, x.sizes[SYSTEM], x.sizes[INPUT], kw["level"], kw["method"], _calibrates(kw))
+        step = x.sizes[METRIC] if batch * per_draw <= process_elems() else metric_chunk  # within the budget
+        return _draw_arrays(_metric_steps(x.values, z.values, n_resamples, lead.index(METRIC), step, opts, first),
+                            dims, coords)
+    xd, zd = _metric_blocks(x, z, metric_chunk)
+    # at most MAX_DRAW_TASKS blocks of draws, however small `batch` is
+    ids = dsa.arange(first, first + n_resamples, chunks=per_task, dtype=np.int64)
+    letters = "abcdefghjklmnopq"[: len(lead)]
+    zletters = "".join(a for a, d in zip(letters, lead) if d in z.dims)
+    with warnings.catch_warnings():
+        # many small draw chunks are deliberate when `batch` is small
+        warnings.simplefilter("ignore", PerformanceWarning)
+        out = dsa.blockwise(
+            _block_task, "k" + letters + "r",
+            xd, letters + "si",
+            zd, zletters + "si",
+            ids, "r",
+            new_axes={"k": 3 if _calibrates(kw) else 2},
+            concatenate=True,
+            dtype=np.float64,
+            meta=np.empty((0,) * (len(lead) + 2), dtype=np.float64),
+            **opts,
+        )
+    return _draw_arrays(out, dims, coords)
+
+
+def _metric_steps(x: np.ndarray, z: np.ndarray, n_resamples: int, axis: int, step: int,
+                  opts: dict[str, Any], first: int = 0) -> np.ndarray:
+    """Every draw of eager x (..., S, I), ``step`` metrics (along ``axis``) at a time, in this thread."""
+    ids = np.arange(first, first + n_resamples)
+    if step >= x.shape[axis]:
+        return _block_task(x, z, ids, **opts)
+    parts = []
+    for start in range(0, x.shape[axis], step):
+        index = (slice(None),) * axis + (slice(start, start + step),)
+        zs = z if opts["metric_axis"] is not None else z[index]
+        parts.append(_block_task(x[index], zs, ids, **opts))
+    return np.concatenate(parts, axis=axis + 1)
+
+
+def _metric_blocks(x: xr.DataArray, z: xr.DataArray, metric_chunk: int) -> tuple[Any, Any]:
+    """Dask arrays of x (..., S, I), ``metric_chunk`` metrics a block, and of z (its leading dims a
+    subset of those of x, in the same order) with the blocks of x along the dims they share.
+
+    Eager data go through :func:`dask_input`: blocks of the graph, sent again if a worker is lost.
+    """
+    x_chunks: dict[Hashable, int] = {METRIC: metric_chunk, SYSTEM: -1, INPUT: -1}
+    if x.chunks is None and z.chunks is None:
+        xd = dask_input(x.values, tuple(x_chunks.get(d, -1) for d in x.dims))
+        z_chunks = tuple(xd.chunks[x.dims.index(d)] for d in z.dims[:-2]) + (-1, -1)
+        return xd, dask_input(z.values, z_chunks)
+    xd = x.chunk(x_chunks).data
+    zd = z.chunk({SYSTEM: -1, INPUT: -1}).data
+    return xd, zd.rechunk(tuple(xd.chunks[x.dims.index(d)] for d in z.dims[:-2]) + zd.chunks[-2:])
+
+
+def cluster_scores(x: xr.DataArray, z: xr.DataArray) -> tuple[xr.DataArray, xr.DataArray]:
+    """Eager scores x (metric, ...) and target z as Dask-backed ones whose blocks are literals of the graph
+    (:func:`~.workers.dask_input`, for the active Client's cluster): ``default_metric_chunk`` metrics a
+    block, every other dim whole. A call then computes its point estimates on the cluster too, beside the
+    draws, from the same blocks.
+    """
+    def blocks(a: xr.DataArray) -> xr.DataArray:
+        chunks = tuple(default_metric_chunk(a.sizes[METRIC]) if d == METRIC else -1 for d in a.dims)
+        return a.copy(data=dask_input(a.values, chunks))
+
+    return blocks(x), blocks(z)
+
+
+def _draw_arrays(out: Any, dims: Sequence[Hashable], coords: Mapping[Hashable, Any]) -> tuple[xr.DataArray, ...]:
+    """(r, n[, epsilon]) as DataArrays from a block's stacked output."""
+    parts = [out[0], out[1].astype(np.int64)] + ([out[2]] if out.shape[0] == 3 else [])
+    return tuple(xr.DataArray(p, dims=dims, coords=coords) for p in parts)
+
+
+def runs_in_one_block(work: int) -> bool:
+    """Whether eager work of ``work`` cells x draws is computed at once, without a task graph
+    (never with a Client active: the work then runs on its cluster)."""
+    return work <= SMALL_WORK and not client_active()
+
+
+def compute_with_progress(obj: Computed, enabled: bool) -> Computed:
+    """Compute ``obj`` on the active scheduler, with a progress bar if asked.
+
+    With a ``dask.distributed`` Client active the work runs on its cluster and
+    :func:`distributed.progress` shows the bar; otherwise Dask's local
+    :class:`~dask.diagnostics.ProgressBar` does (both on stderr or in the notebook).
+    Eager data travel in the graph (:func:`~.workers.dask_input`), so distributed's warning
+    about a large graph is not given; a worker lost beyond recovery raises a one-line
+    RuntimeError (:func:`~.workers.worker_lost`).
+
+    BLAS uses one thread meanwhile, set from the calling thread (:data:`BLAS_ONE_THREAD`).
+    The bar is shown only where a person sees it (:func:`xcorrstat._options.show_progress`).
+    """
+    with BLAS_ONE_THREAD, dask.config.set({LARGE_GRAPH_OPTION: "1PiB"}):
+        try:
+            return _compute(obj, enabled)
+        except cluster_errors() as err:
+            raise worker_lost(err) from err
+
+
+#: distributed's option: the pickled graph size above which a computation warns.
+LARGE_GRAPH_OPTION = "distributed.admin.large-graph-warning-threshold"
+
+
+def _compute(obj: Computed, enabled: bool) -> Computed:
+    """``obj`` computed, with the progress bar of the active scheduler if ``enabled`` (and seen)."""
+    if not show_progress(enabled):
+        return obj.compute()
+    if not client_active():
+        from dask.diagnostics import ProgressBar
+
+        with ProgressBar(out=sys.stderr):
+            return obj.compute()
+    from distributed import progress
+
+    persisted = obj.persist()
+    progress(persisted)
+    return persisted.compute()

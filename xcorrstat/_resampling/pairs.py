@@ -1,0 +1,390 @@
+"""Permutation draws for every pair of metrics at once, in parallel through Dask.
+
+Work is split into blocks of metric pairs x blocks of draw ids. Every block makes its
+masks from the draw ids (:func:`.draws.permutation_masks`), so each pair sees exactly
+the masks :func:`xcorrstat.permutation_test` would use with the same seed -- the
+draws are shared by all pairs and do not depend on the block sizes or the scheduler.
+
+System level takes another route: a task holds a block of draw ids and **every** pair, and
+one matrix product per system over all metrics gives all pairs' draws. Pearson on complete
+data (no NaN in the metrics' z-scores or the target) takes
+:mod:`xcorrstat._kernels.swap_allpairs`; any other method, and any missing cells, take
+:mod:`xcorrstat._kernels.swap_system` (counts and target sums per metric, linear in the
+masks too). Pearson at input and global level takes the same route with
+:mod:`xcorrstat._kernels.swap_allpairs_input` (one product per input over all metrics, any
+missing cells). Lazy data, whose completeness is only known inside a task, choose the kernel
+label by label of the leading dims (e.g. one language pair).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Hashable
+from typing import Any
+
+import dask.array as dsa
+import numpy as np
+import xarray as xr
+from dask.array.core import PerformanceWarning
+from numpy.typing import ArrayLike
+
+from .._types import Level, Method, SwapUnit
+from .._kernels.swap import SwapDeltas
+from .._kernels.swap_allpairs import prepare_allpairs
+from .._kernels.swap_allpairs_input import prepare_allpairs_input
+from .._kernels.swap_system import prepare_system_swap
+from .._schema import INPUT, METRIC, SYSTEM, check_finite
+from .draws import DRAW_BLOCK, draws_per_task, fill_draws, permutation_masks
+from .engine import block_elems, draws_within, process_elems, raised_batch, runs_in_one_block
+from .swapstats import draw_deltas, standardise
+from .workers import BLAS_ONE_THREAD, REUSED_PAGES, dask_input, parallelism
+
+__all__ = ["all_complete", "allpairs_task_draws", "default_pair_chunk", "pair_block_plan", "pair_permutation_draws",
+           "uses_allpairs"]
+
+PAIR_DIM = "pair"
+
+
+def default_pair_chunk(n_pairs: int) -> int:
+    """Pairs per task: about four tasks per core (or per worker thread of a cluster), at most 64 pairs."""
+    return max(1, min(64, -(-n_pairs // (4 * parallelism()))))
+
+
+def _sorted_global_kendall(kw: dict[str, Any]) -> bool:
+    """Whether the pairs take the global-level Kendall swap kernel (one sorted table per pair, counts per draw)."""
+    return kw["level"] == "global" and kw["method"] == "kendall" and not kw.get("epsilon")
+
+
+def _per_pair_draw(s: int, i: int, level: Level, method: Method) -> int:
+    """Rough float64 temporaries per pair and draw."""
+    if level == "input":
+        if method == "kendall":  # a draw keeps its swapped means per input; the mask part is per batch
+            return 8
+        return i * (24 if method == "pearson" else 8 * s)
+    if level == "system":
+        return 8 * s if method == "pearson" else 6 * s * i
+    if level == "within_system":  # the swapped matrices are built: no mask-linear kernel here
+        return 6 * s * i
+    return 16 if method == "pearson" else 6 * s * i
+
+
+def _per_pair_fixed(s: int, i: int, level: Level, method: Method) -> int:
+    """Rough float64 elements a task keeps per pair whatever the batch: the kernel's precomputed operands.
+
+    Input-level Kendall keeps, per pair and input, its column of the value operand over the
+    ``S + 1 + S(S-1)/2`` rows of the mask products, the ``S + 1`` rows of the difference
+    operand and a few constants (tau-b's tie operands only for pairs with metric ties; with metrics
+    missing in different cells, three forms over the ``S + 1`` rows ``[m_s | 1]`` and a constant). Its
+    (S, S) pair comparisons are built a bounded block at a time inside the kernel, so they
+    do not count here; the batch's mask products, shared by the task's pairs, count per draw.
+    """
+    if level == "input" and method == "kendall":
+        return i * (s * (s - 1) // 2 + 5 * s + 10)
+    return 0
+
+
+def _pair_fixed(s: int, i: int, kw: dict[str, Any]) -> int:
+    """What a task keeps per pair whatever the batch; the global-level Kendall kernel's sorted table included."""
+    if _sorted_global_kendall(kw):  # the pair's table of its 2 S I scores in order, with their ranks and weights
+        return 6 * s * i
+    return _per_pair_fixed(s, i, kw["level"], kw["method"])
+
+
+def pair_block_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any],
+                    pair_chunk: int | None = None) -> tuple[int, int, int]:
+    """``(pair_chunk, per_draw, budget)``: pairs per task, a batch's float64 temporaries per draw, and
+    the temporaries left to a batch once the task's precomputed operands are counted.
+
+    A task holds ``pair_chunk x (fixed + batch x per-draw)`` elements per label of the leading
+    dims; by default the pairs' fixed part takes at most half of :func:`~.engine.block_elems`, so one
+    task stays within the block budget whatever the number of pairs.
+
+    Examples
+    --------
+    >>> from xcorrstat import set_options
+    >>> kw = {"level": "input", "method": "kendall"}
+    >>> with set_options(memory_budget="16MiB"):
+    ...     small = pair_block_plan(1225, 15, 2000, 1, kw)
+    >>> small[0] <= pair_block_plan(1225, 15, 2000, 1, kw)[0]
+    True
+    """
+    fixed = n_lead * _pair_fixed(s, i, kw)
+    budget = block_elems()
+    if pair_chunk is None:
+        pair_chunk = default_pair_chunk(n_pairs)
+        if fixed:
+            pair_chunk = max(1, min(pair_chunk, budget // (2 * fixed)))
+    per_draw = pair_chunk * n_lead * _per_pair_draw(s, i, kw["level"], kw["method"])
+    if kw["level"] == "input" and kw["method"] == "kendall":
+        per_draw += n_lead * s * i // 4  # the batch's masks and mask products, shared by the task's pairs
+    elif _sorted_global_kendall(kw):  # a draw is the batch's mask (shared) and a few counts per pair: the
+        per_draw = n_lead * (s * i // 8 + 16 * pair_chunk)  # kernel's lanes are a fixed block of 32 draws
+    return pair_chunk, per_draw, max(budget - pair_chunk * fixed, per_draw)
+
+
+def _allpairs_per_draw(s: int, i: int, m: int, general: bool = False, level: Level = "system") -> int:
+    """Rough float64 temporaries per draw of the all-pairs route (labels are computed one at a time).
+
+    The masks (one byte a cell), one system's masks as floats, the (S, 3 x metrics) part
+    sums and their (S, metrics) total, and a pair block's swapped means (the block size
+    adapts to the batch: a few S per draw at least). The ``general`` kernel (any method,
+    missing cells) also keeps per metric a count and three target parts, and a few (S, metrics)
+    arrays of them; its pair blocks are bounded by ``SYSTEM_BLOCK_ELEMS`` whatever the batch.
+    """
+    if level != "system":  # input/global Pearson: the masks, a block's swapped sums, each pair's running mean
+        return s * i // 8 + 6 * m + 6 * m * m  # (its temporaries are bounded by the kernel's own block size)
+    if general:
+        return s * i // 8 + i + (14 * m + 8) * s
+    return s * i // 8 + i + 5 * s * m + 6 * s
+
+
+def uses_allpairs(kw: dict[str, Any]) -> bool:
+    """Whether the level and method take the all-pairs route: system level, any method; input and global
+    level, Pearson (input level averaged per input); never with epsilon."""
+    if kw.get("epsilon"):
+        return False
+    if kw["level"] == "system":
+        return True
+    return bool(kw["level"] in ("input", "global") and kw["method"] == "pearson"
+                and kw.get("average", "macro") == "macro")
+
+
+def _complete(zx: np.ndarray, z: np.ndarray) -> bool:
+    """No missing z-score (a missing cell or a constant metric) and no missing target cell."""
+    return not (np.isnan(zx).any() or np.isnan(z).any())
+
+
+def all_complete(x: np.ndarray, z: np.ndarray) -> bool:
+    """Whether every label of (..., M, S, I) scores x and (..., S, I) target z takes the all-pairs kernel."""
+    if np.isnan(x).any() or np.isnan(z).any():  # a missing cell: no need to standardise to know
+        return False
+    return _complete(standardise(x), z)
+
+
+def _pair_block(x: np.ndarray, z: np.ndarray, pi: ArrayLike, pk: ArrayLike, ids: ArrayLike, *, seed: int,
+                scheme: SwapUnit, batch: int, kw: dict[str, Any]) -> np.ndarray:
+    """One task: x (..., M, S, I), z (..., S, I), pair indices, draw ids -> (..., pairs, draws)."""
+    with BLAS_ONE_THREAD, REUSED_PAGES:
+        check_finite(x, "metric scores")
+        check_finite(z, "target scores")
+        pi, pk, ids = (np.asarray(a).reshape(-1) for a in (pi, pk, ids))
+        xa, ya = x[..., pi, :, :], x[..., pk, :, :]
+        za = np.broadcast_to(z[..., None, :, :], xa.shape)
+        deltas = draw_deltas(xa, ya, za, kw)
+        out = np.empty(xa.shape[:-2] + (ids.size,), dtype=np.float64)
+        s, i = x.shape[-2:]
+
+        def masks(chunk: np.ndarray) -> list[np.ndarray]:
+            return [permutation_masks(seed, chunk, s, i, scheme)]
+
+        return fill_draws(out, ids, batch, masks, deltas)
+
+
+def _label_deltas(x: np.ndarray, z: np.ndarray, pairs: tuple[np.ndarray, np.ndarray],
+                  kw: dict[str, Any]) -> SwapDeltas:
+    """The all-pairs kernel of one label: x (M, S, I), z (S, I) -> ``deltas(masks) -> (P, B)``."""
+    if kw["level"] != "system":
+        return _without_skipped(prepare_allpairs_input(standardise(x), z, pairs, level=kw["level"],
+                                                       min_pairs=kw["min_pairs"]), x, z, pairs, kw["skipna"])
+    if kw["method"] == "pearson":
+        zx = standardise(x)
+        if _complete(zx, z):
+            return prepare_allpairs(zx, z, pairs, min_pairs=kw["min_pairs"])
+    return prepare_system_swap(x, z, pairs, method=kw["method"], variant=kw["variant"], min_pairs=kw["min_pairs"],
+                               skipna=kw["skipna"])
+
+
+def _without_skipped(deltas: SwapDeltas, x: np.ndarray, z: np.ndarray, pairs: tuple[np.ndarray, np.ndarray],
+                     skipna: bool) -> SwapDeltas:
+    """With ``skipna=False``, NaN for every pair where either metric or the target misses a cell."""
+    if skipna:
+        return deltas
+    gaps = np.isnan(x).any(axis=(-2, -1)) | np.isnan(z).any()
+    missing = (gaps[pairs[0]] | gaps[pairs[1]])[:, None]
+    return lambda m: np.where(missing, np.nan, deltas(m))
+
+
+def _labels_block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, pairs: tuple[np.ndarray, np.ndarray],
+                  seed: int, scheme: SwapUnit, batch: int, kw: dict[str, Any]) -> np.ndarray:
+    """x (..., M, S, I), z (..., S, I), draw ids -> (..., pairs, draws), one label of the leading dims
+    after the other (one label's operands in memory at a time), each with its kernel."""
+    with BLAS_ONE_THREAD, REUSED_PAGES:
+        check_finite(x, "metric scores")
+        check_finite(z, "target scores")
+        pi, pk = pairs
+        ids = np.asarray(ids).reshape(-1)
+        n_labels = int(np.prod(x.shape[:-3], dtype=np.int64))
+        xf = x.reshape((n_labels,) + x.shape[-3:])
+        zf = z.reshape((n_labels,) + z.shape[-2:])
+        out = np.empty((n_labels, pi.size, ids.size), dtype=np.float64)
+        s, i = x.shape[-2:]
+
+        def masks(chunk: np.ndarray) -> list[np.ndarray]:
+            return [permutation_masks(seed, chunk, s, i, scheme)]
+
+        for lab in range(n_labels):
+            fill_draws(out[lab], ids, batch, masks, _label_deltas(xf[lab], zf[lab], (pi, pk), kw))
+        return out.reshape(x.shape[:-3] + (pi.size, ids.size))
+
+
+def _allpairs_block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, **opts: Any) -> np.ndarray:
+    """One task of the all-pairs route on data whose completeness is not known up front (lazy data, or
+    complete system-level Pearson): each label takes the complete-data Pearson kernel if it can."""
+    return _labels_block(x, z, ids, **opts)
+
+
+def _system_block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, **opts: Any) -> np.ndarray:
+    """One task of the all-pairs route on eager data with missing cells or a rank method."""
+    return _labels_block(x, z, ids, **opts)
+
+
+def allpairs_task_draws(n_resamples: int, batch: int, label_tasks: int = 1) -> int:
+    """Draws per task of the all-pairs route, at least ``batch``.
+
+    Each task prepares its label's operands once (z-scores, exact parts: about as long as
+    computing two blocks of draws), so tasks are few and large: whole blocks of
+    ``DRAW_BLOCK`` draw ids, about one task per core counting the ``label_tasks`` blocks
+    of the leading dims, two per core on long runs (for balance).
+
+    Examples
+    --------
+    >>> allpairs_task_draws(1000, 600), allpairs_task_draws(1000, 100, label_tasks=1000)
+    (600, 1000)
+    """
+    cores = parallelism()
+    blocks = -(-n_resamples // DRAW_BLOCK)
+    tasks = 2 * cores if blocks * label_tasks >= 4 * cores else cores
+    per_label = max(1, -(-tasks // max(label_tasks, 1)))  # draw tasks per label block
+    per_task = DRAW_BLOCK * -(-blocks // per_label)
+    return min(draws_per_task(n_resamples, max(batch, per_task)), max(n_resamples, 1))
+
+
+def pair_permutation_draws(
+    x: xr.DataArray,
+    z: xr.DataArray,
+    *,
+    pairs: tuple[np.ndarray, np.ndarray],
+    seed: int,
+    scheme: SwapUnit,
+    n_resamples: int,
+    kw: dict[str, Any],
+    pair_chunk: int | None = None,
+    batch: int | None = None,
+    first: int = 0,
+) -> xr.DataArray:
+    """Draws of ``r(X_i', Z) - r(X_k', Z)`` for pairs ``(i, k)``: DataArray (..., pair, resample).
+
+    The draws are those of ids ``first, ..., first + n_resamples - 1`` (a run continued).
+
+    ``x`` has a ``metric`` dim; ``pairs`` holds the metric positions ``i`` and ``k``.
+    Lazy (Dask) unless the data are eager and the work is small. System-level Pearson
+    on complete data (or lazy data) takes the all-pairs route (module docstring).
+    """
+    pi, pk = (np.asarray(p, dtype=np.int64).reshape(-1) for p in pairs)
+    x, z = xr.broadcast(x, z, exclude=[METRIC])
+    lead = [d for d in x.dims if d not in (METRIC, SYSTEM, INPUT)]
+    x = x.transpose(*lead, METRIC, SYSTEM, INPUT)
+    z = z.transpose(*lead, SYSTEM, INPUT)
+    s, i = x.sizes[SYSTEM], x.sizes[INPUT]
+    n_lead = int(np.prod([x.sizes[d] for d in lead])) if lead else 1
+    pair_chunk, per_draw, budget = pair_block_plan(pi.size, s, i, n_lead, kw, pair_chunk)
+    # at least ~8 MB of temporaries per batch: one draw at a time costs more in overhead than in arithmetic
+    pair_batch = raised_batch(draws_within(budget, per_draw) if batch is None else batch, per_draw, n_resamples)
+    coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {METRIC, SYSTEM, INPUT}}
+    dims = lead + [PAIR_DIM, "resample"]
+    opts: dict[str, Any] = dict(seed=seed, scheme=scheme, kw=kw)
+    eager = x.chunks is None and z.chunks is None
+    if uses_allpairs(kw):
+        # eager data known to be complete (Pearson) or not; lazy data choose label by label inside the task
+        simple = eager and kw["method"] == "pearson" and all_complete(x.values, z.values)
+        general = not simple
+        block = _system_block if eager and general else _allpairs_block
+        return _allpairs_draws(x, z, (pi, pk), n_resamples, batch, opts, dims, coords, block=block, general=general,
+                              first=first)
+    if eager and runs_in_one_block(n_lead * pi.size * s * i * n_resamples):
+        # all pairs at once if they fit in the whole budget, else `pair_chunk` pairs at a time
+        fixed = n_lead * _pair_fixed(s, i, kw)
+        fits = pi.size * (fixed + pair_batch * per_draw // pair_chunk) <= process_elems()
+        step = pi.size if fits else pair_chunk
+        out = np.concatenate([_pair_block(x.values, z.values, pi[k:k + step], pk[k:k + step],
+                                          np.arange(first, first + n_resamples),
+                                          batch=pair_batch, **opts) for k in range(0, pi.size, step)], axis=-2)
+        return xr.DataArray(out, dims=dims, coords=coords)
+    xd, zd = _dask_scores(x, z, len(lead))
+    pid = dsa.from_array(pi, chunks=pair_chunk)
+    kid = dsa.from_array(pk, chunks=pair_chunk)
+    per_task = draws_per_task(n_resamples, max(pair_batch, min(n_resamples, 1000)))  # a bounded number of tasks
+    ids = dsa.arange(first, first + n_resamples, chunks=per_task, dtype=np.int64)
+    letters = "abcdefghjklnoq"[: len(lead)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PerformanceWarning)
+        out = dsa.blockwise(
+            _pair_block, letters + "pr",
+            xd, letters + "msi",
+            zd, letters + "si",
+            pid, "p",
+            kid, "p",
+            ids, "r",
+            concatenate=True,
+            dtype=np.float64,
+            meta=np.empty((0,) * (len(lead) + 2), dtype=np.float64),
+            batch=pair_batch,
+            **opts,
+        )
+    return xr.DataArray(out, dims=dims, coords=coords)
+
+
+def _dask_scores(x: xr.DataArray, z: xr.DataArray, n_lead_dims: int, per_label: bool = False) -> tuple[Any, Any]:
+    """Dask arrays of x (..., M, S, I) and z (..., S, I): one chunk along metric, system, input; z's
+    leading chunks those of x. Eager data are split one label of the leading dims a block if
+    ``per_label`` (lazy data keep their chunks) and go through :func:`~.workers.dask_input`: blocks of
+    the graph, sent again if a worker is lost."""
+    if x.chunks is None and z.chunks is None:
+        xd = dask_input(x.values, (1 if per_label else -1,) * n_lead_dims + (-1, -1, -1))
+        return xd, dask_input(z.values, xd.chunks[:n_lead_dims] + (-1, -1))
+    xd = x.chunk({METRIC: -1, SYSTEM: -1, INPUT: -1}).data
+    zd = z.chunk({SYSTEM: -1, INPUT: -1}).data
+    if n_lead_dims:
+        zd = zd.rechunk(xd.chunks[:n_lead_dims] + zd.chunks[n_lead_dims:])
+    return xd, zd
+
+
+def _allpairs_draws(x: xr.DataArray, z: xr.DataArray, pairs: tuple[np.ndarray, np.ndarray], n_resamples: int,
+                    batch: int | None, opts: dict[str, Any], dims: list[Hashable], coords: dict[Hashable, Any], *,
+                    block: Any = _allpairs_block, general: bool = False, first: int = 0) -> xr.DataArray:
+    """The all-pairs route: tasks over blocks of draw ids (and of the leading dims), every pair in each.
+
+    Eager data are split one label of the leading dims a task; lazy data keep their chunks.
+    """
+    n_lead_dims = len(dims) - 2
+    s, i, m = x.sizes[SYSTEM], x.sizes[INPUT], x.sizes[METRIC]
+    lead_sizes = [x.sizes[d] for d in x.dims[:n_lead_dims]]
+    n_lead = int(np.prod(lead_sizes)) if lead_sizes else 1
+    per_draw = _allpairs_per_draw(s, i, m, general, opts["kw"]["level"])
+    if batch is None:  # a batch is at most one block of draws: several tasks even for 1,000 draws
+        batch = min(draws_within(block_elems(), per_draw), DRAW_BLOCK)
+    batch = raised_batch(batch, per_draw, n_resamples)
+    opts = dict(opts, pairs=pairs, batch=batch)
+    eager = x.chunks is None and z.chunks is None
+    if eager and runs_in_one_block(n_lead * (m * s * i + pairs[0].size * s) * n_resamples):
+        out = block(x.values, z.values, np.arange(first, first + n_resamples), **opts)
+        return xr.DataArray(out, dims=dims, coords=coords)
+    xd, zd = _dask_scores(x, z, n_lead_dims, per_label=True)
+    label_tasks = int(np.prod([len(c) for c in xd.chunks[:n_lead_dims]]))
+    per_task = allpairs_task_draws(n_resamples, batch, label_tasks)
+    ids = dsa.arange(first, first + n_resamples, chunks=per_task, dtype=np.int64)
+    letters = "abcdefghjklnoq"[:n_lead_dims]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PerformanceWarning)
+        out = dsa.blockwise(
+            block, letters + "pr",
+            xd, letters + "msi",
+            zd, letters + "si",
+            ids, "r",
+            new_axes={"p": pairs[0].size},
+            concatenate=True,
+            dtype=np.float64,
+            meta=np.empty((0,) * (n_lead_dims + 2), dtype=np.float64),
+            **opts,
+        )
+    return xr.DataArray(out, dims=dims, coords=coords)

@@ -1,0 +1,350 @@
+"""Level correlations of a batch of bootstrap draws, as array algebra.
+
+A draw resamples systems (indices ``sys_idx``, counts ``w``), inputs (``inp_idx``,
+counts ``c``) or both. Every value returned equals
+:func:`xcorrstat._kernels.level_correlation` on the explicitly expanded matrices
+``x[..., sys_idx[b]][..., inp_idx[b]]``:
+
+* system level: per-system means under input counts are one matmul
+  (``X C^T / sum c``); the correlation across systems uses system weights;
+* input level: per-input correlations are fixed (inputs only) or computed for all
+  weight vectors at once (:func:`wcorr_gemm`); the average over inputs is weighted
+  by the input counts;
+* global level: Kendall's tau takes the draw's cell weights ``w_s c_i`` over one sorted
+  table of the cells (:func:`xcorrstat._kernels.global_kendall.weighted_global_kendall`);
+  Pearson and Spearman gather the draw's cells (``S x I`` per draw) and correlate them with
+  the plain kernels -- one vectorised gather per batch.
+
+:func:`resampled_calibration` re-calibrates the metric-tie threshold of acc_eq /
+tau_eq in every draw: at input and within-system level from one sorted pair table per
+metric and the draws' count vectors (:mod:`xcorrstat._kernels.tiesweep`), at system level
+on the draw's per-system means.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._types import Average, Level, Method, Variant
+from .._kernels.correlation import EPSILON_MAX_N, KENDALL_VARIANTS, corr
+from .._kernels.exactsum import exact_weighted_sums
+from .._kernels.global_kendall import CellTable, cell_tables, weighted_global_kendall
+from .._kernels.levels import group_weights, value_range
+from .._kernels.scaling import centre_cells
+from .._kernels.tiesweep import row_calibration, sorted_pairs, weighted_calibration
+from .._kernels.weighted import DISTINCT_PAIR_VARIANTS, wcorr, wcorr_gemm
+from .._kernels.wpearson_rows import wpearson_rows
+from .draws import counts_from_indices
+
+__all__ = [
+    "resampled_level_correlation",
+    "resampled_calibration",
+    "calibration_table",
+    "check_bootstrap_variant",
+    "global_tables",
+    "CALIBRATE_LEVELS",
+]
+
+#: Levels at which a bootstrap re-calibrates epsilon in every draw.
+CALIBRATE_LEVELS: tuple[Level, ...] = ("system", "input", "within_system")
+
+
+def check_bootstrap_variant(level: Level, method: Method, variant: object) -> None:
+    """Kendall's variants under bootstrap draws: every variant at system, input and
+    within-system level; at global level tau-b and tau-c only (the pair-share variants compare distinct units,
+    and a draw's cells are gathered as copies there)."""
+    if variant not in KENDALL_VARIANTS:
+        raise ValueError(f"variant must be one of {KENDALL_VARIANTS} (Kendall's variant), got {variant!r}")
+    if method == "kendall" and level == "global" and variant in DISTINCT_PAIR_VARIANTS:
+        raise ValueError(f"variant={variant!r} is resampled at level 'system', 'input' or "
+                         "'within_system'; at level 'global' "
+                         "bootstrap draws support Kendall's variant 'b' or 'c'")
+
+
+def _flat(x: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    x = np.asarray(x, dtype=np.float64)
+    z = np.asarray(z, dtype=np.float64)
+    x, z = np.broadcast_arrays(x, z)
+    lead = x.shape[:-2]
+    s, i = x.shape[-2:]
+    return x.reshape(-1, s, i), z.reshape(-1, s, i), lead
+
+
+def _weighted_means(x: np.ndarray, z: np.ndarray, valid: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-system means (M, S, B) over inputs weighted by counts c (B, I) or (M, B, I)."""
+    ct = np.swapaxes(c, -1, -2).astype(np.float64)
+    cnt = valid.astype(np.float64) @ ct  # integers: exact
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # exact sums: a draw's means (and ties between them) do not depend on the batch
+        mx = exact_weighted_sums(np.where(valid, x, 0.0), c) / cnt
+        mz = exact_weighted_sums(np.where(valid, z, 0.0), c) / cnt
+    # within each system's range: equal scores give exactly that mean (a constant metric stays undefined)
+    (lx, hx), (lz, hz) = value_range(x, valid), value_range(z, valid)
+    mx, mz = np.clip(mx, lx[..., None], hx[..., None]), np.clip(mz, lz[..., None], hz[..., None])
+    return np.where(cnt > 0, mx, np.nan), np.where(cnt > 0, mz, np.nan)
+
+
+def _system_level(x: np.ndarray, z: np.ndarray, w: np.ndarray, c: np.ndarray | None, kw: dict[str, Any],
+                  complete_inputs: bool) -> tuple[np.ndarray, np.ndarray]:
+    valid = ~np.isnan(x) & ~np.isnan(z)
+    if complete_inputs:
+        # an input is complete when every *drawn* system has both scores there
+        missing = (~valid).astype(np.float64)  # (M, S, I)
+        incomplete = np.einsum("bs,msi->mbi", (w > 0).astype(np.float64), missing)
+        c = (c if c is not None else np.ones((w.shape[0], x.shape[-1])))[None] * (incomplete == 0)
+        mx, mz = _weighted_means(x, z, valid, c)  # (M, S, B)
+        return wcorr(np.swapaxes(mx, -1, -2), np.swapaxes(mz, -1, -2), w[None, :, :], **kw)
+    if c is None:
+        count = valid.sum(axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mx = np.where(count > 0, np.clip(np.sum(x, axis=-1, where=valid) / count, *value_range(x, valid)), np.nan)
+            mz = np.where(count > 0, np.clip(np.sum(z, axis=-1, where=valid) / count, *value_range(z, valid)), np.nan)
+        return _rows_under_draws(mx, mz, w, kw)
+    mx, mz = _weighted_means(x, z, valid, c)  # (M, S, B)
+    return wcorr(np.swapaxes(mx, -1, -2), np.swapaxes(mz, -1, -2), w[None, :, :], **kw)
+
+
+def _rows_under_draws(x: np.ndarray, z: np.ndarray, w: np.ndarray, kw: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Fixed rows (R, S) under B weight vectors (B, S): Pearson draw by draw (:func:`wpearson_rows`), the
+    rank methods by their matrix products (:func:`wcorr_gemm`)."""
+    if kw["method"] == "pearson":
+        return wpearson_rows(x, z, w, min_pairs=kw["min_pairs"])
+    return wcorr_gemm(x, z, w, **kw)
+
+
+def _input_level(x: np.ndarray, z: np.ndarray, w: np.ndarray | None, c: np.ndarray, kw: dict[str, Any],
+                 average: Average = "macro") -> tuple[np.ndarray, np.ndarray]:
+    """Groups along the last axis (inputs, counts ``c``), items along axis -2 (systems,
+    weights ``w`` or fixed); ``average="weighted"`` weights each group by its valid items,
+    ``"pairs"`` by their pairs (see :func:`~xcorrstat._kernels.levels.group_weights`)."""
+    m, s, i = x.shape
+    # contiguous rows: NumPy sums a strided row in another order, and with one metric in the
+    # block the reshape would be a strided view (a draw's value would depend on the block)
+    xt = np.ascontiguousarray(np.swapaxes(x, -1, -2).reshape(m * i, s))
+    zt = np.ascontiguousarray(np.swapaxes(z, -1, -2).reshape(m * i, s))
+    if w is None:
+        r_in, n_in = corr(xt, zt, **kw)  # fixed per-input correlations
+        r_in = r_in.reshape(m, i)
+        defined = ~np.isnan(r_in)
+        fixed = group_weights(n_in.reshape(m, i), average)
+        size: np.ndarray | float = 1.0 if fixed is None else fixed
+        # same bits whatever the batch
+        num = exact_weighted_sums(np.where(defined, r_in * size, 0.0), c)
+        den = np.where(defined, size, 0.0) @ c.T
+        count = defined.astype(np.float64) @ c.T
+    else:
+        r_in, n_in = _rows_under_draws(xt, zt, w, kw)  # (M*I, B)
+        r_in = r_in.reshape(m, i, -1)
+        defined = ~np.isnan(r_in)
+        drawn = group_weights(n_in.reshape(m, i, -1), average)
+        size = np.ones(r_in.shape) if drawn is None else drawn
+        size = np.where(defined, size, 0.0)
+        # (M, B, I) contiguous rows: each draw's sum over inputs is reduced the same way in any batch
+        weighted = np.ascontiguousarray(np.moveaxis(np.where(defined, r_in * size, 0.0), 1, 2)) * c[None]
+        num = weighted.sum(axis=-1)
+        den = np.einsum("mib,bi->mb", size, c)
+        count = np.einsum("mib,bi->mb", defined.astype(np.float64), c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = num / den
+    return np.where(den > 0, r, np.nan), count.astype(np.int64)
+
+
+def _weighted_kendall_covers(variant: object, epsilon: float, cells: int) -> bool:
+    """Whether global-level Kendall draws take the weighted table route (tau-c has no epsilon, and
+    epsilon ties are for at most ``EPSILON_MAX_N`` cells: the plain kernel raises those errors)."""
+    return not epsilon or (variant != "c" and cells <= EPSILON_MAX_N)
+
+
+def global_tables(x: ArrayLike, z: ArrayLike, *, level: Level, method: Method, variant: Variant = "b",
+                  epsilon: float = 0.0, **options: Any) -> list[CellTable] | None:
+    """The sorted cells global-level Kendall draws reuse (pass them to
+    :func:`resampled_level_correlation` as ``tables`` for every batch of the same scores);
+    None for other levels and methods. Takes the keywords of :func:`resampled_level_correlation`.
+
+    Examples
+    --------
+    >>> x = np.arange(6.0).reshape(2, 3)
+    >>> len(global_tables(x, x, level="global", method="kendall")), global_tables(x, x, level="input", method="kendall")
+    (1, None)
+    """
+    del options  # the other keywords of resampled_level_correlation do not change the tables
+    xf, zf, _ = _flat(x, z)
+    if level != "global" or method != "kendall" or not _weighted_kendall_covers(variant, epsilon, xf[0].size):
+        return None
+    return cell_tables(xf, zf, epsilon=float(epsilon))
+
+
+def _global_level(x: np.ndarray, z: np.ndarray, sys_idx: np.ndarray | None, inp_idx: np.ndarray | None,
+                  b: int, kw: dict[str, Any], tables: list[CellTable] | None) -> tuple[np.ndarray, np.ndarray]:
+    m, s, i = x.shape
+    if kw["method"] == "kendall" and _weighted_kendall_covers(kw["variant"], kw["epsilon"], s * i):
+        # cells keep their scores, only their multiplicities w_s c_i change: one sort per metric
+        w = counts_from_indices(sys_idx, s) if sys_idx is not None else None
+        c = counts_from_indices(inp_idx, i) if inp_idx is not None else None
+        return weighted_global_kendall(x, z, w, c, variant=kw["variant"], min_pairs=kw["min_pairs"],
+                                       epsilon=kw["epsilon"], tables=tables)
+    sys_idx = sys_idx if sys_idx is not None else np.broadcast_to(np.arange(s), (b, s))
+    inp_idx = inp_idx if inp_idx is not None else np.broadcast_to(np.arange(i), (b, i))
+    cells = (sys_idx[:, :, None] * i + inp_idx[:, None, :]).reshape(sys_idx.shape[0], -1)  # (B, S*I)
+    xf = np.ascontiguousarray(x.reshape(m, s * i)[:, cells])  # (M, B, S*I), rows contiguous
+    zf = np.ascontiguousarray(z.reshape(m, s * i)[:, cells])
+    return corr(xf, zf, **kw)
+
+
+def resampled_level_correlation(
+    x: ArrayLike,
+    z: ArrayLike,
+    *,
+    level: Level,
+    method: Method,
+    variant: Variant = "b",
+    sys_idx: np.ndarray | None = None,
+    inp_idx: np.ndarray | None = None,
+    min_pairs: int = 3,
+    complete_inputs: bool = False,
+    skipna: bool = True,
+    epsilon: float = 0.0,
+    average: Average = "macro",
+    tables: list[CellTable] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Level correlation of every draw in a batch.
+
+    Parameters
+    ----------
+    x, z : array_like (..., S, I)
+        Scores; leading axes broadcast.
+    level : {"system", "input", "global", "within_system"}
+        Within-system level is input level with the roles of the dims swapped: each
+        drawn system's correlation across its drawn inputs, averaged over the systems.
+    method : {"pearson", "spearman", "kendall"}
+    variant : {"b", "c", "a", "23", "acc23"}
+        Kendall's variant.
+    epsilon : float
+        Kendall: metric differences of at most epsilon are ties.
+    sys_idx : ndarray (B, S) of int, optional
+        Drawn system indices; ``None`` keeps the systems fixed.
+    inp_idx : ndarray (B, I) of int, optional
+        Drawn input indices; ``None`` keeps the inputs fixed. At least one of the
+        two must be given (it sets B).
+    min_pairs, complete_inputs, skipna, average
+        As in :func:`xcorrstat._kernels.level_correlation`.
+    tables : list, optional
+        :func:`global_tables` of the same scores and options: global-level Kendall then
+        sorts the cells once for many batches.
+
+    Returns
+    -------
+    r, n : ndarray (..., B)
+        Statistic and units used for every draw, equal to the plain level
+        correlation of the expanded resample (with ``skipna=False``, every draw is
+        NaN when the data -- not only the resample -- has a missing cell).
+    """
+    x, z, lead = _flat(x, z)
+    m, s, i = x.shape
+    drawn = sys_idx if sys_idx is not None else inp_idx
+    if drawn is None:
+        raise ValueError("resampled_level_correlation needs sys_idx or inp_idx")
+    b = drawn.shape[0]
+    w = counts_from_indices(sys_idx, s).astype(np.float64) if sys_idx is not None else None
+    c = counts_from_indices(inp_idx, i).astype(np.float64) if inp_idx is not None else None
+    kw: dict[str, Any] = dict(method=method, variant=variant, min_pairs=min_pairs, epsilon=float(epsilon))
+    if level == "system":
+        if method == "pearson":  # shift-invariant: centre so a large offset never rounds the means
+            x, z = centre_cells(x), centre_cells(z)
+        r, n = _system_level(x, z, w if w is not None else np.ones((b, s)), c, kw, complete_inputs)
+    elif level == "input":
+        r, n = _input_level(x, z, w, c if c is not None else np.ones((b, i)), kw, average)
+    elif level == "within_system":
+        # groups are the systems (counts w), items the inputs (weights c)
+        r, n = _input_level(np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2), c,
+                            w if w is not None else np.ones((b, s)), kw, average)
+    elif level == "global":
+        r, n = _global_level(x, z, sys_idx, inp_idx, b, kw, tables)
+    else:
+        raise ValueError(f"level must be system, input, global or within_system, got {level!r}")
+    r = np.asarray(r, dtype=np.float64).reshape(m, b)
+    n = np.asarray(n, dtype=np.int64).reshape(m, b)
+    if not skipna:
+        missing = np.isnan(x).any(axis=(-2, -1)) | np.isnan(z).any(axis=(-2, -1))
+        r = np.where(missing[:, None], np.nan, r)
+    return r.reshape(lead + (b,)), n.reshape(lead + (b,))
+
+
+def calibration_table(x: ArrayLike, z: ArrayLike, *, level: Level) -> dict[str, np.ndarray] | None:
+    """The sorted pair table :func:`resampled_calibration` needs at input level (None at system
+    level, whose pairs change with every draw's means)."""
+    if level == "system":
+        return None
+    x, z, _ = _flat(x, z)
+    return _pair_table(x, z, level)
+
+
+def _pair_table(x: np.ndarray, z: np.ndarray, level: Level) -> dict[str, np.ndarray]:
+    """The sorted pairs of (M, S, I) scores: the systems of each input at input level,
+    the inputs of each system otherwise."""
+    return sorted_pairs(*((np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2)) if level == "input" else (x, z)))
+
+
+def resampled_calibration(
+    x: ArrayLike,
+    z: ArrayLike,
+    *,
+    level: Level,
+    variant: Variant = "acc23",
+    sys_idx: np.ndarray | None = None,
+    inp_idx: np.ndarray | None = None,
+    table: dict[str, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tie calibration re-done in every draw of a batch: the acc_eq (tau_eq) optimum of each.
+
+    Parameters
+    ----------
+    x, z : array_like (..., S, I)
+        Scores; leading axes broadcast.
+    level : {"input", "within_system", "system"}
+        Groups as in :func:`xcorrstat.calibrate_ties`: the systems of each input (one
+        epsilon shared by all inputs), the inputs of each system, or the per-system means. The pairs of a draw are
+        pairs of distinct drawn systems (two copies of one system are not compared).
+    variant : {"acc23", "23"}
+    sys_idx, inp_idx : ndarray (B, S), (B, I) of int, optional
+        Drawn indices (at least one).
+    table : dict, optional
+        :func:`calibration_table` of the data, to sort the pairs once for many batches.
+
+    Returns
+    -------
+    r, n, epsilon : ndarray (..., B)
+        The objective at the draw's optimal threshold, the drawn groups with a pair
+        (inputs counted with multiplicity; at system level the drawn systems), and the
+        threshold; equal to :func:`xcorrstat.calibrate_ties` on the expanded resample
+        with the pairs of copies of one system left out.
+    """
+    x, z, lead = _flat(x, z)
+    m, s, i = x.shape
+    drawn = sys_idx if sys_idx is not None else inp_idx
+    if drawn is None:
+        raise ValueError("resampled_calibration needs sys_idx or inp_idx")
+    b = drawn.shape[0]
+    if level in ("input", "within_system"):
+        w = counts_from_indices(sys_idx, s) if sys_idx is not None else np.ones((b, s))
+        c = counts_from_indices(inp_idx, i) if inp_idx is not None else np.ones((b, i))
+        if table is None:
+            table = _pair_table(x, z, level)
+        # input level: groups are inputs, items systems; within-system level the other way round
+        items, groups = (w, c) if level == "input" else (c, w)
+        eps, r, n = weighted_calibration(table, items, groups, variant=variant)
+    elif level == "system":
+        valid = ~np.isnan(x) & ~np.isnan(z)
+        c = counts_from_indices(inp_idx, i).astype(np.float64) if inp_idx is not None else np.ones((b, i))
+        mx, mz = _weighted_means(x, z, valid, c)  # (M, S, B)
+        w = counts_from_indices(sys_idx, s) if sys_idx is not None else np.ones((b, s))
+        eps, r, n = row_calibration(np.swapaxes(mx, -1, -2), np.swapaxes(mz, -1, -2), w[None], variant=variant)
+    else:
+        raise ValueError(f"re-calibrating epsilon in every draw is supported at level {CALIBRATE_LEVELS}, "
+                         f"got {level!r}")
+    shape = lead + (b,)
+    return (np.asarray(r, np.float64).reshape(shape), np.asarray(n).astype(np.int64).reshape(shape),
+            np.asarray(eps, np.float64).reshape(shape))

@@ -1,0 +1,147 @@
+"""The statistic of permutation draws: ``delta' = r(X', Z) - r(Y', Z)`` for a batch of swap masks.
+
+X and Y are first standardised (z-scores over all their non-missing cells); a draw
+swaps them under a 0/1 mask (:func:`.draws.permutation_masks`). At system level every
+method and every pattern of missing cells takes the mask-linear kernel of
+:mod:`xcorrstat._kernels.swap_system` (exact sums of the raw scores mapped by the z-score
+map, so ties between system means survive standardisation), except Pearson on complete
+data (:mod:`xcorrstat._kernels.swap`). Pearson at input and global level and Kendall's
+tau-b (tau-a, tau_eq, acc_eq) at input level use the mask-linear and mask-bilinear kernels
+of :mod:`xcorrstat._kernels.swap`, whatever the missing cells (:mod:`xcorrstat._kernels.swap_gaps`:
+a cell's validity in a draw is linear in the mask too); Kendall at global
+level counts every draw over one sorted table of the 2n scores of X and Y
+(:func:`xcorrstat._kernels.global_kendall_swap.swap_global_kendall`, any missing cells). Other
+cases evaluate the swapped matrices with the vectorised level kernels, a block of rows and
+draws at a time within :func:`~.engine.block_elems` (slower, linear in the cells). Every
+route gives the statistic of the explicitly swapped matrices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from .._kernels import level_correlation
+from .._kernels.global_kendall_swap import swap_global_kendall
+from .._kernels.scaling import pow2_normalise, remove_offset
+from .._kernels.swap import prepare_swap, swap_supported
+from .._kernels.swap_system import prepare_system_swap
+from .engine import block_elems
+
+__all__ = ["MATERIALISED_TEMPS", "standardise", "draw_deltas"]
+
+#: float64 temporaries per cell, row and draw of a batch of explicitly swapped matrices (both swapped
+#: matrices, the level kernels' copies and sorts): such batches are cut to fit :func:`~.engine.block_elems`.
+MATERIALISED_TEMPS = 12
+
+
+def standardise(a: np.ndarray) -> np.ndarray:
+    """z-scores over all non-missing cells of each (..., S, I) matrix (population std).
+
+    Examples
+    --------
+    >>> standardise(np.array([[1.0, 2.0], [3.0, np.nan]])).round(3).tolist()
+    [[-1.225, 0.0], [1.225, nan]]
+    """
+    # exact: no square overflows or underflows, and no large offset rounds the mean
+    a = remove_offset(pow2_normalise(a, axis=(-2, -1)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.nanmean(a, axis=(-2, -1), keepdims=True)
+        std = np.nanstd(a, axis=(-2, -1), keepdims=True)
+        return (a - mean) / std
+
+
+def _system_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
+                   kw: Mapping[str, Any]) -> Callable[[np.ndarray], np.ndarray]:
+    """System level at any method and missing cells: each row's (X, Y) as a pair of the all-pairs
+    kernel (:mod:`xcorrstat._kernels.swap_system`), rows sharing a target computed together."""
+    lead = x.shape[:-2]
+    s, i = x.shape[-2:]
+    x, y, z = (np.broadcast_to(a, lead + (s, i)).reshape(-1, s, i) for a in (x, y, z))
+    rows = np.arange(x.shape[0])
+    shared = all(np.array_equal(z[0], z[r], equal_nan=True) for r in range(1, z.shape[0]))
+    opts = {k: kw[k] for k in ("method", "variant", "min_pairs", "skipna")}
+    if shared:  # one target: one kernel over the 2 P rows
+        runs = [(rows, prepare_system_swap(np.concatenate([x, y]), z[0], (rows, rows + rows.size), **opts))]
+    else:  # a target per row (e.g. a language pair each)
+        runs = [(np.array([r]), prepare_system_swap(np.stack([x[r], y[r]]), z[r], ([0], [1]), **opts))
+                for r in rows]
+
+    def deltas(m: np.ndarray) -> np.ndarray:
+        out = np.empty((rows.size, m.shape[0]))
+        for where, run in runs:
+            out[where] = run(m)
+        return out.reshape(lead + (m.shape[0],))
+
+    return deltas
+
+
+def _complete(*arrays: np.ndarray) -> bool:
+    return not any(np.isnan(a).any() for a in arrays)
+
+
+def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
+                kw: Mapping[str, Any]) -> Callable[[np.ndarray], np.ndarray]:
+    """A function ``deltas(m)`` giving delta' of every draw of a mask batch ``m`` (B, S, I) as (..., B).
+
+    x, y, z are raw (..., S, I) scores of equal shape. Work that does not depend on
+    the masks (z-scores, the kernels' precomputed pair matrices) is done once here.
+    """
+    level = kw["level"]
+    zx, zy = standardise(x), standardise(y)  # cell-wise: equal raw cells stay equal
+    missing = None
+    if not kw["skipna"]:
+        missing = (np.isnan(x) | np.isnan(y) | np.isnan(z)).any(axis=(-2, -1))[..., None]
+    if level == "global" and kw["method"] == "kendall" and not kw.get("epsilon"):
+        counted = swap_global_kendall(zx, zy, z, variant=kw["variant"], min_pairs=kw["min_pairs"])
+
+        def global_kendall(m: np.ndarray) -> np.ndarray:
+            delta = counted(m)
+            return delta if missing is None else np.where(missing, np.nan, delta)
+
+        return global_kendall
+    if level == "system" and not (kw["method"] == "pearson" and _complete(zx, zy, z)):
+        return _system_deltas(x, y, z, kw)
+    if kw.get("average", "macro") == "macro" and swap_supported(zx, zy, level=level, method=kw["method"],
+                                                                 variant=kw["variant"]):
+        lead = x.shape[:-2]
+        flat = [a.reshape((-1,) + a.shape[-2:]) for a in (zx, zy, z)]
+        fast = prepare_swap(*flat, level=level, method=kw["method"], min_pairs=kw["min_pairs"],
+                            variant=kw["variant"])
+
+        # no recursion here: a closure calling itself is a reference cycle, and the precomputed
+        # operands it holds would wait for the cyclic garbage collector after every task
+        def deltas(m: np.ndarray) -> np.ndarray:
+            b = m.shape[0]
+            if b == 1:  # a one-row matrix product may round otherwise (BLAS gemv): use two rows
+                m = np.concatenate([m, m])
+            delta = fast(m).reshape(lead + (m.shape[0],))[..., :b]
+            return delta if missing is None else np.where(missing, np.nan, delta)
+
+        return deltas
+    lead = x.shape[:-2]
+    rows = int(np.prod(lead, dtype=np.int64))
+    flat = [a.reshape((rows,) + a.shape[-2:]) for a in np.broadcast_arrays(zx, zy, z)]
+    cells = int(np.prod(x.shape[-2:], dtype=np.int64))
+
+    def materialised(m: np.ndarray) -> np.ndarray:
+        # the swapped matrices of a block of rows and draws at a time: within the block budget
+        b = m.shape[0]
+        row_step = max(1, min(rows, block_elems() // (MATERIALISED_TEMPS * cells)))
+        draw_step = max(1, block_elems() // (MATERIALISED_TEMPS * cells * row_step))
+        delta = np.empty((rows, b))
+        for r0 in range(0, rows, row_step):
+            xs, ys, zs = (a[r0:r0 + row_step, None] for a in flat)
+            for b0 in range(0, b, draw_step):
+                mb = m[b0:b0 + draw_step]
+                xp, yp = np.where(mb, ys, xs), np.where(mb, xs, ys)
+                zb = np.broadcast_to(zs, xp.shape)
+                delta[r0:r0 + row_step, b0:b0 + draw_step] = (level_correlation(xp, zb, **kw)[0]
+                                                              - level_correlation(yp, zb, **kw)[0])
+                del xp, yp, zb
+        out = delta.reshape(lead + (b,))
+        return out if missing is None else np.where(missing, np.nan, out)
+
+    return materialised

@@ -1,0 +1,441 @@
+"""Every pair of metrics compared at once: deltas, p-values, corrections, significance clusters.
+
+``compare`` runs one test over all ordered pairs (metric, other_metric). The draws are
+shared: a permutation draw's masks and a bootstrap draw's indices come from the draw
+id and the seed only, so every pair sees the same draws, and pair (i, k) gives exactly
+the result of the two-metric test with the same ``rng``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import xarray as xr
+
+from .._docs import fill_doc
+from .._types import (
+    Alternative,
+    Average,
+    Correction,
+    Family,
+    Level,
+    Method,
+    PValue,
+    Seed,
+    Standardise,
+    SwapUnit,
+    Test,
+    Variant,
+)
+from .._correlation.estimates import level_statistic
+from .._kernels import METHODS, VARIANTS
+from .._kernels.corrections import CORRECTIONS
+from .._kernels.correlation import KENDALL_VARIANTS
+from .._kernels.dependent import williams
+from .._kernels.levels import CORRELATE_LEVELS
+from .._options import OPTIONS
+from .._resampling.draws import resolve_seed
+from .._resampling.engine import RESAMPLE_DIM, bootstrap_draws, compute_with_progress, default_batch
+from .._resampling.pairs import PAIR_DIM, pair_permutation_draws
+from .._resampling.pvalues import ALTERNATIVES, PVALUES
+from .._resampling.schemes import (
+    SCHEME_DIMS,
+    bootstrap_label,
+    check_standardise,
+    drawn_dims,
+    drawn_scheme,
+    parse_permute,
+    parse_resample,
+    permutation_label,
+)
+from .._resampling.statistics import check_bootstrap_variant
+from .._schema import INPUT, METRIC, SYSTEM, split_scores, system_mean_grid
+from .._validation import (
+    check_average,
+    check_batch,
+    check_choice,
+    check_min_pairs,
+    check_unit_interval,
+)
+from .auto import PairDraws, auto_pair_pvalues, auto_rerun, check_draws
+from .decisions import FAMILIES, OTHER, decide, off_diagonal, pair_pvalues
+from .defaults import DEFAULTS
+from .pairoutcome import Swap, compare_pair_outcomes, uses_pairs
+from .williams import check_williams_options, dependent_correlations
+
+__all__ = ["compare"]
+
+TESTS = ("permutation", "bootstrap", "williams")
+
+
+@dataclass(frozen=True)
+class _Options:
+    """Normalised arguments of :func:`compare`."""
+
+    x: xr.DataArray  # (metric, system, input, ...)
+    z: xr.DataArray
+    kw: dict  # level, method, variant, min_pairs, skipna
+    test: str
+    scheme: SwapUnit | None  # swap unit of the permutation test
+    dims: tuple[str, ...] | None  # resampled dims of the bootstrap test
+    n_resamples: int
+    batch: int | None
+    alpha: float
+    min_pairs: int
+    seed: int | None  # None for Williams' test (no draws)
+    standardise: Standardise = "cells"
+    max_resamples: int | None = None  # n_resamples="auto": the cap (n_resamples is then the first block)
+
+
+def _as_matrix(draws, pi, pk, m):
+    """Pair draws (..., P) -> (..., M, M): +draws at (i, k), -draws at (k, i), NaN on the diagonal."""
+    out = np.full(draws.shape[:-1] + (m, m), np.nan)
+    out[..., pi, pk] = draws
+    out[..., pk, pi] = -draws
+    return out
+
+
+def _check_targets(target) -> None:
+    """One score name, or a non-empty list of them (a ``target`` dim, as in ``correlate``)."""
+    if isinstance(target, str):
+        return
+    if not isinstance(target, (list, tuple)) or not target or not all(isinstance(t, str) for t in target):
+        raise ValueError(f"target must be a score name or a non-empty list of score names, got {target!r}")
+    if len(set(target)) != len(target):
+        raise ValueError(f"target names a score twice: {list(target)!r}")
+
+
+def _compare_iv(data, target, metrics, test, level, method, variant, permute, resample, n_resamples, alternative,
+                rng, pvalue, correction, family, alpha, keep_distribution, skipna, min_pairs, batch,
+                standardise, average, max_resamples=None) -> _Options:
+    """Check and normalise every argument of :func:`compare`; split the scores."""
+    check_choice(test, TESTS, "test")
+    check_choice(level, CORRELATE_LEVELS, "level")
+    average = check_average(average, level)
+    if average != "macro" and test == "williams":
+        raise ValueError(f"average={average!r} needs test='permutation' or 'bootstrap'; the williams test "
+                         "correlates units, it averages no groups")
+    if test != "williams":
+        check_choice(method, METHODS, "method")
+    if test == "bootstrap":  # every variant at the averaging levels, tau-b and tau-c at global level
+        check_bootstrap_variant(level, method, variant)
+    else:
+        check_choice(variant, KENDALL_VARIANTS, "variant", " (Kendall's variant)")
+    if variant not in VARIANTS and test == "williams":
+        raise ValueError(f"variant={variant!r} is available with test='permutation' or 'bootstrap'; the williams "
+                         f"test supports {VARIANTS}")
+    if test == "williams":  # a correlation over n units, and a product-moment one
+        check_williams_options(level, method)
+    check_choice(alternative, ALTERNATIVES, "alternative")
+    check_choice(pvalue, PVALUES, "pvalue")
+    check_choice(family, FAMILIES, "family")
+    if correction is not None:
+        check_choice(correction, CORRECTIONS, "correction", " or None")
+    alpha = check_unit_interval(alpha, "alpha")
+    min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
+    n_resamples, cap = check_draws(n_resamples, max_resamples)
+    batch = check_batch(batch)
+    _check_targets(target)
+    if test == "williams" and keep_distribution:
+        raise ValueError("keep_distribution=True needs draws, and test='williams' makes none; "
+                         "use test='permutation' or 'bootstrap', or keep_distribution=False")
+    scheme = parse_permute(permute) if test == "permutation" else None
+    dims = parse_resample(resample) if test == "bootstrap" else None
+    # on system-level data the one input goes with its system: the draws are PERM-/BOOT-SYSTEMS
+    scheme = drawn_scheme(data, scheme) if scheme is not None else None
+    dims = drawn_dims(data, dims) if dims is not None else None
+    if scheme is not None:
+        standardise = check_standardise(standardise, level=level, scheme=scheme)
+    elif standardise != "cells":
+        raise ValueError(f"standardise={standardise!r} is an option of the permutation test; got test={test!r}")
+    along = SCHEME_DIMS[scheme] if scheme is not None else dims
+    x, z, _ = split_scores(data, target=target, metrics=metrics, level=level, along=along)
+    if standardise == "system-means":  # mt-metrics-eval's test: the system means are the data
+        x, z = system_mean_grid(x), system_mean_grid(z)
+    if x.sizes[METRIC] < 2:
+        raise ValueError(f"metrics must name at least two metrics to compare, got {list(map(str, x[METRIC].values))}")
+    kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs, skipna=bool(skipna))
+    if average != "macro":
+        kw["average"] = average
+    seed = None if test == "williams" else resolve_seed(rng)
+    return _Options(x=x, z=z, kw=kw, test=test, scheme=scheme, dims=dims, n_resamples=n_resamples, batch=batch,
+                    alpha=alpha, min_pairs=min_pairs, seed=seed, standardise=standardise, max_resamples=cap)
+
+
+def _permutation_distribution(o: _Options) -> xr.DataArray:
+    """Draws of every pair's delta from shared swap masks: (..., metric, other_metric, resample)."""
+    assert o.scheme is not None and o.seed is not None
+    m = o.x.sizes[METRIC]
+    labels = o.x[METRIC].values
+    pi, pk = np.triu_indices(m, 1)
+    pair_draws = pair_permutation_draws(o.x, o.z, pairs=(pi, pk), seed=o.seed, scheme=o.scheme,
+                                        n_resamples=o.n_resamples, kw=o.kw, batch=o.batch)
+    # draws stay a loop dim here: their blocks are joined only for the p-values
+    return xr.apply_ufunc(
+        _as_matrix, pair_draws.chunk({PAIR_DIM: -1}) if pair_draws.chunks is not None else pair_draws,
+        input_core_dims=[[PAIR_DIM]],
+        output_core_dims=[[METRIC, OTHER]],
+        kwargs=dict(pi=pi, pk=pk, m=m),
+        dask="parallelized", output_dtypes=[np.float64],
+        dask_gufunc_kwargs={"output_sizes": {METRIC: m, OTHER: m}},
+    ).assign_coords({METRIC: labels, OTHER: labels}).transpose(..., METRIC, OTHER, RESAMPLE_DIM)
+
+
+def _bootstrap_distribution(o: _Options) -> xr.DataArray:
+    """Draws of every pair's delta from shared resamples: (..., metric, other_metric, resample)."""
+    assert o.dims is not None and o.seed is not None
+    x, kw = o.x, o.kw
+    b = o.batch or default_batch(x.sizes[METRIC], x.sizes[SYSTEM], x.sizes[INPUT], kw["level"], kw["method"])
+    b = min(b, o.n_resamples)
+    draws, _ = bootstrap_draws(x, o.z, seed=o.seed, resample=o.dims, n_resamples=o.n_resamples, batch=b,
+                               complete_inputs=False, **kw)
+    return draws - draws.rename({METRIC: OTHER}).assign_coords({OTHER: x[METRIC].values})
+
+
+def _williams_matrix(x, z, *, level, method, alternative, absolute):
+    """Williams p-values of every ordered pair: (..., metric, other_metric)."""
+    labels = x[METRIC].values
+    other = x.rename({METRIC: OTHER}).assign_coords({OTHER: labels})
+    if x.chunks is not None or z.chunks is not None:
+        x, other, z = (v.chunk({SYSTEM: -1, INPUT: -1}) for v in (x, other, z))
+
+    def kernel(a, b, c):
+        r_xz, r_yz, r_xy, n = dependent_correlations(a, b, c, level=level, method=method)
+        if absolute:
+            r_xz, r_yz, r_xy = np.abs(r_xz), np.abs(r_yz), np.abs(r_xy)
+        return np.asarray(williams(r_xz, r_yz, r_xy, n, alternative=alternative).pvalue, dtype=np.float64)
+
+    p = xr.apply_ufunc(
+        kernel, x, other, z,
+        input_core_dims=[[SYSTEM, INPUT]] * 3,
+        dask="parallelized", output_dtypes=[np.float64],
+    )
+    return off_diagonal(p.transpose(..., METRIC, OTHER), len(labels))
+
+
+def _test_attrs(o: _Options, absolute: bool, pvalue: str) -> dict:
+    """The attrs of the test itself: its draws (scheme, seed) or Williams' ``absolute``."""
+    if o.test == "williams":
+        return {"absolute": int(bool(absolute))}
+    if o.scheme is not None:
+        drawn: dict = {"permute": o.scheme, "standardise": o.standardise}
+        label = permutation_label(o.scheme)
+    else:
+        assert o.dims is not None
+        drawn, label = {"resample": list(o.dims)}, bootstrap_label(o.dims)
+    return {**drawn, "n_resamples": o.n_resamples, "pvalue": pvalue, "seed": o.seed, "scheme": label}
+
+
+def _attrs(o: _Options, target, alternative, correction, family, absolute, pvalue) -> dict:
+    kw = o.kw
+    return {
+        "test": o.test, "target": target if isinstance(target, str) else [str(t) for t in target],
+        "level": kw["level"], "method": kw["method"],
+        "variant": kw["variant"] if kw["method"] == "kendall" else "", "alternative": alternative,
+        "correction": correction or "none", "family": family, "alpha": float(o.alpha),
+        "skipna": int(kw["skipna"]), "min_pairs": o.min_pairs,
+        **({"average": kw.get("average", "macro")} if kw["level"] in ("input", "within_system") else {}),
+        "clusters": "greedy: a metric opens a new cluster when a member of the current one is significantly better",
+        **_test_attrs(o, absolute, pvalue),
+    }
+
+
+@fill_doc
+def compare(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    target: Hashable | Sequence[Hashable],
+    metrics: Sequence[Hashable] | None = None,
+    test: Test = "permutation",
+    level: Level = "system",
+    method: Method = "pearson",
+    variant: Variant = "b",
+    permute: str | tuple[str, ...] = ("system", "input"),
+    resample: str | tuple[str, ...] = ("system", "input"),
+    n_resamples: int | Literal["auto"] = DEFAULTS["n_resamples"].python,
+    alternative: Alternative = "greater",
+    rng: Seed = None,
+    pvalue: PValue = "plus-one",
+    correction: Correction | None = DEFAULTS["correction"].python,
+    family: Family = "row",
+    alpha: float = 0.05,
+    absolute: bool = False,
+    keep_distribution: bool = False,
+    skipna: bool = True,
+    min_pairs: int | None = None,
+    batch: int | None = None,
+    progress: bool = False,
+    standardise: Standardise = "cells",
+    average: Average = "macro",
+    swap: Swap = "scores",
+    epsilon: float | str | Mapping[Hashable, float] | xr.DataArray | None = None,
+    max_resamples: int = DEFAULTS["max_resamples"].python,
+) -> xr.Dataset:
+    """Compare every pair of metrics' correlations with a target: p-values, corrections, clusters.
+
+    For each ordered pair (``metric``, ``other_metric``) the test asks whether
+    ``metric`` correlates better with the target than ``other_metric``
+    (``alternative="greater"``; ``"less"`` and ``"two-sided"`` as in the two-metric tests).
+
+    Parameters
+    ----------
+    data : Dataset or DataArray
+        Scores with ``system`` and ``input`` dims; extra dims (e.g. a language pair)
+        are compared label by label.
+    %(targets)s
+        Each target is compared on its own, with the same draws.
+    %(metrics)s
+    test : {"permutation", "bootstrap", "williams"}
+        :func:`xcorrstat.permutation_test` (``permute``), the paired bootstrap test
+        (``resample``), or Williams' t (system or global level, no draws).
+    %(level)s
+    %(method)s
+    %(variant)s
+    %(permute)s
+        Permutation test only.
+    %(standardise)s
+    %(average)s
+        Permutation test only.
+    %(resample)s
+        Bootstrap test only.
+    n_resamples : int or "auto", default "auto"
+        Draws, shared by every pair. ``"auto"``: draws enough for the decisions asked -- a
+        first block of 1,000, then the pairs whose corrected decision at ``alpha`` is not yet
+        settled draw on (about 60% more a look) until every decision is settled or
+        ``max_resamples`` is reached (:mod:`xcorrstat._significance.auto`; an
+        ``OpenDecisionsWarning`` when decisions stay open). Each p-value is then that of a
+        fixed run with the pair's own draws, ``n_resamples_used``. With ``swap="pairs"`` the
+        test is rerun with more draws instead. Williams' test makes no draws and ignores it.
+    %(alternative)s
+    %(rng)s
+    %(pvalue)s
+    correction : {"holm", "bonferroni", "fdr_bh", None}, default "holm"
+        Multiple-testing correction of the p-values (the default of ``xcorrstat report``
+        too, so that both give the same clusters).
+    family : {"row", "all"}
+        ``"row"``: each metric's comparisons with the others form one family (M - 1
+        tests); ``"all"``: every ordered pair (two-sided: every unordered pair) at once.
+    alpha : float
+        Level of the ``significant`` flag (corrected p-value <= alpha).
+    absolute : bool
+        Williams' test only: compare ``|r|`` (WMT convention).
+    keep_distribution : bool
+        Also return every draw's delta, ``distribution`` (metric, other_metric, resample).
+    %(skipna)s
+    %(min_pairs)s
+    batch : int, optional
+        Draws computed together inside a task (memory ~ batch x pairs per task x
+        inputs; system-level Pearson on complete data holds every pair in a task, and
+        memory ~ batch x systems x (inputs / 8 + 5 x metrics)). A task computes at
+        least ``ceil(n_resamples / 256)`` draws, so a run never has more than 256
+        blocks of draws; the numbers do not depend on either.
+    %(progress)s
+    swap : {"scores", "pairs"}, default "scores"
+        Permutation test only: swap the metrics' scores (``permute``), or the outcomes of
+        pairs of items within each group, each metric at its own ``epsilon`` (mt-metrics-eval's
+        ``PairwisePermutationSigDiff``, WMT's segment-level test; see
+        :func:`xcorrstat.permutation_test`). ``"pairs"`` needs ``method="kendall"`` and level
+        ``"input"`` (``average_by="item"``), ``"within_system"`` or ``"global"``; one set of
+        draws serves every pair of metrics.
+    epsilon : float, "calibrate", mapping or DataArray, optional
+        ``swap="pairs"`` only: each metric's tie threshold. ``"calibrate"`` (the default for
+        acc23 and 23; 0 for b and a) calibrates each metric once on the observed data; a
+        number applies to every metric; a mapping metric -> number or a DataArray over
+        ``metric`` (e.g. ``calibrate_ties(...)["epsilon"]``) gives each its own.
+    max_resamples : int, default 20000
+        The cap on each pair's draws with ``n_resamples="auto"`` (not used otherwise).
+
+    Returns
+    -------
+    Dataset
+        ``correlation`` (metric) and its ``cluster`` (1 = best; see Notes), and over
+        (metric, other_metric): ``delta`` = r(metric) - r(other_metric), ``pvalue``,
+        ``pvalue_corrected`` (equal to ``pvalue`` when ``correction`` is None) and
+        ``significant``. NaN on the diagonal. Attrs record every option (with draws,
+        ``scheme`` is the label of the permutation or resampling scheme). With
+        ``swap="pairs"``, ``correlation`` is each metric's statistic at its own epsilon,
+        ``epsilon`` (metric) holds the thresholds, ``n`` the groups averaged, and attrs add
+        ``swap``, ``epsilon``, ``grouping`` and ``average_by`` (``scheme`` ``"PERM-PAIRS"``).
+        With ``n_resamples="auto"``: ``n_resamples_used`` (metric, other_metric), the draws of
+        each pair, and attrs ``draws="auto"``, ``n_resamples`` (the most draws of a pair),
+        ``max_resamples``, ``risk``, ``pvalue_floor`` (the smallest corrected p-value the draws
+        can give) and ``n_open`` (decisions left open by the cap). On system-level data the
+        draws of PERM-BOTH / BOOT-BOTH are those of PERM-SYSTEMS / BOOT-SYSTEMS (the one input
+        goes with its system) and ``scheme`` says so.
+
+    Warns
+    -----
+    OpenDecisionsWarning
+        With ``n_resamples="auto"``, when ``max_resamples`` leaves corrected decisions open.
+
+    Notes
+    -----
+    Significance clusters follow the greedy rule of mt-metrics-eval: metrics sorted
+    by correlation, best first; a metric opens a new cluster when any metric already
+    in the current cluster is significantly better than it (``significant`` after the
+    correction, in the favour of the better-ranked metric), and joins it otherwise.
+    So no metric in a cluster is significantly beaten by another member. Metrics
+    with an undefined correlation get cluster 0.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> res = ds.corrstat.compare(target="expert_relevance", metrics=["qa_eval_f1", "rouge_2_f1", "meteor"],
+    ...                           level="system", n_resamples=200, rng=0, correction="holm")
+    >>> res["pvalue"].dims, res.attrs["scheme"]
+    (('metric', 'other_metric'), 'PERM-BOTH')
+    """
+    if uses_pairs(swap, epsilon):
+        if average != "macro":
+            raise ValueError(f"average={average!r} is an option of swap='scores'; the pair-outcome test "
+                             "averages the groups equally, as mt-metrics-eval does")
+        if test != "permutation":
+            raise ValueError(f"swap='pairs' is an option of test='permutation', got test={test!r}")
+        return auto_rerun(lambda n, seed: compare_pair_outcomes(
+            data, target=target, metrics=metrics, level=level, method=method, variant=variant, permute=permute,
+            standardise=standardise, epsilon=epsilon, n_resamples=n, alternative=alternative, rng=seed,
+            pvalue=pvalue, correction=correction, family=family, alpha=alpha, keep_distribution=keep_distribution,
+            skipna=skipna, min_pairs=min_pairs, batch=batch), n_resamples=n_resamples, max_resamples=max_resamples,
+            rng=rng, pvalue=pvalue, correction=correction, family=family, alternative=alternative, alpha=alpha)
+    o = _compare_iv(data, target, metrics, test, level, method, variant, permute, resample, n_resamples, alternative,
+                    rng, pvalue, correction, family, alpha, keep_distribution, skipna, min_pairs, batch,
+                    standardise, average, max_resamples)
+    x, z = o.x, o.z
+    lazy = x.chunks is not None or z.chunks is not None
+    r, n = level_statistic(x, z, complete_inputs=False, **o.kw)
+    delta = r - r.rename({METRIC: OTHER}).assign_coords({OTHER: x[METRIC].values})
+    dist, used = None, None
+    if o.test == "williams":
+        p = _williams_matrix(x, z, level=level, method=method, alternative=alternative, absolute=absolute)
+    elif o.max_resamples is not None:  # n_resamples="auto"
+        assert o.seed is not None
+        draw = PairDraws(x, z, o.kw, o.seed, scheme=o.scheme, dims=o.dims, batch=o.batch)
+        p, used, dist, drawn = auto_pair_pvalues(draw, delta, test=o.test, alternative=alternative, pvalue=pvalue,
+                                                 correction=correction, family=family, alpha=o.alpha,
+                                                 start=o.n_resamples, cap=o.max_resamples,
+                                                 keep_distribution=keep_distribution)
+    else:
+        dist = _permutation_distribution(o) if o.test == "permutation" else _bootstrap_distribution(o)
+        p = pair_pvalues(dist, delta, test=o.test, alternative=alternative, pvalue=pvalue)
+    p_adj, significant, cluster = decide(p, r, delta, correction=correction, family=family,
+                                         alternative=alternative, alpha=o.alpha)
+    out = xr.Dataset({
+        "correlation": r, "cluster": cluster, "delta": delta, "pvalue": p,
+        "pvalue_corrected": p_adj, "significant": significant,
+    }).assign_coords(n=n)
+    if keep_distribution and dist is not None:
+        out["distribution"] = dist
+    out.attrs = _attrs(o, target, alternative, correction, family, absolute, pvalue)
+    if used is not None:
+        out["n_resamples_used"] = used
+        out.attrs.update(drawn)
+    out["delta"].attrs["long_name"] = "correlation of metric minus that of other_metric"
+    relation = {"greater": "better than", "less": "worse than"}.get(alternative, "differs from")
+    out["pvalue"].attrs["long_name"] = f"p-value of H1: metric {relation} other_metric"
+    if lazy:
+        return out
+    return compute_with_progress(out, progress)

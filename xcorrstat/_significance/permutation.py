@@ -1,0 +1,351 @@
+"""Permutation test of the difference between two metrics' correlations with a target.
+
+H0 (``alternative="greater"``): ``rho(X, Z) - rho(Y, Z) <= 0``. X and Y are first
+standardised (z-scores over all their non-missing cells), then each draw swaps X and
+Y under a 0/1 mask keyed by draw id (:func:`.draws.permutation_masks`): per
+(system, input) cell for PERM-BOTH (Algorithm 2 of Deutsch, Dror & Roth 2021), per
+system row (PERM-SYSTEMS), per input column (PERM-INPUTS), or -- for parity with
+nlpstats -- a row flip XOR a column flip. A draw's statistic is
+``r(X', Z) - r(Y', Z)`` at the requested level (system, input, global or within-system: every swap unit
+applies at every level).
+
+Draws are computed in batches of masks with array algebra, never one at a time:
+Pearson at every level and Kendall's tau-b at input level use the mask-linear and
+mask-bilinear kernels of :mod:`xcorrstat._kernels.swap` when X and Y are missing in
+the same cells; other cases evaluate the batch of swapped matrices with the
+vectorised level kernels. At system level those swapped means come from exact sums
+of the raw scores mapped by the z-score map, so ties between system means survive
+standardisation. Both routes give the statistic of the explicitly swapped matrices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+
+from .._docs import fill_doc
+from .._types import Alternative, Average, Level, Method, PValue, Seed, Standardise, SwapUnit, Variant
+from .._kernels import METHODS, level_correlation
+from .._kernels.correlation import KENDALL_VARIANTS
+from .._kernels.levels import CORRELATE_LEVELS
+from .._options import OPTIONS
+from .._resampling.draws import fill_draws, permutation_masks, resolve_seed
+from .._resampling.engine import block_elems, compute_with_progress, draws_within, raised_batch
+from .._resampling.pvalues import ALTERNATIVES, PVALUES, extreme_count, permutation_pvalue
+from .._resampling.schemes import (
+    SCHEME_DIMS,
+    STANDARDISED,
+    check_standardise,
+    drawn_scheme,
+    parse_permute,
+    permutation_label,
+)
+from .._resampling.sequential import settled
+from .._resampling.swapstats import draw_deltas
+from .._schema import INPUT, SYSTEM, check_finite, metric_pair, split_scores, system_mean_grid
+from .._validation import (
+    check_average,
+    check_batch,
+    check_choice,
+    check_min_pairs,
+    check_positive_int,
+    check_unit_interval,
+)
+from .pairoutcome import Swap, dispatched, run_permutation_test
+
+__all__ = ["permutation_test"]
+
+
+class _EarlyStop:
+    """``after(start, end)`` of :func:`~xcorrstat._resampling.draws.fill_draws`: stop once every decision is settled.
+
+    Counts the extreme and defined draws of each test batch by batch; a test's
+    ``made`` is the end of its first settled look (each test stops on its own,
+    whatever else shares the block).
+    """
+
+    def __init__(self, out: np.ndarray, n_resamples: int, batch: int, alpha: float, risk: float,
+                 alternative: Alternative) -> None:
+        self.out, self.n_resamples, self.batch = out, n_resamples, batch
+        self.alpha, self.risk, self.alternative = alpha, risk, alternative
+        self.made = np.full(out.shape[:-1], n_resamples, dtype=np.int64)  # draws kept per test
+        self.open = np.ones(out.shape[:-1], dtype=bool)
+        self.k: np.ndarray | int = 0  # extreme draws so far
+        self.b: np.ndarray | int = 0  # defined draws so far
+
+    def __call__(self, start: int, end: int) -> bool:
+        if end >= self.n_resamples:
+            return False
+        out = self.out
+        dk, db = extreme_count(out[..., 1 + start : 1 + end], out[..., 0], self.alternative)
+        self.k, self.b = self.k + dk, self.b + db
+        done = settled(self.k, self.b, alpha=self.alpha, risk=self.risk,
+                       n_looks=-(-self.n_resamples // self.batch))
+        done |= (self.b == 0) | np.isnan(out[..., 0])
+        self.made = np.where(self.open & done, end, self.made)
+        self.open &= ~done
+        return not self.open.any()
+
+
+def _delta_block(x, y, z, *, seed, scheme, n_resamples, batch, kw, stop=None):
+    """Observed delta, the draws' deltas and the number of draws made: returns (..., 2 + B).
+
+    With ``stop = (alpha, risk, alternative)`` drawing ends after the first batch at
+    which every decision at ``alpha`` is settled (:mod:`.sequential`); draws not made are NaN.
+    """
+    check_finite(x, "x scores")
+    check_finite(y, "y scores")
+    check_finite(z, "target scores")
+    x, y, z = np.broadcast_arrays(x, y, z)
+    out = np.full(x.shape[:-2] + (2 + n_resamples,), np.nan)
+    # correlations are unchanged by the z-score map, so the observed delta uses the raw scores
+    out[..., 0] = level_correlation(x, z, **kw)[0] - level_correlation(y, z, **kw)[0]
+    s, i = x.shape[-2:]
+    masks = lambda ids: [permutation_masks(seed, ids, s, i, scheme)]  # noqa: E731  (B, S, I)
+    after = None if stop is None else _EarlyStop(out, n_resamples, batch, *stop)
+    # batches of draws, each one array computation; masks are made once per block of draw ids
+    fill_draws(out[..., 1:-1], np.arange(n_resamples), batch, masks, draw_deltas(x, y, z, kw), after=after)
+    if after is None:
+        out[..., -1] = n_resamples
+        return out
+    unused = np.arange(n_resamples) >= after.made[..., None]
+    out[..., 1 : 1 + n_resamples] = np.where(unused, np.nan, out[..., 1 : 1 + n_resamples])
+    out[..., -1] = after.made
+    return out
+
+
+@dataclass(frozen=True)
+class _Options:
+    """Normalised arguments of :func:`permutation_test`."""
+
+    xs: xr.DataArray
+    ys: xr.DataArray
+    z: xr.DataArray
+    kw: dict
+    scheme: SwapUnit
+    n_resamples: int
+    batch: int  # draws per batch, as recorded in attrs
+    step: int  # draws computed together
+    stop: tuple[float, float, Alternative] | None
+    seed: int
+    standardise: Standardise
+
+
+def _draw_plan(cells: int, batch: int | None, n_resamples: int, early: bool) -> tuple[int, int]:
+    """``(batch, step)``: the batch recorded in attrs and the draws computed together.
+
+    At least ~8 MB of temporaries per batch unless batches are the looks of early stopping
+    (then 100 draws by default).
+    """
+    given = batch
+    if batch is None:
+        batch = draws_within(block_elems(), 8 * cells)
+    step = min(batch, n_resamples)
+    if not early:
+        step = raised_batch(batch, 8 * cells, n_resamples)
+    elif given is None:
+        batch = step = min(batch, 100)
+    return batch, step
+
+
+def _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_resamples, alternative, rng,
+                         pvalue, batch, skipna, min_pairs, early_stop, risk, standardise, average) -> _Options:
+    """Check and normalise every argument of :func:`permutation_test`; split the scores."""
+    check_choice(level, CORRELATE_LEVELS, "level")
+    average = check_average(average, level)
+    check_choice(method, METHODS, "method")
+    check_choice(variant, KENDALL_VARIANTS, "variant", " (Kendall's variant)")
+    check_choice(alternative, ALTERNATIVES, "alternative")
+    check_choice(pvalue, PVALUES, "pvalue")
+    batch = check_batch(batch)
+    min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    scheme = drawn_scheme(data, parse_permute(permute))  # PERM-SYSTEMS on system-level data
+    standardise = check_standardise(standardise, level=level, scheme=scheme)
+    ds = metric_pair(data, target=target, x=x, y=y)
+    scores, z, _ = split_scores(ds, target=target, metrics=[x, y], level=level, along=SCHEME_DIMS[scheme])
+    xs, ys = scores.isel(metric=0, drop=True), scores.isel(metric=1, drop=True)
+    if standardise == "system-means":  # mt-metrics-eval's test: the system means are the data
+        xs, ys, z = (system_mean_grid(v) for v in (xs, ys, z))
+    stop = None
+    if early_stop is not None:
+        stop = (check_unit_interval(early_stop, "early_stop", " (or None: off)"),
+                check_unit_interval(risk, "risk"), alternative)
+    batch, step = _draw_plan(xs.sizes[SYSTEM] * xs.sizes[INPUT], batch, n_resamples, stop is not None)
+    kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs, skipna=bool(skipna))
+    if average != "macro":
+        kw["average"] = average
+    return _Options(xs=xs, ys=ys, z=z, kw=kw, scheme=scheme, n_resamples=n_resamples, batch=batch, step=step,
+                    stop=stop, seed=resolve_seed(rng), standardise=standardise)
+
+
+def _attrs(o: _Options, x, y, target, alternative, pvalue) -> dict:
+    kw = o.kw
+    return {
+        "test": "permutation", "x": str(x), "y": str(y), "target": str(target),
+        "level": kw["level"], "method": kw["method"], "variant": kw["variant"] if kw["method"] == "kendall" else "",
+        "permute": o.scheme, "n_resamples": o.n_resamples, "alternative": alternative, "pvalue": pvalue,
+        "early_stop": "off" if o.stop is None else f"alpha={o.stop[0]:g}, risk={o.stop[1]:g}",
+        "seed": o.seed, "batch": o.batch, "draws_per_batch": o.step, "skipna": int(kw["skipna"]),
+        "min_pairs": kw["min_pairs"],
+        **({"average": kw.get("average", "macro")} if kw["level"] in ("input", "within_system") else {}),
+        "standardise": o.standardise, "standardised": STANDARDISED[o.standardise],
+        "scheme": permutation_label(o.scheme),
+    }
+
+
+@fill_doc
+def permutation_test(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    x: Hashable,
+    y: Hashable,
+    target: Hashable,
+    level: Level = "system",
+    method: Method = "pearson",
+    variant: Variant = "b",
+    permute: str | tuple[str, ...] = ("system", "input"),
+    n_resamples: int = 1000,
+    alternative: Alternative = "greater",
+    rng: Seed = None,
+    pvalue: PValue = "plus-one",
+    batch: int | None = None,
+    keep_distribution: bool = False,
+    skipna: bool = True,
+    min_pairs: int | None = None,
+    early_stop: float | None = None,
+    risk: float = 1e-3,
+    progress: bool = False,
+    standardise: Standardise = "cells",
+    average: Average = "macro",
+    swap: Swap = "scores",
+    epsilon: float | str | Mapping[Hashable, float] | xr.DataArray | None = None,
+) -> xr.Dataset:
+    """Permutation test of ``rho(x, target) - rho(y, target)`` at a level.
+
+    Parameters
+    ----------
+    %(data)s
+    x, y : str
+        The two metrics compared; H0 for ``"greater"``: x correlates no better than y.
+    %(target)s
+    %(level)s
+    %(method)s
+    %(variant)s
+    %(permute)s
+        Every swap unit applies at every level.
+    %(standardise)s
+    %(average)s
+    %(n_resamples)s
+    %(alternative)s
+    %(rng)s
+    %(pvalue)s
+    batch : int, optional
+        Permutations computed together (memory ~ batch x systems x inputs); raised
+        to about 8 MB of temporaries on tiny data unless ``early_stop`` is on (then
+        batches are the looks). Attrs record ``batch`` and ``draws_per_batch``; the
+        numbers do not depend on them.
+    %(keep_distribution)s
+    %(skipna)s
+    %(min_pairs)s
+    early_stop : float, optional
+        Off by default. A level ``alpha``: stop drawing once the decision "p <= alpha"
+        is settled -- after each batch (a look) an exact Clopper-Pearson interval for
+        the Monte-Carlo p-value at confidence ``1 - risk / looks`` lies wholly below or
+        above ``alpha`` (:mod:`xcorrstat._resampling.sequential`). The chance that the
+        decision differs from the one with unlimited draws is then at most ``risk``.
+        Each test stops at its own first settled look (draws after it are NaN and not
+        counted), so results do not depend on chunking. Looks are every ``batch``
+        draws (default 100 when early stopping is on).
+    risk : float
+        Resampling risk of ``early_stop``, strictly between 0 and 1.
+    %(progress)s
+    swap : {"scores", "pairs"}, default "scores"
+        What a draw swaps. ``"scores"``: the metrics' (standardised) scores, per ``permute``
+        unit. ``"pairs"``: the two metrics' verdicts on pairs of items within each group,
+        each metric at its own ``epsilon`` -- mt-metrics-eval's ``PairwisePermutationSigDiff``,
+        WMT's segment-level test since 2023 (see :mod:`xcorrstat._significance.pairoutcome`).
+        It needs ``method="kendall"`` and a variant of ``"acc23"``, ``"23"``, ``"b"``, ``"a"``;
+        ``level="input"`` groups each input's systems (``average_by="item"``),
+        ``"within_system"`` each system's inputs (``"sys"``), ``"global"`` all cells
+        (``"none"``; O(cells^2) pairs). ``permute``, ``standardise`` and ``early_stop`` stay
+        at their defaults; cells without a target score are left out.
+    epsilon : float, "calibrate", mapping or DataArray, optional
+        Metric-tie thresholds (``|difference| <= epsilon`` is a tie). ``swap="pairs"``:
+        ``"calibrate"`` (the default for acc23 and 23; 0 for b and a) chooses each metric's
+        acc_eq (tau_eq) optimum once on the observed data, as :func:`xcorrstat.calibrate_ties`
+        does; a number applies to both metrics; a mapping or a DataArray over ``metric`` gives
+        each its own. ``swap="scores"``: None or 0 (exact ties), or ``"calibrate"``: every
+        draw re-calibrates both swapped (standardised) metrics and compares their optimal
+        acc_eq (tau_eq) -- mt-metrics-eval's ``PermutationSigDiff`` with
+        ``corr_fcn=KendallWithTiesOpt``; level input, within_system or global, any ``permute``;
+        a sort of all pairs per draw and metric.
+
+    Returns
+    -------
+    Dataset
+        ``delta`` (observed), ``pvalue``, ``n_resamples_used`` (draws made: all of
+        them unless ``early_stop`` ended the test sooner), ``n_undefined`` (draws whose delta is
+        undefined, left out) and optionally ``distribution``; attrs record every option
+        (``permute`` the swap unit, ``scheme`` its label, e.g. ``"PERM-BOTH"``). With
+        ``swap="pairs"`` also ``epsilon_x`` and ``epsilon_y``, and attrs ``swap``, ``epsilon``,
+        ``grouping`` and ``average_by``; ``scheme`` is ``"PERM-PAIRS"``.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> res = ds.corrstat.permutation_test(x="qa_eval_f1", y="rouge_2_f1", target="expert_relevance",
+    ...                                    level="system", n_resamples=200, rng=0)
+    >>> 0 < float(res["pvalue"]) <= 1, res.attrs["scheme"]
+    (True, 'PERM-BOTH')
+    >>> wmt = ds.corrstat.permutation_test(x="qa_eval_f1", y="rouge_2_f1", target="expert_relevance", level="input",
+    ...                                    method="kendall", variant="acc23", swap="pairs", n_resamples=200, rng=0)
+    >>> wmt.attrs["scheme"], wmt.attrs["average_by"], wmt.attrs["epsilon"]
+    ('PERM-PAIRS', 'item', 'calibrate')
+    """
+    if dispatched(swap, epsilon):
+        if average != "macro":
+            raise ValueError(f"average={average!r} is an option of swap='scores'; the pair-outcome test "
+                             "averages the groups equally, as mt-metrics-eval does")
+        return run_permutation_test(data, x=x, y=y, target=target, level=level, method=method, variant=variant,
+                                    permute=permute, standardise=standardise, early_stop=early_stop, swap=swap,
+                                    epsilon=epsilon, n_resamples=n_resamples, alternative=alternative, rng=rng,
+                                    pvalue=pvalue, batch=batch, keep_distribution=keep_distribution, skipna=skipna,
+                                    min_pairs=min_pairs)
+    o = _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_resamples, alternative, rng,
+                             pvalue, batch, skipna, min_pairs, early_stop, risk, standardise, average)
+    xs, ys, z = o.xs, o.ys, o.z
+    lazy = any(v.chunks is not None for v in (xs, ys, z))
+    if lazy:
+        xs, ys, z = (v.chunk({SYSTEM: -1, INPUT: -1}) for v in (xs, ys, z))
+    both = xr.apply_ufunc(
+        _delta_block, xs, ys, z,
+        input_core_dims=[[SYSTEM, INPUT]] * 3,
+        output_core_dims=[["_draws"]],
+        dask="parallelized",
+        output_dtypes=[np.float64],
+        dask_gufunc_kwargs={"output_sizes": {"_draws": 2 + o.n_resamples}},
+        kwargs=dict(seed=o.seed, scheme=o.scheme, n_resamples=o.n_resamples, batch=o.step, kw=o.kw, stop=o.stop),
+    )
+    observed = both.isel(_draws=0, drop=True)
+    draws = both.isel(_draws=slice(1, -1)).rename(_draws="resample")
+    used = both.isel(_draws=-1, drop=True).astype(np.int64)
+    p = xr.apply_ufunc(
+        permutation_pvalue, draws, observed,
+        input_core_dims=[["resample"], []],
+        kwargs=dict(alternative=alternative, pvalue=pvalue),
+        dask="parallelized", output_dtypes=[np.float64],
+    )
+    n_undefined = draws.isnull().sum("resample") - (o.n_resamples - used)
+    out = xr.Dataset({"delta": observed, "pvalue": p, "n_resamples_used": used, "n_undefined": n_undefined})
+    if keep_distribution:
+        out["distribution"] = draws
+    out.attrs = _attrs(o, x, y, target, alternative, pvalue)
+    out["delta"].attrs["long_name"] = f"{method} correlation of x minus that of y, {level} level"
+    if lazy:
+        return out
+    return compute_with_progress(out, progress)

@@ -1,0 +1,189 @@
+"""``xcorrstat wmt``: run the WMT metrics tasks on an mt-metrics-eval test set folder."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import warnings
+from typing import IO, Any
+
+import xarray as xr
+
+from ._display import VALUE_WIDTH, printable
+from ._escape import csv_text
+from ._io.mtme import read_mtme
+from ._reporting.folder import check_folder, command_error, probe_folder, write_folder
+from ._reporting.tables import TABLE_FORMATS, format_table, to_latex, to_markdown
+from ._significance.auto import OpenDecisionsWarning
+from ._significance.defaults import DEFAULTS
+from ._tidy import tidy
+from .wmt import TaskSkippedWarning, protocol, protocols, roles, run_tasks, task_set
+
+__all__ = ["WMT_FILES", "WMT_MANIFEST", "add_draw_options", "add_wmt_parser", "check_task_folder", "draws_type",
+           "wmt_command", "write_task_files"]
+
+#: The files ``xcorrstat wmt --out DIR`` writes.
+WMT_FILES = ("ranking.csv", "tasks.csv", "pairs.csv", "table.tex", "table.md")
+
+#: The manifest of the files ``xcorrstat wmt --out DIR`` wrote (names, sizes, SHA-256).
+WMT_MANIFEST = "xcorrstat-wmt-manifest.json"
+
+WMT_HOLDS = "the files of an earlier run"
+
+
+def draws_type(text: str) -> int | str:
+    """The argparse type of ``--n-resamples``: ``auto`` or an integer (its range is the command's to check)."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r} (a number of draws, or auto)") from None
+
+
+def _max_resamples(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return n
+
+
+def add_draw_options(p: argparse.ArgumentParser, *, what: str) -> None:
+    """``--n-resamples`` and ``--max-resamples``, with the defaults of :data:`~xcorrstat._significance.defaults.DEFAULTS`."""
+    n, cap = DEFAULTS["n_resamples"].cli, DEFAULTS["max_resamples"].cli
+    p.add_argument("--n-resamples", type=draws_type, default=n, metavar="{N,auto}",
+                   help=f"{what}: a number, or auto (default {n}): draws until every corrected decision at "
+                   f"--alpha is settled, from {DEFAULTS['start_resamples'].cli} up to --max-resamples")
+    p.add_argument("--max-resamples", type=_max_resamples, default=cap,
+                   help=f"cap on the draws of --n-resamples auto (default {cap})")
+
+
+def add_wmt_parser(sub: argparse._SubParsersAction) -> None:
+    """The ``wmt`` subcommand and its options (named as the arguments of run_tasks)."""
+    w = sub.add_parser(
+        "wmt", help="run the official WMT metrics tasks on an mt-metrics-eval folder",
+        description="Read ROOT/TESTSET in mt-metrics-eval's layout, run a year's official task list "
+        "(rankings with significance clusters, averaged over the tasks) on the primary metrics and baselines, "
+        "and print the table. A task whose scores the folder lacks is skipped with a line saying why.")
+    w.add_argument("root", help="folder holding the test sets (mt-metrics-eval-v2)")
+    w.add_argument("--testset", required=True, help="test set folder name, e.g. wmt23")
+    w.add_argument("--tasks", choices=protocols(), default=None,
+                   help="official task list (default: the one named like --testset)")
+    w.add_argument("--lps", default=None, help="comma-separated language pairs (default: the task list's)")
+    w.add_argument("--gold", default=None, help="human score of every task (default: each pair's standard one)")
+    w.add_argument("--all-metrics", action="store_true",
+                   help="rank every metric, not only the primary metrics and baselines")
+    w.add_argument("--roles", default=None, metavar="FILE",
+                   help="JSON file of the test set's roles (standard references and gold, outliers, primary "
+                   "metrics, baselines), in the format of xcorrstat.wmt.roles; default the bundled ones")
+    add_draw_options(w, what="draws of every significance test (0: statistics and plain ranks, no "
+                     "tests)")
+    w.add_argument("--seed", type=int, default=DEFAULTS["seed"].cli,
+                   help=f"seed of the draws (default {DEFAULTS['seed'].cli})")
+    w.add_argument("--alpha", type=float, default=DEFAULTS["alpha"].cli, help="significance level of the clusters")
+    w.add_argument("--table-format", choices=TABLE_FORMATS, default="text")
+    w.add_argument("--digits", type=int, default=3, help="decimals in the table (default 3)")
+    w.add_argument("--out", default=None, help="also write the tables (CSV, LaTeX, Markdown) to this folder, with "
+                   f"{WMT_MANIFEST} listing them; checked before reading")
+    w.add_argument("--overwrite", action="store_true",
+                   help="replace the files of a previous run in --out (only those its manifest lists, unchanged)")
+    w.add_argument("--quiet", "-q", action="store_true", help="no status lines on stderr (skipped tasks still are)")
+    w.add_argument("--follow-links", action="store_true",
+                   help="read files that are links out of the test set folder (refused by default)")
+
+
+def _csv_files(result: xr.Dataset) -> dict[str, bytes]:
+    """ranking.csv (average rank and score, status), tasks.csv (each task's value and cluster, or why it
+    was skipped) and pairs.csv (each task's p-values; no rows without tests)."""
+    ranking = result[["average_rank", "average_score"]].to_dataframe()[["status", "average_rank", "average_score"]]
+    per_task = result[["correlation", "cluster"]].reset_coords(["status", "skipped"], drop=True)
+    skipped = result["skipped"].reset_coords(drop=True).to_dataframe().reset_index()
+    tasks = tidy(per_task).merge(skipped, on="task", how="right")
+    pairs = "task,metric,other_metric,pvalue,significant\n"
+    if "pvalue" in result:
+        ran = result["skipped"].values == ""
+        found = result[["pvalue", "significant"]].isel(task=ran).reset_coords(["status", "skipped"], drop=True)
+        pairs = csv_text(tidy(found).dropna(subset=["pvalue"]), index=False)
+    return {"ranking.csv": csv_text(ranking).encode("utf-8"), "tasks.csv": csv_text(tasks, index=False).encode("utf-8"),
+            "pairs.csv": pairs.encode("utf-8")}
+
+
+def check_task_folder(out: str, *, overwrite: bool = False) -> None:
+    """Fail when folder ``out`` cannot take :data:`WMT_FILES`: before anything is read or computed.
+
+    As a report's folder (see :func:`~xcorrstat._reporting.files.check_destination`), with the
+    manifest :data:`WMT_MANIFEST`; checked by writing a test file there.
+    """
+    probe_folder(check_folder(out, WMT_FILES, manifest=WMT_MANIFEST, overwrite=overwrite, holds=WMT_HOLDS))
+
+
+def write_task_files(result: xr.Dataset, out: str, *, overwrite: bool = False) -> list[str]:
+    """Write :data:`WMT_FILES` of a run_tasks result, and their manifest, to folder ``out``.
+
+    Only the names are taken: other files of ``out`` are left alone. With ``overwrite``,
+    the files an earlier run's manifest (:data:`WMT_MANIFEST`) records, unchanged, are
+    replaced; a name taken by anything else is a ``FileExistsError``. The files are
+    written in full or not at all, as a report's (see :mod:`xcorrstat._reporting.folder`).
+    """
+    files = _csv_files(result)
+    files["table.tex"] = to_latex(result).encode("utf-8")
+    files["table.md"] = to_markdown(result).encode("utf-8")
+    write_folder(out, {name: files[name] for name in WMT_FILES}, manifest=WMT_MANIFEST, overwrite=overwrite,
+                 holds=WMT_HOLDS)
+    return [os.path.join(out, name) for name in WMT_FILES]
+
+
+def _protocol_name(args: argparse.Namespace) -> str:
+    name = args.tasks or args.testset
+    if name not in protocols():
+        raise ValueError(f"--testset {args.testset!r} has no official task list of its name; choose one with "
+                         f"--tasks ({', '.join(protocols())})")
+    return name
+
+
+def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> None:
+    """Run ``xcorrstat wmt``: read, run the tasks, print the table, write the files."""
+    if args.n_resamples != "auto" and args.n_resamples < 0:
+        raise ValueError(f"--n-resamples must be 0 or more, got {args.n_resamples}")
+    name = _protocol_name(args)
+    if args.out is not None:
+        try:
+            check_task_folder(args.out, overwrite=args.overwrite)
+        except OSError as err:
+            raise command_error(err) from None
+    lps = None if args.lps is None else [lp.strip() for lp in args.lps.split(",") if lp.strip()]
+    needed = sorted(lps or protocol(name)["lps"])
+    log = None if args.quiet else err
+    if log is not None:
+        print(f"xcorrstat wmt: reading {args.testset} ({', '.join(needed)})", file=log, flush=True)
+    ds = read_mtme(args.root, args.testset, needed, follow_links=args.follow_links or None)
+    tasks = task_set(name, needed, data=ds, gold=args.gold, primary=not args.all_metrics)
+    lp_roles = None if args.roles is None else roles(args.testset, source=args.roles)
+    if log is not None:
+        draws = (f"auto draws (up to {args.max_resamples})" if args.n_resamples == "auto"
+                 else f"{args.n_resamples} draws")
+        print(f"xcorrstat wmt: {len(tasks)} tasks ({name}), {draws} each", file=log, flush=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TaskSkippedWarning)
+        warnings.simplefilter("always", OpenDecisionsWarning)
+        result = run_tasks(ds, tasks, roles=lp_roles, n_resamples=args.n_resamples, rng=args.seed,
+                           alpha=args.alpha, max_resamples=args.max_resamples)
+    for note in caught:
+        if issubclass(note.category, TaskSkippedWarning) and err is not None:
+            print(f"xcorrstat wmt: {printable(note.message, 600)}", file=err, flush=True)
+        elif issubclass(note.category, OpenDecisionsWarning) and err is not None:
+            print(f"xcorrstat wmt: note: {printable(note.message, 2000)}", file=err, flush=True)
+        elif not issubclass(note.category, (TaskSkippedWarning, OpenDecisionsWarning)):
+            warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
+    out.write(format_table(result, args.table_format, digits=args.digits))
+    out.flush()
+    if args.out is not None:
+        try:
+            written = write_task_files(result, args.out, overwrite=args.overwrite)
+        except OSError as err:
+            raise command_error(err) from None
+        if log is not None:
+            print("wrote " + ", ".join(written), file=log, flush=True)
