@@ -21,10 +21,9 @@ from ._types import Level, Test
 from ._version import __version__
 from ._correlation.estimates import correlate
 from ._io.tables import SUPPORTED_FORMATS
-from ._kernels import LEVELS, METHODS
+from ._capabilities import choices
 from ._kernels.corrections import CORRECTIONS
-from ._kernels.correlation import KENDALL_VARIANTS
-from ._kernels.levels import AVERAGES, CORRELATE_LEVELS
+from ._kernels.levels import AVERAGES
 from ._options import OPTIONS, compiled_enabled, set_options
 from ._reporting import report
 from ._reporting.correlations import (
@@ -98,11 +97,12 @@ def _correlate_options(c: argparse.ArgumentParser) -> None:
     c.add_argument("file", nargs="?", help="CSV/TSV/JSONL/Parquet/netCDF file, one row per (system, input); "
                    "default: the bundled SummEval data")
     c.add_argument("--target", help=f"human score column (default for the bundled data: {DEFAULT_TARGET})")
-    c.add_argument("--level", nargs="+", choices=CORRELATE_LEVELS, default=None,
+    c.add_argument("--level", nargs="+", choices=choices("correlate", "level"), default=None,
                    help="levels (default system input global, system for system-level data; also "
                    "within_system)")
-    c.add_argument("--method", nargs="+", choices=METHODS, default=list(METHODS))
-    c.add_argument("--variant", choices=KENDALL_VARIANTS, default="b", help=VARIANT_HELP)
+    c.add_argument("--method", nargs="+", choices=choices("correlate", "method"),
+                   default=list(choices("correlate", "method")))
+    c.add_argument("--variant", choices=choices("correlate", "variant"), default="b", help=VARIANT_HELP)
     c.add_argument("--epsilon", type=float, default=0.0,
                    help="Kendall: metric differences of at most EPSILON are ties (default 0)")
     c.add_argument("--average", choices=AVERAGES, default="macro",
@@ -123,10 +123,11 @@ def _report_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("file", nargs="?", help="CSV/TSV/JSONL/Parquet/netCDF file, one row per (system, input); "
                    "default: the bundled SummEval data")
     r.add_argument("--target", help=f"human score column (default for the bundled data: {DEFAULT_TARGET})")
-    r.add_argument("--level", nargs="+", choices=LEVELS, default=None,
+    r.add_argument("--level", nargs="+", choices=choices("report", "level"), default=None,
                    help="levels (default: system input; system for system-level data)")
-    r.add_argument("--method", choices=METHODS, default="pearson", help="correlation (default pearson)")
-    r.add_argument("--variant", choices=KENDALL_VARIANTS, default="b", help=VARIANT_HELP)
+    r.add_argument("--method", choices=choices("report", "method"), default="pearson",
+                   help="correlation (default pearson)")
+    r.add_argument("--variant", choices=choices("report", "variant"), default="b", help=VARIANT_HELP)
     r.add_argument("--metrics", nargs="+", help="metric columns (default: every column but the target "
                    "and --human columns)")
     r.add_argument("--human", nargs="+", default=None, help="other human columns to leave out of the metrics")
@@ -255,7 +256,7 @@ def _correlate_command(args: argparse.Namespace, out: IO[str]) -> None:
     ds, target, metrics, source = load_scores(args)
     levels = args.level
     if levels is None:
-        levels = ["system"] if is_system_level(ds) else list(LEVELS)
+        levels = ["system"] if is_system_level(ds) else ["system", "input", "global"]
     result = correlate(
         ds, target=target, level=list(levels), method=list(args.method),
         variant=args.variant, metrics=metrics, epsilon=args.epsilon, average=args.average,

@@ -8,11 +8,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import xarray as xr
 
+from .._capabilities import check, check_levels
 from .._docs import fill_doc
 from .._types import Average, CIMethod, Epsilon, Level, Levels, Method, Seed, Variant
-from .._kernels import METHODS, VARIANTS
-from .._kernels.levels import AVERAGES, CORRELATE_LEVELS, fisher_n
-from .._kernels.ties import TIE_VARIANTS
+from .._kernels.levels import AVERAGES, fisher_n
 from .._options import OPTIONS
 from .._resampling.draws import resolve_seed
 from .._resampling.engine import (
@@ -27,12 +26,7 @@ from .._resampling.engine import (
 )
 from .._resampling.intervals import basic_ci, bca_ci, fisher_ci, percentile_ci
 from .._resampling.schemes import drawn_dims, parse_resample
-from .._resampling.statistics import (
-    CALIBRATE_LEVELS,
-    check_bootstrap_variant,
-    resampled_calibration,
-    resampled_level_correlation,
-)
+from .._resampling.statistics import resampled_calibration, resampled_level_correlation
 from .._schema import INPUT, SYSTEM, split_scores
 from .._validation import (
     check_batch,
@@ -44,44 +38,26 @@ from .._validation import (
 )
 from .estimates import level_statistic, target_attr
 
-__all__ = ["FISHER_LEVELS", "bootstrap", "fisher", "fisher_sample_size"]
+__all__ = ["bootstrap", "fisher", "fisher_sample_size"]
 
 CI_METHODS = ("percentile", "basic", "bca")
-#: Levels of :func:`fisher`: every level of :func:`correlate`.
-FISHER_LEVELS = CORRELATE_LEVELS
-
-
 def _check_min_pairs(min_pairs) -> int:
     return check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
 
 
-def _bootstrap_levels(level) -> list[Level]:
-    """``level``: one level, or a non-empty list of distinct levels (the runs stacked along ``level``)."""
-    if isinstance(level, str):
-        return [check_choice(level, CORRELATE_LEVELS, "level")]
-    try:
-        levels = list(level)
-    except TypeError:
-        raise ValueError(f"level must be one of {CORRELATE_LEVELS} or a list of them, got {level!r}") from None
-    if not levels:
-        raise ValueError(f"level must be one of {CORRELATE_LEVELS} or a list of them, got an empty list")
-    if len(set(map(str, levels))) != len(levels):
-        raise ValueError(f"level names a level twice: {levels!r}")
-    for lev in levels:
-        check_choice(lev, CORRELATE_LEVELS, "level")
-    return levels
+def _bootstrap_levels(level, method, variant, epsilon) -> list[Level]:
+    """``level``: one level, or a non-empty list of distinct levels (the runs stacked along ``level``),
+    each with ``method`` and ``variant`` supported by the bootstrap (re-calibrating ties if asked)."""
+    if isinstance(epsilon, str) and epsilon != "calibrate":
+        raise ValueError(f"epsilon must be a number >= 0 or 'calibrate', got {epsilon!r}")
+    operation = "bootstrap(epsilon='calibrate')" if epsilon == "calibrate" else "bootstrap"
+    return check_levels(operation, level, method=method, variant=variant)
 
 
-def _bootstrap_epsilon(epsilon, *, levels, method, variant, ci) -> float | str:
-    """``epsilon``: a metric-tie threshold >= 0, or ``"calibrate"`` (re-calibrated in every draw)."""
+def _bootstrap_epsilon(epsilon, *, method, variant, ci) -> float | str:
+    """``epsilon``: a metric-tie threshold >= 0, or ``"calibrate"`` (re-calibrated in every draw; the
+    method, variant and levels it needs are checked with the levels)."""
     if isinstance(epsilon, str):
-        if epsilon != "calibrate":
-            raise ValueError(f"epsilon must be a number >= 0 or 'calibrate', got {epsilon!r}")
-        if method != "kendall" or variant not in TIE_VARIANTS:
-            raise ValueError(f"epsilon='calibrate' calibrates acc_eq or tau_eq: it needs method='kendall' and "
-                             f"variant in {TIE_VARIANTS}, got method={method!r}, variant={variant!r}")
-        for level in levels:
-            check_choice(level, CALIBRATE_LEVELS, "level", " (epsilon='calibrate' re-calibrates per draw there)")
         if ci == "bca":
             raise ValueError("ci='bca' is not available with epsilon='calibrate'; use 'percentile' or 'basic'")
         return epsilon
@@ -107,10 +83,7 @@ class _BootstrapOptions(NamedTuple):
 def _bootstrap_iv(level, method, variant, epsilon, average, resample, n_resamples, confidence_level, ci, rng,
                   batch, min_pairs) -> _BootstrapOptions:
     """Every option of :func:`bootstrap`, checked once and normalised (every level of a list at once)."""
-    levels = _bootstrap_levels(level)
-    check_choice(method, METHODS, "method")
-    # variant, once: one of Kendall's, and at global level (if asked for) one the draws support there
-    check_bootstrap_variant("global" if "global" in levels else levels[0], method, variant)
+    levels = _bootstrap_levels(level, method, variant, epsilon)
     min_pairs = _check_min_pairs(min_pairs)
     check_choice(average, AVERAGES, "average")
     dims = parse_resample(resample)
@@ -118,7 +91,7 @@ def _bootstrap_iv(level, method, variant, epsilon, average, resample, n_resample
     batch = check_batch(batch)
     confidence_level = check_confidence_level(confidence_level)
     check_choice(ci, CI_METHODS, "ci")
-    epsilon = _bootstrap_epsilon(epsilon, levels=levels, method=method, variant=variant, ci=ci)
+    epsilon = _bootstrap_epsilon(epsilon, method=method, variant=variant, ci=ci)
     if ci == "bca" and len(dims) != 1:
         raise ValueError(
             f"ci='bca' needs exactly one resampled dim (its jackknife is over that dim's units), "
@@ -369,9 +342,7 @@ def _calibrated_point(x, z, level, variant):
 
 def _fisher_iv(level, method, variant, min_pairs, confidence_level) -> tuple[int, float]:
     """Every option of :func:`fisher`, checked once: ``(min_pairs, confidence_level)``."""
-    check_choice(level, FISHER_LEVELS, "level")
-    check_choice(method, METHODS, "method")
-    check_choice(variant, VARIANTS, "variant", " (Kendall's variant)")
+    check("fisher", level=level, method=method, variant=variant)
     return _check_min_pairs(min_pairs), check_confidence_level(confidence_level)
 
 

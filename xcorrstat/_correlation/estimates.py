@@ -15,10 +15,10 @@ import numpy as np
 import xarray as xr
 
 from .._docs import fill_doc
+from .._capabilities import LEVELS, METHODS, check
 from .._types import Average, Levels, Method, Variant
-from .._kernels import METHODS, level_correlation
-from .._kernels.correlation import KENDALL_VARIANTS
-from .._kernels.levels import AVERAGES, CORRELATE_LEVELS
+from .._kernels import level_correlation
+from .._kernels.levels import AVERAGES
 from .._mt.pairwise import pdp_statistic
 from .._options import OPTIONS
 from .._schema import INPUT, SYSTEM, TARGET, check_finite, split_scores
@@ -116,9 +116,11 @@ class _CorrelateOptions(NamedTuple):
 def _correlate_iv(level, method, variant, skipna, complete_inputs, min_pairs, epsilon, average,
                   pdp) -> _CorrelateOptions:
     """Every option of :func:`correlate`, checked once and normalised."""
-    levels, level_dim = _choices(level, CORRELATE_LEVELS, "level")
+    levels, level_dim = _choices(level, LEVELS, "level")
     methods, method_dim = _choices(method, METHODS, "method")
-    check_choice(variant, KENDALL_VARIANTS, "variant", " (Kendall's variant)")
+    for lev in levels:
+        for meth in methods:
+            check("correlate", level=lev, method=meth, variant=variant)
     check_choice(average, AVERAGES, "average")
     epsilon = check_epsilon(epsilon)
     if epsilon and methods != ["kendall"]:

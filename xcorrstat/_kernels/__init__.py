@@ -4,19 +4,16 @@ No xarray, no Dask: arrays and axes only. The xarray adapter calls these through
 :func:`xarray.apply_ufunc`.
 """
 
-from .correlation import METHODS, VARIANTS, corr, kendall, pearson, spearman
+from .correlation import corr, kendall, pearson, spearman
 from .corrections import CORRECTIONS, adjust_pvalues, reject
 from .dependent import ALTERNATIVES, DependentTest, Interval, steiger_z, williams, zou_ci
-from .levels import LEVELS, average_defined, level_correlation, system_means
+from .levels import average_defined, level_correlation, system_means
 
 __all__ = [
     "ALTERNATIVES",
     "CORRECTIONS",
     "DependentTest",
     "Interval",
-    "LEVELS",
-    "METHODS",
-    "VARIANTS",
     "adjust_pvalues",
     "average_defined",
     "corr",

@@ -20,21 +20,17 @@ values only and are exact at any magnitude.
 
 from __future__ import annotations
 
-from typing import get_args
-
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.stats import rankdata
 
 from .._docs import fill_doc
+from .._capabilities import METHODS, VARIANTS
 from .._types import Method, Variant
 from .scaling import rescaled_where_unsafe
 from .tau import kendall_pairwise, kendall_sorted
 
 __all__ = [
-    "KENDALL_VARIANTS",
-    "METHODS",
-    "VARIANTS",
     "constant_over_valid",
     "corr",
     "kendall",
@@ -42,14 +38,6 @@ __all__ = [
     "spearman",
 ]
 
-#: The correlation coefficients (the members of :data:`xcorrstat._types.Method`).
-METHODS: tuple[Method, ...] = get_args(Method)
-#: Kendall variants of every call (the resampling engines implement these two)
-VARIANTS: tuple[Variant, ...] = ("b", "c")
-#: Kendall variants of the point statistics (correlate and the kernels): tau-b, tau-c, tau-a,
-#: tau_eq ("23") and acc_eq ("acc23") of Deutsch et al. (2023); the members of
-#: :data:`xcorrstat._types.Variant`
-KENDALL_VARIANTS: tuple[Variant, ...] = get_args(Variant)
 #: With epsilon > 0 the pair kernel is used up to this length (its cost grows with n^2)
 EPSILON_MAX_N = 8192
 
@@ -198,8 +186,8 @@ def kendall(
     >>> round(float(kendall(x, z)[0]), 4), round(float(kendall(x, z, variant="acc23")[0]), 4)
     (0.6667, 0.8333)
     """
-    if variant not in KENDALL_VARIANTS:
-        raise ValueError(f"variant must be one of {KENDALL_VARIANTS!r} for Kendall, got {variant!r}")
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS!r} for Kendall, got {variant!r}")
     epsilon = float(epsilon)
     if not np.isfinite(epsilon) or epsilon < 0:
         raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")

@@ -25,18 +25,15 @@ from typing import get_args
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._capabilities import LEVELS
 from .._docs import fill_doc
 from .._types import Average, Level, Method, Variant
 from .correlation import corr
 from .scaling import centre_cells
 
-__all__ = ["AVERAGES", "COUNT_VARIANTS", "CORRELATE_LEVELS", "LEVELS", "average_defined", "fisher_n",
+__all__ = ["AVERAGES", "COUNT_VARIANTS", "average_defined", "fisher_n",
            "group_weights", "level_correlation", "pooled_share", "system_means"]
 
-#: Levels of every call (the resampling engines implement these three)
-LEVELS: tuple[Level, ...] = ("system", "input", "global")
-#: Levels of the point statistics (correlate and the kernels): the members of :data:`xcorrstat._types.Level`
-CORRELATE_LEVELS: tuple[Level, ...] = get_args(Level)
 #: How per-group correlations are averaged: the members of :data:`xcorrstat._types.Average`
 AVERAGES: tuple[Average, ...] = get_args(Average)
 #: Kendall variants that are a ratio of pair counts over the group's ``n (n - 1) / 2`` pairs
@@ -237,7 +234,7 @@ def level_correlation(
     elif level == "global":
         r, n = correlate(ax.reshape(ax.shape[:-2] + (-1,)), az.reshape(az.shape[:-2] + (-1,)))
     else:
-        raise ValueError(f"level must be one of {CORRELATE_LEVELS!r}, got {level!r}")
+        raise ValueError(f"level must be one of {LEVELS!r}, got {level!r}")
     if not skipna:
         missing = np.isnan(ax).any(axis=(-2, -1)) | np.isnan(az).any(axis=(-2, -1))
         r = np.where(missing, np.nan, r)

@@ -13,13 +13,13 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import xarray as xr
 
+from .._capabilities import check
 from .._docs import fill_doc
 from .._types import Level, Seed, TieVariant
 from .._kernels.levels import system_means
-from .._kernels.ties import TIE_VARIANTS, calibrate_epsilon, sample_pairs, valid_pairs
+from .._kernels.ties import calibrate_epsilon, sample_pairs, valid_pairs
 from .._resampling.draws import resolve_seed, seeded_generator
 from .._schema import METRIC, aligned_scores
-from .._validation import check_choice
 
 __all__ = ["MAX_GROUP", "N_MEANING", "TIE_LEVELS", "TieVariant", "calibrate_ties", "level_groups"]
 
@@ -100,8 +100,7 @@ def _calibrate_ties_iv(data, target, metrics, level, variant, sample_rate, rng):
     """Every option of :func:`calibrate_ties`, checked once: the sample rate, aligned scores X
     ``(*batch, system, input)``, the batch dims, the level's groups of X and Z, and the source of the
     pair draws with its attrs (None and no attrs when every pair is used; ``rng`` is then ignored)."""
-    check_choice(level, tuple(TIE_LEVELS), "level")
-    check_choice(variant, TIE_VARIANTS, "variant", " (acc_eq or tau_eq)")
+    check("calibrate_ties", level=level, variant=variant)
     sample_rate = _check_sample_rate(sample_rate)
     x, z, batch = aligned_scores(data, target=target, metrics=metrics, level=level)
     gx, gz = level_groups(x.values.astype(np.float64), z.values.astype(np.float64), level)

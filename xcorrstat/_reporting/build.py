@@ -22,9 +22,9 @@ from .._escape import distinct_labels
 from .._docs import fill_doc
 from typing import Literal
 
+from .._capabilities import check_levels
 from .._types import Correction, Levels, Method, Seed, Test, Variant
 from .._correlation.confidence import bootstrap
-from .._kernels import LEVELS
 from .._resampling.draws import resolve_seed
 from .._resampling.schemes import (
     bootstrap_label,
@@ -39,7 +39,6 @@ from .._significance.allpairs import compare
 from .._significance.auto import check_draws
 from .._significance.defaults import DEFAULTS
 from .._tidy import tidy
-from .._validation import check_choice
 from .tables import check_digits, label_text, report_groups, to_latex, to_markdown
 
 __all__ = ["Report", "report"]
@@ -272,15 +271,11 @@ class Report:
 
 def _report_iv(data: xr.Dataset | xr.DataArray, level: Levels | None, resample: str | Sequence[str] | None,
                test: Test, permute: str | Sequence[str] | None,
-               rng: Seed) -> tuple[list[str], tuple[str, ...], str | None, int]:
+               rng: Seed, method: Method, variant: Variant) -> tuple[list[str], tuple[str, ...], str | None, int]:
     """Levels, resampled dims, PERM-* label (permutation tests only) and seed of a report."""
     default = ("system",) if is_system_level(data) else ("system", "input")
     chosen = default if level is None else level
-    levels: list[str] = [chosen] if isinstance(chosen, str) else list(chosen)
-    if not levels:
-        raise ValueError(f"level must be one of {LEVELS} or a list of them, got an empty list")
-    for lev in levels:
-        check_choice(lev, LEVELS, "level")
+    levels: list[str] = list(check_levels("report", chosen, method=method, variant=variant))
     # on system-level data the one input goes with its system: BOOT-SYSTEMS and PERM-SYSTEMS draws
     dims = drawn_dims(data, parse_resample(default if resample is None else resample))
     permute_label = None
@@ -417,7 +412,7 @@ def report(
     >>> rep.settings["ci_scheme"], rep.settings["test_scheme"]
     ('BOOT-BOTH', 'PERM-BOTH')
     """
-    levels, dims, permute_label, seed = _report_iv(data, level, resample, test, permute, rng)
+    levels, dims, permute_label, seed = _report_iv(data, level, resample, test, permute, rng, method, variant)
     n_boot, cap = check_draws(n_resamples, max_resamples)
     draws = {"n_resamples": n_resamples, "max_resamples": cap or DEFAULTS["max_resamples"].python}
     boots, comps = [], []

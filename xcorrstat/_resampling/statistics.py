@@ -29,13 +29,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._types import Average, Level, Method, Variant
-from .._kernels.correlation import EPSILON_MAX_N, KENDALL_VARIANTS, corr
+from .._kernels.correlation import EPSILON_MAX_N, corr
 from .._kernels.exactsum import exact_weighted_sums
 from .._kernels.global_kendall import CellTable, cell_tables, weighted_global_kendall
 from .._kernels.levels import group_weights, value_range
 from .._kernels.scaling import centre_cells
 from .._kernels.tiesweep import row_calibration, sorted_pairs, weighted_calibration
-from .._kernels.weighted import DISTINCT_PAIR_VARIANTS, wcorr, wcorr_gemm
+from .._kernels.weighted import wcorr, wcorr_gemm
 from .._kernels.wpearson_rows import wpearson_rows
 from .draws import counts_from_indices
 
@@ -43,26 +43,8 @@ __all__ = [
     "resampled_level_correlation",
     "resampled_calibration",
     "calibration_table",
-    "check_bootstrap_variant",
     "global_tables",
-    "CALIBRATE_LEVELS",
 ]
-
-#: Levels at which a bootstrap re-calibrates epsilon in every draw.
-CALIBRATE_LEVELS: tuple[Level, ...] = ("system", "input", "within_system")
-
-
-def check_bootstrap_variant(level: Level, method: Method, variant: object) -> None:
-    """Kendall's variants under bootstrap draws: every variant at system, input and
-    within-system level; at global level tau-b and tau-c only (the pair-share variants compare distinct units,
-    and a draw's cells are gathered as copies there)."""
-    if variant not in KENDALL_VARIANTS:
-        raise ValueError(f"variant must be one of {KENDALL_VARIANTS} (Kendall's variant), got {variant!r}")
-    if method == "kendall" and level == "global" and variant in DISTINCT_PAIR_VARIANTS:
-        raise ValueError(f"variant={variant!r} is resampled at level 'system', 'input' or "
-                         "'within_system'; at level 'global' "
-                         "bootstrap draws support Kendall's variant 'b' or 'c'")
-
 
 def _flat(x: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     x = np.asarray(x, dtype=np.float64)
@@ -343,7 +325,7 @@ def resampled_calibration(
         w = counts_from_indices(sys_idx, s) if sys_idx is not None else np.ones((b, s))
         eps, r, n = row_calibration(np.swapaxes(mx, -1, -2), np.swapaxes(mz, -1, -2), w[None], variant=variant)
     else:
-        raise ValueError(f"re-calibrating epsilon in every draw is supported at level {CALIBRATE_LEVELS}, "
+        raise ValueError(f"re-calibrating epsilon in every draw is supported at level system, input or within_system, "
                          f"got {level!r}")
     shape = lead + (b,)
     return (np.asarray(r, np.float64).reshape(shape), np.asarray(n).astype(np.int64).reshape(shape),

@@ -31,11 +31,9 @@ from .._types import (
     Variant,
 )
 from .._correlation.estimates import level_statistic
-from .._kernels import METHODS, VARIANTS
+from .._capabilities import check
 from .._kernels.corrections import CORRECTIONS
-from .._kernels.correlation import KENDALL_VARIANTS
 from .._kernels.dependent import williams
-from .._kernels.levels import CORRELATE_LEVELS
 from .._options import OPTIONS
 from .._resampling.draws import resolve_seed
 from .._resampling.engine import RESAMPLE_DIM, bootstrap_draws, compute_with_progress, default_batch
@@ -51,7 +49,6 @@ from .._resampling.schemes import (
     parse_resample,
     permutation_label,
 )
-from .._resampling.statistics import check_bootstrap_variant
 from .._schema import INPUT, METRIC, SYSTEM, split_scores, system_mean_grid
 from .._validation import (
     check_average,
@@ -64,7 +61,7 @@ from .auto import PairDraws, auto_pair_pvalues, auto_rerun, check_draws
 from .decisions import FAMILIES, OTHER, decide, off_diagonal, pair_pvalues
 from .defaults import DEFAULTS
 from .pairoutcome import Swap, compare_pair_outcomes, uses_pairs
-from .williams import check_williams_options, dependent_correlations
+from .williams import dependent_correlations
 
 __all__ = ["compare"]
 
@@ -108,27 +105,21 @@ def _check_targets(target) -> None:
         raise ValueError(f"target names a score twice: {list(target)!r}")
 
 
+#: The operation of the capability table each test of :func:`compare` is.
+_OPERATIONS = {"permutation": "compare", "bootstrap": "compare(test='bootstrap')",
+               "williams": "compare(test='williams')"}
+
+
 def _compare_iv(data, target, metrics, test, level, method, variant, permute, resample, n_resamples, alternative,
                 rng, pvalue, correction, family, alpha, keep_distribution, skipna, min_pairs, batch,
                 standardise, average, max_resamples=None) -> _Options:
     """Check and normalise every argument of :func:`compare`; split the scores."""
     check_choice(test, TESTS, "test")
-    check_choice(level, CORRELATE_LEVELS, "level")
+    check(_OPERATIONS[test], level=level, method=method, variant=variant)
     average = check_average(average, level)
     if average != "macro" and test == "williams":
         raise ValueError(f"average={average!r} needs test='permutation' or 'bootstrap'; the williams test "
                          "correlates units, it averages no groups")
-    if test != "williams":
-        check_choice(method, METHODS, "method")
-    if test == "bootstrap":  # every variant at the averaging levels, tau-b and tau-c at global level
-        check_bootstrap_variant(level, method, variant)
-    else:
-        check_choice(variant, KENDALL_VARIANTS, "variant", " (Kendall's variant)")
-    if variant not in VARIANTS and test == "williams":
-        raise ValueError(f"variant={variant!r} is available with test='permutation' or 'bootstrap'; the williams "
-                         f"test supports {VARIANTS}")
-    if test == "williams":  # a correlation over n units, and a product-moment one
-        check_williams_options(level, method)
     check_choice(alternative, ALTERNATIVES, "alternative")
     check_choice(pvalue, PVALUES, "pvalue")
     check_choice(family, FAMILIES, "family")

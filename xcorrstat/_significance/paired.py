@@ -25,8 +25,7 @@ import xarray as xr
 from .._docs import fill_doc
 from .._types import Alternative, Level, Method, PValue, Seed, Variant
 from .._correlation.estimates import level_statistic
-from .._kernels import METHODS
-from .._kernels.levels import CORRELATE_LEVELS
+from .._capabilities import check
 from .._options import OPTIONS
 from .._resampling.draws import resolve_seed
 from .._resampling.engine import (
@@ -40,7 +39,6 @@ from .._resampling.engine import (
 from .._resampling.intervals import percentile_ci
 from .._resampling.pvalues import ALTERNATIVES, PVALUES, paired_bootstrap_pvalue
 from .._resampling.schemes import bootstrap_label, drawn_dims, parse_resample
-from .._resampling.statistics import check_bootstrap_variant
 from .._schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, split_scores
 from .._validation import check_batch, check_choice, check_confidence_level, check_min_pairs, check_positive_int
 
@@ -71,9 +69,7 @@ def _check_name(ds: xr.Dataset, name, argument: str) -> None:
 def _paired_bootstrap_test_iv(data, x, y, target, level, method, variant, resample, n_resamples, alternative,
                               confidence_level, rng, pvalue, batch, skipna, min_pairs) -> _Options:
     """Check and normalise every argument of :func:`paired_bootstrap_test`; split the scores."""
-    check_choice(level, CORRELATE_LEVELS, "level")
-    check_choice(method, METHODS, "method")
-    check_bootstrap_variant(level, method, variant)
+    check("paired_bootstrap_test", level=level, method=method, variant=variant)
     check_choice(alternative, ALTERNATIVES, "alternative")
     check_choice(pvalue, PVALUES, "pvalue")
     if not isinstance(skipna, (bool, np.bool_)):

@@ -28,9 +28,8 @@ import xarray as xr
 
 from .._docs import fill_doc
 from .._types import Alternative, Average, Level, Method, PValue, Seed, Standardise, SwapUnit, Variant
-from .._kernels import METHODS, level_correlation
-from .._kernels.correlation import KENDALL_VARIANTS
-from .._kernels.levels import CORRELATE_LEVELS
+from .._capabilities import check
+from .._kernels import level_correlation
 from .._options import OPTIONS
 from .._resampling.draws import fill_draws, permutation_masks, resolve_seed
 from .._resampling.engine import block_elems, compute_with_progress, draws_within, raised_batch
@@ -154,10 +153,8 @@ def _draw_plan(cells: int, batch: int | None, n_resamples: int, early: bool) -> 
 def _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_resamples, alternative, rng,
                          pvalue, batch, skipna, min_pairs, early_stop, risk, standardise, average) -> _Options:
     """Check and normalise every argument of :func:`permutation_test`; split the scores."""
-    check_choice(level, CORRELATE_LEVELS, "level")
+    check("permutation_test", level=level, method=method, variant=variant)
     average = check_average(average, level)
-    check_choice(method, METHODS, "method")
-    check_choice(variant, KENDALL_VARIANTS, "variant", " (Kendall's variant)")
     check_choice(alternative, ALTERNATIVES, "alternative")
     check_choice(pvalue, PVALUES, "pvalue")
     batch = check_batch(batch)

@@ -25,45 +25,11 @@ from .._kernels import corr, system_means
 from .._kernels.dependent import steiger_z, williams, zou_ci
 from .._kernels.scaling import centre_cells
 from .._resampling.pvalues import ALTERNATIVES
+from .._capabilities import check
 from .._schema import INPUT, METRIC, SYSTEM, check_finite, split_scores
 from .._validation import check_choice, check_confidence_level
 
-__all__ = ["WILLIAMS_LEVELS", "WILLIAMS_METHODS", "check_williams_options", "dependent_correlations",
-           "williams_test"]
-
-#: Levels where a correlation is taken over ``n`` units (systems or cells), as Williams' test needs.
-WILLIAMS_LEVELS = ("system", "global")
-#: Product-moment correlations (Spearman's as an approximation).
-WILLIAMS_METHODS = ("pearson", "spearman")
-#: Why an averaging level has no ``n``.
-_AVERAGED = {
-    "input": "the input-level average of per-input correlations",
-    "within_system": "the within-system average of per-system correlations",
-}
-
-
-def check_williams_options(level: str, method: str) -> None:
-    """Raise ValueError unless Williams' test is defined at ``level`` with ``method``.
-
-    The test needs one correlation over ``n`` units: per-system means (system level)
-    or cells (global level). An average of per-input or per-system correlations has
-    no such ``n``; the permutation and paired bootstrap tests apply there.
-
-    Examples
-    --------
-    >>> check_williams_options("global", "spearman")  # defined: no error
-    >>> check_williams_options("within_system", "pearson")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: level must be 'system' or 'global' for Williams' test, got 'within_system': the within-system ...
-    """
-    if level not in WILLIAMS_LEVELS:
-        why = _AVERAGED.get(level)
-        reason = (f": {why} is not a correlation over n units (use the permutation or paired bootstrap test)"
-                  if why else "")
-        raise ValueError(f"level must be 'system' or 'global' for Williams' test, got {level!r}{reason}")
-    check_choice(method, WILLIAMS_METHODS, "method", " (Williams' test is for product-moment correlations)")
-
+__all__ = ["dependent_correlations", "williams_test"]
 
 def dependent_correlations(x: ArrayLike, y: ArrayLike, z: ArrayLike, *, level: Level,
                            method: Method) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -100,7 +66,7 @@ def _williams_kernel(x, y, z, *, level, method, alternative, absolute, confidenc
 
 def _williams_test_iv(data, x, y, target, level, method, alternative, confidence_level):
     """Validated arguments of :func:`williams_test`: ``(xs, ys, z, confidence_level)``."""
-    check_williams_options(level, method)
+    check("williams_test", level=level, method=method)
     check_choice(alternative, ALTERNATIVES, "alternative")
     confidence_level = check_confidence_level(confidence_level)
     if x == y:

@@ -25,7 +25,8 @@ import xarray as xr
 
 from .._docs import fill_doc
 from .._types import Level, Method, Variant
-from .._kernels import LEVELS, METHODS, VARIANTS, corr, level_correlation
+from .._capabilities import check
+from .._kernels import corr, level_correlation
 from .._labelled import (
     as_float,
     check_dim,
@@ -39,7 +40,7 @@ from .._labelled import (
 )
 from .._options import OPTIONS
 from .._schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, stack_scores
-from .._validation import check_choice, check_min_pairs
+from .._validation import check_min_pairs
 
 __all__ = ["matrix"]
 
@@ -91,8 +92,7 @@ def _matrix_iv(
     method: Method, variant: Variant, complete_inputs: bool, min_pairs: int | None,
 ) -> tuple[xr.DataArray, Hashable, tuple[Hashable, ...], Callable[..., Any], dict[str, Any], dict[str, Any]]:
     """``(data array, compared dim, observed dims, kernel, its options, attrs)`` of a :func:`matrix` call."""
-    check_choice(method, METHODS, "method")
-    check_choice(variant, VARIANTS, "variant", " (Kendall's tau-b or tau-c)")
+    check("agreement.matrix", level=level, method=method, variant=variant)
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     attrs: dict[str, Any] = {"long_name": "correlation", "method": method,
                              "variant": variant if method == "kendall" else "", "min_pairs": min_pairs,
@@ -111,7 +111,6 @@ def _matrix_iv(
                      along=[str(d) for d in core], n_meaning="valid pairs")
         return da, over, core, _generic_kernel, dict(n_along=len(core), method=method, variant=variant,
                                                      min_pairs=min_pairs), attrs
-    check_choice(level, LEVELS, "level")
     if over not in (None, METRIC):
         raise ValueError(f"over: with level=... the compared labels are the scores (dim {METRIC!r}), got {over!r}")
     if along is not None or var is not None:

@@ -26,7 +26,8 @@ import xarray as xr
 
 from .._docs import fill_doc
 from .._types import Levels, Method, Seed, Variant
-from .._kernels import LEVELS, METHODS, level_correlation
+from .._capabilities import check_levels
+from .._kernels import level_correlation
 from .._kernels.levels import fisher_n
 from .._options import OPTIONS
 from .._resampling.draws import (
@@ -42,7 +43,6 @@ from .._resampling.statistics import resampled_level_correlation
 from .._schema import INPUT, SYSTEM, check_finite, split_scores
 from .._validation import (
     check_batch,
-    check_choice,
     check_min_pairs,
     check_positive_int,
     check_unit_interval,
@@ -152,13 +152,7 @@ class _Coverage(NamedTuple):
 
 def _ci_coverage_iv(data, target, metric, level, method, variant, methods, n_trials, n_resamples,
                     confidence_level, rng, trial_batch, skipna, min_pairs) -> _Coverage:
-    levels = [level] if isinstance(level, str) else list(level)
-    if not levels:
-        raise ValueError(f"level must be one of {LEVELS} or a list of them, got an empty list")
-    for lev in levels:
-        check_choice(lev, LEVELS, "level")
-    check_choice(method, METHODS, "method")
-    check_choice(variant, ("b", "c"), "variant")
+    levels: list[str] = list(check_levels("diagnostics.ci_coverage", level, method=method, variant=variant))
     labels, names = parse_labels(methods, tuple(CI_METHODS), "methods")
     n_trials = check_positive_int(n_trials, "n_trials")
     n_resamples = check_positive_int(n_resamples, "n_resamples")

@@ -24,7 +24,7 @@ import xarray as xr
 
 from .._docs import fill_doc
 from .._types import Level, Method, Seed
-from .._kernels import LEVELS, METHODS
+from .._capabilities import check, limit_of
 from .._resampling.draws import MAX_DRAW_TASKS, keyed_generator, resolve_seed
 from .._resampling.schemes import (
     BOOTSTRAP_SCHEMES,
@@ -37,7 +37,6 @@ from .._significance.permutation import permutation_test
 from .._significance.williams import williams_test
 from .._validation import (
     check_batch,
-    check_choice,
     check_positive_int,
     check_unit_interval,
     renamed_keyword,
@@ -117,8 +116,8 @@ def _run(label, ds, *, x, y, target, level, method, n_resamples, seed, alpha, ba
         res = paired_bootstrap_test(ds, x=x, y=y, target=target, level=level, method=method, resample=dims,
                                     n_resamples=n_resamples, rng=seed, batch=batch)
     else:
-        if level not in ("system", "global") or method not in ("pearson", "spearman"):
-            return None
+        if limit_of("williams_test", level=level, method=method) is not None:
+            return None  # not defined there: NaN
         res = williams_test(ds, x=x, y=y, target=target, level=level, method=method)
     return res["pvalue"] <= alpha
 
@@ -185,8 +184,7 @@ def _power_analysis_iv(data, target, metric, degraded, noise, tests, level, meth
     for name, value in (("target", target), ("metric", metric)):
         if value not in ds.data_vars:
             raise ValueError(f"{name}={value!r} is not a variable of the data; available: {list(ds.data_vars)}")
-    check_choice(level, LEVELS, "level")
-    check_choice(method, METHODS, "method")
+    check("diagnostics.power_analysis", level=level, method=method)
     labels, names = parse_labels(tests, tuple(POWER_TESTS), "tests")
     n_trials = check_positive_int(n_trials, "n_trials")
     n_resamples = check_positive_int(n_resamples, "n_resamples")
