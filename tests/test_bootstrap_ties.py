@@ -193,17 +193,19 @@ def test_no_self_pairs_keeps_draws_centred():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(method="pearson", epsilon="calibrate"), "needs method='kendall'"),
-    (dict(variant="b", epsilon="calibrate"), "needs method='kendall' and variant"),
-    (dict(level="global", epsilon="calibrate"), "at level 'global'"),
-    (dict(level="global", variant="23", epsilon="calibrate"), "at level 'global'"),
+    (dict(method="pearson", epsilon="calibrate"), "method='pearson' is not supported; it supports method 'kendall'"),
+    (dict(variant="b", epsilon="calibrate"), "variant='b' is not supported with method='kendall'; it supports "
+                                             "variant '23' or 'acc23'"),
+    (dict(level="global", epsilon="calibrate"), "not supported with level='global' and method='kendall'"),
+    (dict(level="global", variant="23", epsilon="calibrate"), "not supported with level='global'"),
     (dict(level="document", epsilon="calibrate"), "level must be one of"),
     (dict(epsilon="calibrate", ci="bca", resample="input"), "ci='bca' is not available"),
     (dict(epsilon="auto"), "epsilon must be a number >= 0 or 'calibrate'"),
     (dict(epsilon=-1.0), "epsilon must be a finite number"),
     (dict(method="pearson", variant="b", epsilon=0.5), "epsilon applies to method='kendall' only"),
     (dict(variant="c", epsilon=0.5), "not defined for tau-c"),
-    (dict(level="global"), "at level 'global' bootstrap draws support"),
+    (dict(level="global"), "^bootstrap: variant='acc23' is not supported with level='global' and "
+                           "method='kendall'; it supports variant 'b' or 'c': a global-level bootstrap draw"),
     (dict(variant="e"), "variant must be one of"),
 ])
 def test_errors_name_the_argument(kwargs, match):

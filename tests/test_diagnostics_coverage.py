@@ -32,6 +32,8 @@ def _oracle_intervals(x, z, *, level, method, seed, trial):
     r_a, n = oracle_level(xa, za, level, method, "b")
     if level == "input":
         n = len(a_s)  # complete data: every input of the quadrant has all its systems
+    if level == "within_system":
+        n = len(a_i)  # complete data: every system of the quadrant has all its inputs
     b, c = {"pearson": (3, 1.0), "kendall": (4, np.sqrt(0.437)), "spearman": (3, np.sqrt(1 + r_a**2 / 2))}[method]
     out["fisher"] = _fisher(r_a, n, b, c)
     for name, (rs, ri) in {"boot-systems": (True, False), "boot-inputs": (False, True),
@@ -48,7 +50,8 @@ def _oracle_intervals(x, z, *, level, method, seed, trial):
 
 
 @pytest.mark.parametrize("level,method", [("system", "pearson"), ("input", "pearson"), ("input", "kendall"),
-                                          ("global", "spearman")])
+                                          ("global", "spearman"), ("within_system", "pearson"),
+                                          ("within_system", "kendall")])
 def test_matches_explicit_trials(level, method):
     ds = make_scores(n_metrics=2, n_systems=9, n_inputs=10, seed=4)
     ds["m0"] = (ds["human"] + ds["m0"]).assign_attrs(role="metric")

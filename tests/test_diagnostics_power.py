@@ -27,7 +27,8 @@ def test_degrade_is_the_documented_formula(ds):
 
 
 @pytest.mark.parametrize("level,tests", [("system", ["perm-both", "boot-inputs", "williams"]),
-                                         ("input", ["perm-systems", "boot-both"])])
+                                         ("input", ["perm-systems", "boot-both"]),
+                                         ("within_system", ["perm-inputs", "boot-systems"])])
 def test_equals_one_call_per_trial(ds, level, tests):
     noise, n_trials = [0.3, 1.0], 6
     pw = power_analysis(ds, target="human", metric="m0", noise=noise, tests=tests, level=level,
@@ -36,6 +37,8 @@ def test_equals_one_call_per_trial(ds, level, tests):
     y2 = degrade(ds["m0"], noise=noise, n_trials=n_trials, rng=5, copy=1)
     calls = {"perm-both": ("permutation_test", {"permute": ("system", "input")}),
              "perm-systems": ("permutation_test", {"permute": ("system",)}),
+             "perm-inputs": ("permutation_test", {"permute": ("input",)}),
+             "boot-systems": ("paired_bootstrap_test", {"resample": ("system",)}),
              "boot-both": ("paired_bootstrap_test", {"resample": ("system", "input")}),
              "boot-inputs": ("paired_bootstrap_test", {"resample": ("input",)}),
              "williams": ("williams_test", {})}
@@ -83,8 +86,9 @@ def test_user_supplied_degradations_and_input_samples(ds):
     assert pw.attrs["degradation"] == "user-supplied" and pw.attrs["n_inputs"] == 6
 
 
-def test_williams_is_undefined_at_input_level(ds):
-    pw = power_analysis(ds, target="human", metric="m0", noise=[1.0], tests=["williams"], level="input",
+@pytest.mark.parametrize("level", ["input", "within_system"])
+def test_williams_is_undefined_at_input_level(ds, level):
+    pw = power_analysis(ds, target="human", metric="m0", noise=[1.0], tests=["williams"], level=level,
                         n_trials=2, n_resamples=10, rng=0)
     assert np.isnan(pw["power"]).all()
 

@@ -314,7 +314,8 @@ def test_dask_input_equals_eager():
 # --------------------------------------------------------------------------- #
 # Williams' test: no n at the within-system level
 # --------------------------------------------------------------------------- #
-WILLIAMS_WORDS = "level must be 'system' or 'global' for Williams' test, got 'within_system': .*permutation or paired"
+WILLIAMS_WORDS = ("level='within_system' is not supported; it supports level 'system' or 'global': Williams' test "
+                  ".*permutation_test or paired_bootstrap_test")
 
 
 def test_williams_refuses_the_within_system_level():

@@ -110,7 +110,8 @@ def _vocabulary(name: str, value: object) -> str:
     if isinstance(value, str) and value in allowed:
         return value
     hint = did_you_mean(value, allowed) if isinstance(value, str) else ""
-    raise ValueError(f"{name} must be one of {allowed!r}, got {cut(value)}{hint}")
+    note = " (Kendall's variant)" if name == "variant" else ""
+    raise ValueError(f"{name} must be one of {allowed!r}{note}, got {cut(value)}{hint}")
 
 
 def _holds(limit: Limit, values: dict[str, str]) -> bool:

@@ -361,7 +361,7 @@ def report(
     %(data)s
     %(target)s
     %(metrics)s
-    level : {"system", "input", "global"} or list of them, optional
+    level : {"system", "input", "global", "within_system"} or list of them, optional
         Default ("system", "input"); "system" for system-level data (a ``system``
         dim and no ``input`` dim).
     %(method)s

@@ -123,7 +123,8 @@ def _matrix_iv(
     x = stack_scores(ds, names, METRIC)
     check_new_dim(x, pair_dim(METRIC), "scores")
     attrs.update(level=level, over=METRIC, along=[SYSTEM, INPUT], complete_inputs=int(bool(complete_inputs)),
-                 n_meaning="systems (system level), defined inputs (input level), cells (global level)")
+                 n_meaning="systems (system level), defined inputs (input level), cells (global level), "
+                          "defined systems (within-system level)")
     return x, METRIC, (SYSTEM, INPUT), _level_kernel, dict(level=level, method=method, variant=variant,
                                                          min_pairs=min_pairs,
                                                          complete_inputs=bool(complete_inputs)), attrs
@@ -161,15 +162,14 @@ def matrix(
         The dims whose combinations are the paired observations; default every dim
         except ``over``. Dims in neither ``over`` nor ``along`` are batch dims: one
         matrix per batch label. Not used with ``level``.
-    level : {"system", "input", "global"}, optional
+    level : {"system", "input", "global", "within_system"}, optional
         Compare the scores of a score Dataset at this level (as
         :func:`xcorrstat.correlate` correlates a metric with a target).
     scores : list of str, optional
         With ``level``: the scores to compare; default every numeric variable with
         ``system`` and ``input`` dims, human judgments included.
     %(method)s
-    variant : {"b", "c"}
-        Kendall's tau variant.
+    %(variant)s
     complete_inputs : bool, default False
         With ``level="system"``: average each system over only the inputs present
         for every system.

@@ -269,10 +269,10 @@ def ci_coverage(
         Metric(s); several metrics share the trials and draws. (``metric=`` is its
         earlier name, still accepted with a FutureWarning.)
     level : str or list of str, default ("system", "input")
-        ``"system"``, ``"input"`` or ``"global"``, or a list of them.
+        ``"system"``, ``"input"``, ``"global"`` or ``"within_system"``, or a list of them.
     %(method)s
     variant : {"b", "c"}
-        Kendall's tau variant.
+        Kendall's tau variant (the Fisher interval's constants are known for these two).
     methods : sequence of str
         From ``"fisher"`` and the bootstrap labels ``"boot-systems"``,
         ``"boot-inputs"`` and ``"boot-both"`` (percentile intervals resampling the

@@ -308,7 +308,7 @@ def power_analysis(
         ``"boot-systems"``, ``"boot-inputs"`` (the scheme labels, any case) and
         ``"williams"`` (system and global level, Pearson or Spearman only; NaN
         elsewhere). The result labels each test as given.
-    level : {"system", "input", "global"}, default "system"
+    level : {"system", "input", "global", "within_system"}, default "system"
         The level of the correlation compared.
     %(method)s
     n_trials : int, default 100
