@@ -107,7 +107,8 @@ def test_a_huge_bad_batch_is_cut_in_the_message():
     (lambda: boot(average="micro"), ValueError, "average must be one of"),
     (lambda: boot(min_pairs=1), ValueError, "min_pairs must be an integer >= 2, got 1"),
     (lambda: boot(epsilon="auto"), ValueError, "epsilon must be a number >= 0 or 'calibrate', got 'auto'"),
-    (lambda: boot(epsilon="calibrate"), ValueError, r"bootstrap\(epsilon='calibrate'\): method='pearson' is not supported.*Tie calibration"),
+    (lambda: boot(epsilon="calibrate"), ValueError,
+     r"bootstrap\(epsilon='calibrate'\): method='pearson' is not supported.*tie calibration"),
     (lambda: boot(epsilon=-0.1, method="kendall"), ValueError, "epsilon must be a finite number >= 0"),
     # alternative / pvalue / early stopping
     (lambda: perm(alternative="bigger"), ValueError, "alternative must be one of .*got 'bigger'"),

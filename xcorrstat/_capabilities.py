@@ -22,7 +22,7 @@ from ._types import Level, Method, Variant
 
 __all__ = [
     "COLUMNS", "LEVELS", "METHODS", "OPERATIONS", "VARIANTS", "Limit", "Operation", "cells", "check", "check_levels",
-    "choices",
+    "choices", "support_text",
     "limit_of", "message", "support_table",
 ]
 
@@ -66,9 +66,9 @@ WILLIAMS = (
 )
 FISHER = (
     Limit("variant", ("b", "c"),
-          "Fisher's z interval needs the coefficient's sampling variance, known for Kendall's tau-b and "
-          "tau-c (Fieller, Hartley and Pearson, 1957) but not for tau-a, tau_eq ('23') or acc_eq "
-          "('acc23'), which count ties otherwise (use bootstrap)", _KENDALL),
+          "Fisher's z interval needs the coefficient's sampling variance: for Kendall's tau that of "
+          "Fieller, Hartley and Pearson (1957), used for tau-b and tau-c; none is established for tau-a, "
+          "tau_eq ('23') or acc_eq ('acc23'), which count ties otherwise (use bootstrap)", _KENDALL),
 )
 GLOBAL_DRAWS = (
     Limit("variant", ("b", "c"),
@@ -77,7 +77,7 @@ GLOBAL_DRAWS = (
           "level 'system', 'input' or 'within_system', or use permutation_test)",
           (("level", "global"), *_KENDALL)),
 )
-_TIES = ("Tie calibration chooses the metric-tie threshold of acc_eq ('acc23') and tau_eq ('23'), the "
+_TIES = ("tie calibration chooses the metric-tie threshold of acc_eq ('acc23') and tau_eq ('23'), the "
          "Kendall variants that count tied pairs as agreement (Deutsch et al., 2023)")
 CALIBRATE = (
     Limit("method", ("kendall",), _TIES),
@@ -276,3 +276,31 @@ def choices(operation: str, argument: str) -> tuple[str, ...]:
     index = {"level": 1, "method": 2, "variant": 3}[argument]
     supported = {cell[index] for cell in cells() if cell[0] == operation and cell[-1] == "yes"}
     return tuple(v for v in _VOCABULARY[argument] if v in supported)
+
+
+def support_text(width: int = 100) -> str:
+    """The support table as aligned text, then its numbered notes (the reasons of the refusals).
+
+    Examples
+    --------
+    >>> support_text().splitlines()[2].split()
+    ['correlate', 'system', 'yes', 'yes', 'yes', 'yes', 'yes', 'yes', 'yes']
+    """
+    import textwrap
+
+    header, rows, notes = support_table()
+    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
+    lines = []
+    for k, row in enumerate([header, *rows]):
+        if k > 1 and row[0] == rows[k - 2][0]:
+            row = ["", *row[1:]]  # the operation once, on its first level
+        lines.append("  ".join(cell.ljust(w) if j < 2 else cell.rjust(w) for j, (cell, w) in
+                               enumerate(zip(row, widths))).rstrip())
+        if k == 0:
+            lines.append("-" * len(lines[0]))
+    lines.append("")
+    lines.append("yes: supported; -: not an argument of the operation (power_analysis uses tau-b; calibrate_ties "
+                 "is Kendall's)")
+    for k, note in enumerate(notes, 1):
+        lines.append(textwrap.fill(f"({k}) {note}", width, subsequent_indent="    "))
+    return "\n".join(lines)
