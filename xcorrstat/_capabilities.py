@@ -83,6 +83,26 @@ CALIBRATE = (
     Limit("method", ("kendall",), _TIES),
     Limit("variant", ("23", "acc23"), _TIES, _KENDALL),
 )
+_GROUPS = ("input", "within_system", "global")
+PAIRS = (
+    Limit("level", _GROUPS,
+          "swap='pairs' swaps the outcomes of pairs of items within groups (each input's systems, each "
+          "system's inputs, or all cells); at system level the items are per-system means, not cells whose "
+          "pair outcomes a draw can swap (use swap='scores')"),
+    Limit("method", ("kendall",),
+          "swap='pairs' swaps pair outcomes (concordant, discordant, tied), the counts of Kendall's "
+          "variants; Pearson's and Spearman's coefficients depend on the scores themselves (use swap='scores')"),
+    Limit("variant", ("b", "a", "23", "acc23"),
+          "tau-c's denominator counts the distinct values of the scores, not pair outcomes, so swapping "
+          "outcomes does not define it", _KENDALL),
+)
+SWAP_CALIBRATE = (
+    Limit("level", _GROUPS,
+          "a permutation draw re-calibrates the tie threshold over the pair groups of the input, "
+          "within-system and global levels (mt-metrics-eval's average_by 'item', 'sys' and 'none'); at "
+          "system level this is not implemented (bootstrap(epsilon='calibrate') re-calibrates there)"),
+    *CALIBRATE,
+)
 
 _ALL = ("level", "method", "variant")
 #: The operations and their limits, in the order of the docs' table.
@@ -92,9 +112,12 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     Operation("bootstrap(epsilon='calibrate')", _ALL, CALIBRATE + GLOBAL_DRAWS),
     Operation("fisher", _ALL, FISHER),
     Operation("permutation_test", _ALL),
+    Operation("permutation_test(swap='pairs')", _ALL, PAIRS),
+    Operation("permutation_test(epsilon='calibrate')", _ALL, SWAP_CALIBRATE),
     Operation("paired_bootstrap_test", _ALL, GLOBAL_DRAWS),
     Operation("williams_test", ("level", "method"), WILLIAMS),
     Operation("compare", _ALL),
+    Operation("compare(swap='pairs')", _ALL, PAIRS),
     Operation("compare(test='bootstrap')", _ALL, GLOBAL_DRAWS),
     Operation("compare(test='williams')", _ALL, WILLIAMS),
     Operation("report", _ALL, GLOBAL_DRAWS),

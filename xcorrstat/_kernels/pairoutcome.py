@@ -44,12 +44,10 @@ from .._types import Variant
 from .levels import average_defined
 
 __all__ = [
-    "LINEAR_VARIANTS", "PAIR_VARIANTS", "PairOutcomes", "SwapBits", "chunk_plan", "hybrid_deltas",
+    "LINEAR_VARIANTS", "PairOutcomes", "SwapBits", "chunk_plan", "hybrid_deltas",
     "pair_endpoints", "pair_quantities", "prepare_pair_outcomes",
 ]
 
-#: Kendall variants of the pair-outcome test (tau-c needs the scores themselves, not pair outcomes).
-PAIR_VARIANTS: tuple[Variant, ...] = ("acc23", "23", "b", "a")
 #: Variants whose group average is linear in the swap mask.
 LINEAR_VARIANTS: tuple[Variant, ...] = ("acc23", "23")
 #: ``bits(ids, start, stop)``: the (len(ids), stop - start) 0/1 swap bits of pairs start..stop-1.

@@ -33,9 +33,10 @@ import dask
 import numpy as np
 import xarray as xr
 
+from .._capabilities import check
 from .._types import Alternative, Correction, Family, PValue, SwapUnit, Variant
 from .._kernels.corrections import CORRECTIONS
-from .._kernels.pairoutcome import LINEAR_VARIANTS, PAIR_VARIANTS, hybrid_deltas, prepare_pair_outcomes
+from .._kernels.pairoutcome import LINEAR_VARIANTS, hybrid_deltas, prepare_pair_outcomes
 from .._kernels.ties import TIE_VARIANTS, calibrate_epsilon
 from .._mt.ties import MAX_GROUP, TIE_LEVELS, level_groups
 from .._options import OPTIONS
@@ -98,20 +99,11 @@ def dispatched(swap: object, epsilon: object) -> bool:
     return uses_pairs(swap, epsilon)
 
 
-def check_pair_options(*, level: object, method: object, variant: object, permute: object, standardise: object,
-                       early_stop: object = None) -> None:
-    """Raise a clear error for an option the pair-outcome test does not take."""
-    if level == "system":
-        raise ValueError("swap='pairs' compares pairs of items within groups: level='input' (each input's "
-                         "systems), 'within_system' or 'global'; at level='system' use swap='scores'")
-    check_choice(level, tuple(AVERAGE_BY), "level", " (with swap='pairs')")
-    if method != "kendall":
-        raise ValueError(f"swap='pairs' swaps the outcomes of pairs, the counts of Kendall's variants: it needs "
-                         f"method='kendall', got method={method!r}")
-    if variant == "c":
-        raise ValueError("variant='c' (tau-c) depends on the scores themselves, not only on pair outcomes, so "
-                         f"swap='pairs' does not define it; choose one of {PAIR_VARIANTS}")
-    check_choice(variant, PAIR_VARIANTS, "variant", " (with swap='pairs')")
+def check_pair_options(*, operation: str, level: object, method: object, variant: object, permute: object,
+                       standardise: object, early_stop: object = None) -> None:
+    """Raise a clear error for an option the pair-outcome test does not take (``operation``: its row of
+    the capability table)."""
+    check(operation, level=level, method=method, variant=variant)
     if parse_permute(permute) != "cells":
         raise ValueError(f"permute={permute!r} does not apply to swap='pairs' (a draw swaps the outcome of each "
                          "pair of items within a group, set by level); leave permute at its default")
@@ -330,9 +322,9 @@ def _attrs(*, level: str, how: str, n_resamples: int, alternative: str, pvalue: 
     }
 
 
-def _common_iv(level, method, variant, permute, standardise, early_stop, n_resamples, alternative, pvalue, batch,
-               min_pairs) -> tuple[int, int | None, int]:
-    check_pair_options(level=level, method=method, variant=variant, permute=permute, standardise=standardise,
+def _common_iv(operation, level, method, variant, permute, standardise, early_stop, n_resamples, alternative,
+               pvalue, batch, min_pairs) -> tuple[int, int | None, int]:
+    check_pair_options(operation=operation, level=level, method=method, variant=variant, permute=permute, standardise=standardise,
                        early_stop=early_stop)
     check_choice(alternative, ALTERNATIVES, "alternative")
     check_choice(pvalue, PVALUES, "pvalue")
@@ -373,15 +365,14 @@ def _recalibrated_draws(s: _Scores, *, level: str, variant: Variant, scheme: Swa
 
 def _two_metric_iv(data, x, y, target, level, method, variant, permute, standardise, early_stop, swap,
                    n_resamples, alternative, pvalue, batch, min_pairs) -> tuple[_Scores, int, int | None, int]:
+    operation = "permutation_test(swap='pairs')"
     if swap == "scores":  # re-calibrated in every draw
-        if level not in AVERAGE_BY or method != "kendall" or variant not in TIE_VARIANTS:
-            raise ValueError("swap='scores' with epsilon='calibrate' re-calibrates acc_eq or tau_eq in every draw: "
-                             "it needs method='kendall', variant 'acc23' or '23' and level 'input', "
-                             f"'within_system' or 'global'; got {method!r}, {variant!r}, {level!r}")
+        operation = "permutation_test(epsilon='calibrate')"
+        check(operation, level=level, method=method, variant=variant)
         if standardise != "cells" or early_stop is not None:
             raise ValueError("swap='scores' with epsilon='calibrate' takes standardise='cells' and early_stop=None")
         parse_permute(permute)
-    n_resamples, batch, min_pairs = _common_iv(level, method, variant, permute if swap == "pairs" else
+    n_resamples, batch, min_pairs = _common_iv(operation, level, method, variant, permute if swap == "pairs" else
                                                ("system", "input"), standardise, early_stop, n_resamples,
                                                alternative, pvalue, batch, min_pairs)
     ds = metric_pair(data, target=target, x=x, y=y)
@@ -445,8 +436,9 @@ def compare_pair_outcomes(data, *, target, metrics, level, method, variant, perm
                           correction: Correction | None, family: Family, alpha, keep_distribution, skipna,
                           min_pairs, batch) -> xr.Dataset:
     """:func:`xcorrstat.compare` with ``test="permutation", swap="pairs"`` (see its docstring)."""
-    n_resamples, batch, min_pairs = _common_iv(level, method, variant, permute, standardise, None, n_resamples,
-                                               alternative, pvalue, batch, min_pairs)
+    n_resamples, batch, min_pairs = _common_iv("compare(swap='pairs')", level, method, variant, permute,
+                                               standardise, None, n_resamples, alternative, pvalue, batch,
+                                               min_pairs)
     check_choice(family, FAMILIES, "family")
     if correction is not None:
         check_choice(correction, CORRECTIONS, "correction", " or None")
