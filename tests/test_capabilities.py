@@ -9,6 +9,7 @@ scipy and brute-force pair counts.
 
 import importlib.util
 import itertools
+import re
 from pathlib import Path
 
 import numpy as np
@@ -137,3 +138,23 @@ def test_report_within_system_correlation_is_the_scipy_mean():
                                    rng=1, metrics=["m0", "m1"])
         assert float(rep.intervals["low"].sel(level="within_system", metric=m)) == pytest.approx(
             float(boot["low"].sel(metric=m)), abs=1e-12)
+
+
+def test_cli_report_within_system_prints_the_scipy_mean(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from xcorrstat._cli import main
+
+    ds = make_scores(n_metrics=2, n_systems=5, n_inputs=10, seed=6)
+    path = tmp_path / "scores.csv"
+    ds.to_dataframe().reset_index().to_csv(path, index=False)
+    code = main(["report", str(path), "--target", "human", "--level", "within_system", "--n-resamples", "20",
+                 "--seed", "1", "--out", str(tmp_path / "rep"), "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Within-system level (n = 5 systems)" in out
+    rows = {line.split()[1]: float(line.split()[2]) for line in out.splitlines()
+            if re.match(r"^\s+\d+\s+m\d\s", line)}
+    assert sorted(rows) == ["m0", "m1"]
+    for m in ("m0", "m1"):
+        want = np.mean([stats.pearsonr(ds[m].values[s], ds["human"].values[s])[0] for s in range(5)])
+        assert rows[m] == pytest.approx(want, abs=5e-4)  # printed with 3 decimals

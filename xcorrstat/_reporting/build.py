@@ -43,7 +43,7 @@ from .tables import check_digits, label_text, report_groups, to_latex, to_markdo
 
 __all__ = ["Report", "report"]
 
-_UNITS = {"system": "systems", "input": "inputs", "global": "cells"}
+_UNITS = {"system": "systems", "input": "inputs", "global": "cells", "within_system": "systems"}
 
 
 def _count(n: int, noun: str) -> str:
@@ -160,7 +160,7 @@ class Report:
         for lev, labels, sub in report_groups(self):
             n = int(sub["n"].max()) if len(sub) else 0
             where = f", {label_text(labels)}" if labels else ""
-            blocks.append(f"\n{lev.capitalize()} level{where} (n = {n} {_UNITS.get(lev, 'units')})")
+            blocks.append(f"\n{lev.replace('_', '-').capitalize()} level{where} (n = {n} {_UNITS.get(lev, 'units')})")
             names = [label[str(m)] for m in sub["metric"]]
             width = max([len("metric"), *(len(m) for m in names)])
             lines = [f"{'rank':>4}  {'metric':<{width}}  {'r':>{digits + 3}}  {'CI':^{2 * digits + 10}}  cluster"]

@@ -77,7 +77,7 @@ _NOTEBOOK_STYLE = (
 
 def _group_title(level: str, labels: dict) -> str:
     """"System level", or "System level, lp = en-de" for a label of the extra dims (escaped)."""
-    return html.escape(f"{level.capitalize()} level" + (f", {label_text(labels)}" if labels else ""))
+    return html.escape(f"{level.replace('_', '-').capitalize()} level" + (f", {label_text(labels)}" if labels else ""))
 
 
 def tables_html(report: Any) -> str:
