@@ -205,7 +205,7 @@ def test_no_self_pairs_keeps_draws_centred():
     (dict(method="pearson", variant="b", epsilon=0.5), "epsilon applies to method='kendall' only"),
     (dict(variant="c", epsilon=0.5), "not defined for tau-c"),
     (dict(level="global"), "^bootstrap: variant='acc23' is not supported with level='global' and "
-                           "method='kendall'; it supports variant 'b' or 'c': a global-level bootstrap draw"),
+                           "method='kendall'; it supports variant 'b' or 'c': under resampling, tau-a"),
     (dict(variant="e"), "variant must be one of"),
 ])
 def test_errors_name_the_argument(kwargs, match):

@@ -6,10 +6,11 @@ derives from its limit (the argument, the value, what is supported and why). The
 table (:func:`support_table`) and the command line's choices (:data:`LEVELS`, :data:`METHODS`,
 :data:`VARIANTS`) come from the same data.
 
-Only essential limits are in the table: Williams' test (one product-moment correlation over n
-units), Fisher's z (a sampling variance known only for some coefficients), tie calibration
-(defined for the variants that count ties as agreement) and global-level bootstrap draws of the
-variants that count pairs of distinct cells.
+The limits are essential ones -- Williams' test (one product-moment correlation over n units),
+Fisher's z (a sampling variance known only for some coefficients), tie calibration (defined for the
+variants that count ties as agreement), the pair-outcome test (Kendall's counts of pair outcomes) --
+and two that are not, each saying so in its reason: global-level bootstrap draws of the variants
+that count pairs of distinct units, and re-calibrated permutation draws at system level.
 """
 
 from __future__ import annotations
@@ -72,9 +73,10 @@ FISHER = (
 )
 GLOBAL_DRAWS = (
     Limit("variant", ("b", "c"),
-          "a global-level bootstrap draw holds copies of cells, and tau-a, tau_eq ('23') and acc_eq "
-          "('acc23') count pairs of distinct cells, which two copies of one cell are not (resample at "
-          "level 'system', 'input' or 'within_system', or use permutation_test)",
+          "under resampling, tau-a, tau_eq ('23') and acc_eq ('acc23') count only the pairs of copies of "
+          "distinct units; the draws count them so at system, input and within-system level, but the "
+          "global level's bootstrap kernel counts every pair of cells (not implemented there yet: resample "
+          "at another level, or use permutation_test)",
           (("level", "global"), *_KENDALL)),
 )
 _TIES = ("tie calibration chooses the metric-tie threshold of acc_eq ('acc23') and tau_eq ('23'), the "
