@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from xcorrstat.agreement import jaccard, jaccard_kernel
+from xcorrstat.agreement import jaccard
+from xcorrstat.agreement._selection import jaccard_kernel
 
 ATOL = 1e-12
 

@@ -30,7 +30,6 @@ from ._mt import (
     kendall_like,
     pairwise_accuracy,
     pairwise_difference_pearson,
-    pairwise_differences,
     soft_pairwise_accuracy,
     soft_pairwise_accuracy_test,
 )
@@ -69,7 +68,6 @@ __all__ = [
     "paired_difference_ci",
     "pairwise_accuracy",
     "pairwise_difference_pearson",
-    "pairwise_differences",
     "permutation_test",
     "plot",
     "ranked_frame",
