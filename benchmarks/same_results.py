@@ -636,10 +636,10 @@ def build_cases(scratch: Path, quick: bool):
     def get_bench():
         nonlocal bench
         if bench is None:
-            bench = xcs.agreement.synthetic_benchmark(seed=0)
+            bench = xcs.agreement.synthetic_benchmark(rng=0)
         return bench
 
-    add("agreement/synthetic_benchmark", agr_names, lambda: xcs.agreement.synthetic_benchmark(seed=0))
+    add("agreement/synthetic_benchmark", agr_names, lambda: xcs.agreement.synthetic_benchmark(rng=0))
     add("agreement/synthetic_benchmark-options", agr_names, lambda: xcs.agreement.synthetic_benchmark(
         strategies=["random", "entropy", "coreset"], n_datasets=4, batch_sizes=[5, 10], n_cycles=3,
         n_items=60, n_missing=3, seed=7))
@@ -677,7 +677,7 @@ def build_cases(scratch: Path, quick: bool):
                                           condition="dataset", rank=True, higher_is_better=False))
     add("agreement/leaderboard/missing-available", ("agreement.leaderboard", *agr_names),
         lambda: xcs.agreement.leaderboard(
-            xcs.agreement.synthetic_benchmark(n_missing=8, seed=2), var="accuracy", competitor="strategy",
+            xcs.agreement.synthetic_benchmark(n_missing=8, rng=2), var="accuracy", competitor="strategy",
             condition="dataset", missing="available", rank=True))
     add("agreement/leaderboard_agreement", ("agreement.leaderboard_agreement", *agr_names),
         lambda: xcs.agreement.leaderboard_agreement(
@@ -689,7 +689,7 @@ def build_cases(scratch: Path, quick: bool):
             n_resamples=n // 2, rng=1, keep_distribution=True, confidence_level=0.9, batch=17))
     add("agreement/leaderboard_agreement/point-only-missing", ("agreement.leaderboard_agreement", *agr_names),
         lambda: xcs.agreement.leaderboard_agreement(
-            xcs.agreement.synthetic_benchmark(n_missing=8, seed=2), var="accuracy", competitor="strategy",
+            xcs.agreement.synthetic_benchmark(n_missing=8, rng=2), var="accuracy", competitor="strategy",
             condition="dataset", between="batch_size", missing="available", n_resamples=None, min_pairs=4))
     add("accessor/Dataset.matrix", "agreement.matrix", lambda: ds.corrstat.matrix(level="input", method="spearman"))
     add("accessor/Dataset.jaccard", ("agreement.jaccard", *agr_names), lambda: get_bench().corrstat.jaccard(

@@ -19,7 +19,7 @@ from xcorrstat.plot._agreement import CMAPS, heatmap  # noqa: E402
 
 @pytest.fixture(scope="module")
 def bench():
-    return agr.synthetic_benchmark(seed=0)
+    return agr.synthetic_benchmark(rng=0)
 
 
 @pytest.fixture(autouse=True)
