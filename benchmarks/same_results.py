@@ -802,7 +802,7 @@ def build_cases(scratch: Path, quick: bool):
         add(f"kernels/steiger_z/{alternative}", "kernels.steiger_z", lambda alternative=alternative:
             xcs.kernels.steiger_z(r_jk, r_jh, r_kh, nn, alternative=alternative))
     add("kernels/williams/absolute-broadcast", "kernels.williams", lambda: xcs.kernels.williams(
-        r_jk[:, None], r_jh[None, :], 0.3, 40, absolute=True))
+        r_jk[:, None], r_jh[None, :], 0.3, 40, alternative="two-sided", absolute=True))
     add("kernels/zou_ci", "kernels.zou_ci", lambda: xcs.kernels.zou_ci(r_jk, r_jh, r_kh, nn))
     add("kernels/zou_ci/confidence", "kernels.zou_ci", lambda: xcs.kernels.zou_ci(
         0.396, 0.179, 0.088, 66, confidence_level=0.9))
