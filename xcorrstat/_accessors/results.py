@@ -42,8 +42,8 @@ class ResultAccessor(Bound):
     >>> ds = xcorrstat.datasets.summeval()
     >>> r = ds.corrstat.correlate(target="expert_relevance", metrics=["meteor", "rouge_l_f1"])
     >>> rc: xcorrstat.ResultAccessor = r.corrstat
-    >>> list(rc.tidy().columns[:3])
-    ['metric', 'level', 'correlation']
+    >>> rc.tidy()[["metric", "correlation"]].round(2).values.tolist()
+    [['meteor', 0.63], ['rouge_l_f1', 0.61]]
     """
 
     _takes: ClassVar[tuple[type, ...]] = (xr.Dataset, xr.DataArray)
