@@ -26,7 +26,6 @@ SCORES_METHODS = {
     "williams_test": xcorrstat.williams_test, "compare": xcorrstat.compare, "report": xcorrstat.report,
     "calibrate_ties": xcorrstat.calibrate_ties, "pairwise_accuracy": xcorrstat.pairwise_accuracy,
     "kendall_like": xcorrstat.kendall_like, "pairwise_difference_pearson": xcorrstat.pairwise_difference_pearson,
-    "pairwise_differences": xcorrstat.pairwise_differences,
     "soft_pairwise_accuracy": xcorrstat.soft_pairwise_accuracy,
     "soft_pairwise_accuracy_test": xcorrstat.soft_pairwise_accuracy_test,
     "matrix": agreement.matrix, "jaccard": agreement.jaccard, "leaderboard": agreement.leaderboard,
@@ -111,7 +110,7 @@ def test_score_data_stay_scores(scores, summeval):
     # the readers' attrs (role, level, testset ...) and a transform of scores do not make a result
     assert type(summeval.corrstat) is ScoresAccessor
     assert type(summeval["expert_relevance"].corrstat) is ScoresAccessor
-    assert type(scores.corrstat.pairwise_differences().corrstat) is ScoresAccessor
+    assert type((scores - scores.mean("input")).corrstat) is ScoresAccessor
     # without the attrs an analysis wrote, a result's values are plain data
     r = scores.corrstat.correlate(target="human")
     assert type(r.copy().assign_attrs(target=None).drop_attrs().corrstat) is ScoresAccessor

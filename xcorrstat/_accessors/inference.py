@@ -85,14 +85,14 @@ class InferenceMethods(Bound):
             min_pairs=min_pairs)
 
     def mean_ci(self, *, metrics: Sequence[Hashable] | Hashable | None = None, dim: str = "input",
-            n_resamples: int = 10000, confidence_level: float = 0.95, rng: Seed = None,
+            n_resamples: int = 1000, confidence_level: float = 0.95, rng: Seed = None,
             batch: int | None = None, skipna: bool = True, keep_distribution: bool = False) -> xr.Dataset:
         return mean_ci(self._data(), metrics=metrics, dim=dim, n_resamples=n_resamples,
             confidence_level=confidence_level, rng=rng, batch=batch, skipna=skipna,
             keep_distribution=keep_distribution)
 
     def paired_difference_ci(self, *, system_a: Hashable, system_b: Hashable,
-            metrics: Sequence[Hashable] | Hashable | None = None, dim: str = "input", n_resamples: int = 10000,
+            metrics: Sequence[Hashable] | Hashable | None = None, dim: str = "input", n_resamples: int = 1000,
             confidence_level: float = 0.95, rng: Seed = None, batch: int | None = None,
             keep_distribution: bool = False) -> xr.Dataset:
         return paired_difference_ci(self._data(), system_a=system_a, system_b=system_b, metrics=metrics,

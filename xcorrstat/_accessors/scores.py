@@ -14,7 +14,7 @@ from typing import cast
 import numpy as np
 import xarray as xr
 
-from .._mt.pairwise import kendall_like, pairwise_accuracy, pairwise_difference_pearson, pairwise_differences
+from .._mt.pairwise import kendall_like, pairwise_accuracy, pairwise_difference_pearson
 from .._mt.softpairwise import soft_pairwise_accuracy
 from .._mt.spatest import soft_pairwise_accuracy_test
 from .._mt.ties import calibrate_ties
@@ -74,10 +74,6 @@ class ScoresAccessor(InferenceMethods):
             level: Level = "input", pool: str | Sequence[str] | None = None) -> xr.Dataset:
         return pairwise_difference_pearson(self._data(), target=target, metrics=metrics, level=level, pool=pool)
 
-    def pairwise_differences(self, *, dim: Hashable = "system",
-            epsilon: float = 0.0) -> xr.Dataset | xr.DataArray:
-        return pairwise_differences(self._data(), dim=dim, epsilon=epsilon)
-
     def soft_pairwise_accuracy(self, *, target: Hashable, metrics: Sequence[Hashable] | None = None,
             n_resamples: int = 1000, rng: Seed = None, draws: Draws = "by-id") -> xr.Dataset:
         return soft_pairwise_accuracy(self._data(), target=target, metrics=metrics, n_resamples=n_resamples,
@@ -124,26 +120,24 @@ class ScoresAccessor(InferenceMethods):
 
     def ci_coverage(self, *, target: Hashable, metrics: Hashable | Sequence[Hashable] | None = None,
             level: Levels = ("system", "input"), method: Method = "pearson", variant: Variant = "b",
-            methods: Sequence[str] = ("fisher", "boot-systems", "boot-inputs", "boot-both"),
+            methods: Sequence[str] = ("fisher", "BOOT-SYSTEMS", "BOOT-INPUTS", "BOOT-BOTH"),
             n_trials: int = 1000, n_resamples: int = 1000, confidence_level: float = 0.95, rng: Seed = None,
             trial_batch: int | None = None, skipna: bool = True, min_pairs: int | None = None,
-            progress: bool = False, metric: Hashable | Sequence[Hashable] | None = None) -> xr.Dataset:
+            progress: bool = False) -> xr.Dataset:
         return ci_coverage(self._data(), target=target, metrics=metrics, level=level, method=method,
             variant=variant, methods=methods, n_trials=n_trials, n_resamples=n_resamples,
             confidence_level=confidence_level, rng=rng, trial_batch=trial_batch, skipna=skipna,
-            min_pairs=min_pairs, progress=progress, metric=metric)
+            min_pairs=min_pairs, progress=progress)
 
     def power_analysis(self, *, target: Hashable, metric: Hashable, degraded: xr.DataArray | None = None,
             noise: Sequence[float] = (0.0, 0.25, 0.5, 1.0, 2.0),
-            tests: Sequence[str] = ("perm-both", "boot-both", "williams"), level: Level = "system",
+            tests: Sequence[str] = ("PERM-BOTH", "BOOT-BOTH", "williams"), level: Level = "system",
             method: Method = "pearson", n_trials: int = 100, n_resamples: int = 1000, alpha: float = 0.05,
             n_inputs: int | None = None, type_one: bool = True, rng: Seed = None,
-            trial_batch: int | None = None, batch: int | None = None,
-            trial_chunk: int | None = None) -> xr.Dataset:
+            trial_batch: int | None = None, batch: int | None = None) -> xr.Dataset:
         return power_analysis(self._data(), target=target, metric=metric, degraded=degraded, noise=noise,
             tests=tests, level=level, method=method, n_trials=n_trials, n_resamples=n_resamples, alpha=alpha,
-            n_inputs=n_inputs, type_one=type_one, rng=rng, trial_batch=trial_batch, batch=batch,
-            trial_chunk=trial_chunk)
+            n_inputs=n_inputs, type_one=type_one, rng=rng, trial_batch=trial_batch, batch=batch)
 
     def normality(self, *, variables: Sequence[Hashable] | None = None, alpha: float = 0.05) -> xr.Dataset:
         return normality(self._data(), variables=variables, alpha=alpha)
@@ -151,6 +145,6 @@ class ScoresAccessor(InferenceMethods):
 
 #: The functions behind the methods of :class:`ScoresAccessor`, in the order of its methods.
 SCORES = (*INFERENCE, calibrate_ties, pairwise_accuracy, kendall_like, pairwise_difference_pearson,
-          pairwise_differences, soft_pairwise_accuracy, soft_pairwise_accuracy_test, matrix, jaccard, leaderboard,
+          soft_pairwise_accuracy, soft_pairwise_accuracy_test, matrix, jaccard, leaderboard,
           leaderboard_agreement, ci_coverage, power_analysis, normality)
 copy_docs(ScoresAccessor, SCORES)
