@@ -23,9 +23,9 @@ from xcorrstat.diagnostics import ci_coverage, power_analysis
 
 # Deutsch, Dror & Roth (2021), Table 1, QAEval-F1 / expert relevance: (system, input) coverage
 PAPER = {
-    "boot-both": (0.98, 0.93),
-    "boot-systems": (0.81, 0.73),
-    "boot-inputs": (0.70, 0.73),
+    "BOOT-BOTH": (0.98, 0.93),
+    "BOOT-SYSTEMS": (0.81, 0.73),
+    "BOOT-INPUTS": (0.70, 0.73),
     "fisher": (0.87, 1.00),
 }
 
@@ -54,7 +54,7 @@ def coverage(args) -> None:
 def power(args) -> None:
     ds = xcorrstat.datasets.summeval()
     noise = [0.0, 0.1, 0.2, 0.3, 0.5]
-    for level, tests in (("input", ["perm-both", "boot-both"]), ("system", ["perm-both", "boot-both", "williams"])):
+    for level, tests in (("input", ["PERM-BOTH", "BOOT-BOTH"]), ("system", ["PERM-BOTH", "BOOT-BOTH", "williams"])):
         start = time.perf_counter()
         pw = power_analysis(ds, target="expert_relevance", metric="qa_eval_f1", level=level, method="pearson",
                             noise=noise, tests=tests, n_trials=args.power_trials, n_resamples=args.resamples,

@@ -26,7 +26,8 @@ import time
 import numpy as np
 
 from xcorrstat._io.mtme import read_mtme
-from xcorrstat.wmt import protocol, protocols, roles
+from xcorrstat.wmt import protocol, roles
+from xcorrstat.wmt._protocols import protocols
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
 from mtme_tree import write_wmt_tree  # the tree writer of the tests

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from xcorrstat.agreement import jaccard, jaccard_kernel
+from xcorrstat.agreement import jaccard
+from xcorrstat.agreement._selection import jaccard_kernel
 
 ATOL = 1e-12
 
@@ -150,7 +151,7 @@ def test_dask_matches_eager():
 def test_synthetic_benchmark_similar_strategies_overlap():
     from xcorrstat.agreement import synthetic_benchmark
 
-    bench = synthetic_benchmark(seed=0)
+    bench = synthetic_benchmark(rng=0)
     j = jaccard(bench, var="selected", over="strategy", item="item", union="cycle")
     assert float(j.sel(strategy="entropy", strategy_2="margin")) > float(j.sel(strategy="entropy",
                                                                                strategy_2="coreset"))
@@ -180,13 +181,12 @@ def test_non_mask_values_are_rejected():
         jaccard(xr.DataArray([["a", "b"], ["c", "d"]], dims=("s", "item")), over="s", item="item")
 
 
-def test_synthetic_benchmark_seed_is_the_earlier_name_of_rng():
-    """seed= still works, with a FutureWarning and the same benchmark; both at once is an error."""
+def test_synthetic_benchmark_takes_rng_only():
+    """rng= seeds the benchmark (recorded in attrs); seed=, an earlier name, is refused."""
     from xcorrstat.agreement import synthetic_benchmark
 
-    new = synthetic_benchmark(rng=3, n_missing=2)
-    with pytest.warns(FutureWarning, match="seed= is now spelt rng="):
-        old = synthetic_benchmark(seed=3, n_missing=2)
-    assert new.identical(old) and new.attrs["seed"] == 3
-    with pytest.raises(TypeError, match="pass rng= only"):
-        synthetic_benchmark(rng=1, seed=2)
+    assert synthetic_benchmark(rng=3, n_missing=2).identical(synthetic_benchmark(rng=3, n_missing=2))
+    assert synthetic_benchmark(rng=3).attrs["seed"] == 3
+    assert not synthetic_benchmark(rng=3)["accuracy"].identical(synthetic_benchmark(rng=4)["accuracy"])
+    with pytest.raises(TypeError, match="seed"):
+        synthetic_benchmark(seed=2)

@@ -142,7 +142,7 @@ def test_rng_generator_records_a_reusable_seed():
 
 
 def test_batch_dims_and_variable_list():
-    bench = synthetic_benchmark(seed=1, n_missing=3)
+    bench = synthetic_benchmark(rng=1, n_missing=3)
     res = leaderboard_agreement(bench, var=["accuracy", "auc"], competitor="strategy", condition="dataset",
                                 n_resamples=20, rng=0)
     assert set(res["tau"].dims) == {"batch_size", "variable", "variable_2"}

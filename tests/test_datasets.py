@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from xcorrstat.datasets import SUMMEVAL_HUMAN, summeval, summeval_path
+from xcorrstat.datasets import summeval, summeval_path
+from xcorrstat.datasets._summeval import SUMMEVAL_HUMAN
 from xcorrstat._io import read
 
 

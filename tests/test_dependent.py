@@ -102,7 +102,7 @@ def test_nlpstats_system_spearman():
     r12, r13, r23 = 12 / 120, 6 / 120, 6 / 120
     assert abs(williams(r12, r13, r23, 9, alternative="greater").pvalue - 0.4658712) < 5e-8
     assert abs(williams(r13, r12, r23, 9, alternative="less").pvalue - 0.4658712) < 5e-8
-    assert abs(williams(r13, r12, r23, 9).pvalue - 0.9317423) < 5e-8
+    assert abs(williams(r13, r12, r23, 9, alternative="two-sided").pvalue - 0.9317423) < 5e-8
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +131,7 @@ def test_wmt20_williams_psych_convention(wmt20, better, worse, expected):
     # psych::r.test: signed r, one-tailed p = P(T_{n-3} > |t|), whatever the argument order
     assert abs(stats.t.sf(abs(t), n - 3) - expected) < 1e-6
     assert abs(williams(r_jh, r_jk, r_kh, n, alternative="less").pvalue - expected) < 1e-6
-    assert abs(williams(r_jk, r_jh, r_kh, n).pvalue - 2 * expected) < 2e-6
+    assert abs(williams(r_jk, r_jh, r_kh, n, alternative="two-sided").pvalue - 2 * expected) < 2e-6
     # all three correlations are positive here, so |r| changes nothing
     assert williams(r_jk, r_jh, r_kh, n, alternative="greater", absolute=True).pvalue == p
 
@@ -243,12 +243,13 @@ def test_broadcasting(fn):
     a = np.array([[0.9], [0.7], [0.2]])
     b = np.array([0.1, 0.5, 0.6, 0.85])
     n = np.array([[10], [40], [200]])
-    out = fn(a, b, 0.4, n)
+    kw = {} if fn is zou_ci else {"alternative": "two-sided"}
+    out = fn(a, b, 0.4, n, **kw)
     for arr in out:
         assert arr.shape == (3, 4)
     for i in range(3):
         for j in range(4):
-            single = fn(float(a[i, 0]), float(b[j]), 0.4, int(n[i, 0]))
+            single = fn(float(a[i, 0]), float(b[j]), 0.4, int(n[i, 0]), **kw)
             assert all(np.isscalar(v) for v in single)
             np.testing.assert_allclose([arr[i, j] for arr in out], single, rtol=1e-14)
 
@@ -262,7 +263,7 @@ def test_symmetries():
         np.testing.assert_allclose(p_lt, p_gt, rtol=1e-12)
         p_less = fn(a, b, c, n, alternative="less").pvalue
         np.testing.assert_allclose(p_gt + p_less, 1.0, rtol=1e-12)
-        two = fn(a, b, c, n).pvalue
+        two = fn(a, b, c, n, alternative="two-sided").pvalue
         np.testing.assert_allclose(two, 2 * np.minimum(p_gt, p_less), rtol=1e-10)
     low, high = zou_ci(a, b, c, n)
     low_s, high_s = zou_ci(b, a, c, n)
@@ -279,7 +280,8 @@ def test_absolute_uses_magnitudes():
 def test_nan_and_degenerate_entries_stay_local():
     a = np.array([0.5, np.nan, 1.0, 0.5, 0.5, -1.0])
     n = np.array([20, 20, 20, 3, np.nan, 20])
-    for out in (williams(a, 0.3, 0.2, n), steiger_z(a, 0.3, 0.2, n), zou_ci(a, 0.3, 0.2, n)):
+    for out in (williams(a, 0.3, 0.2, n, alternative="two-sided"), steiger_z(a, 0.3, 0.2, n, alternative="two-sided"),
+                zou_ci(a, 0.3, 0.2, n)):
         for arr in out:
             assert np.isfinite(arr[0]) and np.isnan(arr[1:]).all()
 

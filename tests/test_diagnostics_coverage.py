@@ -36,8 +36,8 @@ def _oracle_intervals(x, z, *, level, method, seed, trial):
         n = len(a_i)  # complete data: every system of the quadrant has all its inputs
     b, c = {"pearson": (3, 1.0), "kendall": (4, np.sqrt(0.437)), "spearman": (3, np.sqrt(1 + r_a**2 / 2))}[method]
     out["fisher"] = _fisher(r_a, n, b, c)
-    for name, (rs, ri) in {"boot-systems": (True, False), "boot-inputs": (False, True),
-                           "boot-both": (True, True)}.items():
+    for name, (rs, ri) in {"BOOT-SYSTEMS": (True, False), "BOOT-INPUTS": (False, True),
+                           "BOOT-BOTH": (True, True)}.items():
         draws = []
         for r in range(N_RES):
             rows = sd[r] if rs else np.arange(len(a_s))
@@ -55,7 +55,7 @@ def _oracle_intervals(x, z, *, level, method, seed, trial):
 def test_matches_explicit_trials(level, method):
     ds = make_scores(n_metrics=2, n_systems=9, n_inputs=10, seed=4)
     ds["m0"] = (ds["human"] + ds["m0"]).assign_attrs(role="metric")
-    cov = ci_coverage(ds, target="human", metric=["m0", "m1"], level=level, method=method,
+    cov = ci_coverage(ds, target="human", metrics=["m0", "m1"], level=level, method=method,
                       n_trials=N_TRIALS, n_resamples=N_RES, rng=17)
     z = ds["human"].values
     for metric in ("m0", "m1"):
@@ -82,7 +82,7 @@ def test_matches_explicit_trials(level, method):
 
 def test_same_seed_same_result_whatever_the_blocks():
     ds = make_scores(n_metrics=1, n_systems=6, n_inputs=8, seed=1)
-    kw = dict(target="human", metric="m0", level=["system", "input"], n_trials=10, n_resamples=40, rng=3)
+    kw = dict(target="human", metrics="m0", level=["system", "input"], n_trials=10, n_resamples=40, rng=3)
     a = ci_coverage(ds, trial_batch=1, **kw)
     b = ci_coverage(ds, trial_batch=7, **kw)
     c = ci_coverage(ds.chunk(), **kw)
@@ -98,7 +98,7 @@ def test_same_seed_same_result_whatever_the_blocks():
 
 def test_shares_add_up_and_undefined_trials_are_left_out():
     ds = make_scores(n_metrics=1, n_systems=6, n_inputs=8, seed=2, nan_frac=0.3)
-    cov = ci_coverage(ds, target="human", metric="m0", level="input", n_trials=15, n_resamples=30, rng=0)
+    cov = ci_coverage(ds, target="human", metrics="m0", level="input", n_trials=15, n_resamples=30, rng=0)
     total = (cov["contained"] + cov["too_high"] + cov["too_low"]).values
     n = cov["n_trials"].values
     np.testing.assert_allclose(total[n > 0], 1.0)
@@ -107,31 +107,28 @@ def test_shares_add_up_and_undefined_trials_are_left_out():
     assert int(cov["n_trials"].sel(metric="m0", level="input", ci_method="fisher")) == 0
 
 
-def test_methods_are_scheme_labels_and_earlier_spellings_warn():
+def test_methods_are_scheme_labels_in_any_case_and_results_use_the_canonical_one():
     ds = make_scores(n_metrics=1, n_systems=6, n_inputs=8, seed=3)
-    kw = dict(target="human", metric="m0", level=["system", "input"], n_trials=6, n_resamples=30, rng=2)
-    new = ci_coverage(ds, methods=["boot-systems", "BOOT-INPUTS", "boot-both"], **kw)
-    assert list(new["ci_method"].values) == ["boot-systems", "BOOT-INPUTS", "boot-both"]  # as given
-    with pytest.warns(FutureWarning, match="bootstrap-"):
-        old = ci_coverage(ds, methods=["bootstrap-system", "bootstrap-input", "bootstrap-both"], **kw)
-    assert list(old["ci_method"].values) == ["boot-systems", "boot-inputs", "boot-both"]
-    for v in ("contained", "too_high", "too_low", "width", "n_trials"):
-        np.testing.assert_array_equal(old[v].values, new[v].values)
+    kw = dict(target="human", metrics="m0", level=["system", "input"], n_trials=6, n_resamples=30, rng=2)
+    mixed = ci_coverage(ds, methods=["boot-systems", "BOOT-INPUTS", "Boot-Both"], **kw)
+    assert list(mixed["ci_method"].values) == ["BOOT-SYSTEMS", "BOOT-INPUTS", "BOOT-BOTH"]
     default = ci_coverage(ds, **kw)
-    assert list(default["ci_method"].values) == ["fisher", "boot-systems", "boot-inputs", "boot-both"]
-    np.testing.assert_array_equal(default["contained"].sel(ci_method="boot-both").values,
-                                  old["contained"].sel(ci_method="boot-both").values)
+    assert list(default["ci_method"].values) == ["fisher", "BOOT-SYSTEMS", "BOOT-INPUTS", "BOOT-BOTH"]
+    for v in ("contained", "too_high", "too_low", "width", "n_trials"):
+        np.testing.assert_array_equal(mixed[v].values, default[v].sel(ci_method=mixed["ci_method"]).values)
+    with pytest.raises(ValueError, match="methods must be one of"):
+        ci_coverage(ds, methods=["bootstrap-both"], **kw)  # an earlier spelling, no longer read
 
 
 def test_bad_arguments():
     ds = make_scores(n_metrics=1, n_systems=6, n_inputs=8)
-    kw = dict(target="human", metric="m0", n_trials=2, n_resamples=5)
+    kw = dict(target="human", metrics="m0", n_trials=2, n_resamples=5)
     with pytest.raises(ValueError, match="methods must be one of"):
         ci_coverage(ds, methods=["bca"], **kw)
     with pytest.raises(ValueError, match="level must be one of"):
         ci_coverage(ds, level="document", **kw)
     with pytest.raises(ValueError, match="n_trials must be a positive integer"):
-        ci_coverage(ds, target="human", metric="m0", n_trials=0)
+        ci_coverage(ds, target="human", metrics="m0", n_trials=0)
     with pytest.raises(ValueError, match="at least 4 systems"):
         ci_coverage(make_scores(n_metrics=1, n_systems=3, n_inputs=8), **kw)
     with pytest.raises(ValueError, match="select one label"):
@@ -141,25 +138,19 @@ def test_bad_arguments():
 def test_summeval_pattern_small():
     """The paper's pattern on a small run: BOOT-BOTH covers more than one-dim bootstraps."""
     ds = xcorrstat.datasets.summeval()
-    cov = ci_coverage(ds, target="expert_relevance", metric="qa_eval_f1", n_trials=60, n_resamples=300, rng=0)
+    cov = ci_coverage(ds, target="expert_relevance", metrics="qa_eval_f1", n_trials=60, n_resamples=300, rng=0)
     c = cov["contained"].sel(metric="qa_eval_f1")
     for level in ("system", "input"):
-        both = float(c.sel(level=level, ci_method="boot-both"))
-        assert both > float(c.sel(level=level, ci_method="boot-systems"))
-        assert both > float(c.sel(level=level, ci_method="boot-inputs"))
+        both = float(c.sel(level=level, ci_method="BOOT-BOTH"))
+        assert both > float(c.sel(level=level, ci_method="BOOT-SYSTEMS"))
+        assert both > float(c.sel(level=level, ci_method="BOOT-INPUTS"))
     assert float(c.sel(level="input", ci_method="fisher")) >= 0.95
 
 
-def test_metric_is_the_earlier_name_of_metrics():
-    """metric= still works, with a FutureWarning and the same numbers; both at once is an error."""
+def test_metrics_is_required_and_metric_is_refused():
     ds = make_scores(n_metrics=2, seed=3)
     kw = dict(target="human", level="system", n_trials=5, n_resamples=50, rng=0)
-    new = ci_coverage(ds, metrics=["m0", "m1"], **kw)
-    with pytest.warns(FutureWarning, match="metric= is now spelt metrics="):
-        old = ci_coverage(ds, metric=["m0", "m1"], **kw)
-    xr.testing.assert_identical(new, old)
-    with pytest.raises(TypeError, match="pass metrics= only"):
-        ci_coverage(ds, metrics="m0", metric="m1", **kw)
     with pytest.raises(TypeError, match="needs metrics="):
         ci_coverage(ds, **kw)
-
+    with pytest.raises(TypeError, match="metric"):
+        ci_coverage(ds, metric="m0", **kw)

@@ -26,23 +26,24 @@ def test_degrade_is_the_documented_formula(ds):
             np.testing.assert_allclose(y.isel(trial=t, noise=k).values, x + a * sd * e, atol=1e-12)
 
 
-@pytest.mark.parametrize("level,tests", [("system", ["perm-both", "boot-inputs", "williams"]),
-                                         ("input", ["perm-systems", "boot-both"]),
-                                         ("within_system", ["perm-inputs", "boot-systems"])])
+@pytest.mark.parametrize("level,tests", [("system", ["PERM-BOTH", "boot-inputs", "williams"]),
+                                         ("input", ["Perm-Systems", "BOOT-BOTH"]),
+                                         ("within_system", ["perm-inputs", "BOOT-SYSTEMS"])])
 def test_equals_one_call_per_trial(ds, level, tests):
     noise, n_trials = [0.3, 1.0], 6
     pw = power_analysis(ds, target="human", metric="m0", noise=noise, tests=tests, level=level,
                         n_trials=n_trials, n_resamples=60, alpha=0.1, rng=5)
     y = degrade(ds["m0"], noise=noise, n_trials=n_trials, rng=5)
     y2 = degrade(ds["m0"], noise=noise, n_trials=n_trials, rng=5, copy=1)
-    calls = {"perm-both": ("permutation_test", {"permute": ("system", "input")}),
-             "perm-systems": ("permutation_test", {"permute": ("system",)}),
-             "perm-inputs": ("permutation_test", {"permute": ("input",)}),
-             "boot-systems": ("paired_bootstrap_test", {"resample": ("system",)}),
-             "boot-both": ("paired_bootstrap_test", {"resample": ("system", "input")}),
-             "boot-inputs": ("paired_bootstrap_test", {"resample": ("input",)}),
+    calls = {"PERM-BOTH": ("permutation_test", {"permute": ("system", "input")}),
+             "PERM-SYSTEMS": ("permutation_test", {"permute": ("system",)}),
+             "PERM-INPUTS": ("permutation_test", {"permute": ("input",)}),
+             "BOOT-SYSTEMS": ("paired_bootstrap_test", {"resample": ("system",)}),
+             "BOOT-BOTH": ("paired_bootstrap_test", {"resample": ("system", "input")}),
+             "BOOT-INPUTS": ("paired_bootstrap_test", {"resample": ("input",)}),
              "williams": ("williams_test", {})}
-    for name in tests:
+    assert list(pw["test"].values) == [n if n == "williams" else n.upper() for n in tests]  # canonical labels
+    for name in pw["test"].values:
         func, extra = calls[name]
         for k, a in enumerate(noise):
             hits, false = [], []
@@ -63,9 +64,9 @@ def test_equals_one_call_per_trial(ds, level, tests):
 
 def test_monotone_and_calibrated_on_synthetic_data(ds):
     pw = power_analysis(ds, target="human", metric="m0", noise=[0.0, 0.25, 0.5, 1.0, 2.0],
-                        tests=["perm-both", "williams"], level="system", n_trials=200, n_resamples=200,
+                        tests=["PERM-BOTH", "williams"], level="system", n_trials=200, n_resamples=200,
                         rng=1)
-    for name in ("perm-both", "williams"):
+    for name in ("PERM-BOTH", "williams"):
         power = pw["power"].sel(test=name).values
         se = pw["power_se"].sel(test=name).values
         assert power[0] == 0.0  # an identical copy is never significantly worse
@@ -80,7 +81,7 @@ def test_user_supplied_degradations_and_input_samples(ds):
     sd = float(ds["m0"].std())
     worse = xr.concat([ds["m0"] + s * sd * wave for s in (0.1, 3.0)],
                       dim="noise").assign_coords(noise=["slight", "strong"])
-    pw = power_analysis(ds, target="human", metric="m0", degraded=worse, tests=["perm-both"], n_trials=4,
+    pw = power_analysis(ds, target="human", metric="m0", degraded=worse, tests=["PERM-BOTH"], n_trials=4,
                         n_resamples=50, rng=0, n_inputs=6)
     assert list(pw["noise"].values) == ["slight", "strong"] and "type1_error" not in pw
     assert pw.attrs["degradation"] == "user-supplied" and pw.attrs["n_inputs"] == 6
@@ -107,13 +108,13 @@ def test_bad_arguments(ds):
         power_analysis(ds, n_inputs=50, **kw)
 
 
-def test_trial_chunk_is_the_earlier_name_of_trial_batch():
-    """trial_chunk= still works, with a FutureWarning and the same numbers (attrs say trial_batch)."""
+def test_trial_batch_is_recorded_and_trial_chunk_refused():
+    """trial_batch sets the trials per task (same numbers, recorded in attrs); trial_chunk, an earlier name, is refused."""
     ds = make_scores(n_metrics=1, seed=4)
-    kw = dict(target="human", metric="m0", noise=[0.0, 1.0], tests=["perm-both"], n_trials=4,
+    kw = dict(target="human", metric="m0", noise=[0.0, 1.0], tests=["PERM-BOTH"], n_trials=4,
               n_resamples=50, rng=0)
-    new = power_analysis(ds, trial_batch=2, **kw)
-    with pytest.warns(FutureWarning, match="trial_chunk"):
-        old = power_analysis(ds, trial_chunk=2, **kw)
-    xr.testing.assert_identical(new, old)
-    assert new.attrs["trial_batch"] == 2
+    two, one = power_analysis(ds, trial_batch=2, **kw), power_analysis(ds, trial_batch=1, **kw)
+    np.testing.assert_array_equal(two["power"].values, one["power"].values)
+    assert two.attrs["trial_batch"] == 2
+    with pytest.raises(TypeError, match="trial_chunk"):
+        power_analysis(ds, trial_chunk=2, **kw)

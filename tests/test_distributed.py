@@ -152,3 +152,27 @@ def test_tasks_reuse_freed_memory_in_a_worker_process(cluster):
     assert plain >= 2**20  # mapped afresh (and unmapped when freed) without the setting
     assert reused == 0  # from the heap while tasks of draws run
     assert after >= 2**20  # the process's own setting is back once they end
+
+
+def test_distributed_imported_during_a_computation_keeps_its_config(tmp_path):
+    """A computation before distributed is loaded must not drop distributed's defaults: importing it while
+    a computation runs, then asking for a Client, works (it failed with KeyError: 'distributed')."""
+    import subprocess
+
+    code = (
+        "import sys, dask, xcorrstat\n"
+        "from xcorrstat._resampling.engine import no_large_graph_warning\n"
+        "assert 'distributed' not in sys.modules\n"
+        "with no_large_graph_warning():\n"
+        "    import distributed\n"
+        "print(dask.config.get('distributed.comm.timeouts.connect'))\n"
+        "ds = xcorrstat.datasets.summeval()[['expert_relevance', 'rouge_2_f1', 'meteor']]\n"
+        "ds.corrstat.bootstrap(target='expert_relevance', n_resamples=20, rng=0)\n"
+        "with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None):\n"
+        "    r = ds.corrstat.bootstrap(target='expert_relevance', n_resamples=20, rng=0)\n"
+        "print(float(r['low'].sel(metric='meteor')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    timeout, low = out.stdout.split()
+    assert timeout and -1 <= float(low) <= 1

@@ -15,6 +15,7 @@ import pytest
 import xarray as xr
 
 import xcorrstat
+from xcorrstat._mt.pairwise import pairwise_differences
 from conftest import make_scores
 from mtme_cases import case as fixture, from_rows, ids, load
 from xcorrstat._resampling.draws import permutation_masks
@@ -28,9 +29,9 @@ def test_mtme_enumerate_pairwise_diffs(case):
     ds = from_rows(human=a["human_rows"], metric=a["metric_rows"])
     if exp.get("raises"):
         with pytest.raises(ValueError, match="dim='system' has 1 label"):
-            xcorrstat.pairwise_differences(ds, dim="system")
+            pairwise_differences(ds, dim="system")
         return
-    d = xcorrstat.pairwise_differences(ds, dim="system")
+    d = pairwise_differences(ds, dim="system")
     for name, key in (("human", "human_pairs"), ("metric", "metric_pairs")):
         for k, row in enumerate(exp[key]):
             expected = np.array([np.nan if v is None else v for v in row], dtype=float)
@@ -51,7 +52,7 @@ def test_mtme_pairwise_diffs_counts():
     d = {}
     for k in ("1", "2"):
         x = xr.DataArray(a[f"x{k}"], dims="system", coords={"system": [f"s{i}" for i in range(4)]})
-        d[k] = xcorrstat.pairwise_differences(x, epsilon=a[f"eps{k}"]).values
+        d[k] = pairwise_differences(x, epsilon=a[f"eps{k}"]).values
         counts = _outcomes(d[k])
         assert (counts["ties"], counts["gt"], counts["lt"]) == (exp[f"x{k}_ties"], exp[f"x{k}_upper_gt0"],
                                                                  exp[f"x{k}_upper_lt0"])
@@ -77,7 +78,7 @@ def test_mtme_pairwise_diffs_counts():
 def test_against_loops_with_gaps_extra_dims_and_epsilon():
     ds = make_scores(n_metrics=2, n_systems=5, n_inputs=4, seed=3, ties=True, nan_frac=0.2, extra=("lp", 2))
     eps = 1.0
-    d = xcorrstat.pairwise_differences(ds, dim="system", epsilon=eps)
+    d = pairwise_differences(ds, dim="system", epsilon=eps)
     assert set(d.data_vars) == {"m0", "m1", "human"} and d["m0"].dims[:2] == ("system", "system_2")
     systems = ds["system"].values
     for name, k, j in itertools.product(("m0", "human"), range(2), range(4)):
@@ -91,7 +92,7 @@ def test_against_loops_with_gaps_extra_dims_and_epsilon():
     # along inputs, and through the accessor; Dask-backed data stays lazy
     along_inputs = ds.corrstat.pairwise_differences(dim="input")
     assert along_inputs["m0"].dims[:2] == ("input", "input_2")
-    lazy = xcorrstat.pairwise_differences(ds.chunk({"lp": 1}), dim="system", epsilon=eps)
+    lazy = pairwise_differences(ds.chunk({"lp": 1}), dim="system", epsilon=eps)
     assert lazy["m0"].chunks is not None
     xr.testing.assert_identical(lazy.compute(), d)
 
@@ -100,18 +101,18 @@ def test_errors():
     x = xr.DataArray([1.0, 2.0, 3.0], dims="system")
     for bad in (-0.1, np.inf, np.nan, True, "0"):
         with pytest.raises(ValueError, match="epsilon must be a finite number >= 0"):
-            xcorrstat.pairwise_differences(x, epsilon=bad)
+            pairwise_differences(x, epsilon=bad)
     with pytest.raises(ValueError, match="dim must name a dim of the data"):
-        xcorrstat.pairwise_differences(x, dim="input")
+        pairwise_differences(x, dim="input")
     with pytest.raises(ValueError, match="dim='system' has 1 label"):
-        xcorrstat.pairwise_differences(x[:1])
+        pairwise_differences(x[:1])
     with pytest.raises(ValueError, match="'system_2'"):
-        xcorrstat.pairwise_differences(x.expand_dims(system_2=2))
+        pairwise_differences(x.expand_dims(system_2=2))
     with pytest.raises(ValueError, match="duplicate labels"):
-        xcorrstat.pairwise_differences(x.assign_coords(system=["a", "a", "b"]))
+        pairwise_differences(x.assign_coords(system=["a", "a", "b"]))
     with pytest.raises(TypeError, match="numeric scores"):
-        xcorrstat.pairwise_differences(xr.DataArray(["a", "b"], dims="system"))
+        pairwise_differences(xr.DataArray(["a", "b"], dims="system"))
     with pytest.raises(ValueError, match="no data variable has this dim"):
-        xcorrstat.pairwise_differences(xr.Dataset({"a": ("input", [1.0, 2.0])}, coords={"system": ["s0", "s1"]}))
+        pairwise_differences(xr.Dataset({"a": ("input", [1.0, 2.0])}, coords={"system": ["s0", "s1"]}))
     with pytest.raises(TypeError, match="must be an xarray Dataset or DataArray"):
-        xcorrstat.pairwise_differences([1.0, 2.0])
+        pairwise_differences([1.0, 2.0])

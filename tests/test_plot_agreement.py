@@ -14,11 +14,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from xcorrstat import agreement as agr  # noqa: E402
 from xcorrstat import plot as xplot  # noqa: E402
+from xcorrstat.plot._agreement import CMAPS, heatmap  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def bench():
-    return agr.synthetic_benchmark(seed=0)
+    return agr.synthetic_benchmark(rng=0)
 
 
 @pytest.fixture(autouse=True)
@@ -81,8 +82,8 @@ def test_plot_leaderboard_agreement_with_intervals(bench):
 
 
 def test_three_analyses_have_distinct_colours():
-    assert len({xplot.CMAPS["pearson"], xplot.CMAPS["jaccard"], xplot.CMAPS["kendall"]}) == 3
-    top = {name: matplotlib.colormaps[cmap](1.0) for name, cmap in xplot.CMAPS.items()}
+    assert len({CMAPS["pearson"], CMAPS["jaccard"], CMAPS["kendall"]}) == 3
+    top = {name: matplotlib.colormaps[cmap](1.0) for name, cmap in CMAPS.items()}
     r, g, b, _ = top["pearson"]
     assert b > r and b > g  # blue
     r, g, b, _ = top["jaccard"]
@@ -95,7 +96,7 @@ def test_heatmap_on_given_axes_and_custom_text():
     fig, ax = plt.subplots()
     da = xr.DataArray(np.array([[0.1, np.nan], [0.3, 0.4]]), dims=("row", "col"),
                       coords={"row": ["a", "b"], "col": ["x", "y"]})
-    out = xplot.heatmap(da, ax=ax, text=[["p", "q"], ["r", "s"]], colorbar=False, title="t")
+    out = heatmap(da, ax=ax, text=[["p", "q"], ["r", "s"]], colorbar=False, title="t")
     assert out is ax
     assert [t.get_text() for t in ax.texts] == ["p", "q", "r", "s"]
     assert ax.get_title() == "t" and tick_labels(ax, "x") == ["x", "y"]
@@ -119,4 +120,4 @@ def test_missing_matplotlib_message(monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     with pytest.raises(ImportError, match=r'pip install "xcorrstat\[plot\]"'):
-        xplot.heatmap(xr.DataArray(np.eye(2), dims=("a", "b")))
+        heatmap(xr.DataArray(np.eye(2), dims=("a", "b")))

@@ -276,5 +276,7 @@ def test_accessor_plot_namespace(summeval):
     assert boot.corrstat.plot.distribution() is not None
     assert xcorrstat.plot.plot_ci.__doc__ == type(ci.corrstat.plot).ci.__doc__
     with pytest.raises(ValueError, match="no default plot for this result"):
+        summeval.corrstat.correlate(target="expert_relevance", metrics=metrics).corrstat.plot()
+    with pytest.raises(AttributeError, match="this Dataset holds scores.*plot is a method of a result"):
         summeval[metrics].corrstat.plot()
     plt.close("all")

@@ -33,9 +33,9 @@ GOOD = "system,input,human,m0\n" + "".join(f"S{s},d{i},{(s * 7 + i * 3) % 5},{(s
 MiB = 2**20
 
 
-def error_line(capsys, *argv) -> str:
-    """Run the command; it must fail with exit code 2 and one line on stderr, returned."""
-    assert main([str(a) for a in argv]) == 2
+def error_line(capsys, *argv, code: int = 2) -> str:
+    """Run the command; it must fail with exit code ``code`` and one line on stderr, returned."""
+    assert main([str(a) for a in argv]) == code
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("xcorrstat: error: "), err
@@ -360,7 +360,7 @@ def test_memory_error_while_reading_is_one_line_with_a_hint(tmp_path, capsys, mo
             as info:
         xcorrstat.read(path)
     assert isinstance(info.value, MemoryError)
-    line = error_line(capsys, "correlate", path, "--target", "human")
+    line = error_line(capsys, "correlate", path, "--target", "human", code=1)  # out of memory: 1, as elsewhere
     assert "scores.csv': out of memory" in line and "memory_budget" in line
     with pytest.raises(ReadMemoryError, match=r"wmtx': out of memory while reading it"):
         read_mtme(os.path.dirname(tree.folder), "wmtx", "en-de")

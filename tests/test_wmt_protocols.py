@@ -15,6 +15,8 @@ from mtme_source import mtme_modules
 
 import xcorrstat
 from xcorrstat import wmt
+from xcorrstat.wmt._roles import testsets
+from xcorrstat.wmt._select import GOLD, task_scores
 
 #: mt-metrics-eval's name of each statistic and grouping.
 CORR_FCN = {"accuracy": "accuracy", "pearson": "pearson", "kendall": "kendall", "acc_eq": "KendallWithTiesOpt",
@@ -31,7 +33,7 @@ def test_bundled_roles_are_meta_info():
     """Every test set and language pair of mt-metrics-eval's meta_info, field by field; the two
     documented differences (WMT22's baselines from its notebook; WMT25's baselines ranked) aside."""
     meta_info = _meta_info()
-    assert set(wmt.testsets()) == set(meta_info.DATA)
+    assert set(testsets()) == set(meta_info.DATA)
     for testset, lps in meta_info.DATA.items():
         ours = wmt.roles(testset)
         assert set(ours) == set(lps), testset
@@ -144,9 +146,9 @@ def _run_both(trees, name: str, k: int):
 def _spa_exact(ds, task, ours, metric) -> float:
     """mt-metrics-eval's PairwiseConfidenceError on the systems in xcorrstat's order."""
     (stats,) = mtme_modules("stats")
-    scores = wmt.task_scores(ds, task, _mtme_ranked_roles(ds.attrs["testset"]))
-    keep = ~np.isnan(scores[wmt.GOLD].values).all(axis=0)  # the inputs every system has (unannotated out)
-    gold, metric_scores = scores[wmt.GOLD].values[:, keep], scores[metric].values[:, keep]
+    scores = task_scores(ds, task, _mtme_ranked_roles(ds.attrs["testset"]))
+    keep = ~np.isnan(scores[GOLD].values).all(axis=0)  # the inputs every system has (unannotated out)
+    gold, metric_scores = scores[GOLD].values[:, keep], scores[metric].values[:, keep]
     return stats.PairwiseConfidenceError(gold.ravel().tolist(), metric_scores.ravel().tolist(),
                                          num_sys=gold.shape[0])[0]
 

@@ -22,7 +22,9 @@ from mtme_tree import write_mtme_tree
 from scipy import stats
 
 import xcorrstat
-from xcorrstat.wmt import GOLD, Roles, Task, roles, run_tasks, task_scores, task_set
+from xcorrstat.wmt import Task, roles, run_tasks, task_set
+from xcorrstat.wmt._roles import Roles
+from xcorrstat.wmt._select import GOLD, task_scores
 
 LPS = ["en-de", "he-en"]
 METRICS = ["BLEU", "COMET", "chrF"]

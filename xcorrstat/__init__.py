@@ -13,7 +13,7 @@ Examples
 """
 
 from . import _signals  # noqa: F401  (first: in the xcorrstat command, Ctrl-C while the rest imports is one line)
-from . import _accessors  # noqa: F401  (registers .corrstat)
+from ._accessors import ResultAccessor, ScoresAccessor  # (importing them registers .corrstat)
 from . import agreement, datasets, diagnostics, plot, wmt
 from ._version import __version__
 from ._correlation import (
@@ -30,7 +30,6 @@ from ._mt import (
     kendall_like,
     pairwise_accuracy,
     pairwise_difference_pearson,
-    pairwise_differences,
     soft_pairwise_accuracy,
     soft_pairwise_accuracy_test,
 )
@@ -49,6 +48,8 @@ from ._tidy import tidy
 __all__ = [
     "OpenDecisionsWarning",
     "Report",
+    "ResultAccessor",
+    "ScoresAccessor",
     "__version__",
     "aggregate_tasks",
     "agreement",
@@ -69,7 +70,6 @@ __all__ = [
     "paired_difference_ci",
     "pairwise_accuracy",
     "pairwise_difference_pearson",
-    "pairwise_differences",
     "permutation_test",
     "plot",
     "ranked_frame",

@@ -413,13 +413,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = _parser().parse_args(argv)
             command = args.command
             _run(args)
+        except MemoryError as err:  # first: a reader's MemoryError is a ValueError too, and says what to do
+            told = isinstance(err, ValueError) and str(err)
+            detail = f" ({_message(err)})" if str(err) else ""
+            print(f"xcorrstat: error: {_message(err) if told else _memory_hint(command) + detail}", file=sys.stderr)
+            return 1
         except (ValueError, TypeError, KeyError, OSError, ImportError) as err:
             print(f"xcorrstat: error: {_message(err)}", file=sys.stderr)
             return 2
-        except MemoryError as err:
-            detail = f" ({_message(err)})" if str(err) else ""
-            print(f"xcorrstat: error: {_memory_hint(command)}{detail}", file=sys.stderr)
-            return 1
         except _Interrupted as err:
             print(f"xcorrstat: {err}", file=sys.stderr)
             return err.code

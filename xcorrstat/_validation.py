@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar, cast, get_args, overload
 
@@ -188,27 +187,6 @@ def check_choices(values: Any, allowed: Sequence[Choice], name: str) -> list[Cho
     if not items:
         raise ValueError(f"{name} must name at least one of {tuple(allowed)!r}")
     return [check_choice(value, allowed, name) for value in items]
-
-
-def renamed_keyword(value: object, old_value: object, *, new: str, old: str, default: object,
-                    stacklevel: int = 3) -> Any:
-    """The value of a keyword renamed from ``old`` to ``new``: the old one still works, with a FutureWarning.
-
-    ``stacklevel`` points the warning at the user's call (3: the caller of the function
-    that calls this).
-
-    Examples
-    --------
-    >>> renamed_keyword(5, None, new="rng", old="seed", default=0)
-    5
-    """
-    if old_value is None:
-        return value
-    if value is not default and value is not None:
-        raise TypeError(f"pass {new}= only ({old}= is its earlier name), got both")
-    warnings.warn(f"{old}= is now spelt {new}=", FutureWarning, stacklevel=stacklevel)
-    return old_value
-
 
 
 def check_average(average: object, level: object) -> Average:

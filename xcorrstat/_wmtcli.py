@@ -17,7 +17,8 @@ from ._reporting.tables import TABLE_FORMATS, format_table, to_latex, to_markdow
 from ._significance.auto import OpenDecisionsWarning
 from ._significance.defaults import DEFAULTS
 from ._tidy import tidy
-from .wmt import TaskSkippedWarning, protocol, protocols, roles, run_tasks, task_set
+from .wmt import TaskSkippedWarning, protocol, roles, run_tasks, task_set
+from .wmt._protocols import protocols
 
 __all__ = ["WMT_FILES", "WMT_MANIFEST", "add_draw_options", "add_wmt_parser", "check_task_folder", "draws_type",
            "wmt_command", "write_task_files"]

@@ -153,7 +153,7 @@ def mean_ci(
     *,
     metrics: Sequence[Hashable] | Hashable | None = None,
     dim: str = INPUT,
-    n_resamples: int = 10_000,
+    n_resamples: int = 1000,
     confidence_level: float = 0.95,
     rng: Seed = None,
     batch: int | None = None,
@@ -170,7 +170,7 @@ def mean_ci(
         Scores to summarise; default every numeric score, human judgments included.
     dim : str, default "input"
         The dim averaged over and resampled.
-    n_resamples : int, default 10000
+    n_resamples : int, default 1000
         Number of bootstrap draws.
     %(confidence_level)s
     %(rng)s
@@ -236,7 +236,7 @@ def paired_difference_ci(
     system_b: Hashable,
     metrics: Sequence[Hashable] | Hashable | None = None,
     dim: str = INPUT,
-    n_resamples: int = 10_000,
+    n_resamples: int = 1000,
     confidence_level: float = 0.95,
     rng: Seed = None,
     batch: int | None = None,

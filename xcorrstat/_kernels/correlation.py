@@ -47,9 +47,13 @@ PAIRWISE_MAX_N = 96
 
 
 def _prepare(x: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """``x`` and ``z`` as float64 arrays with an observations axis of the same length."""
-    ax = np.asarray(x, dtype=np.float64)
-    az = np.asarray(z, dtype=np.float64)
+    """``x`` and ``z`` as C-contiguous float64 arrays with an observations axis of the same length.
+
+    Contiguous, because NumPy's sums along a strided axis round differently: a transposed view
+    and its copy must give the same floats.
+    """
+    ax = np.ascontiguousarray(x, dtype=np.float64)
+    az = np.ascontiguousarray(z, dtype=np.float64)
     if ax.ndim == 0 or az.ndim == 0:
         raise ValueError("x and z must have at least one axis (the observations axis)")
     if ax.shape[-1] != az.shape[-1]:

@@ -80,7 +80,7 @@ def williams(
     r_kh: ArrayLike,
     n: ArrayLike,
     *,
-    alternative: Alternative = "two-sided",
+    alternative: Alternative,
     absolute: bool = False,
 ) -> DependentTest:
     """Williams' t test of ``r_jk`` against ``r_jh`` (dependent, overlapping).
@@ -97,7 +97,8 @@ def williams(
         Correlation between the two metrics.
     n : array_like
         Number of units each correlation was computed over.
-    alternative : {"greater", "less", "two-sided"}, default "two-sided"
+    alternative : {"greater", "less", "two-sided"}
+        Required: the callers state the direction (``williams_test`` defaults to ``"greater"``).
         ``"greater"``: H1 is ``r_jk > r_jh``, ``p = P(T > t)``; ``"less"``: H1 is
         ``r_jk < r_jh``, ``p = P(T < t)``; ``"two-sided"``: ``p = 2 P(T > |t|)``.
     absolute : bool
@@ -124,7 +125,7 @@ def williams(
 
     Examples
     --------
-    >>> t, p = williams(0.3, 0.4, 0.5, 100)
+    >>> t, p = williams(0.3, 0.4, 0.5, 100, alternative="two-sided")
     >>> round(float(t), 4), round(float(p), 4)
     (-1.0767, 0.2843)
     >>> t, p = williams([0.9, 0.8], 0.6, 0.65, 11, alternative="greater")
@@ -150,7 +151,7 @@ def steiger_z(
     r_kh: ArrayLike,
     n: ArrayLike,
     *,
-    alternative: Alternative = "two-sided",
+    alternative: Alternative,
 ) -> DependentTest:
     """Steiger's (1980) Z test of ``r_jk`` against ``r_jh`` with the pooled correlation.
 
@@ -163,7 +164,7 @@ def steiger_z(
     ----------
     r_jk, r_jh, r_kh, n : array_like
         As in :func:`williams`; broadcast against each other.
-    alternative : {"greater", "less", "two-sided"}, default "two-sided"
+    alternative : {"greater", "less", "two-sided"}
         ``"greater"``: H1 is ``r_jk > r_jh``, ``p = P(N > z)``; ``"less"``: ``P(N < z)``;
         ``"two-sided"``: ``2 P(N > |z|)``.
 
@@ -174,7 +175,7 @@ def steiger_z(
 
     Examples
     --------
-    >>> z, p = steiger_z(0.3, 0.4, 0.5, 100)
+    >>> z, p = steiger_z(0.3, 0.4, 0.5, 100, alternative="two-sided")
     >>> round(float(z), 4), round(float(p), 4)
     (-1.0718, 0.2838)
     """

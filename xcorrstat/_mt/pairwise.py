@@ -331,7 +331,7 @@ def pairwise_differences(
     >>> import xarray as xr
     >>> import xcorrstat
     >>> x = xr.DataArray([1.0, 2.0, 2.1, 3.0], dims="system", coords={"system": list("abcd")})
-    >>> d = xcorrstat.pairwise_differences(x, epsilon=0.2)
+    >>> d = pairwise_differences(x, epsilon=0.2)
     >>> d.dims
     ('system', 'system_2')
     >>> d.sel(system="a", system_2="d").item(), d.sel(system="b", system_2="c").item()

@@ -9,6 +9,7 @@ by default, a ``dask.distributed`` cluster when a Client is active.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
@@ -392,7 +393,7 @@ def compute_with_progress(obj: Computed, enabled: bool) -> Computed:
     BLAS uses one thread meanwhile, set from the calling thread (:data:`BLAS_ONE_THREAD`).
     The bar is shown only where a person sees it (:func:`xcorrstat._options.show_progress`).
     """
-    with BLAS_ONE_THREAD, dask.config.set({LARGE_GRAPH_OPTION: "1PiB"}):
+    with BLAS_ONE_THREAD, no_large_graph_warning():
         try:
             return _compute(obj, enabled)
         except cluster_errors() as err:
@@ -401,6 +402,19 @@ def compute_with_progress(obj: Computed, enabled: bool) -> Computed:
 
 #: distributed's option: the pickled graph size above which a computation warns.
 LARGE_GRAPH_OPTION = "distributed.admin.large-graph-warning-threshold"
+
+
+def no_large_graph_warning() -> contextlib.AbstractContextManager[object]:
+    """Silence distributed's large-graph warning while a computation runs, if distributed is loaded.
+
+    Without distributed no Client is active, so there is nothing to silence; and setting its
+    option then would create ``dask.config``'s ``distributed`` section, which the context
+    removes on exit, taking with it the defaults distributed adds if it is imported meanwhile
+    (every later Client call would fail with ``KeyError: 'distributed'``).
+    """
+    if "distributed" not in sys.modules:
+        return contextlib.nullcontext()
+    return dask.config.set({LARGE_GRAPH_OPTION: "1PiB"})
 
 
 def _compute(obj: Computed, enabled: bool) -> Computed:

@@ -21,7 +21,6 @@ records the label in its result's attrs.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import cast, get_args
 
@@ -47,8 +46,6 @@ PERMUTATION_SCHEMES: dict[str, SwapUnit] = {"PERM-SYSTEMS": "system", "PERM-INPU
 SCHEME_DIMS: dict[str, tuple[str, ...]] = {
     "system": (SYSTEM,), "input": (INPUT,), "cells": (SYSTEM, INPUT), "system-xor-input": (SYSTEM, INPUT),
 }
-#: Earlier spellings, mapped with a FutureWarning.
-_RENAMED = {"bootstrap-system": "BOOT-SYSTEMS", "bootstrap-input": "BOOT-INPUTS", "bootstrap-both": "BOOT-BOTH"}
 _RESAMPLE_HELP = "'system', 'input' or ('system', 'input') (or a label: BOOT-SYSTEMS, BOOT-INPUTS, BOOT-BOTH)"
 _PERMUTE_HELP = ("'system' (PERM-SYSTEMS), 'input' (PERM-INPUTS), ('system', 'input') (PERM-BOTH, per cell) "
                  "or 'system-xor-input' (nlpstats' 'both'), or the label in brackets")
@@ -130,23 +127,16 @@ def permutation_label(scheme: SwapUnit) -> str:
     return {v: k for k, v in PERMUTATION_SCHEMES.items()}[scheme]
 
 
-def parse_label(name: object, allowed: Sequence[str], argument: str, *, stacklevel: int = 4) -> str:
+def parse_label(name: object, allowed: Sequence[str], argument: str) -> str:
     """A scheme label (or other named choice) from ``allowed``, matched case-insensitively.
 
-    Returns the canonical spelling in ``allowed``. Earlier spellings
-    (``"bootstrap-system"``) are mapped with a FutureWarning; ``stacklevel`` points it
-    at the user's call (4: the caller of the function whose validator calls this).
+    Returns the canonical spelling in ``allowed``.
 
     Examples
     --------
     >>> parse_label("perm-both", tuple(PERMUTATION_SCHEMES), "scheme")
     'PERM-BOTH'
     """
-    if isinstance(name, str) and name.lower() in _RENAMED and _RENAMED[name.lower()] in allowed:
-        new = _RENAMED[name.lower()]
-        warnings.warn(f"{argument}: {name!r} is now spelt {new.lower()!r} (or {new!r})", FutureWarning,
-                      stacklevel=stacklevel)
-        return new
     for a in allowed:
         if isinstance(name, str) and name.upper() == a.upper():
             return a

@@ -16,20 +16,9 @@ data:
 Results compare a dim with its copy ``f"{dim}_2"``.
 """
 
-from .._labelled import pair_dim
 from ._corrmatrix import matrix
-from ._ranking import MISSING_RULES, leaderboard, leaderboard_agreement
-from ._selection import jaccard, jaccard_kernel
-from ._synthetic import STRATEGIES, synthetic_benchmark
+from ._ranking import leaderboard, leaderboard_agreement
+from ._selection import jaccard
+from ._synthetic import synthetic_benchmark
 
-__all__ = [
-    "MISSING_RULES",
-    "STRATEGIES",
-    "jaccard",
-    "jaccard_kernel",
-    "leaderboard",
-    "leaderboard_agreement",
-    "matrix",
-    "pair_dim",
-    "synthetic_benchmark",
-]
+__all__ = ["jaccard", "leaderboard", "leaderboard_agreement", "matrix", "synthetic_benchmark"]

@@ -8,7 +8,6 @@ import numpy as np
 import xarray as xr
 
 from .._resampling.draws import seeded_generator
-from .._validation import renamed_keyword
 from .._validation import check_positive_int
 
 __all__ = ["STRATEGIES", "synthetic_benchmark"]
@@ -54,7 +53,6 @@ def synthetic_benchmark(
     n_items: int = 200,
     n_missing: int = 0,
     rng: int = 0,
-    seed: int | None = None,
 ) -> xr.Dataset:
     """A seeded synthetic benchmark: strategies x datasets x batch sizes x cycles x items.
 
@@ -88,8 +86,6 @@ def synthetic_benchmark(
     rng : int, default 0
         Seed of the generator (``np.random.default_rng(rng)``); the same seed gives
         the same benchmark, recorded in ``attrs["seed"]``.
-    seed : int, optional
-        Deprecated spelling of ``rng``.
 
     Returns
     -------
@@ -109,7 +105,7 @@ def synthetic_benchmark(
     strategies, n_datasets, sizes, n_cycles, n_items = _synthetic_benchmark_iv(
         strategies, n_datasets, batch_sizes, n_cycles, n_items, n_missing)
     n_s, n_d, n_b = len(strategies), n_datasets, len(sizes)
-    seed = renamed_keyword(rng, seed, new="rng", old="seed", default=0)
+    seed = rng
     g = seeded_generator(seed)
     weights = np.array([STRATEGIES[s] for s in strategies])  # (S, 4)
     inform, repres, skill, early = (weights[:, k] for k in range(4))

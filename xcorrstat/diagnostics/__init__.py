@@ -4,8 +4,8 @@ Which interval and which test should you trust on *your* annotations? Deutsch, D
 Roth (2021) answer it with two simulations and a normality check; here each is one call.
 """
 
-from ._coverage import CI_METHODS, ci_coverage
+from ._coverage import ci_coverage
 from ._normality import normality
-from ._power import POWER_TESTS, degrade, power_analysis
+from ._power import degrade, power_analysis
 
-__all__ = ["CI_METHODS", "POWER_TESTS", "ci_coverage", "degrade", "normality", "power_analysis"]
+__all__ = ["ci_coverage", "degrade", "normality", "power_analysis"]

@@ -46,7 +46,6 @@ from .._validation import (
     check_min_pairs,
     check_positive_int,
     check_unit_interval,
-    renamed_keyword,
 )
 from ._labels import parse_labels
 
@@ -244,7 +243,7 @@ def ci_coverage(
     level: Levels = ("system", "input"),
     method: Method = "pearson",
     variant: Variant = "b",
-    methods: Sequence[str] = ("fisher", "boot-systems", "boot-inputs", "boot-both"),
+    methods: Sequence[str] = ("fisher", "BOOT-SYSTEMS", "BOOT-INPUTS", "BOOT-BOTH"),
     n_trials: int = 1000,
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
@@ -253,7 +252,6 @@ def ci_coverage(
     skipna: bool = True,
     min_pairs: int | None = None,
     progress: bool = False,
-    metric: Hashable | Sequence[Hashable] | None = None,
 ) -> xr.Dataset:
     """Coverage of confidence intervals on held-out data, by split-half simulation.
 
@@ -266,20 +264,17 @@ def ci_coverage(
     %(data)s
     %(target)s
     metrics : str or list of str
-        Metric(s); several metrics share the trials and draws. (``metric=`` is its
-        earlier name, still accepted with a FutureWarning.)
+        Metric(s); several metrics share the trials and draws.
     level : str or list of str, default ("system", "input")
         ``"system"``, ``"input"``, ``"global"`` or ``"within_system"``, or a list of them.
     %(method)s
     variant : {"b", "c"}
         Kendall's tau variant (the Fisher interval's constants are known for these two).
     methods : sequence of str
-        From ``"fisher"`` and the bootstrap labels ``"boot-systems"``,
-        ``"boot-inputs"`` and ``"boot-both"`` (percentile intervals resampling the
-        systems, the inputs or both; any case). The earlier spellings
-        ``"bootstrap-system"``, ``"bootstrap-input"`` and ``"bootstrap-both"`` still
-        work, with a FutureWarning. The result labels each method as given (an
-        earlier spelling by its label).
+        From ``"fisher"`` and the bootstrap labels ``"BOOT-SYSTEMS"``,
+        ``"BOOT-INPUTS"`` and ``"BOOT-BOTH"`` (percentile intervals resampling the
+        systems, the inputs or both; any case). The result labels each method by its
+        canonical spelling, so results of different calls align.
     n_trials : int, default 1000
         Random splits.
     n_resamples : int, default 1000
@@ -311,9 +306,8 @@ def ci_coverage(
     >>> cov = xcorrstat.diagnostics.ci_coverage(ds, target="expert_relevance", metrics="qa_eval_f1",
     ...                                         n_trials=50, n_resamples=200, rng=0)
     >>> sorted(cov["contained"].dims), cov["ci_method"].values.tolist()
-    (['ci_method', 'level', 'metric'], ['fisher', 'boot-systems', 'boot-inputs', 'boot-both'])
+    (['ci_method', 'level', 'metric'], ['fisher', 'BOOT-SYSTEMS', 'BOOT-INPUTS', 'BOOT-BOTH'])
     """
-    metrics = renamed_keyword(metrics, metric, new="metrics", old="metric", default=None)
     if metrics is None:
         raise TypeError("ci_coverage() needs metrics=: the metric(s) whose intervals are checked")
     a = _ci_coverage_iv(data, target, metrics, level, method, variant, methods, n_trials, n_resamples,

@@ -39,7 +39,6 @@ from .._validation import (
     check_batch,
     check_positive_int,
     check_unit_interval,
-    renamed_keyword,
 )
 from ._labels import parse_labels
 
@@ -143,13 +142,6 @@ class _Power(NamedTuple):
     source: str
 
 
-def _trial_batch_iv(trial_batch, trial_chunk) -> int | None:
-    """``trial_batch``, or its earlier name ``trial_chunk`` (with a FutureWarning)."""
-    value = renamed_keyword(trial_batch, trial_chunk, new="trial_batch", old="trial_chunk", default=None,
-                            stacklevel=5)
-    return check_batch(value, "trial_batch" if trial_chunk is None else "trial_chunk", "trials per task")
-
-
 def _user_degraded(degraded, n_trials: int) -> xr.DataArray:
     """The user's degraded versions over (trial, noise, system, input)."""
     if not isinstance(degraded, xr.DataArray) or AMOUNT not in degraded.dims:
@@ -179,7 +171,7 @@ def _simulation(x: xr.DataArray, y: xr.DataArray, y2: xr.DataArray | None, z: xr
 
 
 def _power_analysis_iv(data, target, metric, degraded, noise, tests, level, method, n_trials, n_resamples,
-                       alpha, n_inputs, type_one, rng, trial_batch, trial_chunk, batch) -> _Power:
+                       alpha, n_inputs, type_one, rng, trial_batch, batch) -> _Power:
     ds = as_dataset(data)
     for name, value in (("target", target), ("metric", metric)):
         if value not in ds.data_vars:
@@ -190,7 +182,7 @@ def _power_analysis_iv(data, target, metric, degraded, noise, tests, level, meth
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     alpha = check_unit_interval(alpha, "alpha")
     batch = check_batch(batch)
-    trial_batch = _trial_batch_iv(trial_batch, trial_chunk)
+    trial_batch = check_batch(trial_batch, "trial_batch", "trials per task")
     seed = resolve_seed(rng)
     x = ds[metric].astype(np.float64).transpose(SYSTEM, INPUT)
     z = ds[target].astype(np.float64).transpose(SYSTEM, INPUT)
@@ -276,7 +268,7 @@ def power_analysis(
     metric: Hashable,
     degraded: xr.DataArray | None = None,
     noise: Sequence[float] = (0.0, 0.25, 0.5, 1.0, 2.0),
-    tests: Sequence[str] = ("perm-both", "boot-both", "williams"),
+    tests: Sequence[str] = ("PERM-BOTH", "BOOT-BOTH", "williams"),
     level: Level = "system",
     method: Method = "pearson",
     n_trials: int = 100,
@@ -287,7 +279,6 @@ def power_analysis(
     rng: Seed = None,
     trial_batch: int | None = None,
     batch: int | None = None,
-    trial_chunk: int | None = None,
 ) -> xr.Dataset:
     """Power of each test to find that a metric beats a degraded version of itself, and type-I error.
 
@@ -303,11 +294,11 @@ def power_analysis(
     noise : sequence of float
         Amounts of the built-in degradation (multiples of the metric's sd).
     tests : sequence of str
-        From the permutation tests ``"perm-both"``, ``"perm-systems"``,
-        ``"perm-inputs"``, the paired bootstrap tests ``"boot-both"``,
-        ``"boot-systems"``, ``"boot-inputs"`` (the scheme labels, any case) and
+        From the permutation tests ``"PERM-BOTH"``, ``"PERM-SYSTEMS"``,
+        ``"PERM-INPUTS"``, the paired bootstrap tests ``"BOOT-BOTH"``,
+        ``"BOOT-SYSTEMS"``, ``"BOOT-INPUTS"`` (the scheme labels, any case) and
         ``"williams"`` (system and global level, Pearson or Spearman only; NaN
-        elsewhere). The result labels each test as given.
+        elsewhere). The result labels each test by its canonical spelling.
     level : {"system", "input", "global", "within_system"}, default "system"
         The level of the correlation compared.
     %(method)s
@@ -331,8 +322,6 @@ def power_analysis(
     batch : int, optional
         Draws computed together in each permutation or bootstrap test (see
         :func:`xcorrstat.permutation_test`); the numbers do not depend on it.
-    trial_chunk : int, optional
-        Earlier name of ``trial_batch`` (deprecated: gives a FutureWarning).
 
     Returns
     -------
@@ -354,12 +343,12 @@ def power_analysis(
     >>> import xcorrstat
     >>> ds = xcorrstat.datasets.summeval()
     >>> pw = xcorrstat.diagnostics.power_analysis(ds, target="expert_relevance", metric="qa_eval_f1",
-    ...                                            noise=[0.0, 1.0], tests=["perm-both"], n_trials=10,
+    ...                                            noise=[0.0, 1.0], tests=["PERM-BOTH"], n_trials=10,
     ...                                            n_resamples=100, rng=0)
     >>> dict(pw["power"].sizes)
     {'test': 1, 'noise': 2}
     """
     a = _power_analysis_iv(data, target, metric, degraded, noise, tests, level, method, n_trials, n_resamples,
-                           alpha, n_inputs, type_one, rng, trial_batch, trial_chunk, batch)
+                           alpha, n_inputs, type_one, rng, trial_batch, batch)
     power, type1, per_task = _rejection_rates(a, level, method)
     return _power_result(power, type1, per_task, a, target, metric, level, method)

@@ -3,27 +3,24 @@
 ``res.corrstat.plot()`` picks the plot that fits the result (a compare result gives the
 significance matrix, an interval result the forest plot); ``res.corrstat.plot.ci()``,
 ``.significance()``, ``.distribution()``, ``.matrix()``, ``.jaccard()`` and
-``.leaderboard_agreement()`` name one.
+``.leaderboard_agreement()`` name one: each is written out with its plot's keyword-only
+parameters and docstring, so editors and type checkers see the real signature.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import xarray as xr
 
-from . import _agreement as _agreement
-from . import _distribution as _distribution
-from . import _forest as _forest
-from . import _significance as _significance
+# by name: the methods call them, and the doctests of the shared docstrings find them here
+from ._agreement import plot_jaccard, plot_leaderboard_agreement, plot_matrix
+from ._distribution import plot_distribution
+from ._forest import plot_ci
+from ._significance import plot_significance
 
-# the shared docstrings' examples call the functions by name: doctests of this module find them here
-from ._agreement import plot_jaccard, plot_leaderboard_agreement, plot_matrix  # noqa: F401
-from ._distribution import plot_distribution  # noqa: F401
-from ._forest import plot_ci  # noqa: F401
-from ._significance import plot_significance  # noqa: F401
-
-__all__ = ["PlotMethods"]
+__all__ = ["PLOTS", "PlotMethods"]
 
 
 class PlotMethods:
@@ -49,27 +46,39 @@ class PlotMethods:
             "call a named plot instead, e.g. .corrstat.plot.matrix()"
         )
 
-    def ci(self, **kwargs: Any) -> Any:
-        return _forest.plot_ci(self._obj, **kwargs)
+    def ci(self, *, ax: Any = None, sort: bool = True, align: bool = False, clusters: bool = True,
+            level_dim: Hashable = "level", by: Hashable | Sequence[Hashable] | None = None, color: Any = "C0",
+            reference: float | None = 0.0, title: str | None = None, xlabel: str | None = None) -> Any:
+        return plot_ci(self._obj, ax=ax, sort=sort, align=align, clusters=clusters, level_dim=level_dim, by=by,
+            color=color, reference=reference, title=title, xlabel=xlabel)
 
-    def significance(self, **kwargs: Any) -> Any:
-        return _significance.plot_significance(self._obj, **kwargs)
+    def significance(self, *, ax: Any = None, alpha: float | None = None, cmap: str = "Greens_r",
+            clusters: bool = True, colorbar: bool = True, title: str | None = None,
+            level_dim: Hashable = "level", by: Hashable | Sequence[Hashable] | None = None) -> Any:
+        return plot_significance(self._obj, ax=ax, alpha=alpha, cmap=cmap, clusters=clusters, colorbar=colorbar,
+            title=title, level_dim=level_dim, by=by)
 
-    def distribution(self, **kwargs: Any) -> Any:
-        return _distribution.plot_distribution(self._obj, **kwargs)
+    def distribution(self, *, metric: Hashable | Sequence[Hashable] | None = None, ax: Any = None,
+            bins: int | Sequence[float] | str = 30, density: bool = False, title: str | None = None) -> Any:
+        return plot_distribution(self._obj, metric=metric, ax=ax, bins=bins, density=density, title=title)
 
-    def matrix(self, **kwargs: Any) -> Any:
-        return _agreement.plot_matrix(self._obj, **kwargs)
+    def matrix(self, *, ax: Any = None, annotate: bool = True, fmt: str = ".2f", cmap: str | None = None,
+            title: str | None = None) -> Any:
+        return plot_matrix(self._obj, ax=ax, annotate=annotate, fmt=fmt, cmap=cmap, title=title)
 
-    def jaccard(self, **kwargs: Any) -> Any:
-        return _agreement.plot_jaccard(self._obj, **kwargs)
+    def jaccard(self, *, ax: Any = None, annotate: bool = True, fmt: str = ".2f", cmap: str | None = None,
+            title: str | None = None) -> Any:
+        return plot_jaccard(self._obj, ax=ax, annotate=annotate, fmt=fmt, cmap=cmap, title=title)
 
-    def leaderboard_agreement(self, **kwargs: Any) -> Any:
-        return _agreement.plot_leaderboard_agreement(self._obj, **kwargs)
+    def leaderboard_agreement(self, *, ax: Any = None, annotate: bool = True, show_ci: bool = True,
+            fmt: str = ".2f", cmap: str | None = None, title: str | None = None) -> Any:
+        return plot_leaderboard_agreement(self._obj, ax=ax, annotate=annotate, show_ci=show_ci, fmt=fmt,
+            cmap=cmap, title=title)
 
-    ci.__doc__ = _forest.plot_ci.__doc__
-    significance.__doc__ = _significance.plot_significance.__doc__
-    distribution.__doc__ = _distribution.plot_distribution.__doc__
-    matrix.__doc__ = _agreement.plot_matrix.__doc__
-    jaccard.__doc__ = _agreement.plot_jaccard.__doc__
-    leaderboard_agreement.__doc__ = _agreement.plot_leaderboard_agreement.__doc__
+
+#: The plot behind each named plot method of :class:`PlotMethods`.
+PLOTS = {"ci": plot_ci, "significance": plot_significance, "distribution": plot_distribution,
+         "matrix": plot_matrix, "jaccard": plot_jaccard, "leaderboard_agreement": plot_leaderboard_agreement}
+for _name, _plot in PLOTS.items():
+    getattr(PlotMethods, _name).__doc__ = _plot.__doc__
+del _name, _plot

@@ -8,11 +8,9 @@ metrics of every task with significance clusters and averages the ranks over the
 primary metrics and baselines; :func:`protocol` a year's task list as a dict to edit.
 """
 
-from ._protocols import protocol, protocols, task_set
-from ._roles import Roles, roles, testsets
+from ._protocols import protocol, task_set
+from ._roles import roles
 from ._run import TaskSkippedWarning, run_tasks
-from ._select import GOLD, TaskSkipped, task_scores
-from ._specs import GROUPINGS, STATISTICS, Task
+from ._specs import Task
 
-__all__ = ["GOLD", "GROUPINGS", "STATISTICS", "Roles", "Task", "TaskSkipped", "TaskSkippedWarning", "protocol",
-           "protocols", "roles", "run_tasks", "task_scores", "task_set", "testsets"]
+__all__ = ["Task", "TaskSkippedWarning", "protocol", "roles", "run_tasks", "task_set"]

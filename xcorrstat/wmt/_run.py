@@ -1,6 +1,6 @@
 """Run a list of WMT tasks on a :func:`~xcorrstat.read_mtme` Dataset: rankings, clusters, averages.
 
-Each :class:`~xcorrstat.wmt.Task` picks its scores (:func:`~xcorrstat.wmt.task_scores`), ranks
+Each :class:`~xcorrstat.wmt.Task` picks its scores , ranks
 every metric by its statistic and draws the significance clusters with the task's test
 (:func:`~xcorrstat.compare`, p-values as the fraction of draws at least as extreme, no
 multiple-testing correction, as in mt-metrics-eval); with ``n_resamples=0`` the cluster ranks
@@ -155,7 +155,7 @@ def _resolve_roles(data: xr.Dataset, roles: Any) -> tuple[dict[str, Roles], str]
         return known_roles(roles), f"bundled {roles}"
     if isinstance(roles, Mapping) and all(isinstance(r, Roles) for r in roles.values()):
         return dict(roles), "given"
-    raise TypeError("roles must be None, a test set name or a mapping of language pairs to xcorrstat.wmt.Roles")
+    raise TypeError("roles must be None, a test set name or a mapping of language pairs to roles (as xcorrstat.wmt.roles gives)")
 
 
 def _run_tasks_iv(data: Any, tasks: Any, n_resamples: Any,

@@ -4,7 +4,7 @@ A task says which scores to correlate (language pairs, level, domain, gold human
 references, whether human translations and outlier systems count as systems, whether only the
 primary metrics are ranked), which statistic ranks the metrics and how the statistic groups the
 segments, and how much the task weighs in the overall ranking. What is left unset comes from the
-test set's :class:`~xcorrstat.wmt.Roles` when the task runs (standard gold and reference,
+test set's roles (:func:`~xcorrstat.wmt.roles`) when the task runs (standard gold and reference,
 outliers, primary metrics), as in mt-metrics-eval's ``Task``.
 
 The statistics, with the significance test each runs (``n_resamples`` draws):
