@@ -9,6 +9,7 @@ scipy and brute-force pair counts.
 
 import importlib.util
 import itertools
+import pathlib
 import re
 from pathlib import Path
 
@@ -94,6 +95,13 @@ def test_docs_table_and_cli_choices_are_the_table():
         got = {a.dest: tuple(a.choices) for a in sub[command]._actions if a.dest in ("level", "method", "variant")}
         assert got == {arg: choices(command, arg) for arg in ("level", "method", "variant")}
     assert "within_system" in got["level"]
+
+
+def test_the_levels_page_shows_the_table():
+    from xcorrstat._capabilities import support_text
+
+    page = (pathlib.Path(__file__).parents[1] / "docs" / "levels.md").read_text(encoding="utf-8")
+    assert "```text\n" + support_text().rstrip("\n") + "\n```" in page
 
 
 # --- the newly supported cells, against scipy ---------------------------------------------------------
