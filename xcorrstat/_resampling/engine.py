@@ -28,12 +28,12 @@ from .draws import bootstrap_indices, draws_per_task, fill_draws
 from .statistics import calibration_table, resampled_calibration, resampled_level_correlation
 from .workers import (
     BLAS_ONE_THREAD,
-    REUSED_PAGES,
     active_client,
     client_active,
     cluster_errors,
     dask_input,
     parallelism,
+    task_settings,
     worker_lost,
 )
 
@@ -217,10 +217,10 @@ def spread_draws(n_resamples: int, per_task: int, blocks: int) -> int:
 
 
 def _block_task(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, metric_axis: int | None = None,
-                **kwargs: Any) -> np.ndarray:
-    """A Dask task: one block with single-threaded BLAS. ``z`` lacks the metric axis of ``x`` at
-    ``metric_axis`` (it is shared by the metrics) unless that is None."""
-    with BLAS_ONE_THREAD, REUSED_PAGES:
+                tune_allocator: bool = False, **kwargs: Any) -> np.ndarray:
+    """A Dask task: one block with single-threaded BLAS (:func:`~.workers.task_settings`). ``z`` lacks
+    the metric axis of ``x`` at ``metric_axis`` (it is shared by the metrics) unless that is None."""
+    with task_settings(tune_allocator):
         if metric_axis is not None:
             z = np.broadcast_to(np.expand_dims(z, metric_axis), x.shape)
         return _block(x, z, ids, **kwargs)
@@ -290,7 +290,7 @@ def bootstrap_draws(
     coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {SYSTEM, INPUT}}
     dims = lead + [RESAMPLE_DIM]
     opts = dict(metric_axis=None if METRIC in z.dims else lead.index(METRIC), seed=seed, dims=resample,
-                sizes=sizes, batch=batch, kw=kw)
+                sizes=sizes, batch=batch, kw=kw, tune_allocator=OPTIONS["tune_worker_allocator"])
     eager = x.chunks is None and z.chunks is None
     if metric_chunk is None:
         # about two tasks per core along `metric` (results do not depend on it)
