@@ -42,6 +42,7 @@ __all__ = [
     "RESAMPLE_DIM",
     "batch_plan",
     "block_elems",
+    "blocks_of_cells",
     "bootstrap_draws",
     "client_active",  # from .workers
     "cluster_scores",
@@ -365,6 +366,31 @@ def cluster_scores(x: xr.DataArray, z: xr.DataArray) -> tuple[xr.DataArray, xr.D
         return a.copy(data=dask_input(a.values, chunks))
 
     return blocks(x), blocks(z)
+
+
+def blocks_of_cells(func: Any, x: xr.DataArray, z: xr.DataArray, /, *, outputs: Sequence[tuple[Sequence[str], Any]],
+                    sizes: Mapping[str, int] | None = None, **kwargs: Any) -> tuple[xr.DataArray, ...]:
+    """``func(x, z, **kwargs)`` on (..., system, input) blocks of Dask-backed ``x`` and ``z``: lazy
+    DataArrays, one per ``(core dims, dtype)`` of ``outputs`` (the new core dims' sizes in ``sizes``).
+
+    The leading dims keep their chunks, ``system`` and ``input`` are whole in every block, and each
+    block runs under the settings of a task (:func:`~.workers.task_settings`). A statistic of the
+    cells that needs no draws takes this route with lazy data, as the draws do (module docstring).
+    """
+    def task(xb: np.ndarray, zb: np.ndarray) -> Any:
+        with task_settings(False):
+            return func(xb, zb, **kwargs)
+
+    whole = {SYSTEM: -1, INPUT: -1}
+    out = xr.apply_ufunc(
+        task, x.chunk(whole), z.chunk(whole),
+        input_core_dims=[[SYSTEM, INPUT], [SYSTEM, INPUT]],
+        output_core_dims=[list(dims) for dims, _ in outputs],
+        dask="parallelized",
+        output_dtypes=[dtype for _, dtype in outputs],
+        dask_gufunc_kwargs={"output_sizes": dict(sizes or {})},
+    )
+    return out if isinstance(out, tuple) else (out,)
 
 
 def _draw_arrays(out: Any, dims: Sequence[Hashable], coords: Mapping[Hashable, Any]) -> tuple[xr.DataArray, ...]:
