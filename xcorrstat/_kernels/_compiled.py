@@ -1,9 +1,9 @@
-"""The compiled (numba) companions of some kernels, imported on first use.
+"""How kernels are compiled: :data:`jit`, numba's decorator with the package's settings.
 
-numba is an optional dependency (the ``fast`` extra). A kernel that has a compiled companion
-module asks for it here and falls back to its NumPy path when this returns None: when numba
-is not installed, or the compiled loops are turned off (``set_options(compiled=False)`` or the
-environment variable ``XCORRSTAT_COMPILED=0``, :func:`xcorrstat._options.compiled_enabled`).
+A kernel written once as a loop is compiled with :data:`jit` (numba is a dependency). Some
+kernels still have a compiled companion module beside a NumPy path: they ask for it here and
+take the NumPy path when this returns None: when the compiled loops are turned off
+(``set_options(compiled=False)`` or the environment variable ``XCORRSTAT_COMPILED=0``, :func:`xcorrstat._options.compiled_enabled`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,15 @@ import functools
 import importlib
 from types import ModuleType
 
+import numba
+
 from .._options import compiled_enabled
 
-__all__ = ["compiled_module"]
+__all__ = ["compiled_module", "jit"]
+
+#: How a kernel's loop is compiled: machine code without the GIL (Dask threads run it in parallel),
+#: cached on disk, without bounds checks. Kernels whose only algorithm is such a loop use this.
+jit = numba.njit(nogil=True, cache=True, boundscheck=False)
 
 
 def compiled_module(name: str) -> ModuleType | None:
