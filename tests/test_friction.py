@@ -429,7 +429,7 @@ def test_set_options_turns_compiled_loops_off():
 def test_environment_variable_turns_compiled_loops_off(monkeypatch):
     ds = make_scores(n_metrics=3, n_systems=5, n_inputs=30, seed=10, ties=True)
     monkeypatch.setenv("XCORRSTAT_COMPILED", "0")
-    assert compiled_module("global_kendall_jit") is None and compiled_module("spa_swap_jit") is None
+    assert compiled_module("global_kendall_jit") is None and compiled_module("swap_system_jit") is None
     numpy_path = global_kendall(ds)
     with xcorrstat.set_options(compiled=True):  # the option overrides the environment
         on = compiled_module("global_kendall_jit")

@@ -29,11 +29,11 @@ def compiled_module(name: str) -> ModuleType | None:
 
     Examples
     --------
-    >>> compiled_module("spa_swap_jit") is None or hasattr(compiled_module("spa_swap_jit"), "pair_counts")
+    >>> hasattr(compiled_module("global_kendall_jit"), "LANES")
     True
     >>> from xcorrstat import set_options
     >>> with set_options(compiled=False):
-    ...     compiled_module("spa_swap_jit") is None
+    ...     compiled_module("global_kendall_jit") is None
     True
     """
     return _imported(name) if compiled_enabled() else None
