@@ -12,15 +12,38 @@ import functools
 import importlib
 from types import ModuleType
 
-import numba
+from collections.abc import Callable
+from typing import Any
 
 from .._options import compiled_enabled
 
 __all__ = ["compiled_module", "jit"]
 
-#: How a kernel's loop is compiled: machine code without the GIL (Dask threads run it in parallel),
-#: cached on disk, without bounds checks. Kernels whose only algorithm is such a loop use this.
-jit = numba.njit(nogil=True, cache=True, boundscheck=False)
+
+def jit(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` compiled by numba on its first call: machine code without the GIL (Dask threads run
+    it in parallel), cached on disk, without bounds checks. Kernels whose one algorithm is such a
+    loop use this. The compilation waits for the first call, so importing xcorrstat does not start
+    numba's compiler (about 50 MiB of memory) in a process that never runs the loop.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from xcorrstat._kernels.spa_swap import _pair_counts  # a loop decorated with jit
+    >>> _pair_counts(np.array([[[3.0, 1.0], [1.0, 3.0]]]), np.array([[1.0]])).tolist()
+    [[1]]
+    """
+    compiled: list[Any] = []
+
+    @functools.wraps(func)
+    def call(*args: Any) -> Any:
+        if not compiled:
+            import numba
+
+            compiled.append(numba.njit(nogil=True, cache=True, boundscheck=False)(func))
+        return compiled[0](*args)
+
+    return call
 
 
 def compiled_module(name: str) -> ModuleType | None:
