@@ -173,10 +173,12 @@ class set_options:
         numbers: every draw is made from its id, whatever the blocks. A block always holds
         at least one draw of one metric (or pair) and about 8 MB of temporaries.
     compiled : bool or None, default None
-        Whether the compiled (numba, the ``fast`` extra) loops of some kernels may be used.
-        ``False`` runs their NumPy path (the same numbers, without the first call's
-        compilation); ``None`` leaves it to the environment variable ``XCORRSTAT_COMPILED``
-        (``XCORRSTAT_COMPILED=0`` turns them off), else they are used when numba is installed.
+        Whether the compiled (numba) loops of the kernels that still have a NumPy path too may
+        be used (global-level Kendall, and the system-level, input-level and missing-cell swap
+        kernels; the soft pairwise accuracy test has only its compiled loop). ``False`` runs
+        their NumPy path (the same numbers, without the first call's compilation); ``None``
+        leaves it to the environment variable ``XCORRSTAT_COMPILED`` (``XCORRSTAT_COMPILED=0``
+        turns them off), else they are used.
     progress : {"auto", "always", "never"}, default "auto"
         What ``progress=True`` does: ``"auto"`` shows progress bars only when stderr is a
         terminal or a notebook's output (a log file or a pipe gets none), ``"always"``
