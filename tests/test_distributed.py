@@ -1,5 +1,5 @@
 """On a ``dask.distributed`` cluster of two worker processes: the same numbers as the threaded scheduler,
-eager data as blocks of the graph, BLAS on one thread and freed pages reused in every task."""
+eager data as blocks of the graph, BLAS on one thread in every task, and the allocator changed only on request."""
 
 from __future__ import annotations
 
@@ -113,8 +113,8 @@ def test_blas_is_one_thread_in_every_worker_process(cluster):
 
 
 def _mapped_bytes_of_a_temporary(reuse: bool) -> int:
-    """Bytes glibc maps afresh (``mallinfo2().hblkhd``) for a 1 MB temporary made in this task."""
-    import contextlib
+    """Bytes glibc maps afresh (``mallinfo2().hblkhd``) for a 1 MB temporary made in this task, under
+    the settings of a task of draws (with the allocator tuned if ``reuse``)."""
     import ctypes
 
     class MallInfo2(ctypes.Structure):
@@ -123,7 +123,7 @@ def _mapped_bytes_of_a_temporary(reuse: bool) -> int:
 
     libc = ctypes.CDLL("libc.so.6")
     libc.mallinfo2.restype = MallInfo2
-    with workers.REUSED_PAGES if reuse else contextlib.nullcontext():
+    with workers.task_settings(reuse):
         before = libc.mallinfo2().hblkhd
         a = np.ones(2**17)  # 1 MiB: above glibc's fixed 128 KiB mmap threshold, below the raised one
         mapped = libc.mallinfo2().hblkhd - before
@@ -149,8 +149,8 @@ def test_tasks_reuse_freed_memory_in_a_worker_process(cluster):
         plain = client.submit(_mapped_bytes_of_a_temporary, False, pure=False).result()
         reused = client.submit(_mapped_bytes_of_a_temporary, True, pure=False).result()
         after = client.submit(_mapped_bytes_of_a_temporary, False, pure=False).result()
-    assert plain >= 2**20  # mapped afresh (and unmapped when freed) without the setting
-    assert reused == 0  # from the heap while tasks of draws run
+    assert plain >= 2**20  # mapped afresh (and unmapped when freed): a task leaves the allocator alone by default
+    assert reused == 0  # from the heap while tasks of draws run, when asked for
     assert after >= 2**20  # the process's own setting is back once they end
 
 
@@ -176,3 +176,34 @@ def test_distributed_imported_during_a_computation_keeps_its_config(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     timeout, low = out.stdout.split()
     assert timeout and -1 <= float(low) <= 1
+
+
+@pytest.mark.parametrize("tune", [False, True])
+def test_tasks_of_draws_tune_the_allocator_only_when_asked(monkeypatch, tune):
+    import dask
+
+    from xcorrstat._resampling import engine, pairs
+
+    seen: list[bool] = []
+
+    def recording(tune_allocator: bool):
+        seen.append(tune_allocator)
+        return workers.task_settings(tune_allocator)
+
+    monkeypatch.setattr(engine, "task_settings", recording)
+    monkeypatch.setattr(pairs, "task_settings", recording)
+    ds = make_scores(n_metrics=3, n_systems=5, n_inputs=6, seed=4).chunk()
+    with xcorrstat.set_options(tune_worker_allocator=tune):
+        boot = xcorrstat.bootstrap(ds, target="human", level="input", n_resamples=20, rng=0)
+        comp = xcorrstat.compare(ds, target="human", level="input", method="kendall", test="permutation",
+                                 n_resamples=20, rng=0)
+    with dask.config.set(scheduler="synchronous"):  # computed after the option is back to its default
+        boot.compute()
+        comp.compute()
+    assert seen and set(seen) == {tune}  # read when the call built its tasks, as a worker process would see it
+
+
+def test_tune_worker_allocator_is_a_flag():
+    assert xcorrstat.get_options()["tune_worker_allocator"] is False
+    with pytest.raises(ValueError, match="tune_worker_allocator must be True or False"):
+        xcorrstat.set_options(tune_worker_allocator="yes")

@@ -429,7 +429,7 @@ def test_set_options_turns_compiled_loops_off():
 def test_environment_variable_turns_compiled_loops_off(monkeypatch):
     ds = make_scores(n_metrics=3, n_systems=5, n_inputs=30, seed=10, ties=True)
     monkeypatch.setenv("XCORRSTAT_COMPILED", "0")
-    assert compiled_module("global_kendall_jit") is None and compiled_module("spa_swap_jit") is None
+    assert compiled_module("global_kendall_jit") is None and compiled_module("swap_system_jit") is None
     numpy_path = global_kendall(ds)
     with xcorrstat.set_options(compiled=True):  # the option overrides the environment
         on = compiled_module("global_kendall_jit")
@@ -439,24 +439,3 @@ def test_environment_variable_turns_compiled_loops_off(monkeypatch):
     monkeypatch.delenv("XCORRSTAT_COMPILED")
     np.testing.assert_array_equal(numpy_path.values, global_kendall(ds).values)
     assert on is compiled_module("global_kendall_jit")
-
-
-@pytest.mark.parametrize("numba, compiled, n_inputs, noted", [
-    (False, True, 500, True), (True, True, 500, False), (False, False, 500, False), (False, True, 499, False),
-])
-def test_large_report_without_numba_is_noted(monkeypatch, numba, compiled, n_inputs, noted):
-    """A report of 20+ metrics on 500+ inputs says when numba is missing, and how to add it; not otherwise."""
-    import importlib.util
-
-    from xcorrstat import _cli as cli
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: (object() if numba else None) if name == "numba" else real(name, *a))
-    ds = xr.Dataset({f"m{k}": (("system", "input"), np.zeros((3, n_inputs))) for k in range(21)})
-    log = io.StringIO()
-    with xcorrstat.set_options(compiled=compiled):
-        cli._compiled_note(ds, None, log)
-    assert ("numba is not installed" in log.getvalue()) is noted
-    if noted:
-        assert '"xcorrstat[fast]"' in log.getvalue() and "20 metrics x 500 inputs" in log.getvalue()

@@ -161,34 +161,49 @@ def test_mtme_permutation_sig_diff_with_pce():
     assert p_ours == pytest.approx(p_mtme, abs=5 * se)
 
 
-def test_compiled_and_numpy_counts_agree():
-    pytest.importorskip("numba")
+def _numpy_pvalues(flipped, sums, scale):
+    """An independent oracle of the compiled pair counts: NumPy, one first system at a time."""
+    n_sys = sums.shape[-1]
+    a, b = np.triu_indices(n_sys, 1)
+    observed = sums[..., a] - sums[..., b] - 1e-9 * scale
+    counts = np.empty(observed.shape, dtype=np.int64)
+    start = 0
+    for first in range(n_sys - 1):
+        stop = start + n_sys - first - 1
+        diff = flipped[..., first:first + 1, :] - flipped[..., first + 1:, :]
+        counts[..., start:stop] = np.count_nonzero(diff >= observed[..., start:stop, None], axis=-1)
+        start = stop
+    return counts / flipped.shape[-1]
+
+
+def test_compiled_counts_equal_a_numpy_oracle():
     from xcorrstat._kernels.spa_swap import pair_pvalues_from_sums
 
     rng = np.random.default_rng(3)
     flipped = rng.integers(-3, 4, size=(6, 5, 40)).astype(float)  # integer sums: many exact ties
     sums = rng.integers(-3, 4, size=(6, 5)).astype(float)
     scale = np.abs(rng.normal(size=10))
-    np.testing.assert_array_equal(pair_pvalues_from_sums(flipped, sums, scale, compiled=False),
-                                  pair_pvalues_from_sums(flipped, sums, scale))
-    np.testing.assert_array_equal(pair_pvalues_from_sums(flipped[0], sums[0], scale, compiled=False),
+    np.testing.assert_array_equal(_numpy_pvalues(flipped, sums, scale), pair_pvalues_from_sums(flipped, sums, scale))
+    np.testing.assert_array_equal(_numpy_pvalues(flipped[0], sums[0], scale),
                                   pair_pvalues_from_sums(flipped[0], sums[0], scale))
 
 
 @pytest.mark.parametrize("integer", [False, True])
-def test_compiled_and_numpy_swapped_spa_agree(integer):
-    pytest.importorskip("numba")
-    from xcorrstat._kernels.spa_swap import masked_flips, pair_pvalues_from_sums, pair_scale, swapped_spa
+def test_fused_swapped_spa_equals_the_swapped_sums_counted_by_numpy(integer):
+    from xcorrstat._kernels.spa_swap import masked_flips, pair_scale, swapped_spa
 
     rng = np.random.default_rng(8)
     shape = (5, 20)
     xa, xb, z = (rng.integers(0, 3, size=(3, *shape)).astype(float) if integer else rng.normal(size=(3, *shape)))
     signs = mtme_signs(4, 64, 20).astype(np.float64)
     masks = rng.random((9, *shape)) < 0.5
-    p_gold = pair_pvalues_from_sums(z @ signs.T, z.sum(axis=-1), pair_scale(z))
+    p_gold = _numpy_pvalues(z @ signs.T, z.sum(axis=-1), pair_scale(z))
     fixed = (xa @ signs.T, xb @ signs.T, xa.sum(axis=-1), xb.sum(axis=-1))
     (ua, sa), (ub, sb) = masked_flips(xa, signs, masks), masked_flips(xb, signs, masks)
-    parts = (fixed, (ua, ub, sa, sb), pair_scale(xa, xb), p_gold)
-    fast, slow = swapped_spa(*parts), swapped_spa(*parts, compiled=False)
+    fast = swapped_spa(fixed, (ua, ub, sa, sb), pair_scale(xa, xb), p_gold)
+    delta = ub - ua  # the swapped metrics' flipped sums, built, then counted by the oracle
+    scale = pair_scale(xa, xb)
+    slow = (1.0 - np.abs(p_gold - _numpy_pvalues(fixed[0] + delta, fixed[2] + (sb - sa), scale)).mean(axis=-1),
+            1.0 - np.abs(p_gold - _numpy_pvalues(fixed[1] - delta, fixed[3] - (sb - sa), scale)).mean(axis=-1))
     np.testing.assert_array_equal(fast[0], slow[0])
     np.testing.assert_array_equal(fast[1], slow[1])

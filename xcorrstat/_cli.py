@@ -289,21 +289,6 @@ def _report_schemes(args: argparse.Namespace, ds: xr.Dataset,
     return args.level or ["system"], args.resample or ("system",), args.permute or ("system",)
 
 
-#: Above these sizes (metrics, inputs) a report without the compiled loops is worth a note.
-LARGE_REPORT = (20, 500)
-
-
-def _compiled_note(ds: xr.Dataset, metrics: Sequence[str] | None, log: IO[str] | None) -> None:
-    """Say, on a large report, that numba is not installed (the NumPy paths are several times slower)."""
-    n_metrics = len(metrics) if metrics else len(ds.data_vars) - 1
-    large = n_metrics >= LARGE_REPORT[0] and ds.sizes.get("input", 0) >= LARGE_REPORT[1]
-    if log is None or not large or not compiled_enabled() or importlib.util.find_spec("numba") is not None:
-        return
-    print(f"note: numba is not installed, so the resampling of {n_metrics} metrics x {ds.sizes['input']} inputs "
-          'runs on its NumPy paths (the same numbers, several times slower); pip install "xcorrstat[fast]" '
-          "adds the compiled loops", file=log, flush=True)
-
-
 def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> None:
     if args.n_resamples != "auto" and args.n_resamples < 1:
         raise ValueError(f"--n-resamples must be a positive integer, got {args.n_resamples}")
@@ -320,7 +305,6 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
     if log is not None:
         print(f"xcorrstat report: {source}, target {printable(repr(target), VALUE_WIDTH)}", file=log, flush=True)
     levels, resample, permute = _report_schemes(args, ds, log)
-    _compiled_note(ds, metrics, log)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", OpenDecisionsWarning)
         rep = report(

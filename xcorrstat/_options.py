@@ -19,6 +19,7 @@ OPTIONS: dict[str, Any] = {
     "memory_budget": 2**30,
     "compiled": None,
     "progress": "auto",
+    "tune_worker_allocator": False,
 }
 
 #: Environment variable that turns the compiled (numba) loops off: ``XCORRSTAT_COMPILED=0``.
@@ -82,12 +83,22 @@ def _progress(value: Any) -> str:
     raise ValueError(f"set_options: progress must be one of {PROGRESS} (or True / False), got {cut(value)}")
 
 
+def _flag(name: str) -> Callable[[Any], bool]:
+    def check(value: Any) -> bool:
+        if isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        raise ValueError(f"set_options: {name} must be True or False, got {cut(value)}")
+
+    return check
+
+
 #: Each option's check: it returns the value to store or raises a ValueError naming the option.
 _CHECKS: dict[str, Callable[[Any], Any]] = {
     "min_pairs": _min_pairs,
     "memory_budget": parse_bytes,
     "compiled": _compiled,
     "progress": _progress,
+    "tune_worker_allocator": _flag("tune_worker_allocator"),
 }
 
 
@@ -162,14 +173,29 @@ class set_options:
         numbers: every draw is made from its id, whatever the blocks. A block always holds
         at least one draw of one metric (or pair) and about 8 MB of temporaries.
     compiled : bool or None, default None
-        Whether the compiled (numba, the ``fast`` extra) loops of some kernels may be used.
-        ``False`` runs their NumPy path (the same numbers, without the first call's
-        compilation); ``None`` leaves it to the environment variable ``XCORRSTAT_COMPILED``
-        (``XCORRSTAT_COMPILED=0`` turns them off), else they are used when numba is installed.
+        Whether the compiled (numba) loops of the kernels that still have a NumPy path too may
+        be used (global-level Kendall, and the system-level, input-level and missing-cell swap
+        kernels; the soft pairwise accuracy test has only its compiled loop). ``False`` runs
+        their NumPy path (the same numbers, without the first call's compilation); ``None``
+        leaves it to the environment variable ``XCORRSTAT_COMPILED`` (``XCORRSTAT_COMPILED=0``
+        turns them off), else they are used.
     progress : {"auto", "always", "never"}, default "auto"
         What ``progress=True`` does: ``"auto"`` shows progress bars only when stderr is a
         terminal or a notebook's output (a log file or a pipe gets none), ``"always"``
         shows them anyway, ``"never"`` never. ``True`` / ``False`` mean ``"always"`` / ``"never"``.
+    tune_worker_allocator : bool, default False
+        Whether tasks of draws may change glibc's allocator in the ``dask.distributed`` worker
+        processes that run them (workers with a process of their own, started by a nanny, which
+        sets ``MALLOC_TRIM_THRESHOLD_``; on Linux with glibc only). If ``True``, while any such
+        task runs in a worker process, that process's mmap threshold is raised to 32 MiB
+        (``mallopt(M_MMAP_THRESHOLD)``), so large temporaries reuse freed heap memory instead of
+        being mapped and faulted in afresh in every batch; when the last running task ends the
+        threshold is put back (``MALLOC_MMAP_THRESHOLD_``, else 128 KiB) and freed memory is
+        returned to the system (``malloc_trim(0)``). The setting applies to the whole worker
+        process, so other work running there at the same time allocates under it too. The value
+        is read when a call builds its tasks. Nothing changes in the calling process, with
+        Dask's local schedulers or in threads-only clusters. ``False`` (the default) leaves
+        every allocator setting alone; the numbers are the same either way.
 
     Examples
     --------

@@ -42,7 +42,7 @@ __all__ = [
     "INPUT", "LOWER_IS_BETTER", "METRIC", "SYSTEM", "SYSTEM_LEVEL_ATTR", "SYSTEM_LEVEL_INPUT", "TARGET",
     "aligned_scores", "declare_lower_is_better", "human_like_scores", "looks_human", "lower_is_better_scores",
     "system_mean_grid",
-    "as_dataset", "check_finite", "check_level", "is_system_level", "metric_pair", "select_scores", "split_scores",
+    "as_dataset", "check_finite", "checked_finite", "check_level", "is_system_level", "metric_pair", "select_scores", "split_scores",
     "stack_scores",
 ]
 
@@ -224,6 +224,20 @@ def check_finite(values: np.ndarray, what: str) -> None:
         count = int(np.isinf(values).sum())
         if count:
             raise ValueError(f"{what} has {count} infinite value(s); use NaN for a missing score")
+
+
+def _finite_block(values: np.ndarray, what: str) -> np.ndarray:
+    check_finite(values, what)
+    return values
+
+
+def checked_finite(da: xr.DataArray, what: str) -> xr.DataArray:
+    """``da`` after :func:`check_finite`: checked now if eager; if Dask-backed, each block is checked
+    when it is computed (the data stay lazy)."""
+    if da.chunks is None:
+        check_finite(da.values, what)
+        return da
+    return da.copy(data=da.data.map_blocks(_finite_block, what, dtype=da.dtype))
 
 
 def looks_human(name: Hashable) -> bool:
@@ -434,8 +448,7 @@ def aligned_scores(data: object, *, target: Hashable, metrics: Hashable | Sequen
     x, z, several = split_scores(data, target=target, metrics=metrics, level=level, along=along)
     if several:
         raise ValueError(f"target must be one human score, got a list: {target!r}")
-    check_finite(x.values, "metric scores")
-    check_finite(z.values, "target scores")
+    x, z = checked_finite(x, "metric scores"), checked_finite(z, "target scores")
     batch = [d for d in x.dims if d not in (SYSTEM, INPUT)]
     x = x.transpose(*batch, SYSTEM, INPUT)
     return x, z.broadcast_like(x).transpose(*batch, SYSTEM, INPUT), batch

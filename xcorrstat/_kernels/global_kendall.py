@@ -28,7 +28,7 @@ The counts are exact integers, so a draw's tau is bit for bit the one of
 :func:`xcorrstat._kernels.kendall` on the explicitly expanded (swapped) vectors, with its
 undefined rule: fewer than ``max(min_pairs, 2)`` values, or (tau-a, -b, -c) a constant
 vector over the drawn valid cells. A draw's counts depend on its weights alone, never on
-the batch. When numba is installed (``pip install xcorrstat[fast]``), compiled loops
+the batch. Unless turned off (``set_options(compiled=False)``), compiled loops
 (:mod:`xcorrstat._kernels.global_kendall_jit`) do the per-draw passes, 32 draws side by side;
 otherwise NumPy does them, vectorised over entries and draws.
 """
@@ -177,7 +177,7 @@ def _far_below(vs: np.ndarray, epsilon: float) -> np.ndarray:
 
 
 def compiled_available() -> bool:
-    """Whether the compiled loops (numba, the ``fast`` extra) can be used.
+    """Whether the compiled loops (numba) can be used.
 
     Examples
     --------
@@ -198,7 +198,7 @@ def compiled_loops(compiled: bool | None, epsilon: float) -> ModuleType | None:
         return None
     jit = _jit()
     if compiled and jit is None:
-        raise ImportError("compiled=True needs numba: pip install 'xcorrstat[fast]'")
+        raise ImportError("compiled=True needs numba, a dependency of xcorrstat: pip install numba")
     return jit
 
 

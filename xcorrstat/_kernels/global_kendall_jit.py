@@ -1,7 +1,7 @@
-"""Compiled loops of :mod:`xcorrstat._kernels.global_kendall` (numba, an optional dependency).
+"""Compiled loops of :mod:`xcorrstat._kernels.global_kendall` (numba).
 
-Only :mod:`xcorrstat._kernels.global_kendall` imports this module, and only when numba is
-installed (the ``fast`` extra); it falls back to its NumPy loops otherwise. The loops here
+Only :mod:`xcorrstat._kernels.global_kendall` imports this module, unless the compiled loops
+are turned off; it falls back to its NumPy loops then. The loops here
 compute the same integer counts as those NumPy loops (the tests compare them draw by draw):
 
 * :func:`level_discordant`: weighted discordant pairs of a table for a block of weight

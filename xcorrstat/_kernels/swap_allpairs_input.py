@@ -19,7 +19,7 @@ systems of one input); a vector found nearly constant by the sums is recomputed 
 swapped cells (so exact constancy decides NaN), and these values are added after all the
 others, in input order. The pair (k, i) is the pair (i, k) with X' and Y' exchanged, so each
 unordered pair is computed once, and only the metrics of the asked pairs are laid out. With
-numba (the ``fast`` extra) the per-pair arithmetic and the running sums are fused in a compiled
+numba the per-pair arithmetic and the running sums are fused in a compiled
 loop (:mod:`xcorrstat._kernels.swap_allpairs_input_jit`): the same operations in the same order,
 so the same floats. Blocks of inputs and pairs never change a value; the tests check the draws
 against the explicitly swapped matrices to 1e-12.

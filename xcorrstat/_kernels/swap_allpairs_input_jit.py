@@ -1,4 +1,4 @@
-"""Compiled loop of :mod:`xcorrstat._kernels.swap_allpairs_input` (numba, an optional dependency).
+"""Compiled loop of :mod:`xcorrstat._kernels.swap_allpairs_input` (numba).
 
 Only :mod:`xcorrstat._kernels.swap_allpairs_input` imports this module, and only when numba is
 installed and the compiled loops are on. :func:`swapped_add` computes each input's r of X' and Y'

@@ -1,4 +1,4 @@
-"""Compiled loop of :mod:`xcorrstat._kernels.swap_kendall_gaps` (numba, an optional dependency).
+"""Compiled loop of :mod:`xcorrstat._kernels.swap_kendall_gaps` (numba).
 
 Only :mod:`xcorrstat._kernels.swap_kendall_gaps` calls this module, through
 :func:`xcorrstat._kernels._compiled.compiled_module` (numba installed, compiled loops on).

@@ -22,7 +22,7 @@ it): systems whose raw sums tie keep tied means, which rank statistics need, and
 value does not depend on the batch. The terms are laid out (system, metric, draw); a block of
 pairs takes its S means per draw and their statistic at once (:mod:`.swap_system_stats`:
 Pearson's sums added in system order, Kendall's pair counts, Spearman's mid-ranks). With numba
-(the ``fast`` extra) Pearson and Kendall run fused in a compiled loop
+Pearson and Kendall run fused in a compiled loop
 (:mod:`.swap_system_jit`, no (systems, pairs, draws) temporary): the same operations in the
 same order, so the same floats. Every value equals the statistic of the explicitly swapped
 matrices (tests: scipy on the expanded swaps, with missing cells).

@@ -1,4 +1,4 @@
-"""Compiled loops of :mod:`xcorrstat._kernels.swap_system` (numba, an optional dependency).
+"""Compiled loops of :mod:`xcorrstat._kernels.swap_system` (numba).
 
 Only :mod:`xcorrstat._kernels.swap_system` imports this module, and only when numba is installed
 and the compiled loops are on. For a block of pairs, each loop takes a pair's swapped system

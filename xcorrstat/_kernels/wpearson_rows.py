@@ -6,7 +6,7 @@ weighted r. Per row and draw, by the corrected two-pass method (as
 :func:`xcorrstat._kernels.weighted.wcorr_gemm`): the weighted means, then the centred
 co-moments less the rounding error of the means. The sums run over the units in order,
 each an elementwise operation over (rows, draws), so a value never depends on the batch
-or on the other rows. With numba (the ``fast`` extra) the same operations run in a
+or on the other rows. With numba the same operations run in a
 compiled loop (:mod:`xcorrstat._kernels.wpearson_rows_jit`): the same floats.
 
 A row is undefined (NaN) in a draw with fewer than ``min_pairs`` expanded units, or with a

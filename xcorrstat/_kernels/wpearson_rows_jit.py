@@ -1,4 +1,4 @@
-"""Compiled loop of :mod:`xcorrstat._kernels.wpearson_rows` (numba, an optional dependency).
+"""Compiled loop of :mod:`xcorrstat._kernels.wpearson_rows` (numba).
 
 Only :mod:`xcorrstat._kernels.wpearson_rows` imports this module, and only when numba is
 installed and the compiled loops are on. :func:`rows` runs the NumPy path's operations in the

@@ -20,23 +20,35 @@ from .._kernels.scaling import pow2_normalise, remove_offset
 from .._labelled import check_labels, check_new_dim, pair_dim
 from .._schema import aligned_scores
 from .._validation import check_choice, check_epsilon
-from .ties import MAX_GROUP, TIE_LEVELS, level_groups
+from .._resampling.engine import blocks_of_cells
+from .ties import MAX_GROUP, TIE_LEVELS, group_shape, level_groups
 
 __all__ = ["kendall_like", "pairwise_accuracy", "pairwise_difference_pearson", "pairwise_differences",
            "pdp_statistic"]
 
 
 def _group_sums(x: xr.DataArray, z: xr.DataArray, batch: list, level: str, func) -> xr.Dataset:
-    """``func``'s parts summed over each group's pairs and over the groups, for aligned (*batch, S, I) scores."""
-    gx, gz = level_groups(x.values.astype(np.float64), z.values.astype(np.float64), level)
-    if gx.shape[-1] > MAX_GROUP:
-        raise ValueError(f"level={level!r} compares groups of {gx.shape[-1]} items; more than {MAX_GROUP} is not "
+    """``func``'s parts summed over each group's pairs and over the groups, for aligned (*batch, S, I) scores
+    (lazy, block by block of the batch dims, for Dask-backed scores)."""
+    groups, items = group_shape(level, x.sizes["system"], x.sizes["input"])
+    if items > MAX_GROUP:
+        raise ValueError(f"level={level!r} compares groups of {items} items; more than {MAX_GROUP} is not "
                          "supported, use level='input' or 'within_system'")
-    if gx.shape[-1] < 2:
-        raise ValueError(f"level={level!r} gives groups of {gx.shape[-1]} item(s); pairs need at least 2")
-    parts = func(gx, gz)  # each (..., G): summed over each group's pairs, then over the groups
+    if items < 2:
+        raise ValueError(f"level={level!r} gives groups of {items} item(s); pairs need at least 2")
+    if x.chunks is not None or z.chunks is not None:
+        kinds = [np.asarray(p).dtype for p in func(np.zeros((1, 2)), np.zeros((1, 2)))]  # the parts' dtypes
+        parts = blocks_of_cells(_summed_parts, x, z, outputs=[((), k) for k in kinds], level=level, func=func)
+        return xr.Dataset({f"part{k}": part for k, part in enumerate(parts)})
+    sums = _summed_parts(x.values, z.values, level=level, func=func)
     coords = {d: x[d] for d in batch}
-    return xr.Dataset({f"part{k}": (batch, part.sum(axis=-1)) for k, part in enumerate(parts)}, coords=coords)
+    return xr.Dataset({f"part{k}": (batch, part) for k, part in enumerate(sums)}, coords=coords)
+
+
+def _summed_parts(x: np.ndarray, z: np.ndarray, *, level: str, func) -> tuple[np.ndarray, ...]:
+    """(*batch, S, I) scores -> ``func``'s parts summed over each group's pairs, then over the groups."""
+    gx, gz = level_groups(x.astype(np.float64), z.astype(np.float64), level)
+    return tuple(part.sum(axis=-1) for part in func(gx, gz))
 
 
 def _scale_free(a: xr.DataArray, level: str) -> xr.DataArray:

@@ -19,9 +19,10 @@ from .._types import Level, Seed, TieVariant
 from .._kernels.levels import system_means
 from .._kernels.ties import calibrate_epsilon, sample_pairs, valid_pairs
 from .._resampling.draws import resolve_seed, seeded_generator
-from .._schema import METRIC, aligned_scores
+from .._resampling.engine import blocks_of_cells
+from .._schema import INPUT, METRIC, SYSTEM, aligned_scores
 
-__all__ = ["MAX_GROUP", "N_MEANING", "TIE_LEVELS", "TieVariant", "calibrate_ties", "level_groups"]
+__all__ = ["MAX_GROUP", "N_MEANING", "TIE_LEVELS", "TieVariant", "calibrate_ties", "group_shape", "level_groups"]
 
 
 #: Levels of :func:`calibrate_ties` and the groups whose pairs they compare.
@@ -103,13 +104,55 @@ def _calibrate_ties_iv(data, target, metrics, level, variant, sample_rate, rng):
     check("calibrate_ties", level=level, variant=variant)
     sample_rate = _check_sample_rate(sample_rate)
     x, z, batch = aligned_scores(data, target=target, metrics=metrics, level=level)
-    gx, gz = level_groups(x.values.astype(np.float64), z.values.astype(np.float64), level)
-    if gx.shape[-1] > MAX_GROUP:
-        raise ValueError(f"level={level!r} compares groups of {gx.shape[-1]} items ({gx.shape[-1] ** 2 // 2} "
+    items = group_shape(level, x.sizes[SYSTEM], x.sizes[INPUT])[1]
+    if items > MAX_GROUP:
+        raise ValueError(f"level={level!r} compares groups of {items} items ({items ** 2 // 2} "
                          f"pairs each); more than {MAX_GROUP} items per group is not supported, use "
                          f"level='input' or 'within_system'")
     random, drawn = _uniform_source(rng) if sample_rate < 1 else (None, {})
-    return sample_rate, x, batch, gx, gz, random, drawn
+    return sample_rate, x, z, batch, random, drawn
+
+
+def group_shape(level: str, systems: int, inputs: int) -> tuple[int, int]:
+    """``(groups, items per group)`` of :func:`level_groups` for ``systems x inputs`` cells.
+
+    Examples
+    --------
+    >>> group_shape("input", 3, 5), group_shape("global", 3, 5)
+    ((5, 3), (1, 15))
+    """
+    return {"input": (inputs, systems), "within_system": (systems, inputs), "global": (1, systems * inputs),
+            "system": (1, systems)}[level]
+
+
+def _calibrated_block(x: np.ndarray, z: np.ndarray, *, level: str, variant: TieVariant,
+                      keep: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """Aligned (..., S, I) scores -> epsilon, correlation, n, thresholds and objective over (...)."""
+    gx, gz = level_groups(x.astype(np.float64), z.astype(np.float64), level)
+    eps, best, thresholds, objective = _calibrate_in_blocks(gx, gz, variant, keep)
+    return eps, best, _units(gx, gz, level, keep), thresholds, objective
+
+
+def _calibrated(x: xr.DataArray, z: xr.DataArray, batch: list, level: str, variant: TieVariant,
+                sample_rate: float, random: Callable[[int], np.ndarray] | None) -> tuple[xr.DataArray, ...]:
+    """Epsilon, correlation, n, thresholds and objective (the last two over ``candidate``) of aligned
+    scores: lazy for Dask-backed scores that use every pair (one task, which calibrates the rows on
+    threads as the eager call does)."""
+    if x.chunks is not None and random is None:
+        groups, items = group_shape(level, x.sizes[SYSTEM], x.sizes[INPUT])
+        # one block: the curve's running sums see the rows in the layout of the eager call, bit for bit
+        return blocks_of_cells(_calibrated_block, x.chunk(-1), z.chunk(-1), level=level, variant=variant,
+                               outputs=[((), np.float64), ((), np.float64), ((), np.int64),
+                                        (("candidate",), np.float64), (("candidate",), np.float64)],
+                               sizes={"candidate": groups * (items * (items - 1) // 2) + 1})
+    xv, zv = x.values, z.values
+    keep = None
+    if random is not None:
+        keep = _sampled_pairs(*level_groups(xv.astype(np.float64), zv.astype(np.float64), level), batch,
+                              sample_rate, random)
+    parts = _calibrated_block(xv, zv, level=level, variant=variant, keep=keep)
+    dims = [batch] * 3 + [[*batch, "candidate"]] * 2
+    return tuple(xr.DataArray(p, dims=d) for p, d in zip(parts, dims))
 
 
 #: Pairs in one block of calibrations (a block's pair tables take about 40 bytes a pair).
@@ -230,16 +273,13 @@ def calibrate_ties(
     >>> half.attrs["sample_rate"], half.attrs["seed"]
     (0.5, 0)
     """
-    sample_rate, x, batch, gx, gz, random, drawn = _calibrate_ties_iv(data, target, metrics, level, variant,
-                                                                      sample_rate, rng)
-    keep = None if random is None else _sampled_pairs(gx, gz, batch, sample_rate, random)
-    eps, best, thresholds, objective = _calibrate_in_blocks(gx, gz, variant, keep)
-    coords = {d: x[d] for d in batch}
-    out = xr.Dataset({"epsilon": (batch, eps), "correlation": (batch, best), "n": (batch, _units(gx, gz, level, keep))},
-                     coords=coords)
+    sample_rate, x, z, batch, random, drawn = _calibrate_ties_iv(data, target, metrics, level, variant,
+                                                                 sample_rate, rng)
+    eps, best, n, thresholds, objective = _calibrated(x, z, batch, level, variant, sample_rate, random)
+    out = xr.Dataset({"epsilon": eps, "correlation": best, "n": n}, coords={d: x[d] for d in batch})
     if keep_curve:
-        out["threshold"] = ((*batch, "candidate"), thresholds)
-        out["objective"] = ((*batch, "candidate"), objective)
+        out["threshold"] = thresholds
+        out["objective"] = objective
     out["epsilon"].attrs["long_name"] = "metric-tie threshold maximising the objective (|dm| <= epsilon ties)"
     out["n"].attrs["long_name"] = N_MEANING[level]
     out["correlation"].attrs["long_name"] = {"acc23": "acc_eq", "23": "tau_eq"}[variant] + " at epsilon"

@@ -29,12 +29,12 @@ from .draws import bootstrap_indices, draws_per_task, fill_draws
 from .statistics import calibration_table, resampled_calibration, resampled_level_correlation
 from .workers import (
     BLAS_ONE_THREAD,
-    REUSED_PAGES,
     active_client,
     client_active,
     cluster_errors,
     dask_input,
     parallelism,
+    task_settings,
     worker_lost,
 )
 
@@ -43,6 +43,7 @@ __all__ = [
     "RESAMPLE_DIM",
     "batch_plan",
     "block_elems",
+    "blocks_of_cells",
     "bootstrap_draws",
     "client_active",  # from .workers
     "cluster_scores",
@@ -218,10 +219,10 @@ def spread_draws(n_resamples: int, per_task: int, blocks: int) -> int:
 
 
 def _block_task(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, metric_axis: int | None = None,
-                **kwargs: Any) -> np.ndarray:
-    """A Dask task: one block with single-threaded BLAS. ``z`` lacks the metric axis of ``x`` at
-    ``metric_axis`` (it is shared by the metrics) unless that is None."""
-    with BLAS_ONE_THREAD, REUSED_PAGES:
+                tune_allocator: bool = False, **kwargs: Any) -> np.ndarray:
+    """A Dask task: one block with single-threaded BLAS (:func:`~.workers.task_settings`). ``z`` lacks
+    the metric axis of ``x`` at ``metric_axis`` (it is shared by the metrics) unless that is None."""
+    with task_settings(tune_allocator):
         if metric_axis is not None:
             z = np.broadcast_to(np.expand_dims(z, metric_axis), x.shape)
         return _block(x, z, ids, **kwargs)
@@ -291,7 +292,7 @@ def bootstrap_draws(
     coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {SYSTEM, INPUT}}
     dims = lead + [RESAMPLE_DIM]
     opts = dict(metric_axis=None if METRIC in z.dims else lead.index(METRIC), seed=seed, dims=resample,
-                sizes=sizes, batch=batch, kw=kw)
+                sizes=sizes, batch=batch, kw=kw, tune_allocator=OPTIONS["tune_worker_allocator"])
     eager = x.chunks is None and z.chunks is None
     if metric_chunk is None:
         # about two tasks per core along `metric` (results do not depend on it)
@@ -366,6 +367,31 @@ def cluster_scores(x: xr.DataArray, z: xr.DataArray) -> tuple[xr.DataArray, xr.D
         return a.copy(data=dask_input(a.values, chunks))
 
     return blocks(x), blocks(z)
+
+
+def blocks_of_cells(func: Any, x: xr.DataArray, z: xr.DataArray, /, *, outputs: Sequence[tuple[Sequence[str], Any]],
+                    sizes: Mapping[str, int] | None = None, **kwargs: Any) -> tuple[xr.DataArray, ...]:
+    """``func(x, z, **kwargs)`` on (..., system, input) blocks of Dask-backed ``x`` and ``z``: lazy
+    DataArrays, one per ``(core dims, dtype)`` of ``outputs`` (the new core dims' sizes in ``sizes``).
+
+    The leading dims keep their chunks, ``system`` and ``input`` are whole in every block, and each
+    block runs under the settings of a task (:func:`~.workers.task_settings`). A statistic of the
+    cells that needs no draws takes this route with lazy data, as the draws do (module docstring).
+    """
+    def task(xb: np.ndarray, zb: np.ndarray) -> Any:
+        with task_settings(False):
+            return func(xb, zb, **kwargs)
+
+    whole = {SYSTEM: -1, INPUT: -1}
+    out = xr.apply_ufunc(
+        task, x.chunk(whole), z.chunk(whole),
+        input_core_dims=[[SYSTEM, INPUT], [SYSTEM, INPUT]],
+        output_core_dims=[list(dims) for dims, _ in outputs],
+        dask="parallelized",
+        output_dtypes=[dtype for _, dtype in outputs],
+        dask_gufunc_kwargs={"output_sizes": dict(sizes or {})},
+    )
+    return out if isinstance(out, tuple) else (out,)
 
 
 def _draw_arrays(out: Any, dims: Sequence[Hashable], coords: Mapping[Hashable, Any]) -> tuple[xr.DataArray, ...]:

@@ -28,6 +28,7 @@ import xarray as xr
 from dask.array.core import PerformanceWarning
 from numpy.typing import ArrayLike
 
+from .._options import OPTIONS
 from .._types import Level, Method, SwapUnit
 from .._kernels.swap import SwapDeltas
 from .._kernels.swap_allpairs import prepare_allpairs
@@ -37,7 +38,7 @@ from .._schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import DRAW_BLOCK, draws_per_task, fill_draws, permutation_masks
 from .engine import block_elems, draws_within, process_elems, raised_batch, runs_in_one_block
 from .swapstats import draw_deltas, standardise
-from .workers import BLAS_ONE_THREAD, REUSED_PAGES, dask_input, parallelism
+from .workers import dask_input, parallelism, task_settings
 
 __all__ = ["all_complete", "allpairs_task_draws", "default_pair_chunk", "pair_block_plan", "pair_permutation_draws",
            "uses_allpairs"]
@@ -162,9 +163,9 @@ def all_complete(x: np.ndarray, z: np.ndarray) -> bool:
 
 
 def _pair_block(x: np.ndarray, z: np.ndarray, pi: ArrayLike, pk: ArrayLike, ids: ArrayLike, *, seed: int,
-                scheme: SwapUnit, batch: int, kw: dict[str, Any]) -> np.ndarray:
+                scheme: SwapUnit, batch: int, kw: dict[str, Any], tune_allocator: bool = False) -> np.ndarray:
     """One task: x (..., M, S, I), z (..., S, I), pair indices, draw ids -> (..., pairs, draws)."""
-    with BLAS_ONE_THREAD, REUSED_PAGES:
+    with task_settings(tune_allocator):
         check_finite(x, "metric scores")
         check_finite(z, "target scores")
         pi, pk, ids = (np.asarray(a).reshape(-1) for a in (pi, pk, ids))
@@ -205,10 +206,11 @@ def _without_skipped(deltas: SwapDeltas, x: np.ndarray, z: np.ndarray, pairs: tu
 
 
 def _labels_block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, pairs: tuple[np.ndarray, np.ndarray],
-                  seed: int, scheme: SwapUnit, batch: int, kw: dict[str, Any]) -> np.ndarray:
+                  seed: int, scheme: SwapUnit, batch: int, kw: dict[str, Any],
+                  tune_allocator: bool = False) -> np.ndarray:
     """x (..., M, S, I), z (..., S, I), draw ids -> (..., pairs, draws), one label of the leading dims
     after the other (one label's operands in memory at a time), each with its kernel."""
-    with BLAS_ONE_THREAD, REUSED_PAGES:
+    with task_settings(tune_allocator):
         check_finite(x, "metric scores")
         check_finite(z, "target scores")
         pi, pk = pairs
@@ -292,7 +294,7 @@ def pair_permutation_draws(
     pair_batch = raised_batch(draws_within(budget, per_draw) if batch is None else batch, per_draw, n_resamples)
     coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {METRIC, SYSTEM, INPUT}}
     dims = lead + [PAIR_DIM, "resample"]
-    opts: dict[str, Any] = dict(seed=seed, scheme=scheme, kw=kw)
+    opts: dict[str, Any] = dict(seed=seed, scheme=scheme, kw=kw, tune_allocator=OPTIONS["tune_worker_allocator"])
     eager = x.chunks is None and z.chunks is None
     if uses_allpairs(kw):
         # eager data known to be complete (Pearson) or not; lazy data choose label by label inside the task

@@ -1,6 +1,7 @@
 """Where the tasks of draws run: the active ``dask.distributed`` Client, the parallelism it offers,
 eager data as blocks of the task graph (sent again if a worker is lost), the errors of a lost
-worker, and the BLAS and allocator settings every task runs under.
+worker, and the BLAS setting every task runs under (and the allocator setting, only when the
+``tune_worker_allocator`` option asks for it).
 
 The engine (:mod:`.engine`, :mod:`.pairs`) builds its task graphs with these; nothing here
 changes a number.
@@ -8,6 +9,7 @@ changes a number.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
@@ -30,6 +32,7 @@ __all__ = [
     "dask_input",
     "in_worker_process",
     "parallelism",
+    "task_settings",
     "worker_lost",
 ]
 
@@ -177,7 +180,9 @@ BLAS_ONE_THREAD = _SingleThreadedBlas()
 
 
 class _ReusedPages:
-    """While tasks run in a ``dask.distributed`` worker process, large temporaries reuse freed memory.
+    """While tasks run in a ``dask.distributed`` worker process, large temporaries reuse freed memory
+    (entered only when the ``tune_worker_allocator`` option was set where the call was made:
+    :func:`task_settings`).
 
     Dask's nanny starts workers with ``MALLOC_TRIM_THRESHOLD_`` set (so that freed memory goes
     back to the system at once), which also fixes glibc's mmap threshold at 128 KiB: every
@@ -240,5 +245,22 @@ def _env_bytes(name: str, default: int) -> int:
         return default
 
 
-#: Entered by every task of draws beside :data:`BLAS_ONE_THREAD`.
+#: Entered by a task of draws beside :data:`BLAS_ONE_THREAD` when the call asked for it (:func:`task_settings`).
 REUSED_PAGES = _ReusedPages()
+
+
+def task_settings(tune_allocator: bool) -> contextlib.ExitStack:
+    """What a task of draws runs under: BLAS on one thread (:data:`BLAS_ONE_THREAD`) and, only if
+    ``tune_allocator`` (the ``tune_worker_allocator`` option, read when the call built its tasks, since
+    a worker process has options of its own), glibc's raised mmap threshold (:data:`REUSED_PAGES`).
+
+    Examples
+    --------
+    >>> with task_settings(False):
+    ...     pass
+    """
+    stack = contextlib.ExitStack()
+    stack.enter_context(BLAS_ONE_THREAD)
+    if tune_allocator:
+        stack.enter_context(REUSED_PAGES)
+    return stack
