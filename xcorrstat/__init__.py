@@ -34,7 +34,8 @@ from ._mt import (
     soft_pairwise_accuracy_test,
 )
 from ._options import get_options, set_options
-from ._reporting import Report, ranked_frame, report, to_latex, to_markdown
+from ._reporting import Report, report
+from ._resampling.settings import Bootstrap, Permutation, Williams
 from ._significance import (
     OpenDecisionsWarning,
     aggregate_tasks,
@@ -46,7 +47,9 @@ from ._significance import (
 from ._tidy import tidy
 
 __all__ = [
+    "Bootstrap",
     "OpenDecisionsWarning",
+    "Permutation",
     "Report",
     "ResultAccessor",
     "ScoresAccessor",
@@ -72,7 +75,6 @@ __all__ = [
     "pairwise_difference_pearson",
     "permutation_test",
     "plot",
-    "ranked_frame",
     "read",
     "read_mtme",
     "report",
@@ -80,8 +82,7 @@ __all__ = [
     "soft_pairwise_accuracy",
     "soft_pairwise_accuracy_test",
     "tidy",
-    "to_latex",
-    "to_markdown",
+    "Williams",
     "williams_test",
     "wmt",
 ]

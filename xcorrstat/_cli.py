@@ -6,7 +6,6 @@ With no FILE the bundled SummEval data is used (target ``expert_relevance``).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 import warnings
@@ -24,8 +23,8 @@ from ._io.tables import SUPPORTED_FORMATS
 from ._capabilities import choices
 from ._kernels.corrections import CORRECTIONS
 from ._kernels.levels import AVERAGES
-from ._options import OPTIONS, compiled_enabled, set_options
-from ._reporting import report
+from ._options import set_options
+from ._reporting.build import report_flat
 from ._reporting.correlations import (
     correlation_json,
     correlation_table,
@@ -307,7 +306,7 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
     levels, resample, permute = _report_schemes(args, ds, log)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", OpenDecisionsWarning)
-        rep = report(
+        rep = report_flat(
             ds, target=target, metrics=metrics, level=list(levels), method=args.method,
             variant=args.variant, resample=resample, test=args.test, permute=permute,
             n_resamples=args.n_resamples, confidence_level=args.confidence_level, alpha=args.alpha,
@@ -419,7 +418,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> None:
     """Run the command ``args`` names."""
-    with set_options(progress="always" if getattr(args, "progress", False) else OPTIONS["progress"]):
+    # a command shows progress bars on a terminal (a log gets none) unless --quiet; --progress shows them anyway
+    bars = "always" if getattr(args, "progress", False) else "never" if getattr(args, "quiet", False) else "auto"
+    with set_options(progress=bars):
         if args.command == "correlate":
             _correlate_command(args, sys.stdout)
         elif args.command == "report":

@@ -18,7 +18,8 @@ OPTIONS: dict[str, Any] = {
     "min_pairs": 3,
     "memory_budget": 2**30,
     "compiled": None,
-    "progress": "auto",
+    "progress": "never",
+    "batch": None,
     "tune_worker_allocator": False,
 }
 
@@ -27,7 +28,7 @@ COMPILED_ENV = "XCORRSTAT_COMPILED"
 _OFF = ("0", "false", "no", "off")
 _ON = ("", "1", "true", "yes", "on")
 #: Values of the ``progress`` option.
-PROGRESS = ("auto", "always", "never")
+PROGRESS = ("never", "auto", "always")
 
 #: Multiples of a byte a ``memory_budget`` string may name (decimal and binary prefixes, any case).
 BYTE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
@@ -83,6 +84,13 @@ def _progress(value: Any) -> str:
     raise ValueError(f"set_options: progress must be one of {PROGRESS} (or True / False), got {cut(value)}")
 
 
+def _batch(value: Any) -> int | None:
+    if value is None or (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1):
+        return None if value is None else int(value)
+    raise ValueError(f"set_options: batch must be a positive integer or None (sized by memory_budget), "
+                     f"got {cut(value)}")
+
+
 def _flag(name: str) -> Callable[[Any], bool]:
     def check(value: Any) -> bool:
         if isinstance(value, (bool, np.bool_)):
@@ -98,6 +106,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "memory_budget": parse_bytes,
     "compiled": _compiled,
     "progress": _progress,
+    "batch": _batch,
     "tune_worker_allocator": _flag("tune_worker_allocator"),
 }
 
@@ -124,16 +133,18 @@ def compiled_enabled() -> bool:
 
 
 def show_progress(progress: bool, stream: Any = None) -> bool:
-    """Whether a call asked for a progress bar (``progress=True``) shows one on ``stream`` (default stderr).
+    """Whether a computation that can show a progress bar (``progress``) shows one on ``stream``
+    (default stderr).
 
-    With the ``progress`` option ``"auto"`` (the default) a bar is shown only when stderr is a
-    terminal or a notebook's output, so a log or a pipe gets none; ``"always"`` shows it anyway
-    and ``"never"`` never does.
+    With the ``progress`` option ``"never"`` (the default) no bar is shown; with ``"auto"`` a bar
+    is shown only when stderr is a terminal or a notebook's output, so a log or a pipe gets none;
+    ``"always"`` shows it anyway.
 
     Examples
     --------
     >>> import io
-    >>> show_progress(True, io.StringIO()), show_progress(False, io.StringIO())
+    >>> with set_options(progress="auto"):
+    ...     show_progress(True, io.StringIO()), show_progress(False, io.StringIO())
     (False, False)
     >>> with set_options(progress="always"):
     ...     show_progress(True, io.StringIO())
@@ -179,10 +190,17 @@ class set_options:
         their NumPy path (the same numbers, without the first call's compilation); ``None``
         leaves it to the environment variable ``XCORRSTAT_COMPILED`` (``XCORRSTAT_COMPILED=0``
         turns them off), else they are used.
-    progress : {"auto", "always", "never"}, default "auto"
-        What ``progress=True`` does: ``"auto"`` shows progress bars only when stderr is a
+    progress : {"never", "auto", "always"}, default "never"
+        Progress bars of eager computations: ``"auto"`` shows them only when stderr is a
         terminal or a notebook's output (a log file or a pipe gets none), ``"always"``
         shows them anyway, ``"never"`` never. ``True`` / ``False`` mean ``"always"`` / ``"never"``.
+    batch : int or None, default None
+        Draws computed together in a resampling kernel (bootstrap, permutation, the soft
+        pairwise accuracy test). ``None`` sizes the blocks by ``memory_budget``: a task's
+        temporaries stay near 256 MB, on tiny data the draws whose temporaries fit in about
+        8 MB are computed together, and a Dask task computes at least
+        ``ceil(n_resamples / 256)`` draws. The numbers do not depend on it: every draw is made
+        from its id. Results record ``batch`` (as set), ``draws_per_batch`` and ``draws_per_task``.
     tune_worker_allocator : bool, default False
         Whether tasks of draws may change glibc's allocator in the ``dask.distributed`` worker
         processes that run them (workers with a process of their own, started by a nanny, which

@@ -7,8 +7,8 @@ checkers see its real signature; ``tests/test_accessors.py`` checks each against
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
-from typing import IO, Literal
+from collections.abc import Hashable, Sequence
+from typing import Literal
 
 import pandas as pd
 import xarray as xr
@@ -19,7 +19,7 @@ from .._correlation.meanscore import mean_ci, paired_difference_ci
 from .._reporting import Report, report
 from .._significance.allpairs import compare
 from .._significance.paired import paired_bootstrap_test
-from .._significance.pairoutcome import Swap
+from .._resampling.settings import Bootstrap, Permutation, Settings, Williams
 from .._significance.permutation import permutation_test
 from .._significance.williams import williams_test
 from .._types import (
@@ -32,9 +32,7 @@ from .._types import (
     Level,
     Levels,
     Method,
-    PValue,
     Seed,
-    Standardise,
     Test,
     Variant,
 )
@@ -64,17 +62,14 @@ class InferenceMethods(Bound):
             metrics=metrics, skipna=skipna, complete_inputs=complete_inputs, min_pairs=min_pairs,
             epsilon=epsilon, average=average, pdp=pdp)
 
-    def bootstrap(self, *, target: Hashable | Sequence[Hashable], level: Levels = "system",
-            method: Method = "pearson", variant: Variant = "b", epsilon: Epsilon = 0.0,
-            average: Average = "macro", metrics: Sequence[Hashable] | None = None,
-            resample: str | Sequence[str] = ("system", "input"), n_resamples: int = 1000,
-            confidence_level: float = 0.95, ci: CIMethod = "percentile", rng: Seed = None,
-            batch: int | None = None, keep_distribution: bool = False, skipna: bool = True,
-            complete_inputs: bool = False, min_pairs: int | None = None, progress: bool = False) -> xr.Dataset:
-        return bootstrap(self._data(), target=target, level=level, method=method, variant=variant,
-            epsilon=epsilon, average=average, metrics=metrics, resample=resample, n_resamples=n_resamples,
-            confidence_level=confidence_level, ci=ci, rng=rng, batch=batch, keep_distribution=keep_distribution,
-            skipna=skipna, complete_inputs=complete_inputs, min_pairs=min_pairs, progress=progress)
+    def bootstrap(self, *, target: Hashable | Sequence[Hashable], metrics: Sequence[Hashable] | None = None,
+            level: Levels = 'system', method: Method = 'pearson', variant: Variant = 'b', epsilon: Epsilon = 0.0,
+            average: Average = 'macro', resample: str | Sequence[str] | Bootstrap = ('system', 'input'),
+            confidence_level: float = 0.95, ci: CIMethod = 'percentile', skipna: bool = True,
+            complete_inputs: bool = False, min_pairs: int | None = None) -> xr.Dataset:
+        return bootstrap(self._data(), target=target, metrics=metrics, level=level, method=method, variant=variant,
+            epsilon=epsilon, average=average, resample=resample, confidence_level=confidence_level, ci=ci,
+            skipna=skipna, complete_inputs=complete_inputs, min_pairs=min_pairs)
 
     def fisher(self, *, target: Hashable | Sequence[Hashable], level: Level = "system",
             method: Method = "pearson", variant: Variant = "b", metrics: Sequence[Hashable] | None = None,
@@ -84,79 +79,54 @@ class InferenceMethods(Bound):
             confidence_level=confidence_level, skipna=skipna, complete_inputs=complete_inputs,
             min_pairs=min_pairs)
 
-    def mean_ci(self, *, metrics: Sequence[Hashable] | Hashable | None = None, dim: str = "input",
-            n_resamples: int = 1000, confidence_level: float = 0.95, rng: Seed = None,
-            batch: int | None = None, skipna: bool = True, keep_distribution: bool = False) -> xr.Dataset:
+    def mean_ci(self, *, metrics: Sequence[Hashable] | Hashable | None = None, dim: str = 'input',
+            n_resamples: int = 1000, confidence_level: float = 0.95, rng: Seed = None, skipna: bool = True,
+            keep_distribution: bool = False) -> xr.Dataset:
         return mean_ci(self._data(), metrics=metrics, dim=dim, n_resamples=n_resamples,
-            confidence_level=confidence_level, rng=rng, batch=batch, skipna=skipna,
-            keep_distribution=keep_distribution)
+            confidence_level=confidence_level, rng=rng, skipna=skipna, keep_distribution=keep_distribution)
 
     def paired_difference_ci(self, *, system_a: Hashable, system_b: Hashable,
-            metrics: Sequence[Hashable] | Hashable | None = None, dim: str = "input", n_resamples: int = 1000,
-            confidence_level: float = 0.95, rng: Seed = None, batch: int | None = None,
-            keep_distribution: bool = False) -> xr.Dataset:
-        return paired_difference_ci(self._data(), system_a=system_a, system_b=system_b, metrics=metrics,
-            dim=dim, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng, batch=batch,
+            metrics: Sequence[Hashable] | Hashable | None = None, dim: str = 'input', n_resamples: int = 1000,
+            confidence_level: float = 0.95, rng: Seed = None, keep_distribution: bool = False) -> xr.Dataset:
+        return paired_difference_ci(self._data(), system_a=system_a, system_b=system_b, metrics=metrics, dim=dim,
+            n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,
             keep_distribution=keep_distribution)
 
-    def permutation_test(self, *, x: Hashable, y: Hashable, target: Hashable, level: Level = "system",
-            method: Method = "pearson", variant: Variant = "b",
-            permute: str | tuple[str, ...] = ("system", "input"), n_resamples: int = 1000,
-            alternative: Alternative = "greater", rng: Seed = None, pvalue: PValue = "plus-one",
-            batch: int | None = None, keep_distribution: bool = False, skipna: bool = True,
-            min_pairs: int | None = None, early_stop: float | None = None, risk: float = 0.001,
-            progress: bool = False, standardise: Standardise = "cells", average: Average = "macro",
-            swap: Swap = "scores",
-            epsilon: float | str | Mapping[Hashable, float] | xr.DataArray | None = None) -> xr.Dataset:
-        return permutation_test(self._data(), x=x, y=y, target=target, level=level, method=method,
-            variant=variant, permute=permute, n_resamples=n_resamples, alternative=alternative, rng=rng,
-            pvalue=pvalue, batch=batch, keep_distribution=keep_distribution, skipna=skipna, min_pairs=min_pairs,
-            early_stop=early_stop, risk=risk, progress=progress, standardise=standardise, average=average,
-            swap=swap, epsilon=epsilon)
+    def permutation_test(self, *, x: Hashable, y: Hashable, target: Hashable,
+            test: Permutation | Literal['permutation'] = 'permutation', level: Level = 'system',
+            method: Method = 'pearson', variant: Variant = 'b', average: Average = 'macro',
+            alternative: Alternative = 'greater', skipna: bool = True, min_pairs: int | None = None) -> xr.Dataset:
+        return permutation_test(self._data(), x=x, y=y, target=target, test=test, level=level, method=method,
+            variant=variant, average=average, alternative=alternative, skipna=skipna, min_pairs=min_pairs)
 
-    def paired_bootstrap_test(self, *, x: Hashable, y: Hashable, target: Hashable, level: Level = "system",
-            method: Method = "pearson", variant: Variant = "b",
-            resample: str | Sequence[str] = ("system", "input"), n_resamples: int = 1000,
-            alternative: Alternative = "greater", confidence_level: float = 0.95, rng: Seed = None,
-            pvalue: PValue = "plus-one", batch: int | None = None, keep_distribution: bool = False,
-            skipna: bool = True, min_pairs: int | None = None, progress: bool = False) -> xr.Dataset:
-        return paired_bootstrap_test(self._data(), x=x, y=y, target=target, level=level, method=method,
-            variant=variant, resample=resample, n_resamples=n_resamples, alternative=alternative,
-            confidence_level=confidence_level, rng=rng, pvalue=pvalue, batch=batch,
-            keep_distribution=keep_distribution, skipna=skipna, min_pairs=min_pairs, progress=progress)
+    def paired_bootstrap_test(self, *, x: Hashable, y: Hashable, target: Hashable,
+            test: Bootstrap | Literal['bootstrap'] = 'bootstrap', level: Level = 'system',
+            method: Method = 'pearson', variant: Variant = 'b', alternative: Alternative = 'greater',
+            confidence_level: float = 0.95, skipna: bool = True, min_pairs: int | None = None) -> xr.Dataset:
+        return paired_bootstrap_test(self._data(), x=x, y=y, target=target, test=test, level=level, method=method,
+            variant=variant, alternative=alternative, confidence_level=confidence_level, skipna=skipna,
+            min_pairs=min_pairs)
 
-    def williams_test(self, *, x: Hashable, y: Hashable, target: Hashable, level: Level = "system",
-            method: Method = "pearson", alternative: Alternative = "greater", absolute: bool = False,
-            confidence_level: float = 0.95) -> xr.Dataset:
-        return williams_test(self._data(), x=x, y=y, target=target, level=level, method=method,
-            alternative=alternative, absolute=absolute, confidence_level=confidence_level)
+    def williams_test(self, *, x: Hashable, y: Hashable, target: Hashable, level: Level = 'system',
+            method: Method = 'pearson', test: Williams | Literal['williams'] = 'williams',
+            alternative: Alternative = 'greater', confidence_level: float = 0.95) -> xr.Dataset:
+        return williams_test(self._data(), x=x, y=y, target=target, level=level, method=method, test=test,
+            alternative=alternative, confidence_level=confidence_level)
 
     def compare(self, *, target: Hashable | Sequence[Hashable], metrics: Sequence[Hashable] | None = None,
-            test: Test = "permutation", level: Level = "system", method: Method = "pearson",
-            variant: Variant = "b", permute: str | tuple[str, ...] = ("system", "input"),
-            resample: str | tuple[str, ...] = ("system", "input"), n_resamples: int | Literal['auto'] = "auto",
-            alternative: Alternative = "greater", rng: Seed = None, pvalue: PValue = "plus-one",
-            correction: Correction | None = "holm", family: Family = "row", alpha: float = 0.05,
-            absolute: bool = False, keep_distribution: bool = False, skipna: bool = True,
-            min_pairs: int | None = None, batch: int | None = None, progress: bool = False,
-            standardise: Standardise = "cells", average: Average = "macro", swap: Swap = "scores",
-            epsilon: float | str | Mapping[Hashable, float] | xr.DataArray | None = None,
-            max_resamples: int = 20000) -> xr.Dataset:
+            test: Test | Settings = 'permutation', level: Level = 'system', method: Method = 'pearson',
+            variant: Variant = 'b', average: Average = 'macro', alternative: Alternative = 'greater',
+            correction: Correction | None = 'holm', family: Family = 'row', alpha: float = 0.05,
+            skipna: bool = True, min_pairs: int | None = None) -> xr.Dataset:
         return compare(self._data(), target=target, metrics=metrics, test=test, level=level, method=method,
-            variant=variant, permute=permute, resample=resample, n_resamples=n_resamples,
-            alternative=alternative, rng=rng, pvalue=pvalue, correction=correction, family=family, alpha=alpha,
-            absolute=absolute, keep_distribution=keep_distribution, skipna=skipna, min_pairs=min_pairs,
-            batch=batch, progress=progress, standardise=standardise, average=average, swap=swap,
-            epsilon=epsilon, max_resamples=max_resamples)
+            variant=variant, average=average, alternative=alternative, correction=correction, family=family,
+            alpha=alpha, skipna=skipna, min_pairs=min_pairs)
 
-    def report(self, *, target: Hashable, metrics: Sequence[Hashable] | None = None,
-            level: Levels | None = None, method: Method = "pearson", variant: Variant = "b",
-            resample: str | Sequence[str] | None = None, test: Test = "permutation",
-            permute: str | Sequence[str] | None = None, n_resamples: int | Literal['auto'] = "auto",
-            confidence_level: float = 0.95, alpha: float = 0.05, correction: Correction | None = "holm",
-            rng: Seed = None, progress: bool = False, log: IO[str] | None = None, source: str = "",
-            max_resamples: int = 20000) -> Report:
+    def report(self, *, target: Hashable, metrics: Sequence[Hashable] | None = None, level: Levels | None = None,
+            method: Method = 'pearson', variant: Variant = 'b', resample: str | Sequence[str] | None = None,
+            test: Test | Settings = 'permutation', n_resamples: int | Literal['auto'] = 'auto',
+            confidence_level: float = 0.95, alpha: float = 0.05, correction: Correction | None = 'holm',
+            rng: Seed = None) -> Report:
         return report(self._data(), target=target, metrics=metrics, level=level, method=method, variant=variant,
-            resample=resample, test=test, permute=permute, n_resamples=n_resamples,
-            confidence_level=confidence_level, alpha=alpha, correction=correction, rng=rng, progress=progress,
-            log=log, source=source, max_resamples=max_resamples)
+            resample=resample, test=test, n_resamples=n_resamples, confidence_level=confidence_level, alpha=alpha,
+            correction=correction, rng=rng)

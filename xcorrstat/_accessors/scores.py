@@ -79,14 +79,12 @@ class ScoresAccessor(InferenceMethods):
         return soft_pairwise_accuracy(self._data(), target=target, metrics=metrics, n_resamples=n_resamples,
             rng=rng, draws=draws)
 
-    def soft_pairwise_accuracy_test(self, *, target: Hashable,
-            metrics: Hashable | Sequence[Hashable] | None = None, n_resamples: int = 1000, rng: Seed = None,
-            spa_resamples: int = 1000, spa_rng: Seed = None, draws: Draws = "by-id",
-            batch: int | None = None) -> xr.Dataset:
+    def soft_pairwise_accuracy_test(self, *, target: Hashable, metrics: Hashable | Sequence[Hashable] | None = None,
+            n_resamples: int = 1000, rng: Seed = None, spa_resamples: int = 1000, spa_rng: Seed = None,
+            draws: Draws = 'by-id') -> xr.Dataset:
         data = cast(xr.Dataset, self._data())  # a DataArray gets the function's own message
-        return soft_pairwise_accuracy_test(data, target=target, metrics=metrics,
-            n_resamples=n_resamples, rng=rng, spa_resamples=spa_resamples, spa_rng=spa_rng, draws=draws,
-            batch=batch)
+        return soft_pairwise_accuracy_test(data, target=target, metrics=metrics, n_resamples=n_resamples, rng=rng,
+            spa_resamples=spa_resamples, spa_rng=spa_rng, draws=draws)
 
     def matrix(self, *, var: Hashable | None = None, over: Hashable | None = None,
             along: Hashable | Sequence[Hashable] | None = None, level: Level | None = None,
@@ -110,34 +108,31 @@ class ScoresAccessor(InferenceMethods):
 
     def leaderboard_agreement(self, *, var: Hashable | Sequence[Hashable] | None = None, competitor: Hashable,
             condition: Hashable, between: Hashable | None = None, rank: bool = False,
-            missing: MissingRule = "complete", higher_is_better: bool = True, n_resamples: int | None = 1000,
-            confidence_level: float = 0.95, rng: Seed = None, batch: int | None = None,
-            keep_distribution: bool = False, min_pairs: int | None = None) -> xr.Dataset:
+            missing: MissingRule = 'complete', higher_is_better: bool = True, n_resamples: int | None = 1000,
+            confidence_level: float = 0.95, rng: Seed = None, keep_distribution: bool = False,
+            min_pairs: int | None = None) -> xr.Dataset:
         return leaderboard_agreement(self._data(), var=var, competitor=competitor, condition=condition,
-            between=between, rank=rank, missing=missing, higher_is_better=higher_is_better,
-            n_resamples=n_resamples, confidence_level=confidence_level, rng=rng, batch=batch,
-            keep_distribution=keep_distribution, min_pairs=min_pairs)
+            between=between, rank=rank, missing=missing, higher_is_better=higher_is_better, n_resamples=n_resamples,
+            confidence_level=confidence_level, rng=rng, keep_distribution=keep_distribution, min_pairs=min_pairs)
 
     def ci_coverage(self, *, target: Hashable, metrics: Hashable | Sequence[Hashable] | None = None,
-            level: Levels = ("system", "input"), method: Method = "pearson", variant: Variant = "b",
-            methods: Sequence[str] = ("fisher", "BOOT-SYSTEMS", "BOOT-INPUTS", "BOOT-BOTH"),
-            n_trials: int = 1000, n_resamples: int = 1000, confidence_level: float = 0.95, rng: Seed = None,
-            trial_batch: int | None = None, skipna: bool = True, min_pairs: int | None = None,
-            progress: bool = False) -> xr.Dataset:
+            level: Levels = ('system', 'input'), method: Method = 'pearson', variant: Variant = 'b',
+            methods: Sequence[str] = ('fisher', 'BOOT-SYSTEMS', 'BOOT-INPUTS', 'BOOT-BOTH'), n_trials: int = 1000,
+            n_resamples: int = 1000, confidence_level: float = 0.95, rng: Seed = None,
+            trial_batch: int | None = None, skipna: bool = True, min_pairs: int | None = None) -> xr.Dataset:
         return ci_coverage(self._data(), target=target, metrics=metrics, level=level, method=method,
             variant=variant, methods=methods, n_trials=n_trials, n_resamples=n_resamples,
-            confidence_level=confidence_level, rng=rng, trial_batch=trial_batch, skipna=skipna,
-            min_pairs=min_pairs, progress=progress)
+            confidence_level=confidence_level, rng=rng, trial_batch=trial_batch, skipna=skipna, min_pairs=min_pairs)
 
     def power_analysis(self, *, target: Hashable, metric: Hashable, degraded: xr.DataArray | None = None,
             noise: Sequence[float] = (0.0, 0.25, 0.5, 1.0, 2.0),
-            tests: Sequence[str] = ("PERM-BOTH", "BOOT-BOTH", "williams"), level: Level = "system",
-            method: Method = "pearson", n_trials: int = 100, n_resamples: int = 1000, alpha: float = 0.05,
+            tests: Sequence[str] = ('PERM-BOTH', 'BOOT-BOTH', 'williams'), level: Level = 'system',
+            method: Method = 'pearson', n_trials: int = 100, n_resamples: int = 1000, alpha: float = 0.05,
             n_inputs: int | None = None, type_one: bool = True, rng: Seed = None,
-            trial_batch: int | None = None, batch: int | None = None) -> xr.Dataset:
+            trial_batch: int | None = None) -> xr.Dataset:
         return power_analysis(self._data(), target=target, metric=metric, degraded=degraded, noise=noise,
             tests=tests, level=level, method=method, n_trials=n_trials, n_resamples=n_resamples, alpha=alpha,
-            n_inputs=n_inputs, type_one=type_one, rng=rng, trial_batch=trial_batch, batch=batch)
+            n_inputs=n_inputs, type_one=type_one, rng=rng, trial_batch=trial_batch)
 
     def normality(self, *, variables: Sequence[Hashable] | None = None, alpha: float = 0.05) -> xr.Dataset:
         return normality(self._data(), variables=variables, alpha=alpha)

@@ -10,6 +10,7 @@ import xarray as xr
 
 from .._capabilities import check, check_levels
 from .._docs import fill_doc
+from .._resampling.settings import Bootstrap, interval_draws
 from .._types import Average, CIMethod, Epsilon, Level, Levels, Method, Seed, Variant
 from .._kernels.levels import AVERAGES, fisher_n
 from .._options import OPTIONS
@@ -38,7 +39,7 @@ from .._validation import (
 )
 from .estimates import level_statistic, target_attr
 
-__all__ = ["bootstrap", "fisher", "fisher_sample_size"]
+__all__ = ["bootstrap", "bootstrap_flat", "fisher", "fisher_sample_size"]
 
 CI_METHODS = ("percentile", "basic", "bca")
 def _check_min_pairs(min_pairs) -> int:
@@ -125,23 +126,18 @@ def bootstrap(
     data: xr.Dataset | xr.DataArray,
     *,
     target: Hashable | Sequence[Hashable],
+    metrics: Sequence[Hashable] | None = None,
     level: Levels = "system",
     method: Method = "pearson",
     variant: Variant = "b",
     epsilon: Epsilon = 0.0,
     average: Average = "macro",
-    metrics: Sequence[Hashable] | None = None,
-    resample: str | Sequence[str] = ("system", "input"),
-    n_resamples: int = 1000,
+    resample: str | Sequence[str] | Bootstrap = ("system", "input"),
     confidence_level: float = 0.95,
     ci: CIMethod = "percentile",
-    rng: Seed = None,
-    batch: int | None = None,
-    keep_distribution: bool = False,
     skipna: bool = True,
     complete_inputs: bool = False,
     min_pairs: int | None = None,
-    progress: bool = False,
 ) -> xr.Dataset:
     """Bootstrap confidence intervals of every metric's level correlation.
 
@@ -172,20 +168,20 @@ def bootstrap(
         ``epsilon_low``/``epsilon_high``. ``min_pairs`` does not apply there: as in
         ``calibrate_ties``, every group with a valid pair counts.
     %(average)s
+    resample : str, tuple of str or Bootstrap, default ("system", "input")
+        Dims to resample: ``"system"`` (BOOT-SYSTEMS), ``"input"`` (BOOT-INPUTS) or both
+        (BOOT-BOTH); the labels themselves are accepted too (any case). A
+        :class:`xcorrstat.Bootstrap` sets the draws too: ``n_resamples`` (default 1,000),
+        ``rng`` and ``keep_distribution`` (also return every draw's statistic,
+        ``distribution``).
     %(metrics)s
-    %(resample)s
-    %(n_resamples)s
     %(confidence_level)s
     ci : {"percentile", "basic", "bca"}, default "percentile"
         Interval type. BCa needs exactly one resampled dim (its jackknife is over
         that dim's units).
-    %(rng)s
-    %(batch)s
-    %(keep_distribution)s
     %(skipna)s
     %(complete_inputs)s
     %(min_pairs)s
-    %(progress)s
 
     Returns
     -------
@@ -201,11 +197,40 @@ def bootstrap(
     --------
     >>> import xcorrstat
     >>> ds = xcorrstat.datasets.summeval()
-    >>> res = ds.corrstat.bootstrap(target="expert_relevance", level="system", method="kendall",
-    ...                             metrics=["rouge_2_f1"], n_resamples=200, rng=0)
+    >>> res = xcorrstat.bootstrap(ds, target="expert_relevance", metrics=["rouge_2_f1"], method="kendall",
+    ...                           resample=xcorrstat.Bootstrap(n_resamples=200, rng=0))
     >>> float(res["low"][0]) < float(res["correlation"][0]) < float(res["high"][0])
     True
     """
+    return bootstrap_flat(data, target=target, metrics=metrics, level=level, method=method, variant=variant,
+                          epsilon=epsilon, average=average, confidence_level=confidence_level, ci=ci, skipna=skipna,
+                          complete_inputs=complete_inputs, min_pairs=min_pairs, batch=OPTIONS["batch"],
+                          progress=True, **interval_draws(resample))
+
+
+def bootstrap_flat(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    target: Hashable | Sequence[Hashable],
+    level: Levels = "system",
+    method: Method = "pearson",
+    variant: Variant = "b",
+    epsilon: Epsilon = 0.0,
+    average: Average = "macro",
+    metrics: Sequence[Hashable] | None = None,
+    resample: str | Sequence[str] = ("system", "input"),
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    ci: CIMethod = "percentile",
+    rng: Seed = None,
+    batch: int | None = None,
+    keep_distribution: bool = False,
+    skipna: bool = True,
+    complete_inputs: bool = False,
+    min_pairs: int | None = None,
+    progress: bool = False,
+) -> xr.Dataset:
+    """:func:`bootstrap` with every setting as a keyword (the functions above it call this)."""
     opts = _bootstrap_iv(level, method, variant, epsilon, average, resample, n_resamples, confidence_level, ci,
                          rng, batch, min_pairs)
     runs = [

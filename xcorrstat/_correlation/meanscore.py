@@ -23,6 +23,7 @@ import numpy as np
 import xarray as xr
 
 from .._docs import fill_doc
+from .._options import OPTIONS
 from .._types import Seed
 from .._resampling.draws import bootstrap_indices, fill_draws, resolve_seed
 from .._resampling.engine import block_elems, draws_within
@@ -156,7 +157,6 @@ def mean_ci(
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
     rng: Seed = None,
-    batch: int | None = None,
     skipna: bool = True,
     keep_distribution: bool = False,
 ) -> xr.Dataset:
@@ -174,11 +174,6 @@ def mean_ci(
         Number of bootstrap draws.
     %(confidence_level)s
     %(rng)s
-    batch : int, optional
-        Most draws whose gathered scores are held at once (default: the draws whose
-        temporaries fit in about 256 MB, at most 1,000). Results do not depend on it,
-        bit for bit. The draw means themselves (``n_resamples`` per system and metric)
-        are kept for the quantiles.
     skipna : bool, default True
         Skip missing cells. If False, a score with any missing cell gets NaN throughout.
     keep_distribution : bool, default False
@@ -201,6 +196,7 @@ def mean_ci(
     >>> bool((r["low"] < r["mean"]).all() and (r["mean"] < r["high"]).all())
     True
     """
+    batch = OPTIONS["batch"]
     x, n_resamples, confidence_level, seed, batch = _mean_ci_iv(data, metrics, dim, n_resamples, confidence_level,
                                                                  rng, batch, skipna)
     values = np.asarray(x.values, dtype=np.float64)
@@ -239,7 +235,6 @@ def paired_difference_ci(
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
     rng: Seed = None,
-    batch: int | None = None,
     keep_distribution: bool = False,
 ) -> xr.Dataset:
     """Difference of two systems' mean scores with a paired percentile bootstrap interval.
@@ -276,6 +271,7 @@ def paired_difference_ci(
     >>> sorted(d.data_vars)
     ['difference', 'high', 'low', 'n_undefined']
     """
+    batch = OPTIONS["batch"]
     x, n_resamples, confidence_level, seed, batch = _paired_difference_ci_iv(
         data, system_a, system_b, metrics, dim, n_resamples, confidence_level, rng, batch)
     template = x.sel({SYSTEM: system_a}, drop=True)  # (dim, metric, ...)

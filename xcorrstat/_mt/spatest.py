@@ -18,6 +18,7 @@ import dask
 import numpy as np
 import xarray as xr
 
+from .._options import OPTIONS
 from .._types import Draws, Seed
 from .._kernels.spa_swap import masked_flips, pair_pvalues_from_sums, pair_scale, spa_from_flips, swapped_spa
 from .._resampling.draws import permutation_masks, resolve_seed
@@ -166,7 +167,6 @@ def soft_pairwise_accuracy_test(
     spa_resamples: int = 1000,
     spa_rng: Seed = None,
     draws: Draws = "by-id",
-    batch: int | None = None,
 ) -> xr.Dataset:
     """Permutation test of the difference in soft pairwise accuracy of every pair of metrics.
 
@@ -189,8 +189,6 @@ def soft_pairwise_accuracy_test(
         The statistic's own sign draws, as ``n_resamples``, ``rng`` and ``draws`` of
         :func:`xcorrstat.soft_pairwise_accuracy` (``draws="mt-metrics-eval"``: its seed 4 by
         default). The sign matrix is fixed across the test's draws, as in mt-metrics-eval.
-    batch : int, optional
-        Draws per batch (memory only; the numbers do not depend on it).
 
     Returns
     -------
@@ -222,6 +220,7 @@ def soft_pairwise_accuracy_test(
     >>> res["pvalue"].dims, bool(res["pvalue"].isnull()[0, 0])
     (('metric', 'other_metric'), True)
     """
+    batch = OPTIONS["batch"]
     x, z, n_resamples, spa_resamples, batch = _soft_pairwise_accuracy_test_iv(
         data, target, metrics, n_resamples, spa_resamples, draws, batch)
     seed = resolve_seed(rng)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -20,11 +20,11 @@ import xarray as xr
 from .._display import LABEL_WIDTH, VALUE_WIDTH, printable
 from .._escape import distinct_labels
 from .._docs import fill_doc
-from typing import Literal
+from .._resampling.settings import Settings, report_test
 
 from .._capabilities import check_levels
 from .._types import Correction, Levels, Method, Seed, Test, Variant
-from .._correlation.confidence import bootstrap
+from .._correlation.confidence import bootstrap_flat
 from .._resampling.draws import resolve_seed
 from .._resampling.schemes import (
     bootstrap_label,
@@ -35,13 +35,13 @@ from .._resampling.schemes import (
     permutation_label,
 )
 from .._schema import is_system_level
-from .._significance.allpairs import compare
+from .._significance.allpairs import compare_flat
 from .._significance.auto import check_draws
 from .._significance.defaults import DEFAULTS
 from .._tidy import tidy
 from .tables import check_digits, label_text, report_groups, to_latex, to_markdown
 
-__all__ = ["Report", "report"]
+__all__ = ["Report", "report", "report_flat"]
 
 _UNITS = {"system": "systems", "input": "inputs", "global": "cells", "within_system": "systems"}
 
@@ -293,14 +293,14 @@ def _report_level(data: xr.Dataset | xr.DataArray, options: dict[str, Any], *, t
     lev = options["level"]
     if log is not None:
         print(f"{lev} level: bootstrap CIs ({options['n_resamples']} resamples)", file=log, flush=True)
-    b = bootstrap(data, confidence_level=confidence_level, **options)
+    b = bootstrap_flat(data, confidence_level=confidence_level, **options)
     if log is not None:
         print(f"{lev} level: {test} tests of all metric pairs", file=log, flush=True)
     if b.sizes["metric"] < 2:  # nothing to compare: one cluster, no pairs
         c = _single_metric_comparison(b, test=test, correction=correction, alpha=alpha)
     else:
         swap: dict[str, Any] = {} if permute_label is None else {"permute": permute_label}
-        c = compare(data, test=test, correction=correction, alpha=alpha, **swap, **dict(options, **draws))
+        c = compare_flat(data, test=test, correction=correction, alpha=alpha, **swap, **dict(options, **draws))
     b = b.drop_vars([v for v in ("distribution",) if v in b]).assign(cluster=c["cluster"])
     b["rank"] = _rank_labels(b["correlation"])
     return b.expand_dims(level=[lev]), c.expand_dims(level=[lev])
@@ -336,17 +336,12 @@ def report(
     method: Method = "pearson",
     variant: Variant = "b",
     resample: str | Sequence[str] | None = None,
-    test: Test = "permutation",
-    permute: str | Sequence[str] | None = None,
+    test: Test | Settings = "permutation",
     n_resamples: int | Literal["auto"] = DEFAULTS["n_resamples"].python,
     confidence_level: float = DEFAULTS["confidence_level"].python,
     alpha: float = DEFAULTS["alpha"].python,
     correction: Correction | None = DEFAULTS["correction"].python,
     rng: Seed = None,
-    progress: bool = False,
-    log: IO[str] | None = None,
-    source: str = "",
-    max_resamples: int = DEFAULTS["max_resamples"].python,
 ) -> Report:
     """Every metric's correlation with a CI and its significance cluster, for each level.
 
@@ -367,32 +362,25 @@ def report(
     %(method)s
     %(variant)s
         In a report, tau-a, tau_eq and acc_eq are defined at system and input level only.
+    test : "permutation", "bootstrap", "williams", Permutation, Bootstrap or Williams
+        Test of each metric pair (:func:`xcorrstat.compare`). A name stands for its default
+        settings: PERM-BOTH ("system", "input"; PERM-SYSTEMS for system-level data), BOOT-BOTH
+        with the intervals' ``resample``, ``Williams(absolute=False)``. A setting an object
+        leaves at ``None`` (``n_resamples``, ``rng``) takes the report's.
     resample : str or tuple of str, optional
         Dims the bootstrap resamples, or their label (any case): default
         ("system", "input") (BOOT-BOTH); "system" (BOOT-SYSTEMS) for system-level data.
-    test : {"permutation", "bootstrap", "williams"}, default "permutation"
-        Test of each metric pair.
-    permute : str or tuple of str, optional
-        Dims the permutation test swaps along, or their label (any case): default
-        ("system", "input") (PERM-BOTH); "system" (PERM-SYSTEMS) for system-level data.
     n_resamples : int or "auto", default "auto"
         Bootstrap resamples and permutation draws. ``"auto"``: the intervals take 1,000
         resamples and the tests draws enough for their corrected decisions, up to
-        ``max_resamples`` (``n_resamples="auto"`` of :func:`xcorrstat.compare`); the heading
-        states the draws used.
+        the test's ``max_resamples`` (``n_resamples="auto"`` of :func:`xcorrstat.compare`); the
+        heading states the draws used.
     %(confidence_level)s
     alpha : float, default 0.05
         Significance level of the tests.
     correction : {"bonferroni", "holm", "fdr_bh"} or None, default "holm"
         Multiple-testing correction of each metric's row of comparisons.
     %(rng)s
-    %(progress)s
-    log : file, optional
-        Where to write one status line per step (e.g. ``sys.stderr``).
-    source : str
-        Where the data came from (shown in headings).
-    max_resamples : int, default 20000
-        The cap on a test's draws with ``n_resamples="auto"``.
 
     Returns
     -------
@@ -412,6 +400,36 @@ def report(
     >>> rep.settings["ci_scheme"], rep.settings["test_scheme"]
     ('BOOT-BOTH', 'PERM-BOTH')
     """
+    name, permute, cap, options = report_test(test)
+    return report_flat(data, target=target, metrics=metrics, level=level, method=method, variant=variant,
+                       resample=resample, test=name, permute=permute, n_resamples=n_resamples,
+                       confidence_level=confidence_level, alpha=alpha, correction=correction, rng=rng,
+                       progress=True, max_resamples=cap, test_options=options)
+
+
+def report_flat(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    target: Hashable,
+    metrics: Sequence[Hashable] | None = None,
+    level: Levels | None = None,
+    method: Method = "pearson",
+    variant: Variant = "b",
+    resample: str | Sequence[str] | None = None,
+    test: Test = "permutation",
+    permute: str | Sequence[str] | None = None,
+    n_resamples: int | Literal["auto"] = DEFAULTS["n_resamples"].python,
+    confidence_level: float = DEFAULTS["confidence_level"].python,
+    alpha: float = DEFAULTS["alpha"].python,
+    correction: Correction | None = DEFAULTS["correction"].python,
+    rng: Seed = None,
+    progress: bool = False,
+    log: IO[str] | None = None,
+    source: str = "",
+    max_resamples: int = DEFAULTS["max_resamples"].python,
+    test_options: dict[str, Any] | None = None,
+) -> Report:
+    """:func:`report` with every setting as a keyword (the functions above it call this)."""
     levels, dims, permute_label, seed = _report_iv(data, level, resample, test, permute, rng, method, variant)
     n_boot, cap = check_draws(n_resamples, max_resamples)
     draws = {"n_resamples": n_resamples, "max_resamples": cap or DEFAULTS["max_resamples"].python}
@@ -420,7 +438,7 @@ def report(
         options = {"target": target, "metrics": metrics, "level": lev, "method": method, "variant": variant,
                    "resample": dims, "n_resamples": n_boot, "rng": seed, "progress": progress}
         b, c = _report_level(data, options, test=test, permute_label=permute_label, confidence_level=confidence_level,
-                             alpha=alpha, correction=correction, log=log, draws=draws)
+                             alpha=alpha, correction=correction, log=log, draws=dict(draws, **(test_options or {})))
         boots.append(b)
         comps.append(c)
     intervals, comparisons = _stack_levels(boots), _stack_levels(comps)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import xarray as xr
@@ -39,6 +39,7 @@ from .._resampling.draws import resolve_seed
 from .._resampling.engine import RESAMPLE_DIM, bootstrap_draws, compute_with_progress, default_batch
 from .._resampling.pairs import PAIR_DIM, pair_permutation_draws
 from .._resampling.pvalues import ALTERNATIVES, PVALUES
+from .._resampling.settings import Bootstrap, Permutation, Settings, Williams, as_settings, flat, test_name
 from .._resampling.schemes import (
     SCHEME_DIMS,
     bootstrap_label,
@@ -63,7 +64,7 @@ from .defaults import DEFAULTS
 from .pairoutcome import Swap, compare_pair_outcomes, uses_pairs
 from .williams import dependent_correlations
 
-__all__ = ["compare"]
+__all__ = ["compare", "compare_flat"]
 
 TESTS = ("permutation", "bootstrap", "williams")
 
@@ -240,30 +241,17 @@ def compare(
     *,
     target: Hashable | Sequence[Hashable],
     metrics: Sequence[Hashable] | None = None,
-    test: Test = "permutation",
+    test: Test | Settings = "permutation",
     level: Level = "system",
     method: Method = "pearson",
     variant: Variant = "b",
-    permute: str | tuple[str, ...] = ("system", "input"),
-    resample: str | tuple[str, ...] = ("system", "input"),
-    n_resamples: int | Literal["auto"] = DEFAULTS["n_resamples"].python,
+    average: Average = "macro",
     alternative: Alternative = "greater",
-    rng: Seed = None,
-    pvalue: PValue = "plus-one",
     correction: Correction | None = DEFAULTS["correction"].python,
     family: Family = "row",
     alpha: float = 0.05,
-    absolute: bool = False,
-    keep_distribution: bool = False,
     skipna: bool = True,
     min_pairs: int | None = None,
-    batch: int | None = None,
-    progress: bool = False,
-    standardise: Standardise = "cells",
-    average: Average = "macro",
-    swap: Swap = "scores",
-    epsilon: float | str | Mapping[Hashable, float] | xr.DataArray | None = None,
-    max_resamples: int = DEFAULTS["max_resamples"].python,
 ) -> xr.Dataset:
     """Compare every pair of metrics' correlations with a target: p-values, corrections, clusters.
 
@@ -279,30 +267,22 @@ def compare(
     %(targets)s
         Each target is compared on its own, with the same draws.
     %(metrics)s
-    test : {"permutation", "bootstrap", "williams"}
-        :func:`xcorrstat.permutation_test` (``permute``), the paired bootstrap test
-        (``resample``), or Williams' t (system or global level, no draws).
+    test : "permutation", "bootstrap", "williams", Permutation, Bootstrap or Williams
+        The test of every pair and its settings: :func:`xcorrstat.permutation_test`
+        (:class:`xcorrstat.Permutation`), the paired bootstrap test (:class:`xcorrstat.Bootstrap`),
+        or Williams' t (:class:`xcorrstat.Williams`; system or global level, no draws). A name
+        stands for the default settings, with ``n_resamples="auto"``: a first block of 1,000
+        draws, then the pairs whose corrected decision at ``alpha`` is not yet settled draw on
+        (about 60% more a look) until every decision is settled or ``max_resamples`` is reached
+        (:mod:`xcorrstat._significance.auto`; an ``OpenDecisionsWarning`` when decisions stay
+        open). Each p-value is then that of a fixed run with the pair's own draws,
+        ``n_resamples_used``. With ``swap="pairs"`` the test is rerun with more draws instead.
+        Draws are shared by every pair.
     %(level)s
     %(method)s
     %(variant)s
-    %(permute)s
-        Permutation test only.
-    %(standardise)s
     %(average)s
-        Permutation test only.
-    %(resample)s
-        Bootstrap test only.
-    n_resamples : int or "auto", default "auto"
-        Draws, shared by every pair. ``"auto"``: draws enough for the decisions asked -- a
-        first block of 1,000, then the pairs whose corrected decision at ``alpha`` is not yet
-        settled draw on (about 60% more a look) until every decision is settled or
-        ``max_resamples`` is reached (:mod:`xcorrstat._significance.auto`; an
-        ``OpenDecisionsWarning`` when decisions stay open). Each p-value is then that of a
-        fixed run with the pair's own draws, ``n_resamples_used``. With ``swap="pairs"`` the
-        test is rerun with more draws instead. Williams' test makes no draws and ignores it.
     %(alternative)s
-    %(rng)s
-    %(pvalue)s
     correction : {"holm", "bonferroni", "fdr_bh", None}, default "holm"
         Multiple-testing correction of the p-values (the default of ``xcorrstat report``
         too, so that both give the same clusters).
@@ -311,33 +291,8 @@ def compare(
         tests); ``"all"``: every ordered pair (two-sided: every unordered pair) at once.
     alpha : float
         Level of the ``significant`` flag (corrected p-value <= alpha).
-    absolute : bool
-        Williams' test only: compare ``|r|`` (WMT convention).
-    keep_distribution : bool
-        Also return every draw's delta, ``distribution`` (metric, other_metric, resample).
     %(skipna)s
     %(min_pairs)s
-    batch : int, optional
-        Draws computed together inside a task (memory ~ batch x pairs per task x
-        inputs; system-level Pearson on complete data holds every pair in a task, and
-        memory ~ batch x systems x (inputs / 8 + 5 x metrics)). A task computes at
-        least ``ceil(n_resamples / 256)`` draws, so a run never has more than 256
-        blocks of draws; the numbers do not depend on either.
-    %(progress)s
-    swap : {"scores", "pairs"}, default "scores"
-        Permutation test only: swap the metrics' scores (``permute``), or the outcomes of
-        pairs of items within each group, each metric at its own ``epsilon`` (mt-metrics-eval's
-        ``PairwisePermutationSigDiff``, WMT's segment-level test; see
-        :func:`xcorrstat.permutation_test`). ``"pairs"`` needs ``method="kendall"`` and level
-        ``"input"`` (``average_by="item"``), ``"within_system"`` or ``"global"``; one set of
-        draws serves every pair of metrics.
-    epsilon : float, "calibrate", mapping or DataArray, optional
-        ``swap="pairs"`` only: each metric's tie threshold. ``"calibrate"`` (the default for
-        acc23 and 23; 0 for b and a) calibrates each metric once on the observed data; a
-        number applies to every metric; a mapping metric -> number or a DataArray over
-        ``metric`` (e.g. ``calibrate_ties(...)["epsilon"]``) gives each its own.
-    max_resamples : int, default 20000
-        The cap on each pair's draws with ``n_resamples="auto"`` (not used otherwise).
 
     Returns
     -------
@@ -345,8 +300,9 @@ def compare(
         ``correlation`` (metric) and its ``cluster`` (1 = best; see Notes), and over
         (metric, other_metric): ``delta`` = r(metric) - r(other_metric), ``pvalue``,
         ``pvalue_corrected`` (equal to ``pvalue`` when ``correction`` is None) and
-        ``significant``. NaN on the diagonal. Attrs record every option (with draws,
-        ``scheme`` is the label of the permutation or resampling scheme). With
+        ``significant``. NaN on the diagonal. With ``keep_distribution``, ``distribution``
+        (metric, other_metric, resample): every draw's delta. Attrs record every option (with
+        draws, ``scheme`` is the label of the permutation or resampling scheme). With
         ``swap="pairs"``, ``correlation`` is each metric's statistic at its own epsilon,
         ``epsilon`` (metric) holds the thresholds, ``n`` the groups averaged, and attrs add
         ``swap``, ``epsilon``, ``grouping`` and ``average_by`` (``scheme`` ``"PERM-PAIRS"``).
@@ -375,11 +331,60 @@ def compare(
     --------
     >>> import xcorrstat
     >>> ds = xcorrstat.datasets.summeval()
-    >>> res = ds.corrstat.compare(target="expert_relevance", metrics=["qa_eval_f1", "rouge_2_f1", "meteor"],
-    ...                           level="system", n_resamples=200, rng=0, correction="holm")
+    >>> res = xcorrstat.compare(ds, target="expert_relevance", metrics=["qa_eval_f1", "rouge_2_f1", "meteor"],
+    ...                         test=xcorrstat.Permutation(n_resamples=200, rng=0))
     >>> res["pvalue"].dims, res.attrs["scheme"]
     (('metric', 'other_metric'), 'PERM-BOTH')
     """
+    settings = as_settings(test, "test", (Permutation, Bootstrap, Williams))
+    common: dict[str, Any] = {"target": target, "metrics": metrics, "level": level, "method": method, "variant": variant,
+              "average": average, "alternative": alternative, "correction": correction, "family": family,
+              "alpha": alpha, "skipna": skipna, "min_pairs": min_pairs}
+    if isinstance(settings, Williams):
+        return compare_flat(data, test="williams", absolute=settings.absolute, **common)
+    kw = flat(settings, n_resamples="auto")
+    if isinstance(settings, Permutation):
+        kw.pop("early_stop")
+        if kw.pop("risk") != DEFAULTS["risk"].python:
+            raise ValueError("test=Permutation(risk=...): the risk of n_resamples='auto' is fixed at "
+                             f"{DEFAULTS['risk'].python} in all-pairs comparisons")
+        if settings.early_stop is not None:
+            raise ValueError("test=Permutation(early_stop=...) stops a two-metric test; all-pairs comparisons "
+                             "draw enough for their corrected decisions with n_resamples='auto'")
+    return compare_flat(data, test=test_name(settings), batch=OPTIONS["batch"], progress=True, **kw, **common)
+
+
+def compare_flat(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    target: Hashable | Sequence[Hashable],
+    metrics: Sequence[Hashable] | None = None,
+    test: Test = "permutation",
+    level: Level = "system",
+    method: Method = "pearson",
+    variant: Variant = "b",
+    permute: str | tuple[str, ...] = ("system", "input"),
+    resample: str | tuple[str, ...] = ("system", "input"),
+    n_resamples: int | Literal["auto"] = DEFAULTS["n_resamples"].python,
+    alternative: Alternative = "greater",
+    rng: Seed = None,
+    pvalue: PValue = "plus-one",
+    correction: Correction | None = DEFAULTS["correction"].python,
+    family: Family = "row",
+    alpha: float = 0.05,
+    absolute: bool = False,
+    keep_distribution: bool = False,
+    skipna: bool = True,
+    min_pairs: int | None = None,
+    batch: int | None = None,
+    progress: bool = False,
+    standardise: Standardise = "cells",
+    average: Average = "macro",
+    swap: Swap = "scores",
+    epsilon: float | str | Mapping[Hashable, float] | xr.DataArray | None = None,
+    max_resamples: int = DEFAULTS["max_resamples"].python,
+) -> xr.Dataset:
+    """:func:`compare` with every setting as a keyword (the CLI and the report call it)."""
     if uses_pairs(swap, epsilon):
         if average != "macro":
             raise ValueError(f"average={average!r} is an option of swap='scores'; the pair-outcome test "

@@ -17,12 +17,14 @@ at least as extreme as the observed ``delta`` (:func:`paired_bootstrap_pvalue`).
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from typing import Literal
 from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
 
 from .._docs import fill_doc
+from .._resampling.settings import Bootstrap, as_settings, single_test_draws
 from .._types import Alternative, Level, Method, PValue, Seed, Variant
 from .._correlation.estimates import level_statistic
 from .._capabilities import check
@@ -42,7 +44,7 @@ from .._resampling.schemes import bootstrap_label, drawn_dims, parse_resample
 from .._schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, split_scores
 from .._validation import check_batch, check_choice, check_confidence_level, check_min_pairs, check_positive_int
 
-__all__ = ["paired_bootstrap_test"]
+__all__ = ["paired_bootstrap_test", "paired_bootstrap_test_flat"]
 
 
 @dataclass(frozen=True)
@@ -126,20 +128,14 @@ def paired_bootstrap_test(
     x: Hashable,
     y: Hashable,
     target: Hashable,
+    test: Bootstrap | Literal["bootstrap"] = "bootstrap",
     level: Level = "system",
     method: Method = "pearson",
     variant: Variant = "b",
-    resample: str | Sequence[str] = ("system", "input"),
-    n_resamples: int = 1000,
     alternative: Alternative = "greater",
     confidence_level: float = 0.95,
-    rng: Seed = None,
-    pvalue: PValue = "plus-one",
-    batch: int | None = None,
-    keep_distribution: bool = False,
     skipna: bool = True,
     min_pairs: int | None = None,
-    progress: bool = False,
 ) -> xr.Dataset:
     """Paired bootstrap test of ``delta = rho(x, target) - rho(y, target)`` at a level.
 
@@ -157,27 +153,22 @@ def paired_bootstrap_test(
         The two metrics compared. With the default ``alternative="greater"``,
         H1 is that ``x`` correlates better with the target than ``y``.
     %(target)s
+    test : Bootstrap, default Bootstrap()
+        The draws: the dims resampled (``resample``, default BOOT-BOTH), ``n_resamples``
+        (default 1,000), ``rng``, ``pvalue`` (see Notes) and ``keep_distribution`` (also
+        return ``distribution``, every ``delta*_b``, and ``metric_distribution``, ``rho*_b``
+        of x and of y along ``metric``, both along a ``resample`` dim).
     %(level)s
         At within-system level, resampling inputs draws the items of each system's
         correlation and resampling systems draws the correlations averaged.
     %(method)s
     %(variant)s
-    %(resample)s
-    %(n_resamples)s
     %(alternative)s
         See Notes.
     confidence_level : float, default 0.95
         Level of the two-sided percentile interval of ``delta``.
-    %(rng)s
-    pvalue : {"plus-one", "fraction"}, default "plus-one"
-        ``(1 + k) / (1 + B)`` or ``k / B`` as in the paper's experiment code (see Notes).
-    %(batch)s
-    keep_distribution : bool, default False
-        Also return ``distribution`` (every ``delta*_b``) and ``metric_distribution``
-        (``rho*_b`` of x and of y, along ``metric``), both along a ``resample`` dim.
     %(skipna)s
     %(min_pairs)s
-    %(progress)s
 
     Returns
     -------
@@ -217,15 +208,42 @@ def paired_bootstrap_test(
     Examples
     --------
     >>> import xcorrstat
-    >>> from xcorrstat._significance import paired_bootstrap_test
     >>> ds = xcorrstat.datasets.summeval()
-    >>> res = paired_bootstrap_test(ds, x="qa_eval_f1", y="rouge_2_f1", target="expert_relevance",
-    ...                             level="system", method="kendall", n_resamples=200, rng=0)
+    >>> res = xcorrstat.paired_bootstrap_test(ds, x="qa_eval_f1", y="rouge_2_f1", target="expert_relevance",
+    ...                                       method="kendall", test=xcorrstat.Bootstrap(n_resamples=200, rng=0))
     >>> 0 < float(res["pvalue"]) <= 1, res.attrs["scheme"]
     (True, 'BOOT-BOTH')
     >>> bool(res["low"] <= res["high"])
     True
     """
+    kw = single_test_draws(as_settings(test, "test", (Bootstrap,)))
+    return paired_bootstrap_test_flat(data, x=x, y=y, target=target, level=level, method=method, variant=variant,
+                                      alternative=alternative, confidence_level=confidence_level, skipna=skipna,
+                                      min_pairs=min_pairs, batch=OPTIONS["batch"], progress=True, **kw)
+
+
+def paired_bootstrap_test_flat(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    x: Hashable,
+    y: Hashable,
+    target: Hashable,
+    level: Level = "system",
+    method: Method = "pearson",
+    variant: Variant = "b",
+    resample: str | Sequence[str] = ("system", "input"),
+    n_resamples: int = 1000,
+    alternative: Alternative = "greater",
+    confidence_level: float = 0.95,
+    rng: Seed = None,
+    pvalue: PValue = "plus-one",
+    batch: int | None = None,
+    keep_distribution: bool = False,
+    skipna: bool = True,
+    min_pairs: int | None = None,
+    progress: bool = False,
+) -> xr.Dataset:
+    """:func:`paired_bootstrap_test` with every setting as a keyword (the functions above it call this)."""
     o = _paired_bootstrap_test_iv(data, x, y, target, level, method, variant, resample, n_resamples, alternative,
                                   confidence_level, rng, pvalue, batch, skipna, min_pairs)
     scores, z = o.scores, o.z

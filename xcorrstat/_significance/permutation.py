@@ -21,12 +21,14 @@ standardisation. Both routes give the statistic of the explicitly swapped matric
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from typing import Literal
 from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
 
 from .._docs import fill_doc
+from .._resampling.settings import Permutation, as_settings, single_test_draws
 from .._types import Alternative, Average, Level, Method, PValue, Seed, Standardise, SwapUnit, Variant
 from .._capabilities import check
 from .._kernels import level_correlation
@@ -55,7 +57,7 @@ from .._validation import (
 )
 from .pairoutcome import Swap, dispatched, run_permutation_test
 
-__all__ = ["permutation_test"]
+__all__ = ["permutation_test", "permutation_test_flat"]
 
 
 class _EarlyStop:
@@ -201,6 +203,80 @@ def permutation_test(
     x: Hashable,
     y: Hashable,
     target: Hashable,
+    test: Permutation | Literal["permutation"] = "permutation",
+    level: Level = "system",
+    method: Method = "pearson",
+    variant: Variant = "b",
+    average: Average = "macro",
+    alternative: Alternative = "greater",
+    skipna: bool = True,
+    min_pairs: int | None = None,
+) -> xr.Dataset:
+    """Permutation test of ``rho(x, target) - rho(y, target)`` at a level.
+
+    Parameters
+    ----------
+    %(data)s
+    x, y : str
+        The two metrics compared; H0 for ``"greater"``: x correlates no better than y.
+    %(target)s
+    test : Permutation, default Permutation()
+        The draws: which dims are swapped (``permute``; every swap unit applies at every
+        level), ``n_resamples`` (default 1,000), ``rng``, what a draw swaps (``swap``:
+        ``"scores"``, the metrics' standardised scores; ``"pairs"``, the two metrics' verdicts
+        on pairs of items within each group, each at its own ``epsilon`` -- mt-metrics-eval's
+        ``PairwisePermutationSigDiff``, WMT's segment-level test since 2023; it needs
+        ``method="kendall"`` and a variant of ``"acc23"``, ``"23"``, ``"b"``, ``"a"``, and
+        ``level="input"`` groups each input's systems, ``"within_system"`` each system's
+        inputs, ``"global"`` all cells), ``pvalue``, ``keep_distribution``, and ``early_stop``
+        at ``risk``: stop drawing once the decision "p <= early_stop" is settled -- after each
+        look of 100 draws an exact Clopper-Pearson interval for the Monte-Carlo p-value at
+        confidence ``1 - risk / looks`` lies wholly below or above it
+        (:mod:`xcorrstat._resampling.sequential`); draws after it are NaN and not counted.
+    %(level)s
+    %(method)s
+    %(variant)s
+    %(average)s
+    %(alternative)s
+    %(skipna)s
+    %(min_pairs)s
+
+    Returns
+    -------
+    Dataset
+        ``delta`` (observed), ``pvalue``, ``n_resamples_used`` (draws made: all of
+        them unless ``early_stop`` ended the test sooner), ``n_undefined`` (draws whose delta is
+        undefined, left out) and optionally ``distribution``; attrs record every option
+        (``permute`` the swap unit, ``scheme`` its label, e.g. ``"PERM-BOTH"``). With
+        ``swap="pairs"`` also ``epsilon_x`` and ``epsilon_y``, and attrs ``swap``, ``epsilon``,
+        ``grouping`` and ``average_by``; ``scheme`` is ``"PERM-PAIRS"``.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> res = xcorrstat.permutation_test(ds, x="qa_eval_f1", y="rouge_2_f1", target="expert_relevance",
+    ...                                  test=xcorrstat.Permutation(n_resamples=200, rng=0))
+    >>> 0 < float(res["pvalue"]) <= 1, res.attrs["scheme"]
+    (True, 'PERM-BOTH')
+    >>> wmt = xcorrstat.permutation_test(ds, x="qa_eval_f1", y="rouge_2_f1", target="expert_relevance",
+    ...                                  level="input", method="kendall", variant="acc23",
+    ...                                  test=xcorrstat.Permutation(swap="pairs", n_resamples=200, rng=0))
+    >>> wmt.attrs["scheme"], wmt.attrs["average_by"], wmt.attrs["epsilon"]
+    ('PERM-PAIRS', 'item', 'calibrate')
+    """
+    kw = single_test_draws(as_settings(test, "test", (Permutation,)))
+    return permutation_test_flat(data, x=x, y=y, target=target, level=level, method=method, variant=variant,
+                                 average=average, alternative=alternative, skipna=skipna, min_pairs=min_pairs,
+                                 batch=OPTIONS["batch"], progress=True, **kw)
+
+
+def permutation_test_flat(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    x: Hashable,
+    y: Hashable,
+    target: Hashable,
     level: Level = "system",
     method: Method = "pearson",
     variant: Variant = "b",
@@ -221,89 +297,7 @@ def permutation_test(
     swap: Swap = "scores",
     epsilon: float | str | Mapping[Hashable, float] | xr.DataArray | None = None,
 ) -> xr.Dataset:
-    """Permutation test of ``rho(x, target) - rho(y, target)`` at a level.
-
-    Parameters
-    ----------
-    %(data)s
-    x, y : str
-        The two metrics compared; H0 for ``"greater"``: x correlates no better than y.
-    %(target)s
-    %(level)s
-    %(method)s
-    %(variant)s
-    %(permute)s
-        Every swap unit applies at every level.
-    %(standardise)s
-    %(average)s
-    %(n_resamples)s
-    %(alternative)s
-    %(rng)s
-    %(pvalue)s
-    batch : int, optional
-        Permutations computed together (memory ~ batch x systems x inputs); raised
-        to about 8 MB of temporaries on tiny data unless ``early_stop`` is on (then
-        batches are the looks). Attrs record ``batch`` and ``draws_per_batch``; the
-        numbers do not depend on them.
-    %(keep_distribution)s
-    %(skipna)s
-    %(min_pairs)s
-    early_stop : float, optional
-        Off by default. A level ``alpha``: stop drawing once the decision "p <= alpha"
-        is settled -- after each batch (a look) an exact Clopper-Pearson interval for
-        the Monte-Carlo p-value at confidence ``1 - risk / looks`` lies wholly below or
-        above ``alpha`` (:mod:`xcorrstat._resampling.sequential`). The chance that the
-        decision differs from the one with unlimited draws is then at most ``risk``.
-        Each test stops at its own first settled look (draws after it are NaN and not
-        counted), so results do not depend on chunking. Looks are every ``batch``
-        draws (default 100 when early stopping is on).
-    risk : float
-        Resampling risk of ``early_stop``, strictly between 0 and 1.
-    %(progress)s
-    swap : {"scores", "pairs"}, default "scores"
-        What a draw swaps. ``"scores"``: the metrics' (standardised) scores, per ``permute``
-        unit. ``"pairs"``: the two metrics' verdicts on pairs of items within each group,
-        each metric at its own ``epsilon`` -- mt-metrics-eval's ``PairwisePermutationSigDiff``,
-        WMT's segment-level test since 2023 (see :mod:`xcorrstat._significance.pairoutcome`).
-        It needs ``method="kendall"`` and a variant of ``"acc23"``, ``"23"``, ``"b"``, ``"a"``;
-        ``level="input"`` groups each input's systems (``average_by="item"``),
-        ``"within_system"`` each system's inputs (``"sys"``), ``"global"`` all cells
-        (``"none"``; O(cells^2) pairs). ``permute``, ``standardise`` and ``early_stop`` stay
-        at their defaults; cells without a target score are left out.
-    epsilon : float, "calibrate", mapping or DataArray, optional
-        Metric-tie thresholds (``|difference| <= epsilon`` is a tie). ``swap="pairs"``:
-        ``"calibrate"`` (the default for acc23 and 23; 0 for b and a) chooses each metric's
-        acc_eq (tau_eq) optimum once on the observed data, as :func:`xcorrstat.calibrate_ties`
-        does; a number applies to both metrics; a mapping or a DataArray over ``metric`` gives
-        each its own. ``swap="scores"``: None or 0 (exact ties), or ``"calibrate"``: every
-        draw re-calibrates both swapped (standardised) metrics and compares their optimal
-        acc_eq (tau_eq) -- mt-metrics-eval's ``PermutationSigDiff`` with
-        ``corr_fcn=KendallWithTiesOpt``; level input, within_system or global, any ``permute``;
-        a sort of all pairs per draw and metric.
-
-    Returns
-    -------
-    Dataset
-        ``delta`` (observed), ``pvalue``, ``n_resamples_used`` (draws made: all of
-        them unless ``early_stop`` ended the test sooner), ``n_undefined`` (draws whose delta is
-        undefined, left out) and optionally ``distribution``; attrs record every option
-        (``permute`` the swap unit, ``scheme`` its label, e.g. ``"PERM-BOTH"``). With
-        ``swap="pairs"`` also ``epsilon_x`` and ``epsilon_y``, and attrs ``swap``, ``epsilon``,
-        ``grouping`` and ``average_by``; ``scheme`` is ``"PERM-PAIRS"``.
-
-    Examples
-    --------
-    >>> import xcorrstat
-    >>> ds = xcorrstat.datasets.summeval()
-    >>> res = ds.corrstat.permutation_test(x="qa_eval_f1", y="rouge_2_f1", target="expert_relevance",
-    ...                                    level="system", n_resamples=200, rng=0)
-    >>> 0 < float(res["pvalue"]) <= 1, res.attrs["scheme"]
-    (True, 'PERM-BOTH')
-    >>> wmt = ds.corrstat.permutation_test(x="qa_eval_f1", y="rouge_2_f1", target="expert_relevance", level="input",
-    ...                                    method="kendall", variant="acc23", swap="pairs", n_resamples=200, rng=0)
-    >>> wmt.attrs["scheme"], wmt.attrs["average_by"], wmt.attrs["epsilon"]
-    ('PERM-PAIRS', 'item', 'calibrate')
-    """
+    """:func:`permutation_test` with every setting as a keyword (the functions above it call this)."""
     if dispatched(swap, epsilon):
         if average != "macro":
             raise ValueError(f"average={average!r} is an option of swap='scores'; the pair-outcome test "

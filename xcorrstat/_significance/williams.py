@@ -14,12 +14,14 @@ present (at system level, the means are over the inputs where all three are pres
 from __future__ import annotations
 
 from collections.abc import Hashable
+from typing import Literal
 
 import numpy as np
 import xarray as xr
 from numpy.typing import ArrayLike
 
 from .._docs import fill_doc
+from .._resampling.settings import Williams, as_settings
 from .._types import Alternative, Level, Method
 from .._kernels import corr, system_means
 from .._kernels.dependent import steiger_z, williams, zou_ci
@@ -96,8 +98,8 @@ def williams_test(
     target: Hashable,
     level: Level = "system",
     method: Method = "pearson",
+    test: Williams | Literal["williams"] = "williams",
     alternative: Alternative = "greater",
-    absolute: bool = False,
     confidence_level: float = 0.95,
 ) -> xr.Dataset:
     """Williams' t test (with Steiger's Z and Zou's interval) of ``r(x, target) - r(y, target)``.
@@ -116,8 +118,9 @@ def williams_test(
         Spearman applies the same tests to rank correlations (an approximation).
     alternative : {"greater", "less", "two-sided"}
         The direction fixed in advance; two-sided doubles the one-tailed p-value.
-    absolute : bool
-        Compare ``|r|`` (the WMT convention) instead of signed r (R ``psych::r.test``).
+    test : Williams, default Williams()
+        ``Williams(absolute=True)`` compares ``|r|`` (the WMT convention) instead of signed r
+        (R ``psych::r.test``).
     confidence_level : float
         Of Zou's (2007) interval for the difference.
 
@@ -133,10 +136,11 @@ def williams_test(
     --------
     >>> import xcorrstat
     >>> ds = xcorrstat.datasets.summeval()
-    >>> res = ds.corrstat.williams_test(x="qa_eval_f1", y="rouge_2_f1", target="expert_relevance")
+    >>> res = xcorrstat.williams_test(ds, x="qa_eval_f1", y="rouge_2_f1", target="expert_relevance")
     >>> round(float(res["pvalue"]), 3)
     0.034
     """
+    absolute = as_settings(test, "test", (Williams,)).absolute  # type: ignore[union-attr]
     xs, ys, z, confidence_level = _williams_test_iv(data, x, y, target, level, method, alternative,
                                                     confidence_level)
     if any(v.chunks is not None for v in (xs, ys, z)):

@@ -372,7 +372,6 @@ def leaderboard_agreement(
     n_resamples: int | None = 1000,
     confidence_level: float = 0.95,
     rng: Seed = None,
-    batch: int | None = None,
     keep_distribution: bool = False,
     min_pairs: int | None = None,
 ) -> xr.Dataset:
@@ -408,10 +407,6 @@ def leaderboard_agreement(
         Bootstrap draws over the conditions; None gives the point estimate only.
     %(confidence_level)s
     %(rng)s
-    batch : int, optional
-        Draws computed together (raised to about 8 MB of temporaries on tiny data;
-        attrs ``batch`` and ``draws_per_batch``); a Dask task computes at least
-        ``ceil(n_resamples / 256)`` draws. The numbers do not depend on either.
     %(keep_distribution)s
     min_pairs : int, optional
         Fewest competitors ranked in both leaderboards for a defined tau (default
@@ -445,6 +440,7 @@ def leaderboard_agreement(
     >>> res["tau"].dims, res.attrs["seed"]
     (('batch_size', 'batch_size_2'), 0)
     """
+    batch = OPTIONS["batch"]
     a = _leaderboard_agreement_iv(data, var, competitor, condition, between, rank, missing, higher_is_better,
                                   n_resamples, confidence_level, rng, batch, min_pairs)
     core = [a.between, a.competitor, a.condition]

@@ -251,7 +251,6 @@ def ci_coverage(
     trial_batch: int | None = None,
     skipna: bool = True,
     min_pairs: int | None = None,
-    progress: bool = False,
 ) -> xr.Dataset:
     """Coverage of confidence intervals on held-out data, by split-half simulation.
 
@@ -286,8 +285,6 @@ def ci_coverage(
         Trials per Dask task (default: about 32 tasks, at most 50 trials each).
     %(skipna)s
     %(min_pairs)s
-    progress : bool, default False
-        Progress bar on stderr.
 
     Returns
     -------
@@ -308,6 +305,7 @@ def ci_coverage(
     >>> sorted(cov["contained"].dims), cov["ci_method"].values.tolist()
     (['ci_method', 'level', 'metric'], ['fisher', 'BOOT-SYSTEMS', 'BOOT-INPUTS', 'BOOT-BOTH'])
     """
+    progress = True
     if metrics is None:
         raise TypeError("ci_coverage() needs metrics=: the metric(s) whose intervals are checked")
     a = _ci_coverage_iv(data, target, metrics, level, method, variant, methods, n_trials, n_resamples,

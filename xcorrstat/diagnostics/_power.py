@@ -23,6 +23,7 @@ import numpy as np
 import xarray as xr
 
 from .._docs import fill_doc
+from .._options import OPTIONS
 from .._types import Level, Method, Seed
 from .._capabilities import check, limit_of
 from .._resampling.draws import MAX_DRAW_TASKS, keyed_generator, resolve_seed
@@ -32,8 +33,8 @@ from .._resampling.schemes import (
     SCHEME_DIMS,
 )
 from .._schema import INPUT, SYSTEM, as_dataset, check_finite
-from .._significance.paired import paired_bootstrap_test
-from .._significance.permutation import permutation_test
+from .._significance.paired import paired_bootstrap_test_flat
+from .._significance.permutation import permutation_test_flat
 from .._significance.williams import williams_test
 from .._validation import (
     check_batch,
@@ -109,10 +110,10 @@ def degrade(x: xr.DataArray, *, noise: Sequence[float], n_trials: int, rng: Seed
 def _run(label, ds, *, x, y, target, level, method, n_resamples, seed, alpha, batch):
     kind, dims = POWER_TESTS[label]
     if kind == "permutation":
-        res = permutation_test(ds, x=x, y=y, target=target, level=level, method=method, permute=dims,
+        res = permutation_test_flat(ds, x=x, y=y, target=target, level=level, method=method, permute=dims,
                                n_resamples=n_resamples, rng=seed, batch=batch)
     elif kind == "bootstrap":
-        res = paired_bootstrap_test(ds, x=x, y=y, target=target, level=level, method=method, resample=dims,
+        res = paired_bootstrap_test_flat(ds, x=x, y=y, target=target, level=level, method=method, resample=dims,
                                     n_resamples=n_resamples, rng=seed, batch=batch)
     else:
         if limit_of("williams_test", level=level, method=method) is not None:
@@ -278,7 +279,6 @@ def power_analysis(
     type_one: bool = True,
     rng: Seed = None,
     trial_batch: int | None = None,
-    batch: int | None = None,
 ) -> xr.Dataset:
     """Power of each test to find that a metric beats a degraded version of itself, and type-I error.
 
@@ -319,8 +319,6 @@ def power_analysis(
     trial_batch : int, optional
         Trials per Dask task (default 8, raised so that there are at most 256 blocks
         of trials); each task handles one amount. Recorded in ``attrs["trial_batch"]``.
-    batch : int, optional
-        Draws computed together in each permutation or bootstrap test (see
         :func:`xcorrstat.permutation_test`); the numbers do not depend on it.
 
     Returns
@@ -348,6 +346,7 @@ def power_analysis(
     >>> dict(pw["power"].sizes)
     {'test': 1, 'noise': 2}
     """
+    batch = OPTIONS["batch"]
     a = _power_analysis_iv(data, target, metric, degraded, noise, tests, level, method, n_trials, n_resamples,
                            alpha, n_inputs, type_one, rng, trial_batch, batch)
     power, type1, per_task = _rejection_rates(a, level, method)

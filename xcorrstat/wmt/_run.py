@@ -20,13 +20,14 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
+from .._options import OPTIONS
 from .._types import Seed
 from .._correlation.estimates import correlate
 from .._mt.softpairwise import soft_pairwise_accuracy
 from .._mt.spatest import soft_pairwise_accuracy_test
 from .._mt.ties import calibrate_ties
 from .._resampling.draws import resolve_seed
-from .._significance.allpairs import compare
+from .._significance.allpairs import compare_flat
 from .._significance.auto import AUTO, OpenDecisionsWarning, auto_rerun
 from .._significance.decisions import decide
 from .._significance.defaults import DEFAULTS
@@ -110,7 +111,7 @@ def _rank_task(scores: xr.Dataset, task: Task, *, n_resamples: int | Literal["au
         return xr.Dataset({"correlation": corr, "cluster": _plain_ranks(corr)})
     if task.statistic == "soft_accuracy":  # its draws restart at 0: an "auto" run reruns it with more
         res = auto_rerun(lambda n, rng: soft_pairwise_accuracy_test(scores, target=GOLD, n_resamples=n, rng=rng,
-                                                                    batch=batch, draws="mt-metrics-eval"),
+                                                                    draws="mt-metrics-eval"),
                          n_resamples=n_resamples, max_resamples=max_resamples, rng=seed, family="all",
                          alternative="greater", alpha=alpha, **_WMT)
         corr = res["soft_pairwise_accuracy"].rename("correlation")
@@ -118,7 +119,7 @@ def _rank_task(scores: xr.Dataset, task: Task, *, n_resamples: int | Literal["au
                                          family="all", alternative="greater", alpha=alpha)
         return xr.Dataset({"correlation": corr, "cluster": cluster, "pvalue": res["pvalue"],
                            "significant": significant}, attrs=_drawn(res))
-    res = compare(scores, target=GOLD, n_resamples=n_resamples, max_resamples=max_resamples, rng=seed, alpha=alpha,
+    res = compare_flat(scores, target=GOLD, n_resamples=n_resamples, max_resamples=max_resamples, rng=seed, alpha=alpha,
                   batch=batch, min_pairs=MIN_PAIRS, **_WMT, **_options(task))
     keep = ["correlation", "cluster", "pvalue", "significant"] + (["epsilon"] if "epsilon" in res else [])
     out = res[keep].drop_vars([c for c in res.coords if c not in ("metric", "other_metric")], errors="ignore")
@@ -210,7 +211,6 @@ def run_tasks(
     n_resamples: int | Literal["auto"] = DEFAULTS["n_resamples"].python,
     rng: Seed = None,
     alpha: float = DEFAULTS["alpha"].python,
-    batch: int | None = None,
     max_resamples: int = DEFAULTS["max_resamples"].python,
 ) -> xr.Dataset:
     """Rank the metrics in every task, with significance clusters, and average the ranks over tasks.
@@ -238,8 +238,6 @@ def run_tasks(
     alpha : float, default 0.05
         Significance level of the clusters (p-values are the fraction of draws at least
         as extreme; no multiple-testing correction, as in mt-metrics-eval).
-    batch : int, optional
-        Draws per batch (memory only; the numbers do not depend on it).
     max_resamples : int, default 20000
         The cap on a task's draws with ``n_resamples="auto"``.
 
@@ -271,6 +269,7 @@ def run_tasks(
     >>> res = xcorrstat.wmt.run_tasks(ds, xcorrstat.wmt.task_set("wmt23"), rng=0)  # doctest: +SKIP
     >>> res["average_rank"].to_series().head()  # doctest: +SKIP
     """
+    batch = OPTIONS["batch"]
     data, tasks, n_resamples, alpha = _run_tasks_iv(data, tasks, n_resamples, alpha)
     lp_roles, roles_from = _resolve_roles(data, roles)
     seed = resolve_seed(rng)
