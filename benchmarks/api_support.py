@@ -40,23 +40,25 @@ def _calls(ds: xr.Dataset, n: int, trials: int) -> dict[str, Callable[..., Any]]
     """One call per operation of the table; ``kw`` holds the level, method and variant it takes."""
     t, (a, b) = TARGET, METRICS[:2]
     draws: dict[str, Any] = {"n_resamples": n, "rng": 0}
+    perm, boot = xcorrstat.Permutation, xcorrstat.Bootstrap
     return {
         "correlate": lambda **kw: xcorrstat.correlate(ds, target=t, **kw),
-        "bootstrap": lambda **kw: xcorrstat.bootstrap(ds, target=t, **kw, **draws),
+        "bootstrap": lambda **kw: xcorrstat.bootstrap(ds, target=t, resample=boot(**draws), **kw),
         "bootstrap(epsilon='calibrate')": lambda **kw: xcorrstat.bootstrap(ds, target=t, epsilon="calibrate",
-                                                                           **kw, **draws),
+                                                                           resample=boot(**draws), **kw),
         "fisher": lambda **kw: xcorrstat.fisher(ds, target=t, **kw),
-        "permutation_test": lambda **kw: xcorrstat.permutation_test(ds, x=a, y=b, target=t, **kw, **draws),
-        "permutation_test(swap='pairs')": lambda **kw: xcorrstat.permutation_test(ds, x=a, y=b, target=t,
-                                                                                  swap="pairs", **kw, **draws),
+        "permutation_test": lambda **kw: xcorrstat.permutation_test(ds, x=a, y=b, target=t, test=perm(**draws),
+                                                                    **kw),
+        "permutation_test(swap='pairs')": lambda **kw: xcorrstat.permutation_test(
+            ds, x=a, y=b, target=t, test=perm(swap="pairs", **draws), **kw),
         "permutation_test(epsilon='calibrate')": lambda **kw: xcorrstat.permutation_test(
-            ds, x=a, y=b, target=t, epsilon="calibrate", **kw, **draws),
-        "paired_bootstrap_test": lambda **kw: xcorrstat.paired_bootstrap_test(ds, x=a, y=b, target=t, **kw,
-                                                                              **draws),
+            ds, x=a, y=b, target=t, test=perm(epsilon="calibrate", **draws), **kw),
+        "paired_bootstrap_test": lambda **kw: xcorrstat.paired_bootstrap_test(ds, x=a, y=b, target=t,
+                                                                              test=boot(**draws), **kw),
         "williams_test": lambda **kw: xcorrstat.williams_test(ds, x=a, y=b, target=t, **kw),
-        "compare": lambda **kw: xcorrstat.compare(ds, target=t, **kw, **draws),
-        "compare(swap='pairs')": lambda **kw: xcorrstat.compare(ds, target=t, swap="pairs", **kw, **draws),
-        "compare(test='bootstrap')": lambda **kw: xcorrstat.compare(ds, target=t, test="bootstrap", **kw, **draws),
+        "compare": lambda **kw: xcorrstat.compare(ds, target=t, test=perm(**draws), **kw),
+        "compare(swap='pairs')": lambda **kw: xcorrstat.compare(ds, target=t, test=perm(swap="pairs", **draws), **kw),
+        "compare(test='bootstrap')": lambda **kw: xcorrstat.compare(ds, target=t, test=boot(**draws), **kw),
         "compare(test='williams')": lambda **kw: xcorrstat.compare(ds, target=t, test="williams", **kw),
         "report": lambda **kw: xcorrstat.report(ds, target=t, **kw, **draws),
         "diagnostics.ci_coverage": lambda **kw: xcorrstat.diagnostics.ci_coverage(

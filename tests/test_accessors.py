@@ -11,6 +11,7 @@ import scipy.stats
 import xarray as xr
 
 import xcorrstat
+from xcorrstat._reporting import tables
 from xcorrstat import ResultAccessor, ScoresAccessor
 from xcorrstat import agreement, diagnostics
 from xcorrstat import plot as xplot
@@ -32,8 +33,8 @@ SCORES_METHODS = {
     "leaderboard_agreement": agreement.leaderboard_agreement, "ci_coverage": diagnostics.ci_coverage,
     "power_analysis": diagnostics.power_analysis, "normality": diagnostics.normality,
 }
-RESULT_METHODS = {"tidy": xcorrstat.tidy, "ranked_frame": xcorrstat.ranked_frame, "to_latex": xcorrstat.to_latex,
-                  "to_markdown": xcorrstat.to_markdown}
+RESULT_METHODS = {"tidy": xcorrstat.tidy, "ranked_frame": tables.ranked_frame, "to_latex": tables.to_latex,
+                  "to_markdown": tables.to_markdown}
 PLOT_METHODS = {"ci": xplot.plot_ci, "significance": xplot.plot_significance,
                 "distribution": xplot.plot_distribution, "matrix": xplot.plot_matrix,
                 "jaccard": xplot.plot_jaccard, "leaderboard_agreement": xplot.plot_leaderboard_agreement}
@@ -91,7 +92,7 @@ def test_scores_get_the_analyses_and_a_result_its_methods(scores):
 
 @pytest.mark.parametrize("analysis", [
     lambda ds: ds.corrstat.correlate(target="human", level="input", method="kendall"),
-    lambda ds: ds.corrstat.bootstrap(target="human", n_resamples=20, rng=0),
+    lambda ds: ds.corrstat.bootstrap(target="human", resample=xcorrstat.Bootstrap(n_resamples=20, rng=0)),
     lambda ds: ds.corrstat.fisher(target="human"),
     lambda ds: ds.corrstat.compare(target="human", test="williams"),
     lambda ds: ds.corrstat.williams_test(x="m0", y="m1", target="human"),

@@ -142,8 +142,8 @@ def test_report_within_system_correlation_is_the_scipy_mean():
         want = np.mean([stats.spearmanr(ds[m].values[s], ds["human"].values[s])[0] for s in range(5)])
         got = rep.intervals["correlation"].sel(level="within_system", metric=m)
         assert float(got) == pytest.approx(want, abs=1e-12)
-        boot = xcorrstat.bootstrap(ds, target="human", level="within_system", method="spearman", n_resamples=30,
-                                   rng=1, metrics=["m0", "m1"])
+        boot = xcorrstat.bootstrap(ds, target="human", level="within_system", method="spearman",
+                                   resample=xcorrstat.Bootstrap(n_resamples=30, rng=1), metrics=["m0", "m1"])
         assert float(rep.intervals["low"].sel(level="within_system", metric=m)) == pytest.approx(
             float(boot["low"].sel(metric=m)), abs=1e-12)
 

@@ -166,7 +166,7 @@ def ranked_frame(result: Result) -> pd.DataFrame:
     >>> import xcorrstat
     >>> ds = xcorrstat.datasets.summeval()
     >>> res = xcorrstat.compare(ds, target="expert_relevance", metrics=["qa_eval_f1", "rouge_2_f1", "meteor"],
-    ...                         level="system", n_resamples=200, rng=0)
+    ...                         test=xcorrstat.Permutation(n_resamples=200, rng=0))
     >>> ranked_frame(res).columns.tolist()
     ['metric', 'correlation', 'cluster', 'wins']
     """
@@ -249,7 +249,7 @@ def to_latex(result: Result, *, digits: int = 3) -> str:
     >>> import xcorrstat
     >>> ds = xcorrstat.datasets.summeval()
     >>> res = xcorrstat.compare(ds, target="expert_relevance", metrics=["qa_eval_f1", "rouge_2_f1"],
-    ...                         level="system", n_resamples=200, rng=0)
+    ...                         test=xcorrstat.Permutation(n_resamples=200, rng=0))
     >>> print(to_latex(res).splitlines()[0])
     \begin{tabular}{rlrr}
     """
@@ -292,7 +292,7 @@ def to_markdown(result: Result, *, digits: int = 3) -> str:
     >>> import xcorrstat
     >>> ds = xcorrstat.datasets.summeval()
     >>> res = xcorrstat.compare(ds, target="expert_relevance", metrics=["qa_eval_f1", "rouge_2_f1"],
-    ...                         level="system", n_resamples=200, rng=0)
+    ...                         test=xcorrstat.Permutation(n_resamples=200, rng=0))
     >>> print(to_markdown(res).splitlines()[1])
     | --: | :-- | --: | --: |
     """
@@ -310,7 +310,7 @@ def format_table(result: Result, table_format: TableFormat | str, *, digits: int
     >>> import xcorrstat
     >>> ds = xcorrstat.datasets.summeval()
     >>> res = xcorrstat.compare(ds, target="expert_relevance", metrics=["qa_eval_f1", "rouge_2_f1"],
-    ...                         level="system", n_resamples=200, rng=0)
+    ...                         test=xcorrstat.Permutation(n_resamples=200, rng=0))
     >>> format_table(res, "markdown") == to_markdown(res)
     True
     """

@@ -18,7 +18,7 @@ import xarray as xr
 from .._display import cut
 from .._types import PValue, Seed, Standardise, Test
 
-__all__ = ["Bootstrap", "Permutation", "Settings", "Swap", "Williams", "as_settings", "flat", "interval_draws", "report_test", "single_test_draws", "test_name"]
+__all__ = ["Bootstrap", "Permutation", "Settings", "Swap", "Williams", "as_settings", "flat", "interval_draws", "report_test", "single_test_draws", "settings_name"]
 
 #: What a permutation draw exchanges: the two metrics' scores, or the outcomes of pairs.
 Swap = Literal["scores", "pairs"]
@@ -68,8 +68,9 @@ class Permutation:
         Return the draws of the statistic too.
     early_stop : float, optional
         Two-metric tests: stop once the p-value is on one side of this level with risk ``risk``.
-    risk : float, default 0.001
-        Chance that ``early_stop`` or ``"auto"`` settles a decision that more draws would change.
+    risk : float, optional
+        Chance that ``early_stop`` or ``"auto"`` settles a decision that more draws would change:
+        default 0.001 for ``early_stop``, 0.01 for ``"auto"``.
     max_resamples : int, default 20000
         The cap of ``n_resamples="auto"``.
 
@@ -89,7 +90,7 @@ class Permutation:
     pvalue: PValue = "plus-one"
     keep_distribution: bool = False
     early_stop: float | None = None
-    risk: float = 0.001
+    risk: float | None = None
     max_resamples: int = 20000
 
     def __post_init__(self) -> None:
@@ -119,6 +120,8 @@ class Bootstrap:
         Tests: ``(1 + k) / (1 + B)`` (a valid test, never 0) or ``k / B``.
     keep_distribution : bool, default False
         Return the draws of the statistic too.
+    risk : float, optional
+        Chance that ``"auto"`` settles a decision that more draws would change (default 0.01).
     max_resamples : int, default 20000
         The cap of ``n_resamples="auto"``.
 
@@ -134,6 +137,7 @@ class Bootstrap:
     rng: Seed = None
     pvalue: PValue = "plus-one"
     keep_distribution: bool = False
+    risk: float | None = None
     max_resamples: int = 20000
 
     def __post_init__(self) -> None:
@@ -204,7 +208,7 @@ def as_settings(value: object, name: str, allowed: tuple[type, ...]) -> Settings
     raise ValueError(f"{name} must be {names}, got {cut(value)}")
 
 
-def test_name(settings: Settings) -> Test:
+def settings_name(settings: Settings) -> Test:
     """``"permutation"``, ``"bootstrap"`` or ``"williams"``."""
     return _NAMES[type(settings)]
 
@@ -216,8 +220,8 @@ def flat(settings: Settings, *, n_resamples: int | str = 1000, dims: object = No
 
     Examples
     --------
-    >>> flat(Bootstrap("input", rng=1))
-    {'resample': 'input', 'n_resamples': 1000, 'rng': 1, 'pvalue': 'plus-one', 'keep_distribution': False, 'max_resamples': 20000}
+    >>> flat(Bootstrap("input", rng=1))["resample"], flat(Bootstrap(rng=1), n_resamples="auto")["n_resamples"]
+    ('input', 'auto')
     """
     out = {f.name: getattr(settings, f.name) for f in fields(settings)}
     if "n_resamples" in out and out["n_resamples"] is None:
@@ -239,6 +243,10 @@ def single_test_draws(settings: Settings) -> dict[str, Any]:
     """
     kw = flat(settings, n_resamples=1000)
     kw.pop("max_resamples", None)
+    if kw.get("risk", 0) is None:
+        kw.pop("risk")  # the function's own default
+    elif isinstance(settings, Bootstrap):
+        raise ValueError(f"{settings!r}: risk belongs to n_resamples='auto' of all-pairs comparisons")
     if kw["n_resamples"] == "auto" or settings.max_resamples != 20000:  # type: ignore[union-attr]
         raise ValueError(f"{settings!r}: n_resamples='auto' and max_resamples belong to all-pairs comparisons "
                          "(compare, report), where draws are drawn for corrected decisions; a test of two "
@@ -274,10 +282,10 @@ def report_test(test: object) -> tuple[Test, Any, int, dict[str, Any]]:
     settings = as_settings(test, "test", (Permutation, Bootstrap, Williams))
     if isinstance(settings, Williams):
         return "williams", None, 20000, {"absolute": settings.absolute}
-    if isinstance(settings, Permutation) and (settings.early_stop is not None or settings.risk != 0.001):
-        raise ValueError(f"test={settings!r}: early_stop and risk stop a two-metric test; a report draws enough "
+    if isinstance(settings, Permutation) and settings.early_stop is not None:
+        raise ValueError(f"test={settings!r}: early_stop stops a two-metric test; a report draws enough "
                          "for its corrected decisions with n_resamples='auto'")
-    skip = {"permute", "max_resamples", "early_stop", "risk"}
+    skip = {"permute", "max_resamples", "early_stop"}
     options = {f.name: getattr(settings, f.name) for f in fields(settings)
                if f.name not in skip and not _is_default(settings, f.name)}
-    return test_name(settings), getattr(settings, "permute", None), settings.max_resamples, options
+    return settings_name(settings), getattr(settings, "permute", None), settings.max_resamples, options

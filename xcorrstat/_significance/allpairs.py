@@ -39,7 +39,7 @@ from .._resampling.draws import resolve_seed
 from .._resampling.engine import RESAMPLE_DIM, bootstrap_draws, compute_with_progress, default_batch
 from .._resampling.pairs import PAIR_DIM, pair_permutation_draws
 from .._resampling.pvalues import ALTERNATIVES, PVALUES
-from .._resampling.settings import Bootstrap, Permutation, Settings, Williams, as_settings, flat, test_name
+from .._resampling.settings import Bootstrap, Permutation, Settings, Williams, as_settings, flat, settings_name
 from .._resampling.schemes import (
     SCHEME_DIMS,
     bootstrap_label,
@@ -345,13 +345,10 @@ def compare(
     kw = flat(settings, n_resamples="auto")
     if isinstance(settings, Permutation):
         kw.pop("early_stop")
-        if kw.pop("risk") != DEFAULTS["risk"].python:
-            raise ValueError("test=Permutation(risk=...): the risk of n_resamples='auto' is fixed at "
-                             f"{DEFAULTS['risk'].python} in all-pairs comparisons")
         if settings.early_stop is not None:
             raise ValueError("test=Permutation(early_stop=...) stops a two-metric test; all-pairs comparisons "
                              "draw enough for their corrected decisions with n_resamples='auto'")
-    return compare_flat(data, test=test_name(settings), batch=OPTIONS["batch"], progress=True, **kw, **common)
+    return compare_flat(data, test=settings_name(settings), batch=OPTIONS["batch"], progress=True, **kw, **common)
 
 
 def compare_flat(
@@ -383,6 +380,7 @@ def compare_flat(
     swap: Swap = "scores",
     epsilon: float | str | Mapping[Hashable, float] | xr.DataArray | None = None,
     max_resamples: int = DEFAULTS["max_resamples"].python,
+    risk: float | None = None,
 ) -> xr.Dataset:
     """:func:`compare` with every setting as a keyword (the CLI and the report call it)."""
     if uses_pairs(swap, epsilon):
@@ -412,7 +410,7 @@ def compare_flat(
         draw = PairDraws(x, z, o.kw, o.seed, scheme=o.scheme, dims=o.dims, batch=o.batch)
         p, used, dist, drawn = auto_pair_pvalues(draw, delta, test=o.test, alternative=alternative, pvalue=pvalue,
                                                  correction=correction, family=family, alpha=o.alpha,
-                                                 start=o.n_resamples, cap=o.max_resamples,
+                                                 start=o.n_resamples, cap=o.max_resamples, risk=risk,
                                                  keep_distribution=keep_distribution)
     else:
         dist = _permutation_distribution(o) if o.test == "permutation" else _bootstrap_distribution(o)

@@ -114,7 +114,7 @@ def aggregate_tasks(
     >>> ds = xcorrstat.datasets.summeval()
     >>> two = xr.concat([ds, ds], dim="task").assign_coords(task=["a", "b"])
     >>> res = two.corrstat.compare(target="expert_relevance", metrics=["qa_eval_f1", "rouge_2_f1"],
-    ...                            n_resamples=100, rng=0, keep_distribution=True)
+    ...                            test=xcorrstat.Permutation(n_resamples=100, rng=0, keep_distribution=True))
     >>> avg = xcorrstat.aggregate_tasks(res)
     >>> float(avg["correlation"].sel(metric="qa_eval_f1")) == float(res["correlation"].sel(metric="qa_eval_f1", task="a"))
     True

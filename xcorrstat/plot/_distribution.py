@@ -134,7 +134,7 @@ def plot_distribution(
     >>> import xcorrstat
     >>> ds = xcorrstat.datasets.summeval()
     >>> b = ds.corrstat.bootstrap(target="expert_relevance", metrics=["meteor"], level="system",
-    ...                           n_resamples=100, rng=0, keep_distribution=True)
+    ...                           resample=xcorrstat.Bootstrap(n_resamples=100, rng=0, keep_distribution=True))
     >>> ax = plot_distribution(b, metric="meteor")
     >>> sorted({line.get_gid() for line in ax.lines})
     ['high', 'low', 'observed']

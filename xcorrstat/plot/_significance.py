@@ -294,7 +294,7 @@ def plot_significance(
     >>> import xcorrstat
     >>> ds = xcorrstat.datasets.summeval()
     >>> res = ds.corrstat.compare(target="expert_relevance", metrics=["meteor", "rouge_2_f1", "qa_eval_f1"],
-    ...                           level="system", n_resamples=100, rng=0, correction="holm")
+    ...                           test=xcorrstat.Permutation(n_resamples=100, rng=0))
     >>> ax = plot_significance(res)
     >>> ax.get_ylabel(), ax.get_xlabel()
     ('metric (better)', 'other metric')
