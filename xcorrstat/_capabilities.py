@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from typing import NamedTuple, get_args
 
 from ._display import cut, did_you_mean
+from ._kernels.custom import OWN, is_own
 from ._types import Level, Method, Variant
 
 __all__ = [
@@ -106,13 +107,24 @@ SWAP_CALIBRATE = (
     *CALIBRATE,
 )
 
+_BY_NAME = ("the {what} is known for the coefficients by name only; a function of one's own "
+            "(method=callable) has none")
+OWN_FISHER = Limit("method", METHODS, _BY_NAME.format(what="sampling variance behind Fisher's z interval") +
+                   " (use bootstrap)")
+OWN_POWER = Limit("method", METHODS, "power_analysis compares the tests of the coefficients by name, Williams' "
+                  "test among them; a function of one's own (method=callable) has no Williams' test (run "
+                  "permutation_test or paired_bootstrap_test on degraded scores)")
+OWN_MATRIX = Limit("method", METHODS, "agreement.matrix correlates scores with each other by a coefficient's "
+                   "name; a function of one's own (method=callable) is a statistic of a metric against the "
+                   "target (use correlate)")
+
 _ALL = ("level", "method", "variant")
 #: The operations and their limits, in the order of the docs' table.
 OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     Operation("correlate", _ALL),
     Operation("bootstrap", _ALL, GLOBAL_DRAWS),
     Operation("bootstrap(epsilon='calibrate')", _ALL, CALIBRATE + GLOBAL_DRAWS),
-    Operation("fisher", _ALL, FISHER),
+    Operation("fisher", _ALL, (OWN_FISHER, *FISHER)),
     Operation("permutation_test", _ALL),
     Operation("permutation_test(swap='pairs')", _ALL, PAIRS),
     Operation("permutation_test(epsilon='calibrate')", _ALL, SWAP_CALIBRATE),
@@ -123,14 +135,16 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     Operation("compare(test='bootstrap')", _ALL, GLOBAL_DRAWS),
     Operation("compare(test='williams')", _ALL, WILLIAMS),
     Operation("report", _ALL, GLOBAL_DRAWS),
-    Operation("diagnostics.ci_coverage", _ALL, FISHER),
-    Operation("diagnostics.power_analysis", ("level", "method"), fixed=(("variant", "b"),)),
-    Operation("agreement.matrix", _ALL),
+    Operation("diagnostics.ci_coverage", _ALL, (OWN_FISHER, *FISHER)),
+    Operation("diagnostics.power_analysis", ("level", "method"), (OWN_POWER,), fixed=(("variant", "b"),)),
+    Operation("agreement.matrix", _ALL, (OWN_MATRIX,)),
     Operation("calibrate_ties", ("level", "variant"), CALIBRATE, fixed=_KENDALL),
 )}
 
 
 def _vocabulary(name: str, value: object) -> str:
+    if name == "method" and is_own(value):
+        return OWN  # a function of one's own: the table's column "callable"
     allowed = _VOCABULARY[name]
     if isinstance(value, str) and value in allowed:
         return value
@@ -236,11 +250,11 @@ def check_levels(operation: str, level: object, *, method: object = None, varian
 
 
 #: The columns of the support table: each coefficient, Kendall's once per variant.
-COLUMNS: tuple[tuple[Method, Variant], ...] = (
-    ("pearson", "b"), ("spearman", "b"), *(("kendall", v) for v in VARIANTS))
+COLUMNS: tuple[tuple[str, Variant], ...] = (
+    ("pearson", "b"), ("spearman", "b"), *(("kendall", v) for v in VARIANTS), (OWN, "b"))
 
 
-def cells() -> Iterator[tuple[str, Level, Method, Variant, str]]:
+def cells() -> Iterator[tuple[str, Level, str, Variant, str]]:
     """Every ``(operation, level, method, variant, status)``: status "yes", "no" or "n/a" (an
     argument the operation does not take, e.g. ``variant`` of ``power_analysis``, which uses tau-b).
 

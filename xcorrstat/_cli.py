@@ -140,9 +140,8 @@ def _report_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--alpha", type=_fraction, default=d["alpha"], help=f"significance level (default {d['alpha']})")
     r.add_argument("--correction", choices=(*CORRECTIONS, "none"), default=d["correction"],
                    help=f"multiple-testing correction of each metric's comparisons (default {d['correction']})")
-    r.add_argument("--seed", type=int, default=d["seed"],
-                   help=f"seed of the draws (default {d['seed']}, so a report is reproducible)")
-    _alias(r, "--rng", "seed", type=int)
+    r.add_argument("--rng", type=int, default=d["rng"],
+                   help=f"seed of the draws, rng= of the functions (default {d['rng']}, so a report is reproducible)")
     _output_options(r)
 
 
@@ -169,9 +168,8 @@ def _output_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--overwrite", action="store_true",
                    help="replace the previous report in --out: only the files its manifest lists, unchanged "
                    "(without it a report in --out is an error)")
-    r.add_argument("--figure-format", nargs="+", choices=FIGURE_FORMATS, default=["png", "svg"],
-                   help="figure file formats (default: png svg)")
-    _alias(r, "--formats", "figure_format", nargs="+", choices=FIGURE_FORMATS)
+    r.add_argument("--formats", nargs="+", choices=FIGURE_FORMATS, default=["png", "svg"],
+                   help="figure file formats, formats= of Report.save (default: png svg)")
     r.add_argument("--no-files", action="store_true", help="only print the tables; write nothing")
     r.add_argument("--digits", type=_digits, default=3, help="decimals in the printed table, 0 to 15 (default 3)")
     r.add_argument("--table-format", choices=TABLE_FORMATS, default="text",
@@ -180,11 +178,6 @@ def _output_options(r: argparse.ArgumentParser) -> None:
                    help="no progress bars, status lines or notes on stderr (the tables still go to stdout)")
     r.add_argument("--progress", action="store_true",
                    help="progress bars even when stderr is not a terminal (by default a log gets none)")
-
-
-def _alias(p: argparse.ArgumentParser, flag: str, dest: str, **kwargs: Any) -> None:
-    """Accept ``flag`` (the functions' name of an option) for the option stored in ``dest``; not in --help."""
-    p.add_argument(flag, dest=dest, default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
 
 
 class _SchemeAction(argparse.Action):
@@ -310,7 +303,7 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
             ds, target=target, metrics=metrics, level=list(levels), method=args.method,
             variant=args.variant, resample=resample, test=args.test, permute=permute,
             n_resamples=args.n_resamples, confidence_level=args.confidence_level, alpha=args.alpha,
-            correction=None if args.correction == "none" else args.correction, rng=args.seed,
+            correction=None if args.correction == "none" else args.correction, rng=args.rng,
             progress=not args.quiet, log=log, source=source, max_resamples=args.max_resamples,
         )
     for note in caught:  # decisions left open by the cap: one plain line each (even with --quiet)
@@ -326,7 +319,7 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
     if log is not None:
         print(f"writing tables, figures and the HTML page to {shown}", file=log, flush=True)
     try:
-        written = rep.save(args.out, formats=args.figure_format, overwrite=args.overwrite)
+        written = rep.save(args.out, formats=args.formats, overwrite=args.overwrite)
     except (KeyboardInterrupt, Terminated) as stop:
         word, code = ("terminated", 143) if isinstance(stop, Terminated) else ("interrupted", 130)
         if written_before(stop):
@@ -340,7 +333,7 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
 def _check_out(args: argparse.Namespace) -> None:
     """Fail before computing when --out cannot take the report: checked by writing a test file there."""
     try:
-        dest = check_destination(args.out, overwrite=args.overwrite, formats=args.figure_format, probe=True)
+        dest = check_destination(args.out, overwrite=args.overwrite, formats=args.formats, probe=True)
     except OSError as err:
         raise command_error(err) from None
     if not args.quiet and dest != os.path.abspath(args.out):

@@ -46,8 +46,11 @@ level : {"system", "input", "global", "within_system"}
     correlations across systems; global level correlates all cells; within-system
     level averages each system's correlation across its inputs.""",
     "method": """\
-method : {"pearson", "spearman", "kendall"}
-    Correlation coefficient.""",
+method : {"pearson", "spearman", "kendall"} or callable
+    Correlation coefficient, or a statistic of your own: ``f(x, z)`` of a metric's and the
+    target's scores of paired units along the last axis, returning one value per row (as NumPy
+    reductions with ``axis=-1`` do); it is called on many rows at once, rows with missing pairs
+    without them (see docs/own-statistic.md).""",
     "variant": """\
 variant : {"b", "c", "a", "23", "acc23"}
     Kendall's variant: tau-b (ties in both variables), tau-c (Stuart's), tau-a,
@@ -101,7 +104,7 @@ pvalue : {"plus-one", "fraction"}, default "plus-one"
     "rng": """\
 rng : int, Generator, SeedSequence or None
     Seed of the draws; draw ``r`` depends on it and on ``r`` alone. The seed used
-    is recorded in ``attrs["seed"]``.""",
+    is recorded in ``attrs["rng"]``.""",
     "batch": """\
 batch : int, optional
     Draws computed together; the default keeps a task's temporaries near 256 MB.

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal, Union
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Union
 
 import numpy as np
 
 __all__ = [
     "Alternative", "Average", "CIMethod", "Correction", "Draws", "Epsilon", "Family", "Level", "Levels",
-    "Method", "MissingRule", "PValue", "Seed", "Standardise", "SwapUnit", "Test", "TieVariant", "Variant",
+    "Method", "MissingRule", "PValue", "Seed", "Standardise", "Statistic", "SwapUnit", "Test", "TieVariant", "Variant",
 ]
 
 #: A correlation coefficient.
 Method = Literal["pearson", "spearman", "kendall"]
+#: A correlation coefficient, or a statistic of one's own ``f(x, z)`` along the last axis (``method=f``).
+Statistic = Union[Method, Callable[[np.ndarray, np.ndarray], Any]]
 #: Where correlations are taken (see the levels guide).
 Level = Literal["system", "input", "global", "within_system"]
 #: One level or several.

@@ -82,8 +82,8 @@ def add_wmt_parser(sub: argparse._SubParsersAction) -> None:
                    "metrics, baselines), in the format of xcorrstat.wmt.roles; default the bundled ones")
     add_draw_options(w, what="draws of every significance test (0: statistics and plain ranks, no "
                      "tests)")
-    w.add_argument("--seed", type=int, default=DEFAULTS["seed"].cli,
-                   help=f"seed of the draws (default {DEFAULTS['seed'].cli})")
+    w.add_argument("--rng", type=int, default=DEFAULTS["rng"].cli,
+                   help=f"seed of the draws, rng= of the functions (default {DEFAULTS['rng'].cli})")
     w.add_argument("--alpha", type=float, default=DEFAULTS["alpha"].cli, help="significance level of the clusters")
     w.add_argument("--table-format", choices=TABLE_FORMATS, default="text")
     w.add_argument("--digits", type=int, default=3, help="decimals in the table (default 3)")
@@ -170,7 +170,7 @@ def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TaskSkippedWarning)
         warnings.simplefilter("always", OpenDecisionsWarning)
-        result = run_tasks(ds, tasks, roles=lp_roles, n_resamples=args.n_resamples, rng=args.seed,
+        result = run_tasks(ds, tasks, roles=lp_roles, n_resamples=args.n_resamples, rng=args.rng,
                            alpha=args.alpha, max_resamples=args.max_resamples)
     for note in caught:
         if issubclass(note.category, TaskSkippedWarning) and err is not None:

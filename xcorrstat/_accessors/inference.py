@@ -33,6 +33,7 @@ from .._types import (
     Levels,
     Method,
     Seed,
+    Statistic,
     Test,
     Variant,
 )
@@ -53,17 +54,17 @@ class InferenceMethods(Bound):
         obj = self._obj
         return frame_to_dataset(obj) if isinstance(obj, pd.DataFrame) else obj
 
-    def correlate(self, *, target: Hashable | Sequence[Hashable], level: Levels = "system",
-            method: Method | Sequence[Method] = "pearson", variant: Variant = "b",
+    def correlate(self, *, target: Hashable | Sequence[Hashable], level: Levels = 'system',
+            method: Statistic | Sequence[Method] = 'pearson', variant: Variant = 'b',
             metrics: Sequence[Hashable] | None = None, skipna: bool = True, complete_inputs: bool = False,
-            min_pairs: int | None = None, epsilon: float = 0.0, average: Average = "macro",
+            min_pairs: int | None = None, epsilon: float = 0.0, average: Average = 'macro',
             pdp: bool = False) -> xr.DataArray:
-        return correlate(self._data(), target=target, level=level, method=method, variant=variant,
-            metrics=metrics, skipna=skipna, complete_inputs=complete_inputs, min_pairs=min_pairs,
-            epsilon=epsilon, average=average, pdp=pdp)
+        return correlate(self._data(), target=target, level=level, method=method, variant=variant, metrics=metrics,
+            skipna=skipna, complete_inputs=complete_inputs, min_pairs=min_pairs, epsilon=epsilon, average=average,
+            pdp=pdp)
 
     def bootstrap(self, *, target: Hashable | Sequence[Hashable], metrics: Sequence[Hashable] | None = None,
-            level: Levels = 'system', method: Method = 'pearson', variant: Variant = 'b', epsilon: Epsilon = 0.0,
+            level: Levels = 'system', method: Statistic = 'pearson', variant: Variant = 'b', epsilon: Epsilon = 0.0,
             average: Average = 'macro', resample: str | Sequence[str] | Bootstrap = ('system', 'input'),
             confidence_level: float = 0.95, ci: CIMethod = 'percentile', skipna: bool = True,
             complete_inputs: bool = False, min_pairs: int | None = None) -> xr.Dataset:
@@ -94,14 +95,14 @@ class InferenceMethods(Bound):
 
     def permutation_test(self, *, x: Hashable, y: Hashable, target: Hashable,
             test: Permutation | Literal['permutation'] = 'permutation', level: Level = 'system',
-            method: Method = 'pearson', variant: Variant = 'b', average: Average = 'macro',
+            method: Statistic = 'pearson', variant: Variant = 'b', average: Average = 'macro',
             alternative: Alternative = 'greater', skipna: bool = True, min_pairs: int | None = None) -> xr.Dataset:
         return permutation_test(self._data(), x=x, y=y, target=target, test=test, level=level, method=method,
             variant=variant, average=average, alternative=alternative, skipna=skipna, min_pairs=min_pairs)
 
     def paired_bootstrap_test(self, *, x: Hashable, y: Hashable, target: Hashable,
             test: Bootstrap | Literal['bootstrap'] = 'bootstrap', level: Level = 'system',
-            method: Method = 'pearson', variant: Variant = 'b', alternative: Alternative = 'greater',
+            method: Statistic = 'pearson', variant: Variant = 'b', alternative: Alternative = 'greater',
             confidence_level: float = 0.95, skipna: bool = True, min_pairs: int | None = None) -> xr.Dataset:
         return paired_bootstrap_test(self._data(), x=x, y=y, target=target, test=test, level=level, method=method,
             variant=variant, alternative=alternative, confidence_level=confidence_level, skipna=skipna,
@@ -114,7 +115,7 @@ class InferenceMethods(Bound):
             alternative=alternative, confidence_level=confidence_level)
 
     def compare(self, *, target: Hashable | Sequence[Hashable], metrics: Sequence[Hashable] | None = None,
-            test: Test | Settings = 'permutation', level: Level = 'system', method: Method = 'pearson',
+            test: Test | Settings = 'permutation', level: Level = 'system', method: Statistic = 'pearson',
             variant: Variant = 'b', average: Average = 'macro', alternative: Alternative = 'greater',
             correction: Correction | None = 'holm', family: Family = 'row', alpha: float = 0.05,
             skipna: bool = True, min_pairs: int | None = None) -> xr.Dataset:
@@ -123,7 +124,7 @@ class InferenceMethods(Bound):
             alpha=alpha, skipna=skipna, min_pairs=min_pairs)
 
     def report(self, *, target: Hashable, metrics: Sequence[Hashable] | None = None, level: Levels | None = None,
-            method: Method = 'pearson', variant: Variant = 'b', resample: str | Sequence[str] | None = None,
+            method: Statistic = 'pearson', variant: Variant = 'b', resample: str | Sequence[str] | None = None,
             test: Test | Settings = 'permutation', n_resamples: int | Literal['auto'] = 'auto',
             confidence_level: float = 0.95, alpha: float = 0.05, correction: Correction | None = 'holm',
             rng: Seed = None) -> Report:

@@ -10,8 +10,9 @@ import xarray as xr
 
 from .._capabilities import check, check_levels
 from .._docs import fill_doc
+from .._kernels.custom import own_name
 from .._resampling.settings import Bootstrap, interval_draws
-from .._types import Average, CIMethod, Epsilon, Level, Levels, Method, Seed, Variant
+from .._types import Average, CIMethod, Epsilon, Level, Levels, Method, Seed, Statistic, Variant
 from .._kernels.levels import AVERAGES, fisher_n
 from .._options import OPTIONS
 from .._resampling.draws import resolve_seed
@@ -128,7 +129,7 @@ def bootstrap(
     target: Hashable | Sequence[Hashable],
     metrics: Sequence[Hashable] | None = None,
     level: Levels = "system",
-    method: Method = "pearson",
+    method: Statistic = "pearson",
     variant: Variant = "b",
     epsilon: Epsilon = 0.0,
     average: Average = "macro",
@@ -213,7 +214,7 @@ def bootstrap_flat(
     *,
     target: Hashable | Sequence[Hashable],
     level: Levels = "system",
-    method: Method = "pearson",
+    method: Statistic = "pearson",
     variant: Variant = "b",
     epsilon: Epsilon = 0.0,
     average: Average = "macro",
@@ -284,10 +285,10 @@ def _bootstrap_level(data, level: Level, opts: _BootstrapOptions, *, target, met
     out.attrs = {
         "statistic": "level correlation with human judgments",
         "target": target_attr(target),
-        "level": level, "method": method, "variant": variant if method == "kendall" else "",
+        "level": level, "method": own_name(method), "variant": variant if method == "kendall" else "",
         "epsilon": epsilon if method == "kendall" else 0.0, "average": average,
         "resample": list(dims), "n_resamples": n_resamples, "confidence_level": opts.confidence_level,
-        "ci": ci, "seed": opts.seed, "batch": batch, "draws_per_batch": plan[0], "draws_per_task": plan[1],
+        "ci": ci, "rng": opts.seed, "batch": batch, "draws_per_batch": plan[0], "draws_per_task": plan[1],
         "skipna": int(bool(skipna)),
         "complete_inputs": int(bool(complete_inputs)), "min_pairs": opts.min_pairs,
     }
@@ -453,7 +454,7 @@ def fisher(
     out.attrs = {
         "statistic": "level correlation with human judgments",
         "target": target_attr(target),
-        "level": level, "method": method, "variant": variant if method == "kendall" else "",
+        "level": level, "method": own_name(method), "variant": variant if method == "kendall" else "",
         "ci": "fisher", "confidence_level": confidence_level,
         "n_meaning": "pairs correlated (within-system level: most inputs correlated for one system)"
                      if level == "within_system" else

@@ -15,8 +15,9 @@ import numpy as np
 import xarray as xr
 
 from .._docs import fill_doc
+from .._kernels.custom import is_own, own_name
 from .._capabilities import LEVELS, METHODS, check
-from .._types import Average, Levels, Method, Variant
+from .._types import Average, Levels, Method, Statistic, Variant
 from .._kernels import level_correlation
 from .._kernels.levels import AVERAGES
 from .._mt.pairwise import pdp_statistic
@@ -117,7 +118,7 @@ def _correlate_iv(level, method, variant, skipna, complete_inputs, min_pairs, ep
                   pdp) -> _CorrelateOptions:
     """Every option of :func:`correlate`, checked once and normalised."""
     levels, level_dim = _choices(level, LEVELS, "level")
-    methods, method_dim = _choices(method, METHODS, "method")
+    methods, method_dim = ([method], False) if is_own(method) else _choices(method, METHODS, "method")
     for lev in levels:
         for meth in methods:
             check("correlate", level=lev, method=meth, variant=variant)
@@ -145,7 +146,7 @@ def correlate(
     *,
     target: Hashable | Sequence[Hashable],
     level: Levels = "system",
-    method: Method | Sequence[Method] = "pearson",
+    method: Statistic | Sequence[Method] = "pearson",
     variant: Variant = "b",
     metrics: Sequence[Hashable] | None = None,
     skipna: bool = True,
@@ -233,7 +234,7 @@ def _correlate_attrs(opts: _CorrelateOptions, *, target, level, method, variant,
         "long_name": "correlation with human judgments",
         "target": target_attr(target),
         "level": level if isinstance(level, str) else list(opts.levels),
-        "method": method if isinstance(method, str) else list(opts.methods),
+        "method": own_name(method) if isinstance(method, str) or is_own(method) else list(opts.methods),
         "variant": variant if "kendall" in opts.methods else "",
         "skipna": int(bool(skipna)),
         "complete_inputs": int(bool(complete_inputs)),

@@ -204,7 +204,7 @@ def mean_ci(
         values.reshape(values.shape[0], -1), seed=seed, n_resamples=n_resamples, batch=batch, skipna=bool(skipna),
     )
     attrs = {"method": "percentile", "statistic": "mean", "n_resamples": n_resamples,
-             "confidence_level": confidence_level, "seed": seed, "dim": dim, "skipna": int(bool(skipna))}
+             "confidence_level": confidence_level, "rng": seed, "dim": dim, "skipna": int(bool(skipna))}
     return _result("mean", mean, draws, x, dim, confidence_level, keep_distribution, attrs)
 
 
@@ -282,7 +282,7 @@ def paired_difference_ci(
         batch=batch, skipna=True,
     )
     attrs = {"method": "percentile", "statistic": "difference of means", "n_resamples": n_resamples,
-             "confidence_level": confidence_level, "seed": seed, "dim": dim, "system_a": str(system_a),
+             "confidence_level": confidence_level, "rng": seed, "dim": dim, "system_a": str(system_a),
              "system_b": str(system_b)}
     return _result("difference", mean[:cells] - mean[cells:], draws[:, :cells] - draws[:, cells:], template, dim,
                    confidence_level, keep_distribution, attrs)

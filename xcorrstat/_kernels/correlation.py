@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.stats import rankdata
 
+from .custom import is_own, own_rows
 from .._docs import fill_doc
 from .._capabilities import METHODS, VARIANTS
 from .._types import Method, Variant
@@ -258,6 +259,8 @@ def corr(
     >>> np.round(r, 3).tolist(), n.tolist()
     ([0.667, nan], [4, 4])
     """
+    if is_own(method):
+        return own_rows(method, x, z, min_pairs=min_pairs)  # type: ignore[arg-type]
     if epsilon and method != "kendall":
         raise ValueError(f"epsilon applies to Kendall's variants only, got method={method!r}")
     if method == "pearson":

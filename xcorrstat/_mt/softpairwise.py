@@ -259,7 +259,7 @@ def soft_pairwise_accuracy(
     True
     >>> wmt = xcorrstat.soft_pairwise_accuracy(ds, target="expert_relevance", metrics=["qa_eval_f1"],
     ...                                        draws="mt-metrics-eval")
-    >>> wmt.attrs["draws"], wmt.attrs["seed"]
+    >>> wmt.attrs["draws"], wmt.attrs["rng"]
     ('mt-metrics-eval', 4)
     """
     n_resamples, seed, x, zb, batch = _soft_pairwise_accuracy_iv(data, target, metrics, n_resamples, rng, draws)
@@ -273,5 +273,5 @@ def soft_pairwise_accuracy(
         out = xr.Dataset({"soft_pairwise_accuracy": (batch, spa), "n_pairs": (batch, n_pairs)}, coords=coords)
     out.attrs = {"statistic": "soft pairwise accuracy = 1 - mean |p_human - p_metric| over system pairs",
                  "test": "one-sided paired sign-flip test of the summed per-input differences",
-                 "target": str(target), "n_resamples": n_resamples, "seed": seed, "draws": draws}
+                 "target": str(target), "n_resamples": n_resamples, "rng": seed, "draws": draws}
     return out

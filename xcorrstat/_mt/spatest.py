@@ -226,7 +226,7 @@ def soft_pairwise_accuracy_test(
     seed = resolve_seed(rng)
     spa = soft_pairwise_accuracy(data, target=target, metrics=list(x[METRIC].values), n_resamples=spa_resamples,
                                  rng=spa_rng, draws=draws)
-    spa_seed = int(spa.attrs["seed"])
+    spa_seed = int(spa.attrs["rng"])
     x = _zscored(x, z)
     m, s, n_inp = x.shape
     q = s * (s - 1) // 2
@@ -250,6 +250,6 @@ def soft_pairwise_accuracy_test(
                       "delta": ((METRIC, OTHER), delta_mat), "pvalue": ((METRIC, OTHER), pvalue)},
                      coords=coords)
     out.attrs = {"test": "permutation", "permute": f"{SYSTEM}, {INPUT} (every cell)", "n_resamples": n_resamples,
-                 "seed": seed, "spa_resamples": spa_resamples, "spa_seed": spa_seed, "draws": draws,
+                 "rng": seed, "spa_resamples": spa_resamples, "spa_rng": spa_seed, "draws": draws,
                  "pvalue": "fraction", "alternative": "greater", "batch": batch}
     return out

@@ -86,7 +86,7 @@ def _uniform_source(rng) -> tuple[Callable[[int], np.ndarray], dict]:
         # numpy's legacy generator (what np.random.seed drives): its stream is used as it stands
         return rng.random_sample, {"rng": "numpy.random.RandomState"}
     seed = resolve_seed(rng)
-    return seeded_generator(seed).random, {"seed": seed}
+    return seeded_generator(seed).random, {"rng": seed}
 
 
 def _sampled_pairs(gx, gz, batch, sample_rate, random) -> np.ndarray:
@@ -270,7 +270,7 @@ def calibrate_ties(
     >>> list(res.data_vars)
     ['epsilon', 'correlation', 'n']
     >>> half = xcorrstat.calibrate_ties(ds, target="expert_relevance", metrics=["qa_eval_f1"], sample_rate=0.5, rng=0)
-    >>> half.attrs["sample_rate"], half.attrs["seed"]
+    >>> half.attrs["sample_rate"], half.attrs["rng"]
     (0.5, 0)
     """
     sample_rate, x, z, batch, random, drawn = _calibrate_ties_iv(data, target, metrics, level, variant,

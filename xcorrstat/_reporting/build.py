@@ -20,10 +20,11 @@ import xarray as xr
 from .._display import LABEL_WIDTH, VALUE_WIDTH, printable
 from .._escape import distinct_labels
 from .._docs import fill_doc
+from .._kernels.custom import own_name
 from .._resampling.settings import Settings, report_test
 
 from .._capabilities import check_levels
-from .._types import Correction, Levels, Method, Seed, Test, Variant
+from .._types import Correction, Levels, Seed, Statistic, Test, Variant
 from .._correlation.confidence import bootstrap_flat
 from .._resampling.draws import resolve_seed
 from .._resampling.schemes import (
@@ -271,7 +272,7 @@ class Report:
 
 def _report_iv(data: xr.Dataset | xr.DataArray, level: Levels | None, resample: str | Sequence[str] | None,
                test: Test, permute: str | Sequence[str] | None,
-               rng: Seed, method: Method, variant: Variant) -> tuple[list[str], tuple[str, ...], str | None, int]:
+               rng: Seed, method: Statistic, variant: Variant) -> tuple[list[str], tuple[str, ...], str | None, int]:
     """Levels, resampled dims, PERM-* label (permutation tests only) and seed of a report."""
     default = ("system",) if is_system_level(data) else ("system", "input")
     chosen = default if level is None else level
@@ -333,7 +334,7 @@ def report(
     target: Hashable,
     metrics: Sequence[Hashable] | None = None,
     level: Levels | None = None,
-    method: Method = "pearson",
+    method: Statistic = "pearson",
     variant: Variant = "b",
     resample: str | Sequence[str] | None = None,
     test: Test | Settings = "permutation",
@@ -413,7 +414,7 @@ def report_flat(
     target: Hashable,
     metrics: Sequence[Hashable] | None = None,
     level: Levels | None = None,
-    method: Method = "pearson",
+    method: Statistic = "pearson",
     variant: Variant = "b",
     resample: str | Sequence[str] | None = None,
     test: Test = "permutation",
@@ -443,11 +444,11 @@ def report_flat(
         comps.append(c)
     intervals, comparisons = _stack_levels(boots), _stack_levels(comps)
     settings = {
-        "source": source, "target": str(target), "levels": levels, "method": method,
+        "source": source, "target": str(target), "levels": levels, "method": own_name(method),
         "variant": variant if method == "kendall" else "",
         "resample": intervals.attrs.get("resample"), "ci_scheme": bootstrap_label(dims),
         "test": test, "test_scheme": permute_label or test,
         "n_resamples": n_boot, "confidence_level": float(confidence_level), "alpha": float(alpha),
-        "correction": correction, "seed": seed, **_drawn(comps, levels, cap),
+        "correction": correction, "rng": seed, **_drawn(comps, levels, cap),
     }
     return Report(intervals=intervals, comparisons=comparisons, settings=settings)

@@ -23,6 +23,7 @@ from dask.array.core import PerformanceWarning
 from numpy.typing import ArrayLike
 
 from .._types import Level, Method
+from .._kernels.custom import is_own
 from .._options import OPTIONS, show_progress
 from .._schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import bootstrap_indices, draws_per_task, fill_draws
@@ -156,6 +157,8 @@ def draw_elems(n_metrics: int, n_systems: int, n_inputs: int, level: Level, meth
     1310
     """
     s, i = n_systems, n_inputs
+    if is_own(method):  # a function of one's own: expanded resamples of x and z, and its own temporaries
+        return n_metrics * s * i * 6 + i + s
     if level == "within_system":  # input level with the dims' roles swapped
         level, s, i = "input", n_inputs, n_systems
     if calibrate:

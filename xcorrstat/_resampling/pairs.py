@@ -37,6 +37,7 @@ from .._kernels.swap_system import prepare_system_swap
 from .._schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import DRAW_BLOCK, draws_per_task, fill_draws, permutation_masks
 from .engine import block_elems, draws_within, process_elems, raised_batch, runs_in_one_block
+from .._kernels.custom import is_own
 from .swapstats import draw_deltas, standardise
 from .workers import dask_input, parallelism, task_settings
 
@@ -142,7 +143,7 @@ def _allpairs_per_draw(s: int, i: int, m: int, general: bool = False, level: Lev
 def uses_allpairs(kw: dict[str, Any]) -> bool:
     """Whether the level and method take the all-pairs route: system level, any method; input and global
     level, Pearson (input level averaged per input); never with epsilon."""
-    if kw.get("epsilon"):
+    if kw.get("epsilon") or is_own(kw["method"]):
         return False
     if kw["level"] == "system":
         return True

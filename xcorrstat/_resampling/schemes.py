@@ -85,15 +85,15 @@ def parse_permute(permute: object, argument: str = "permute") -> SwapUnit:
 
     Examples
     --------
-    >>> parse_permute(("system", "input")), parse_permute("PERM-SYSTEMS")
-    ('cells', 'system')
+    >>> parse_permute(("system", "input")), parse_permute("PERM-SYSTEMS"), parse_permute("cells")
+    ('cells', 'system', 'cells')
     """
     label = _upper(permute)
     if label in PERMUTATION_SCHEMES:
         return PERMUTATION_SCHEMES[label]
     dims = (permute,) if isinstance(permute, str) else tuple(permute) if isinstance(permute, (list, tuple)) else None
-    if dims == ("system-xor-input",):
-        return "system-xor-input"
+    if dims in (("system-xor-input",), ("cells",)):  # the swap units, as results record them in attrs["permute"]
+        return cast(SwapUnit, dims[0])
     if dims is not None and len(dims) == 2 and set(dims) == {SYSTEM, INPUT}:
         return "cells"
     if dims in ((SYSTEM,), (INPUT,)):

@@ -29,10 +29,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._types import Average, Level, Method, Variant
+from .._kernels.custom import is_own
 from .._kernels.correlation import EPSILON_MAX_N, corr
 from .._kernels.exactsum import exact_weighted_sums
 from .._kernels.global_kendall import CellTable, cell_tables, weighted_global_kendall
-from .._kernels.levels import group_weights, value_range
+from .._kernels.levels import group_weights, level_correlation, value_range
 from .._kernels.scaling import centre_cells
 from .._kernels.tiesweep import row_calibration, sorted_pairs, weighted_calibration
 from .._kernels.weighted import wcorr, wcorr_gemm
@@ -176,6 +177,25 @@ def _global_level(x: np.ndarray, z: np.ndarray, sys_idx: np.ndarray | None, inp_
     return corr(xf, zf, **kw)
 
 
+def _expanded_level(x: ArrayLike, z: ArrayLike, sys_idx: np.ndarray | None, inp_idx: np.ndarray | None, *,
+                    skipna: bool, **kw: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A function of one's own has no count-weighted form: the level statistic of each expanded
+    resample ``x[..., sys_idx[b], :][..., inp_idx[b]]`` (B at once), as (..., B)."""
+    ax, az = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64))
+    s, i = ax.shape[-2:]
+    drawn = sys_idx if sys_idx is not None else inp_idx
+    if drawn is None:
+        raise ValueError("resampled_level_correlation needs sys_idx or inp_idx")
+    b = drawn.shape[0]
+    rows = (sys_idx if sys_idx is not None else np.broadcast_to(np.arange(s), (b, s)))[:, :, None]
+    cols = (inp_idx if inp_idx is not None else np.broadcast_to(np.arange(i), (b, i)))[:, None, :]
+    r, n = level_correlation(ax[..., rows, cols], az[..., rows, cols], **kw)  # (..., B, S, I) -> (..., B)
+    if not skipna:  # as the built-in coefficients: a missing cell anywhere in the data
+        missing = np.isnan(ax).any(axis=(-2, -1)) | np.isnan(az).any(axis=(-2, -1))
+        r = np.where(missing[..., None], np.nan, r)
+    return r, n
+
+
 def resampled_level_correlation(
     x: ArrayLike,
     z: ArrayLike,
@@ -224,6 +244,9 @@ def resampled_level_correlation(
         correlation of the expanded resample (with ``skipna=False``, every draw is
         NaN when the data -- not only the resample -- has a missing cell).
     """
+    if is_own(method):
+        return _expanded_level(x, z, sys_idx, inp_idx, level=level, method=method, min_pairs=min_pairs,
+                               complete_inputs=complete_inputs, skipna=skipna, average=average)
     x, z, lead = _flat(x, z)
     m, s, i = x.shape
     drawn = sys_idx if sys_idx is not None else inp_idx

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .._kernels import level_correlation
+from .._kernels.custom import is_own
 from .._kernels.global_kendall_swap import swap_global_kendall
 from .._kernels.scaling import pow2_normalise, remove_offset
 from .._kernels.swap import prepare_swap, swap_supported
@@ -82,6 +83,20 @@ def _complete(*arrays: np.ndarray) -> bool:
     return not any(np.isnan(a).any() for a in arrays)
 
 
+def _own_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray,
+                kw: Mapping[str, Any]) -> Callable[[np.ndarray], np.ndarray]:
+    """Deltas of a function of one's own: the swapped (standardised) scores of each draw, explicitly."""
+    opts = {k: v for k, v in kw.items() if k in ("level", "method", "min_pairs", "skipna", "average")}
+    zz = z[..., None, :, :]
+
+    def deltas(m: np.ndarray) -> np.ndarray:  # (B, S, I) -> (..., B)
+        a, b = zx[..., None, :, :], zy[..., None, :, :]
+        swapped_x, swapped_y = np.where(m, b, a), np.where(m, a, b)
+        return (level_correlation(swapped_x, zz, **opts)[0] - level_correlation(swapped_y, zz, **opts)[0])
+
+    return deltas
+
+
 def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
                 kw: Mapping[str, Any]) -> Callable[[np.ndarray], np.ndarray]:
     """A function ``deltas(m)`` giving delta' of every draw of a mask batch ``m`` (B, S, I) as (..., B).
@@ -91,6 +106,8 @@ def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
     """
     level = kw["level"]
     zx, zy = standardise(x), standardise(y)  # cell-wise: equal raw cells stay equal
+    if is_own(kw["method"]):
+        return _own_deltas(zx, zy, z, kw)
     missing = None
     if not kw["skipna"]:
         missing = (np.isnan(x) | np.isnan(y) | np.isnan(z)).any(axis=(-2, -1))[..., None]

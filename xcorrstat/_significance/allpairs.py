@@ -9,7 +9,7 @@ the result of the two-metric test with the same ``rng``.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -22,10 +22,10 @@ from .._types import (
     Correction,
     Family,
     Level,
-    Method,
     PValue,
     Seed,
     Standardise,
+    Statistic,
     SwapUnit,
     Test,
     Variant,
@@ -33,6 +33,7 @@ from .._types import (
 from .._correlation.estimates import level_statistic
 from .._capabilities import check
 from .._kernels.corrections import CORRECTIONS
+from .._kernels.custom import is_own, own_name
 from .._kernels.dependent import williams
 from .._options import OPTIONS
 from .._resampling.draws import resolve_seed
@@ -62,6 +63,7 @@ from .auto import PairDraws, auto_pair_pvalues, auto_rerun, check_draws
 from .decisions import FAMILIES, OTHER, decide, off_diagonal, pair_pvalues
 from .defaults import DEFAULTS
 from .pairoutcome import Swap, compare_pair_outcomes, uses_pairs
+from .permutation import own_scale
 from .williams import dependent_correlations
 
 __all__ = ["compare", "compare_flat"]
@@ -218,14 +220,14 @@ def _test_attrs(o: _Options, absolute: bool, pvalue: str) -> dict:
     else:
         assert o.dims is not None
         drawn, label = {"resample": list(o.dims)}, bootstrap_label(o.dims)
-    return {**drawn, "n_resamples": o.n_resamples, "pvalue": pvalue, "seed": o.seed, "scheme": label}
+    return {**drawn, "n_resamples": o.n_resamples, "pvalue": pvalue, "rng": o.seed, "scheme": label}
 
 
 def _attrs(o: _Options, target, alternative, correction, family, absolute, pvalue) -> dict:
     kw = o.kw
     return {
         "test": o.test, "target": target if isinstance(target, str) else [str(t) for t in target],
-        "level": kw["level"], "method": kw["method"],
+        "level": kw["level"], "method": own_name(kw["method"]),
         "variant": kw["variant"] if kw["method"] == "kendall" else "", "alternative": alternative,
         "correction": correction or "none", "family": family, "alpha": float(o.alpha),
         "skipna": int(kw["skipna"]), "min_pairs": o.min_pairs,
@@ -243,7 +245,7 @@ def compare(
     metrics: Sequence[Hashable] | None = None,
     test: Test | Settings = "permutation",
     level: Level = "system",
-    method: Method = "pearson",
+    method: Statistic = "pearson",
     variant: Variant = "b",
     average: Average = "macro",
     alternative: Alternative = "greater",
@@ -358,7 +360,7 @@ def compare_flat(
     metrics: Sequence[Hashable] | None = None,
     test: Test = "permutation",
     level: Level = "system",
-    method: Method = "pearson",
+    method: Statistic = "pearson",
     variant: Variant = "b",
     permute: str | tuple[str, ...] = ("system", "input"),
     resample: str | tuple[str, ...] = ("system", "input"),
@@ -399,6 +401,9 @@ def compare_flat(
                     rng, pvalue, correction, family, alpha, keep_distribution, skipna, min_pairs, batch,
                     standardise, average, max_resamples)
     x, z = o.x, o.z
+    if is_own(method) and o.test == "permutation":  # the statistic sees z-scores, as the draws swap them
+        x, z = own_scale(x), own_scale(z)
+        o = replace(o, x=x, z=z)
     lazy = x.chunks is not None or z.chunks is not None
     r, n = level_statistic(x, z, complete_inputs=False, **o.kw)
     delta = r - r.rename({METRIC: OTHER}).assign_coords({OTHER: x[METRIC].values})

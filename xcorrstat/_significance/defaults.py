@@ -74,8 +74,8 @@ DEFAULTS: Mapping[str, Default] = MappingProxyType({
         "plus-one", "plus-one", "compare, report", "Monte-Carlo p-value (1 + k) / (1 + B)"),
     "confidence_level": Default(
         0.95, 0.95, "report", "level of the bootstrap intervals"),
-    "seed": Default(
-        None, 0, "compare, report, wmt.run_tasks (rng) / --seed",
+    "rng": Default(
+        None, 0, "compare, report, wmt.run_tasks (rng) / --rng",
         "seed of the draws, recorded in the result",
         why="a script keeps its seed in a variable and passes rng= to reproduce a run, and rng=None draws a "
             "fresh seed (recorded in attrs) as NumPy's default_rng does; a command has nowhere to keep a "

@@ -24,8 +24,9 @@ import numpy as np
 import xarray as xr
 
 from .._docs import fill_doc
+from .._kernels.custom import own_name
 from .._resampling.settings import Bootstrap, as_settings, single_test_draws
-from .._types import Alternative, Level, Method, PValue, Seed, Variant
+from .._types import Alternative, Level, PValue, Seed, Statistic, Variant
 from .._correlation.estimates import level_statistic
 from .._capabilities import check
 from .._options import OPTIONS
@@ -103,10 +104,10 @@ def _attrs(o: _Options, x, y, target, alternative, pvalue) -> dict:
     kw = o.kw
     return {
         "test": "paired-bootstrap", "x": str(x), "y": str(y), "target": str(target),
-        "level": kw["level"], "method": kw["method"], "variant": kw["variant"] if kw["method"] == "kendall" else "",
+        "level": kw["level"], "method": own_name(kw["method"]), "variant": kw["variant"] if kw["method"] == "kendall" else "",
         "resample": list(o.dims), "n_resamples": o.n_resamples, "alternative": alternative,
         "pvalue": pvalue, "confidence_level": o.confidence_level, "ci": "percentile",
-        "seed": o.seed, "batch": o.batch, "draws_per_batch": o.plan[0], "draws_per_task": o.plan[1],
+        "rng": o.seed, "batch": o.batch, "draws_per_batch": o.plan[0], "draws_per_task": o.plan[1],
         "skipna": int(kw["skipna"]), "min_pairs": kw["min_pairs"],
         "null": "shifted bootstrap: delta*_b - delta stands for the null distribution of delta",
         "scheme": bootstrap_label(o.dims),
@@ -130,7 +131,7 @@ def paired_bootstrap_test(
     target: Hashable,
     test: Bootstrap | Literal["bootstrap"] = "bootstrap",
     level: Level = "system",
-    method: Method = "pearson",
+    method: Statistic = "pearson",
     variant: Variant = "b",
     alternative: Alternative = "greater",
     confidence_level: float = 0.95,
@@ -229,7 +230,7 @@ def paired_bootstrap_test_flat(
     y: Hashable,
     target: Hashable,
     level: Level = "system",
-    method: Method = "pearson",
+    method: Statistic = "pearson",
     variant: Variant = "b",
     resample: str | Sequence[str] = ("system", "input"),
     n_resamples: int = 1000,

@@ -317,7 +317,7 @@ def _attrs(*, level: str, how: str, n_resamples: int, alternative: str, pvalue: 
     return {
         "level": level, "method": "kendall", "variant": variant, "swap": "pairs", "epsilon": how,
         "grouping": TIE_LEVELS[level], "average_by": AVERAGE_BY[level], "n_resamples": n_resamples,
-        "alternative": alternative, "pvalue": pvalue, "seed": seed, "batch": per_batch if batch is None else batch,
+        "alternative": alternative, "pvalue": pvalue, "rng": seed, "batch": per_batch if batch is None else batch,
         "draws_per_batch": per_batch, "skipna": int(skipna), "min_pairs": min_pairs, "scheme": PAIR_SCHEME,
     }
 
@@ -406,7 +406,7 @@ def run_permutation_test(data, *, x, y, target, level, method, variant, permute,
         attrs = {"level": level, "method": "kendall", "variant": variant, "swap": "scores",
                  "epsilon": "calibrate in every draw", "grouping": TIE_LEVELS[level], "permute": scheme,
                  "scheme": permutation_label(scheme), "standardise": "cells", "n_resamples": n_resamples,
-                 "alternative": alternative, "pvalue": pvalue, "seed": seed, "draws_per_batch": per_batch,
+                 "alternative": alternative, "pvalue": pvalue, "rng": seed, "draws_per_batch": per_batch,
                  "batch": per_batch if batch is None else batch, "skipna": int(skipna)}
     delta = observed[..., 0] - observed[..., 1]
     p = permutation_pvalue(draws, delta, alternative=alternative, pvalue=pvalue)

@@ -21,17 +21,18 @@ standardisation. Both routes give the statistic of the explicitly swapped matric
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Literal
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import xarray as xr
 
 from .._docs import fill_doc
 from .._resampling.settings import Permutation, as_settings, single_test_draws
-from .._types import Alternative, Average, Level, Method, PValue, Seed, Standardise, SwapUnit, Variant
+from .._types import Alternative, Average, Level, PValue, Seed, Standardise, Statistic, SwapUnit, Variant
 from .._capabilities import check
 from .._kernels import level_correlation
+from .._kernels.custom import is_own, own_name
 from .._options import OPTIONS
 from .._resampling.draws import fill_draws, permutation_masks, resolve_seed
 from .._resampling.engine import block_elems, compute_with_progress, draws_within, raised_batch
@@ -45,7 +46,7 @@ from .._resampling.schemes import (
     permutation_label,
 )
 from .._resampling.sequential import settled
-from .._resampling.swapstats import draw_deltas
+from .._resampling.swapstats import draw_deltas, standardise as zscore_cells
 from .._schema import INPUT, SYSTEM, check_finite, metric_pair, split_scores, system_mean_grid
 from .._validation import (
     check_average,
@@ -57,7 +58,17 @@ from .._validation import (
 )
 from .pairoutcome import Swap, dispatched, run_permutation_test
 
-__all__ = ["permutation_test", "permutation_test_flat"]
+__all__ = ["own_scale", "permutation_test", "permutation_test_flat"]
+
+
+def own_scale(scores: xr.DataArray) -> xr.DataArray:
+    """Scores z-scored over their cells (the permutation tests' standardisation): what a function of
+    one's own sees in a permutation test -- each metric's and the target's -- so its observed value and
+    its draws agree and all are on one scale."""
+    if scores.chunks is not None:
+        scores = scores.chunk({SYSTEM: -1, INPUT: -1})
+    return xr.apply_ufunc(zscore_cells, scores, input_core_dims=[[SYSTEM, INPUT]],
+                          output_core_dims=[[SYSTEM, INPUT]], dask="parallelized", output_dtypes=[np.float64])
 
 
 class _EarlyStop:
@@ -185,10 +196,10 @@ def _attrs(o: _Options, x, y, target, alternative, pvalue) -> dict:
     kw = o.kw
     return {
         "test": "permutation", "x": str(x), "y": str(y), "target": str(target),
-        "level": kw["level"], "method": kw["method"], "variant": kw["variant"] if kw["method"] == "kendall" else "",
+        "level": kw["level"], "method": own_name(kw["method"]), "variant": kw["variant"] if kw["method"] == "kendall" else "",
         "permute": o.scheme, "n_resamples": o.n_resamples, "alternative": alternative, "pvalue": pvalue,
         "early_stop": "off" if o.stop is None else f"alpha={o.stop[0]:g}, risk={o.stop[1]:g}",
-        "seed": o.seed, "batch": o.batch, "draws_per_batch": o.step, "skipna": int(kw["skipna"]),
+        "rng": o.seed, "batch": o.batch, "draws_per_batch": o.step, "skipna": int(kw["skipna"]),
         "min_pairs": kw["min_pairs"],
         **({"average": kw.get("average", "macro")} if kw["level"] in ("input", "within_system") else {}),
         "standardise": o.standardise, "standardised": STANDARDISED[o.standardise],
@@ -205,7 +216,7 @@ def permutation_test(
     target: Hashable,
     test: Permutation | Literal["permutation"] = "permutation",
     level: Level = "system",
-    method: Method = "pearson",
+    method: Statistic = "pearson",
     variant: Variant = "b",
     average: Average = "macro",
     alternative: Alternative = "greater",
@@ -278,7 +289,7 @@ def permutation_test_flat(
     y: Hashable,
     target: Hashable,
     level: Level = "system",
-    method: Method = "pearson",
+    method: Statistic = "pearson",
     variant: Variant = "b",
     permute: str | tuple[str, ...] = ("system", "input"),
     n_resamples: int = 1000,
@@ -310,6 +321,8 @@ def permutation_test_flat(
     o = _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_resamples, alternative, rng,
                              pvalue, batch, skipna, min_pairs, early_stop, risk, standardise, average)
     xs, ys, z = o.xs, o.ys, o.z
+    if is_own(method):  # the statistic sees z-scores, as the draws swap them, in the observed delta too
+        xs, ys, z = own_scale(xs), own_scale(ys), own_scale(z)
     lazy = any(v.chunks is not None for v in (xs, ys, z))
     if lazy:
         xs, ys, z = (v.chunk({SYSTEM: -1, INPUT: -1}) for v in (xs, ys, z))

@@ -437,7 +437,7 @@ def leaderboard_agreement(
     >>> bench = agr.synthetic_benchmark(rng=0)
     >>> res = agr.leaderboard_agreement(bench, var="accuracy", competitor="strategy",
     ...                                 condition="dataset", between="batch_size", rng=0)
-    >>> res["tau"].dims, res.attrs["seed"]
+    >>> res["tau"].dims, res.attrs["rng"]
     (('batch_size', 'batch_size_2'), 0)
     """
     batch = OPTIONS["batch"]

@@ -85,7 +85,7 @@ def synthetic_benchmark(
         NaN (failed runs), chosen at random.
     rng : int, default 0
         Seed of the generator (``np.random.default_rng(rng)``); the same seed gives
-        the same benchmark, recorded in ``attrs["seed"]``.
+        the same benchmark, recorded in ``attrs["rng"]``.
 
     Returns
     -------
@@ -148,7 +148,7 @@ def synthetic_benchmark(
             "cycle": np.arange(n_cycles),
             "item": np.arange(n_items),
         },
-        attrs={"title": "synthetic active-learning benchmark", "seed": int(seed),
+        attrs={"title": "synthetic active-learning benchmark", "rng": int(seed),
                "generator": "xcorrstat.agreement.synthetic_benchmark"},
     )
     return ds

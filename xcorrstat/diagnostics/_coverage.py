@@ -226,7 +226,7 @@ def _coverage_result(values: np.ndarray, a: _Coverage, target: Hashable, method:
     out.attrs = {
         "statistic": "split-half coverage of confidence intervals", "target": str(target),
         "method": method, "variant": variant if method == "kendall" else "", "n_trials": a.n_trials,
-        "n_resamples": a.n_resamples, "confidence_level": a.confidence_level, "seed": a.seed,
+        "n_resamples": a.n_resamples, "confidence_level": a.confidence_level, "rng": a.seed,
         "split": "systems and inputs each split in halves A (n // 2) and B (the rest); interval on A x A, "
                  "checked against the correlation on B x B",
         "min_pairs": int(a.min_pairs), "skipna": int(bool(skipna)),

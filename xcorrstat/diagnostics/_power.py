@@ -79,7 +79,7 @@ def _degraded(x: xr.DataArray, amounts: np.ndarray, n_trials: int, seed: int, co
     out = values[None, None] + amounts[None, :, None, None] * sd * e[:, None]
     coords = {TRIAL: np.arange(n_trials), AMOUNT: amounts, SYSTEM: x[SYSTEM].values, INPUT: x[INPUT].values}
     da = xr.DataArray(out, dims=(TRIAL, AMOUNT, SYSTEM, INPUT), coords=coords)
-    da.attrs = {"degradation": "x + noise * sd(x) * e, e iid standard normal per cell", "seed": seed, "sd": sd}
+    da.attrs = {"degradation": "x + noise * sd(x) * e, e iid standard normal per cell", "rng": seed, "sd": sd}
     return da
 
 
@@ -254,7 +254,7 @@ def _power_result(power: list[xr.DataArray], type1: list[xr.DataArray], per_task
     out["power"].attrs["long_name"] = f"share of trials with p <= {a.alpha:g} for metric > degraded metric"
     out.attrs = {
         "statistic": "power by simulation", "target": str(target), "metric": str(metric), "level": level,
-        "method": method, "alpha": a.alpha, "n_trials": n_t, "n_resamples": a.n_resamples, "seed": a.seed,
+        "method": method, "alpha": a.alpha, "n_trials": n_t, "n_resamples": a.n_resamples, "rng": a.seed,
         "trial_batch": per_task,
         "degradation": a.source, "n_inputs": a.n_inputs if a.n_inputs is not None else "all",
     }

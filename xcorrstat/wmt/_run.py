@@ -292,7 +292,7 @@ def run_tasks(
     out = out.assign_coords(status=("metric", _status(out["metric"].values, tasks, lp_roles)),
                             skipped=("task", [skipped.get(label, "") for label in labels]))
     out.attrs = {"testset": str(data.attrs.get("testset", "")), "roles": roles_from, "n_resamples": n_resamples,
-                 "seed": seed, "alpha": alpha, "pvalue": "fraction", "correction": "none",
+                 "rng": seed, "alpha": alpha, "pvalue": "fraction", "correction": "none",
                  "tasks": [repr(t) for t in tasks], "n_skipped": len(skipped)}
     if n_resamples == AUTO:  # per task (0 for a skipped one): the most draws of a pair, the decisions left open
         out.attrs.update(max_resamples=int(max_resamples),
