@@ -9,29 +9,51 @@ import xarray as xr
 from conftest import make_scores
 
 import xcorrstat
+from xcorrstat._correlation.confidence import bootstrap_flat
+from xcorrstat._significance.allpairs import compare_flat
+from xcorrstat._significance.paired import paired_bootstrap_test_flat
+from xcorrstat._significance.permutation import permutation_test_flat
 from xcorrstat.agreement import leaderboard_agreement
 from xcorrstat.diagnostics import ci_coverage, power_analysis
 from xcorrstat._validation import check_batch
 
 DS = make_scores(n_metrics=3, n_systems=5, n_inputs=6, seed=3)
-BASE = dict(target="human", n_resamples=10, rng=0)
+BASE = dict(target="human")
+DRAWS = dict(n_resamples=10, rng=0)
 PAIR = dict(x="m0", y="m1", **BASE)
+# the keywords each settings object takes (the rest stay flat in the call)
+PERMUTATION_KEYS = ("permute", "n_resamples", "rng", "swap", "standardise", "epsilon", "pvalue",
+                    "keep_distribution", "early_stop", "risk", "max_resamples")
+BOOTSTRAP_KEYS = ("resample", "n_resamples", "rng", "pvalue", "keep_distribution", "risk", "max_resamples")
+INTERVAL_KEYS = ("resample", "n_resamples", "rng", "keep_distribution")
+
+
+def _settings(cls, keys, kw):
+    return cls(**{**DRAWS, **{k: kw.pop(k) for k in keys if k in kw}})
 
 
 def boot(**kw):
-    return xcorrstat.bootstrap(DS, **{**BASE, **kw})
+    kw = {**BASE, **kw}
+    return xcorrstat.bootstrap(DS, resample=_settings(xcorrstat.Bootstrap, INTERVAL_KEYS, kw), **kw)
 
 
 def perm(**kw):
-    return xcorrstat.permutation_test(DS, **{**PAIR, **kw})
+    kw = {**PAIR, **kw}
+    return xcorrstat.permutation_test(DS, test=_settings(xcorrstat.Permutation, PERMUTATION_KEYS, kw), **kw)
 
 
 def paired(**kw):
-    return xcorrstat.paired_bootstrap_test(DS, **{**PAIR, **kw})
+    kw = {**PAIR, **kw}
+    return xcorrstat.paired_bootstrap_test(DS, test=_settings(xcorrstat.Bootstrap, BOOTSTRAP_KEYS, kw), **kw)
 
 
-def cmp(**kw):
-    return xcorrstat.compare(DS, **{**BASE, **kw})
+def cmp(test="permutation", **kw):
+    kw = {**BASE, **kw}
+    if test == "permutation":
+        test = _settings(xcorrstat.Permutation, PERMUTATION_KEYS, kw)
+    elif test == "bootstrap":
+        test = _settings(xcorrstat.Bootstrap, BOOTSTRAP_KEYS, kw)
+    return xcorrstat.compare(DS, test=test, **kw)
 
 
 def board(**kw):
@@ -40,21 +62,27 @@ def board(**kw):
                                  **{"n_resamples": 10, "rng": 0, **kw})
 
 
+def batched(b, call):
+    """batch is set_options(batch=...) for the functions without a flat internal that takes it."""
+    with xcorrstat.set_options(batch=b):
+        return call()
+
+
 BATCH_WORDS = "batch must be a positive integer"
 BAD_BATCHES = [0, -5, 1.5, True, "7", np.float64(3.0)]
 BATCH_CALLS = {
-    "bootstrap": lambda b: boot(batch=b),
-    "permutation_test": lambda b: perm(batch=b),
-    "paired_bootstrap_test": lambda b: paired(batch=b),
-    "compare-permutation": lambda b: cmp(batch=b),
-    "compare-bootstrap": lambda b: cmp(test="bootstrap", batch=b),
-    "compare-williams": lambda b: cmp(test="williams", batch=b),
-    "mean_ci": lambda b: xcorrstat.mean_ci(DS, n_resamples=10, batch=b),
-    "paired_difference_ci": lambda b: xcorrstat.paired_difference_ci(DS, system_a="S0", system_b="S1",
-                                                                     n_resamples=10, batch=b),
-    "leaderboard_agreement": lambda b: board(batch=b),
-    "power_analysis": lambda b: power_analysis(DS, target="human", metric="m0", n_trials=2, n_resamples=10,
-                                               batch=b),
+    "bootstrap": lambda b: bootstrap_flat(DS, **BASE, **DRAWS, batch=b),
+    "permutation_test": lambda b: permutation_test_flat(DS, **PAIR, **DRAWS, batch=b),
+    "paired_bootstrap_test": lambda b: paired_bootstrap_test_flat(DS, **PAIR, **DRAWS, batch=b),
+    "compare-permutation": lambda b: compare_flat(DS, **BASE, **DRAWS, batch=b),
+    "compare-bootstrap": lambda b: compare_flat(DS, **BASE, **DRAWS, test="bootstrap", batch=b),
+    "compare-williams": lambda b: compare_flat(DS, **BASE, **DRAWS, test="williams", batch=b),
+    "mean_ci": lambda b: batched(b, lambda: xcorrstat.mean_ci(DS, n_resamples=10)),
+    "paired_difference_ci": lambda b: batched(b, lambda: xcorrstat.paired_difference_ci(
+        DS, system_a="S0", system_b="S1", n_resamples=10)),
+    "leaderboard_agreement": lambda b: batched(b, lambda: board()),
+    "power_analysis": lambda b: batched(b, lambda: power_analysis(DS, target="human", metric="m0", n_trials=2,
+                                                                  n_resamples=10)),
 }
 
 
@@ -134,7 +162,6 @@ def test_a_huge_bad_batch_is_cut_in_the_message():
     (lambda: cmp(target=["human", "human"]), ValueError, "target names a score twice"),
     (lambda: cmp(target=["human", 3]), ValueError, "target must be a score name or a non-empty list"),
     # compare options
-    (lambda: cmp(test="williams", keep_distribution=True), ValueError, "keep_distribution=True needs draws"),
     (lambda: cmp(test="williams", level="input"), ValueError,
      r"compare\(test='williams'\): level='input' is not supported; it supports level 'system' or 'global'"),
     (lambda: cmp(test="wilcoxon"), ValueError, "test must be one of .*got 'wilcoxon'"),

@@ -8,6 +8,8 @@ import scipy.stats as st
 import xarray as xr
 from conftest import make_scores
 
+import xcorrstat
+
 from xcorrstat._resampling.sequential import clopper_pearson, settled
 
 N = 2000
@@ -26,7 +28,7 @@ def clear_cases(seed=0):
 
 def run(ds, x, y, **kw):
     return ds.corrstat.permutation_test(x=x, y=y, target="human", level="input", method="kendall",
-                                        n_resamples=N, rng=5, keep_distribution=True, **kw)
+                                        test=xcorrstat.Permutation(n_resamples=N, rng=5, keep_distribution=True, **kw))
 
 
 def test_off_by_default_uses_every_draw():
@@ -57,12 +59,13 @@ def test_stops_early_with_the_full_runs_decision(x, y, reject):
 
 def test_each_test_stops_on_its_own_whatever_the_chunking():
     ds = make_scores(n_metrics=2, n_systems=8, n_inputs=10, seed=3, extra=("lp", 3))
-    opts = dict(x="m0", y="m1", target="human", level="system", n_resamples=1000, rng=2, early_stop=0.5,
-                batch=50, keep_distribution=True)
-    together = ds.chunk({"lp": 2}).corrstat.permutation_test(**opts).compute()
-    for lp in ds["lp"].values:
-        alone = ds.sel(lp=lp).corrstat.permutation_test(**opts)
-        xr.testing.assert_identical(together.sel(lp=lp).drop_attrs(), alone.drop_attrs())
+    opts = dict(x="m0", y="m1", target="human", level="system",
+                test=xcorrstat.Permutation(n_resamples=1000, rng=2, early_stop=0.5, keep_distribution=True))
+    with xcorrstat.set_options(batch=50):
+        together = ds.chunk({"lp": 2}).corrstat.permutation_test(**opts).compute()
+        for lp in ds["lp"].values:
+            alone = ds.sel(lp=lp).corrstat.permutation_test(**opts)
+            xr.testing.assert_identical(together.sel(lp=lp).drop_attrs(), alone.drop_attrs())
 
 
 def test_clopper_pearson_equals_scipy_exact_interval():

@@ -233,8 +233,10 @@ def test_permutation_test_distribution_equals_the_swapped_matrices(variant):
     x, y, z = scores(rng, (6, 9), 5, 0.1), scores(rng, (6, 9), 5, 0.1), scores(rng, (6, 9), 3)
     dims = ("system", "input")
     ds = xr.Dataset({"x": (dims, x), "y": (dims, y), "h": (dims, z)})
-    res = xcorrstat.permutation_test(ds, x="x", y="y", target="h", level="global", method="kendall", variant=variant,
-                                     n_resamples=40, rng=5, batch=16, keep_distribution=True)
+    with xcorrstat.set_options(batch=16):
+        res = xcorrstat.permutation_test(ds, x="x", y="y", target="h", level="global", method="kendall",
+                                         variant=variant,
+                                         test=xcorrstat.Permutation(n_resamples=40, rng=5, keep_distribution=True))
     masks = permutation_masks(int(res.attrs["seed"]), np.arange(40), 6, 9, "cells")
     plain, _ = swapped_oracle(standardise(x), standardise(y), z, masks, variant)
     np.testing.assert_array_equal(res["distribution"].values, plain)

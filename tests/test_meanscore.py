@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from conftest import make_scores
+from xcorrstat import set_options
 from xcorrstat._resampling.draws import bootstrap_indices
 from xcorrstat._correlation.meanscore import format_ci, mean_ci, paired_difference_ci
 
@@ -150,10 +151,14 @@ def test_resampling_another_dim(summeval):
 
 
 def test_same_seed_identical_across_batch_sizes(summeval):
-    runs = [mean_ci(summeval, n_resamples=400, rng=21, batch=b, keep_distribution=True) for b in (1, 7, None)]
+    runs = []
+    for b in (1, 7, None):
+        with set_options(batch=b):
+            runs.append(mean_ci(summeval, n_resamples=400, rng=21, keep_distribution=True))
     for other in runs[1:]:
         _assert_close(other, runs[0])  # same draws; sums agree to rounding
-    subset = mean_ci(summeval, metrics=["meteor"], n_resamples=400, rng=21, batch=3, keep_distribution=True)
+    with set_options(batch=3):
+        subset = mean_ci(summeval, metrics=["meteor"], n_resamples=400, rng=21, keep_distribution=True)
     np.testing.assert_allclose(subset["distribution"].values,
                                runs[0]["distribution"].sel(metric=["meteor"]).values, **TOL)
 
@@ -175,7 +180,9 @@ def test_different_seed_differs_and_none_records_a_reusable_seed(summeval):
 def test_batch_invariance_property(n, batch, seed, nan_frac):
     ds = make_scores(n_metrics=2, n_systems=3, n_inputs=n, seed=seed % 1000, nan_frac=nan_frac)
     kw = dict(n_resamples=37, rng=seed, keep_distribution=True)
-    _assert_close(mean_ci(ds, batch=batch, **kw), mean_ci(ds, **kw))
+    with set_options(batch=batch):
+        batched = mean_ci(ds, **kw)
+    _assert_close(batched, mean_ci(ds, **kw))
 
 
 # --- 3. paired difference ----------------------------------------------------------
@@ -185,8 +192,9 @@ def test_batch_invariance_property(n, batch, seed, nan_frac):
 def test_paired_difference_matches_explicit_draws_and_scipy(summeval, confidence_level):
     b, seed = 2000, 17
     metrics = ["rouge_2_f1", "expert_coherence"]
-    d = paired_difference_ci(summeval, system_a="M11", system_b="M0", metrics=metrics, n_resamples=b,
-                             confidence_level=confidence_level, rng=seed, batch=333)
+    with set_options(batch=333):
+        d = paired_difference_ci(summeval, system_a="M11", system_b="M0", metrics=metrics, n_resamples=b,
+                                 confidence_level=confidence_level, rng=seed)
     assert set(d.data_vars) == {"difference", "low", "high", "n_undefined"} and d["low"].dims == ("metric",)
     assert d.attrs["system_a"] == "M11" and d.attrs["seed"] == seed
     idx = _indices(seed, b, summeval.sizes["input"])
@@ -258,7 +266,8 @@ def test_missing_cells_and_undefined_draws():
 def test_missing_cells_generated_match_expanded_resamples():
     ds = make_scores(n_metrics=3, n_systems=5, n_inputs=6, seed=4, nan_frac=0.4)
     b = 800
-    r = mean_ci(ds, n_resamples=b, rng=31, keep_distribution=True, batch=99)
+    with set_options(batch=99):
+        r = mean_ci(ds, n_resamples=b, rng=31, keep_distribution=True)
     idx = _indices(31, b, 6)
     for m in ["m0", "m2", "human"]:
         for s in ["S0", "S4"]:
@@ -319,10 +328,14 @@ def test_format_ci_on_results(summeval):
 )
 def test_validation_errors(kwargs, match):
     ds = make_scores(n_inputs=5)
+    kwargs = dict(kwargs)
+    options = {"batch": kwargs.pop("batch")} if "batch" in kwargs else {}  # batch is set_options(batch=...)
     with pytest.raises(ValueError, match=match):
-        mean_ci(ds, **{"n_resamples": 10, **kwargs})
+        with set_options(**options):
+            mean_ci(ds, **{"n_resamples": 10, **kwargs})
     with pytest.raises(ValueError, match=match):
-        paired_difference_ci(ds, system_a="S0", system_b="S1", **{"n_resamples": 10, **kwargs})
+        with set_options(**options):
+            paired_difference_ci(ds, system_a="S0", system_b="S1", **{"n_resamples": 10, **kwargs})
 
 
 def test_validation_errors_specific():

@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 
 from mtme_cases import case as fixture, ids, load, scores
+
+import xcorrstat
 from xcorrstat._kernels import williams
 
 LEVEL = {"none": "global", "item": "input", "sys": "within_system"}
@@ -74,7 +76,8 @@ def test_permutation_sig_diff_delta(case):
         delta = float(r.sel(metric="m2") - r.sel(metric="m1"))
     else:
         res = ds.corrstat.permutation_test(target="human", x="m2", y="m1", level=level, method=method,
-                                           variant=variant, n_resamples=20, rng=0, min_pairs=2)
+                                           variant=variant, test=xcorrstat.Permutation(n_resamples=20, rng=0),
+                                           min_pairs=2)
         delta = float(res["delta"])
     expected = case["expected"]["delta"]
     if a.get("replace_nans_with_zeros"):

@@ -59,7 +59,8 @@ def measure(stats: Any, seed: int, n_sys: int) -> list[Pair]:
     n_pairs = n_sys * (n_sys - 1) // 2
     ds = xr.Dataset({n: (("system", "input"), v[:, None]) for n, v in {**metrics, "human": human}.items()})
     ours = xcorrstat.compare(ds, target="human", level="input", method="kendall", variant="acc23", average="pairs",
-                             permute=("system", "input"), n_resamples=K, rng=seed, pvalue="fraction",
+                             test=xcorrstat.Permutation(("system", "input"), n_resamples=K, rng=seed,
+                                                        pvalue="fraction"),
                              correction=None)
     out = []
     for a, b in itertools.combinations(metrics, 2):

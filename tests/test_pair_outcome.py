@@ -14,6 +14,7 @@ Oracles:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -126,8 +127,9 @@ def test_draws_equal_brute_force_hybrid_tables(level, variant):
     ds = dataset(x, y, z)
     ex, ey = 0.3, 4.0
     res = xcorrstat.permutation_test(ds, x="mx", y="my", target="human", level=level, method="kendall",
-                                     variant=variant, swap="pairs", epsilon={"mx": ex, "my": ey},
-                                     n_resamples=12, rng=5, keep_distribution=True)
+                                     variant=variant,
+                                     test=xcorrstat.Permutation(swap="pairs", epsilon={"mx": ex, "my": ey},
+                                                                n_resamples=12, rng=5, keep_distribution=True))
     gz = groups_of(z, level)
     total = gz.shape[0] * gz.shape[1] * (gz.shape[1] - 1) // 2
     bits = pair_swap_bits(5, np.arange(12), 0, total)
@@ -165,8 +167,8 @@ def test_correlation_is_the_metrics_own_statistic(level, variant):
     x, y, z = tied_scores(4, 5, 7)
     ds = dataset(x, y, z)
     eps = {"mx": 0.25, "my": 3.0}
-    res = xcorrstat.compare(ds, target="human", level=level, method="kendall", variant=variant, swap="pairs",
-                            epsilon=eps, n_resamples=5, rng=0)
+    res = xcorrstat.compare(ds, target="human", level=level, method="kendall", variant=variant,
+                            test=xcorrstat.Permutation(swap="pairs", epsilon=eps, n_resamples=5, rng=0))
     for name, e in eps.items():
         r = xcorrstat.correlate(ds, target="human", metrics=[name], level=level, method="kendall",
                                 variant=variant, epsilon=e)
@@ -176,8 +178,8 @@ def test_correlation_is_the_metrics_own_statistic(level, variant):
 def test_calibrated_epsilon_is_calibrate_ties():
     x, y, z = tied_scores(6, 6, 9, nan_cells=3)
     ds = dataset(x, y, z)
-    res = xcorrstat.compare(ds, target="human", level="input", method="kendall", variant="acc23", swap="pairs",
-                            n_resamples=5, rng=0)
+    res = xcorrstat.compare(ds, target="human", level="input", method="kendall", variant="acc23",
+                            test=xcorrstat.Permutation(swap="pairs", n_resamples=5, rng=0))
     cal = xcorrstat.calibrate_ties(ds, target="human", metrics=["mx", "my"], level="input")
     np.testing.assert_array_equal(res["epsilon"].values, cal["epsilon"].values)
     np.testing.assert_allclose(res["correlation"].values, cal["correlation"].values, atol=1e-12)
@@ -204,8 +206,10 @@ def test_pvalue_matches_exact_enumeration(variant):
     exact = _enumerated_pvalue(x, y, z, variant)
     n = 4000
     res = xcorrstat.permutation_test(dataset(x, y, z), x="mx", y="my", target="human", level="input",
-                                     method="kendall", variant=variant, swap="pairs", epsilon=0,
-                                     n_resamples=n, rng=11, pvalue="fraction", min_pairs=2)
+                                     method="kendall", variant=variant,
+                                     test=xcorrstat.Permutation(swap="pairs", epsilon=0, n_resamples=n, rng=11,
+                                                                pvalue="fraction"),
+                                     min_pairs=2)
     assert 0.05 < exact < 0.95
     assert abs(float(res["pvalue"]) - exact) <= 4.5 * math.sqrt(exact * (1 - exact) / n)
 
@@ -227,14 +231,16 @@ def test_swap_bits_do_not_depend_on_blocks():
 def test_batch_invariance_and_prefix_property(variant):
     x, y, z = tied_scores(9, 4, 5, nan_cells=2)
     ds = dataset(x, y, z, mw=x + y)
-    kw = dict(target="human", level="input", method="kendall", variant=variant, swap="pairs", epsilon=0.1,
-              rng=4, keep_distribution=True)
-    ref = xcorrstat.compare(ds, n_resamples=600, **kw)["distribution"].values
+    kw = dict(target="human", level="input", method="kendall", variant=variant)
+    draws = dict(swap="pairs", epsilon=0.1, rng=4, keep_distribution=True)
+    test = xcorrstat.Permutation(n_resamples=600, **draws)
+    ref = xcorrstat.compare(ds, test=test, **kw)["distribution"].values
     for batch in (1, 7, 300):
-        got = xcorrstat.compare(ds, n_resamples=600, batch=batch, **kw)["distribution"].values
+        with xcorrstat.set_options(batch=batch):
+            got = xcorrstat.compare(ds, test=test, **kw)["distribution"].values
         np.testing.assert_array_equal(got, ref)
     for n in (1, 255, 257):
-        got = xcorrstat.compare(ds, n_resamples=n, **kw)["distribution"].values
+        got = xcorrstat.compare(ds, test=xcorrstat.Permutation(n_resamples=n, **draws), **kw)["distribution"].values
         np.testing.assert_array_equal(got, ref[..., :n])
 
 
@@ -247,8 +253,9 @@ def test_compare_equals_permutation_test_per_pair(variant):
     x, y, z = tied_scores(7, 5, 8, nan_cells=3)
     ds = dataset(x, y, z, mw=np.round(x - 0.5 * y, 1) + g.normal(0, 0.01, x.shape))
     eps = {"mx": 0.2, "my": 2.0, "mw": 0.05}
-    common = dict(target="human", level="input", method="kendall", variant=variant, swap="pairs", epsilon=eps,
-                  n_resamples=300, rng=21, alternative="two-sided")
+    common = dict(target="human", level="input", method="kendall", variant=variant,
+                  test=xcorrstat.Permutation(swap="pairs", epsilon=eps, n_resamples=300, rng=21),
+                  alternative="two-sided")
     res = xcorrstat.compare(ds, **common)
     for a, b in itertools.permutations(eps, 2):
         one = xcorrstat.permutation_test(ds, x=a, y=b, **common)
@@ -263,7 +270,8 @@ def test_extra_dims_are_compared_label_by_label():
     one = dataset(x, y, z)
     two = dataset(x2, y2, z2)
     both = xr.concat([one, two], dim=xr.DataArray(["p", "q"], dims="lp", name="lp"))
-    kw = dict(target="human", level="input", method="kendall", variant="acc23", swap="pairs", n_resamples=50, rng=3)
+    kw = dict(target="human", level="input", method="kendall", variant="acc23",
+              test=xcorrstat.Permutation(swap="pairs", n_resamples=50, rng=3))
     res = xcorrstat.compare(both, **kw)
     for label, ds in (("p", one), ("q", two)):
         alone = xcorrstat.compare(ds, **kw)
@@ -296,8 +304,9 @@ def test_recalibrated_score_draws_equal_brute_force(level):
     x, _, z = tied_scores(14, 4, 5, nan_cells=2)
     y = z + np.random.default_rng(1).normal(0, 1.0, z.shape)  # no near-equal differences: z-scores keep the order
     res = xcorrstat.permutation_test(dataset(x, y, z), x="mx", y="my", target="human", level=level,
-                                     method="kendall", variant="acc23", epsilon="calibrate", n_resamples=6, rng=8,
-                                     keep_distribution=True)
+                                     method="kendall", variant="acc23",
+                                     test=xcorrstat.Permutation(epsilon="calibrate", n_resamples=6, rng=8,
+                                                                keep_distribution=True))
     zx, zy = zscored(x), zscored(y)
     assert float(res["delta"]) == pytest.approx(brute_calibrated(x, z, level) - brute_calibrated(y, z, level),
                                                 abs=1e-12)
@@ -309,10 +318,13 @@ def test_recalibrated_score_draws_equal_brute_force(level):
 
 def test_recalibrated_score_draws_are_keyed_by_id():
     x, y, z = tied_scores(15, 4, 5)
-    kw = dict(x="mx", y="my", target="human", level="input", method="kendall", variant="acc23",
-              epsilon="calibrate", rng=1, keep_distribution=True, permute="system")
-    ref = xcorrstat.permutation_test(dataset(x, y, z), n_resamples=300, **kw)["distribution"].values
-    got = xcorrstat.permutation_test(dataset(x, y, z), n_resamples=260, batch=7, **kw)["distribution"].values
+    kw = dict(x="mx", y="my", target="human", level="input", method="kendall", variant="acc23")
+    draws = dict(epsilon="calibrate", rng=1, keep_distribution=True, permute="system")
+    ref = xcorrstat.permutation_test(dataset(x, y, z), test=xcorrstat.Permutation(n_resamples=300, **draws),
+                                     **kw)["distribution"].values
+    with xcorrstat.set_options(batch=7):
+        got = xcorrstat.permutation_test(dataset(x, y, z), test=xcorrstat.Permutation(n_resamples=260, **draws),
+                                         **kw)["distribution"].values
     np.testing.assert_array_equal(got, ref[:260])
 
 
@@ -337,31 +349,34 @@ def test_bad_options_raise(kwargs, match):
     x, y, z = tied_scores(0, 4, 5)
     opts = dict(level="input", method="kendall", variant="acc23", swap="pairs", n_resamples=10, rng=0)
     opts.update(kwargs)
+    fields = {f.name for f in dataclasses.fields(xcorrstat.Permutation)}
     with pytest.raises(ValueError, match=match):
-        xcorrstat.permutation_test(dataset(x, y, z), x="mx", y="my", target="human", **opts)
+        test = xcorrstat.Permutation(**{k: opts.pop(k) for k in list(opts) if k in fields})
+        xcorrstat.permutation_test(dataset(x, y, z), x="mx", y="my", target="human", test=test, **opts)
 
 
 def test_bad_compare_options_and_missing_metric_scores():
     x, y, z = tied_scores(0, 4, 5)
     ds = dataset(x, y, z)
     with pytest.raises(ValueError, match="re-calibrates in every draw"):
-        xcorrstat.compare(ds, target="human", method="kendall", level="input", variant="acc23", epsilon="calibrate")
+        xcorrstat.compare(ds, target="human", method="kendall", level="input", variant="acc23",
+                          test=xcorrstat.Permutation(epsilon="calibrate"))
     with pytest.raises(ValueError, match=r"^permutation_test\(epsilon='calibrate'\): level='system' is not "
                                          "supported; it supports level 'input', 'within_system' or 'global'"):
         xcorrstat.permutation_test(ds, x="mx", y="my", target="human", method="kendall", level="system",
-                                   epsilon="calibrate")
-    with pytest.raises(ValueError, match="test='permutation'"):
-        xcorrstat.compare(ds, target="human", test="bootstrap", method="kendall", level="input", swap="pairs")
+                                   test=xcorrstat.Permutation(epsilon="calibrate"))
     with pytest.raises(ValueError, match=r"no dim the scores lack"):
-        xcorrstat.compare(ds, target="human", method="kendall", level="input", swap="pairs",
-                          epsilon=xr.DataArray([0.1, 0.2], dims="lp"))
+        xcorrstat.compare(ds, target="human", method="kendall", level="input",
+                          test=xcorrstat.Permutation(swap="pairs", epsilon=xr.DataArray([0.1, 0.2], dims="lp")))
     x[1, 2] = np.nan
     with pytest.raises(ValueError, match=r"metric\(s\) \['mx'\] miss 1 such cell"):
-        xcorrstat.compare(dataset(x, y, z), target="human", method="kendall", level="input", swap="pairs")
+        xcorrstat.compare(dataset(x, y, z), target="human", method="kendall", level="input",
+                          test=xcorrstat.Permutation(swap="pairs"))
     z[1, 2] = np.nan  # no target score there: the cell is left out
-    res = xcorrstat.compare(dataset(x, y, z), target="human", method="kendall", level="input", swap="pairs",
-                            n_resamples=20, rng=0, epsilon=xr.DataArray([0.1, 0.2], dims="metric",
-                                                                       coords={"metric": ["my", "mx"]}))
+    res = xcorrstat.compare(dataset(x, y, z), target="human", method="kendall", level="input",
+                            test=xcorrstat.Permutation(swap="pairs", n_resamples=20, rng=0,
+                                                       epsilon=xr.DataArray([0.1, 0.2], dims="metric",
+                                                                            coords={"metric": ["my", "mx"]})))
     assert res["epsilon"].values.tolist() == [0.2, 0.1]
     assert res.attrs["epsilon"] == "given per metric"
 
@@ -386,7 +401,9 @@ def test_mtme_hybrid_delta_and_epsilon(level, variant):
     ds = dataset(x, y, z)
     avg = LEVEL_GROUPS[level]
     ours = xcorrstat.permutation_test(ds, x="mx", y="my", target="human", level=level, method="kendall",
-                                      variant=variant, swap="pairs", n_resamples=6, rng=2, keep_distribution=True,
+                                      variant=variant,
+                                      test=xcorrstat.Permutation(swap="pairs", n_resamples=6, rng=2,
+                                                                 keep_distribution=True),
                                       min_pairs=2)
     ex, ey = float(ours["epsilon_x"]), float(ours["epsilon_y"])
     if variant != "b":
@@ -452,7 +469,9 @@ def test_mtme_pvalues_agree_within_monte_carlo_error(level, variant):
     # (many, with few pairs per group); xcorrstat counts draws within 1e-12 of delta as ties
     p_mtme = float(np.mean([c2 - c1 >= delta - 1e-12 for c2, c1 in corrs]))
     ours = xcorrstat.permutation_test(ds, x="mx", y="my", target="human", level=level, method="kendall",
-                                      variant=variant, swap="pairs", n_resamples=k_ours, rng=3, pvalue="fraction",
+                                      variant=variant,
+                                      test=xcorrstat.Permutation(swap="pairs", n_resamples=k_ours, rng=3,
+                                                                 pvalue="fraction"),
                                       min_pairs=2)
     assert float(ours["delta"]) == pytest.approx(delta, abs=1e-12)
     p = float(ours["pvalue"])
@@ -474,8 +493,9 @@ def test_mtme_recalibrated_score_test(level):
         avg, k_mtme, stats.PermutationSigDiffParams(block_size=k_mtme), sample_rate=1.0)
     p_mtme = float(np.mean([c2 - c1 >= delta - 1e-12 for c2, c1 in corrs]))  # ties counted as xcorrstat does
     ours = xcorrstat.permutation_test(dataset(x, y, z), x="mx", y="my", target="human", level=level,
-                                      method="kendall", variant="acc23", epsilon="calibrate", n_resamples=k_ours,
-                                      rng=3, pvalue="fraction")
+                                      method="kendall", variant="acc23",
+                                      test=xcorrstat.Permutation(epsilon="calibrate", n_resamples=k_ours, rng=3,
+                                                                 pvalue="fraction"))
     assert float(ours["delta"]) == pytest.approx(delta, abs=1e-12)
     p = float(ours["pvalue"])
     assert 0.02 < p < 0.98

@@ -20,6 +20,7 @@ Pearson at the system level).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 
@@ -86,10 +87,23 @@ def expected_pvalue(dist, delta, alternative, pvalue):
     return (1 + k) / (1 + d.size) if pvalue == "plus-one" else k / d.size
 
 
+PERMUTATION_FIELDS = {f.name for f in dataclasses.fields(xcorrstat.Permutation)}
+
+
+def split_settings(kw):
+    """Keywords -> (the function's own, xcorrstat.Permutation(the draw settings), batch for set_options)."""
+    kw = dict(kw)
+    batch = kw.pop("batch", None)
+    test = xcorrstat.Permutation(**{k: kw.pop(k) for k in list(kw) if k in PERMUTATION_FIELDS})
+    return kw, test, batch
+
+
 def run(ds, **kw):
     opts = dict(x="mx", y="my", target="human", n_resamples=N_DRAWS, rng=0, keep_distribution=True)
     opts.update(kw)
-    return ds.corrstat.permutation_test(**opts)
+    opts, test, batch = split_settings(opts)
+    with xcorrstat.set_options(batch=batch):
+        return ds.corrstat.permutation_test(test=test, **opts)
 
 
 # --------------------------------------------------------------------------- #
@@ -181,8 +195,10 @@ def test_observed_delta_keeps_ties_between_system_means(method, variant):
 
 def test_module_function_equals_accessor():
     ds = to_dataset(*matrices(304, nan_frac=0.1, exact=True))
-    a = xcorrstat.permutation_test(ds, x="mx", y="my", target="human", n_resamples=20, rng=3, keep_distribution=True)
-    b = ds.corrstat.permutation_test(x="mx", y="my", target="human", n_resamples=20, rng=3, keep_distribution=True)
+    a = xcorrstat.permutation_test(ds, x="mx", y="my", target="human",
+                                   test=xcorrstat.Permutation(n_resamples=20, rng=3, keep_distribution=True))
+    b = ds.corrstat.permutation_test(x="mx", y="my", target="human",
+                                     test=xcorrstat.Permutation(n_resamples=20, rng=3, keep_distribution=True))
     xr.testing.assert_identical(a, b)
 
 
@@ -429,15 +445,20 @@ def repro_dataset(**kw):
     return make_scores(n_metrics=2, n_systems=6, n_inputs=8, seed=80, nan_frac=0.1, ties=True, **kw)
 
 
-REPRO = dict(x="m0", y="m1", target="human", n_resamples=300, keep_distribution=True)
+REPRO = dict(x="m0", y="m1", target="human")
+DRAWS = dict(n_resamples=300, keep_distribution=True)
 
 
 @pytest.mark.parametrize("level,method", [("system", "kendall"), ("input", "spearman"), ("global", "pearson")])
 @pytest.mark.parametrize("permute", ["both", "xor"])
 def test_batch_size_does_not_change_results(level, method, permute):
     ds = repro_dataset()
-    kw = dict(REPRO, level=level, method=method, permute=PERMUTES[permute][0], rng=123)
-    results = [ds.corrstat.permutation_test(batch=b, **kw) for b in (1, 3, None)]
+    kw = dict(REPRO, level=level, method=method)
+    test = xcorrstat.Permutation(PERMUTES[permute][0], rng=123, **DRAWS)
+    results = []
+    for b in (1, 3, None):
+        with xcorrstat.set_options(batch=b):
+            results.append(ds.corrstat.permutation_test(test=test, **kw))
     assert [r.attrs["batch"] for r in results[:2]] == [1, 3]
     for r in results[1:]:
         assert_same_results(results[0], r)
@@ -445,29 +466,30 @@ def test_batch_size_does_not_change_results(level, method, permute):
 
 def test_seed_recorded_and_reused():
     ds = repro_dataset()
-    a = ds.corrstat.permutation_test(rng=2024, **REPRO)
+    a = ds.corrstat.permutation_test(test=xcorrstat.Permutation(rng=2024, **DRAWS), **REPRO)
     assert a.attrs["seed"] == 2024
-    assert_same_results(a, ds.corrstat.permutation_test(rng=2024, **REPRO))
-    assert_same_results(a, ds.corrstat.permutation_test(rng=np.random.SeedSequence(2024), **REPRO))
+    assert_same_results(a, ds.corrstat.permutation_test(test=xcorrstat.Permutation(rng=2024, **DRAWS), **REPRO))
+    assert_same_results(a, ds.corrstat.permutation_test(
+        test=xcorrstat.Permutation(rng=np.random.SeedSequence(2024), **DRAWS), **REPRO))
     for rng in (None, np.random.default_rng(5)):
-        b = ds.corrstat.permutation_test(rng=rng, **REPRO)
+        b = ds.corrstat.permutation_test(test=xcorrstat.Permutation(rng=rng, **DRAWS), **REPRO)
         seed = b.attrs["seed"]
         assert isinstance(seed, int) and seed >= 0
-        assert_same_results(b, ds.corrstat.permutation_test(rng=seed, **REPRO))
+        assert_same_results(b, ds.corrstat.permutation_test(test=xcorrstat.Permutation(rng=seed, **DRAWS), **REPRO))
 
 
 def test_generator_gives_same_seed_as_its_copy():
     ds = repro_dataset()
-    a = ds.corrstat.permutation_test(rng=np.random.default_rng(17), **REPRO)
-    b = ds.corrstat.permutation_test(rng=np.random.default_rng(17), **REPRO)
+    a = ds.corrstat.permutation_test(test=xcorrstat.Permutation(rng=np.random.default_rng(17), **DRAWS), **REPRO)
+    b = ds.corrstat.permutation_test(test=xcorrstat.Permutation(rng=np.random.default_rng(17), **DRAWS), **REPRO)
     assert a.attrs["seed"] == b.attrs["seed"]
     assert_same_results(a, b)
 
 
 def test_different_seeds_give_different_draws():
     ds = repro_dataset()
-    a = ds.corrstat.permutation_test(rng=1, **REPRO)
-    b = ds.corrstat.permutation_test(rng=2, **REPRO)
+    a = ds.corrstat.permutation_test(test=xcorrstat.Permutation(rng=1, **DRAWS), **REPRO)
+    b = ds.corrstat.permutation_test(test=xcorrstat.Permutation(rng=2, **DRAWS), **REPRO)
     assert float(a["delta"]) == float(b["delta"])
     assert not np.array_equal(a["distribution"].values, b["distribution"].values)
 
@@ -475,8 +497,9 @@ def test_different_seeds_give_different_draws():
 def test_attrs_record_options():
     ds = repro_dataset()
     res = ds.corrstat.permutation_test(
-        x="m0", y="m1", target="human", level="input", method="kendall", variant="c", permute="input",
-        n_resamples=40, alternative="less", pvalue="fraction", rng=3, min_pairs=4,
+        x="m0", y="m1", target="human", level="input", method="kendall", variant="c",
+        test=xcorrstat.Permutation("input", n_resamples=40, pvalue="fraction", rng=3), alternative="less",
+        min_pairs=4,
     )
     a = res.attrs
     assert (a["x"], a["y"], a["target"], a["level"], a["method"], a["variant"]) == (
@@ -490,7 +513,7 @@ def test_attrs_record_options():
 
 def test_dask_input_gives_lazy_equal_result():
     ds = repro_dataset()
-    kw = dict(REPRO, level="system", method="spearman", rng=31)
+    kw = dict(REPRO, level="system", method="spearman", test=xcorrstat.Permutation(rng=31, **DRAWS))
     eager = ds.corrstat.permutation_test(**kw)
     lazy = ds.chunk().corrstat.permutation_test(**kw)
     for name in VARIABLES:
@@ -500,7 +523,7 @@ def test_dask_input_gives_lazy_equal_result():
 
 def test_extra_dim_chunked_equals_each_slice_alone():
     ds = repro_dataset(extra=("lang", 3))
-    kw = dict(REPRO, level="global", method="kendall", permute="system", rng=32)
+    kw = dict(REPRO, level="global", method="kendall", test=xcorrstat.Permutation("system", rng=32, **DRAWS))
     eager = ds.corrstat.permutation_test(**kw)
     lazy = ds.chunk({"lang": 1}).corrstat.permutation_test(**kw)
     assert lazy["distribution"].chunks is not None
@@ -544,14 +567,16 @@ ARGS = dict(x="m0", y="m1", target="human", n_resamples=10, rng=0)
 def test_bad_arguments(change, error, match):
     ds = make_scores(n_metrics=2, seed=90)
     with pytest.raises(error, match=match):
-        ds.corrstat.permutation_test(**{**ARGS, **change})
+        kw, test, batch = split_settings({**ARGS, **change})
+        with xcorrstat.set_options(batch=batch):
+            ds.corrstat.permutation_test(test=test, **kw)
 
 
 def test_infinite_score_rejected():
     ds = make_scores(n_metrics=2, seed=91)
     ds["m0"][0, 0] = np.inf
     with pytest.raises(ValueError, match="infinite"):
-        ds.corrstat.permutation_test(**ARGS)
+        ds.corrstat.permutation_test(x="m0", y="m1", target="human", test=xcorrstat.Permutation(n_resamples=10, rng=0))
 
 
 # --------------------------------------------------------------------------- #
@@ -588,7 +613,7 @@ def test_rejection_rate_under_h0_is_nominal(level, method):
         for name in rejected:
             res = ds.corrstat.permutation_test(
                 x="mx", y="my", target="human", level=level, method=method,
-                permute=PERMUTES[name][0], n_resamples=n_perm, rng=10_000 * k + len(name),
+                test=xcorrstat.Permutation(PERMUTES[name][0], n_resamples=n_perm, rng=10_000 * k + len(name)),
             )
             rejected[name] += float(res["pvalue"]) <= alpha
     rates = {name: count / n_datasets for name, count in rejected.items()}

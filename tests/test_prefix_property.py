@@ -52,36 +52,50 @@ def _dist(res: xr.Dataset, name: str = "distribution") -> np.ndarray:
 
 
 def _calibrated(ds, n, batch):
-    res = xcorrstat.bootstrap(ds, target="human", level="input", method="kendall", variant="acc23",
-                              epsilon="calibrate", n_resamples=n, batch=batch, rng=2, keep_distribution=True)
-    res = res.compute()
+    with xcorrstat.set_options(batch=batch):
+        res = xcorrstat.bootstrap(ds, target="human", level="input", method="kendall", variant="acc23",
+                                  epsilon="calibrate",
+                                  resample=xcorrstat.Bootstrap(n_resamples=n, rng=2, keep_distribution=True))
+        res = res.compute()
     return np.stack([_dist(res), _dist(res, "epsilon_distribution")])
 
 
+SETTINGS = {"permutation": xcorrstat.Permutation, "bootstrap": xcorrstat.Bootstrap}
+
+
 def _compare(ds, n, batch, test):
-    res = xcorrstat.compare(ds, target="human", metrics=["m0", "m1", "m2"], test=test, level="input",
-                            method="kendall", n_resamples=n, batch=batch, rng=5, keep_distribution=True)
-    return _dist(res.compute())
+    with xcorrstat.set_options(batch=batch):
+        res = xcorrstat.compare(ds, target="human", metrics=["m0", "m1", "m2"],
+                                test=SETTINGS[test](n_resamples=n, rng=5, keep_distribution=True), level="input",
+                                method="kendall")
+        return _dist(res.compute())
+
+
+def _batched(run):
+    """(data, n) -> draws, run with set_options(batch=b): (data, n, b) -> draws."""
+    def with_batch(ds, n, b):
+        with xcorrstat.set_options(batch=b):
+            return run(ds, n)
+    return with_batch
 
 
 # each: (data, n, batch) -> draws with the draw axis last
 RUNS = {
-    "bootstrap": lambda ds, n, b: _dist(xcorrstat.bootstrap(
-        ds, target="human", level="system", method="spearman", n_resamples=n, batch=b, rng=1,
-        keep_distribution=True).compute()),
+    "bootstrap": _batched(lambda ds, n: _dist(xcorrstat.bootstrap(
+        ds, target="human", level="system", method="spearman",
+        resample=xcorrstat.Bootstrap(n_resamples=n, rng=1, keep_distribution=True)).compute())),
     "bootstrap-calibrate": lambda ds, n, b: _calibrated(ds, n, b),
-    "permutation_test": lambda ds, n, b: _dist(xcorrstat.permutation_test(
-        ds, x="m0", y="m1", target="human", level="input", n_resamples=n, batch=b, rng=3,
-        keep_distribution=True).compute()),
-    "paired_bootstrap_test": lambda ds, n, b: _dist(xcorrstat.paired_bootstrap_test(
-        ds, x="m0", y="m2", target="human", level="global", method="kendall", n_resamples=n, batch=b,
-        rng=4, keep_distribution=True).compute()),
+    "permutation_test": _batched(lambda ds, n: _dist(xcorrstat.permutation_test(
+        ds, x="m0", y="m1", target="human", level="input",
+        test=xcorrstat.Permutation(n_resamples=n, rng=3, keep_distribution=True)).compute())),
+    "paired_bootstrap_test": _batched(lambda ds, n: _dist(xcorrstat.paired_bootstrap_test(
+        ds, x="m0", y="m2", target="human", level="global", method="kendall",
+        test=xcorrstat.Bootstrap(n_resamples=n, rng=4, keep_distribution=True)).compute())),
     "compare-permutation": lambda ds, n, b: _compare(ds, n, b, "permutation"),
     "compare-bootstrap": lambda ds, n, b: _compare(ds, n, b, "bootstrap"),
-    "mean_ci": lambda ds, n, b: _dist(xcorrstat.mean_ci(ds, n_resamples=n, batch=b, rng=6,
-                                                         keep_distribution=True)),
-    "paired_difference_ci": lambda ds, n, b: _dist(xcorrstat.paired_difference_ci(
-        ds, system_a="S0", system_b="S3", n_resamples=n, batch=b, rng=7, keep_distribution=True)),
+    "mean_ci": _batched(lambda ds, n: _dist(xcorrstat.mean_ci(ds, n_resamples=n, rng=6, keep_distribution=True))),
+    "paired_difference_ci": _batched(lambda ds, n: _dist(xcorrstat.paired_difference_ci(
+        ds, system_a="S0", system_b="S3", n_resamples=n, rng=7, keep_distribution=True))),
 }
 
 
@@ -96,9 +110,10 @@ def board_reference() -> np.ndarray:
 
 
 def _boards(da, n, batch):
-    res = leaderboard_agreement(da, competitor="strategy", condition="dataset", between="setting",
-                                n_resamples=n, batch=batch, rng=9, keep_distribution=True)
-    return _dist(res.compute())
+    with xcorrstat.set_options(batch=batch):
+        res = leaderboard_agreement(da, competitor="strategy", condition="dataset", between="setting",
+                                    n_resamples=n, rng=9, keep_distribution=True)
+        return _dist(res.compute())
 
 
 @pytest.fixture
@@ -140,7 +155,8 @@ def test_leaderboard_agreement_prefix(n, batch, backend, honest_batch):
 def test_williams_is_unchanged_by_batch_and_backend(batch, backend):
     kw = dict(target="human", metrics=["m0", "m1", "m2"], test="williams", level="system")
     base = xcorrstat.compare(scores("eager"), **kw)
-    res = xcorrstat.compare(scores(backend), batch=batch, n_resamples=NS[1], **kw).compute()
+    with xcorrstat.set_options(batch=batch):  # (Williams takes no n_resamples: it has no draws)
+        res = xcorrstat.compare(scores(backend), **kw).compute()
     np.testing.assert_array_equal(res["pvalue"].values, base["pvalue"].values)
     assert np.isfinite(res["pvalue"].values).sum() == 6  # every off-diagonal pair
 
@@ -176,16 +192,18 @@ def test_coverage_unchanged_by_trial_batch_and_backend(n, batch, backend):
 
 @functools.lru_cache(maxsize=None)
 def _power(n, batch, backend):
-    return power_analysis(scores(backend), target="human", metric="m0", noise=[0.0, 1.0], tests=["perm-both"],
-                          n_trials=3, n_resamples=n, rng=12, type_one=False, batch=batch)
+    with xcorrstat.set_options(batch=batch):
+        return power_analysis(scores(backend), target="human", metric="m0", noise=[0.0, 1.0],
+                              tests=["perm-both"], n_trials=3, n_resamples=n, rng=12, type_one=False)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("batch", BATCHES)
 @pytest.mark.parametrize("n", NS)
 def test_power_unchanged_by_batch_and_backend(n, batch, backend, honest_batch):
-    got = power_analysis(scores(backend), target="human", metric="m0", noise=[0.0, 1.0], tests=["perm-both"],
-                         n_trials=3, n_resamples=n, rng=12, type_one=False, batch=batch)
+    with xcorrstat.set_options(batch=batch):
+        got = power_analysis(scores(backend), target="human", metric="m0", noise=[0.0, 1.0], tests=["perm-both"],
+                             n_trials=3, n_resamples=n, rng=12, type_one=False)
     xr.testing.assert_identical(got, _power(n, None, "eager"))
 
 
@@ -198,7 +216,8 @@ def test_power_trials_are_the_permutation_tests_on_the_degraded_copies():
     hits = []
     for t in range(3):
         one = ds.assign(deg=y.isel(trial=t, noise=0, drop=True))
-        p = xcorrstat.permutation_test(one, x="m0", y="deg", target="human", n_resamples=999, rng=12)
+        p = xcorrstat.permutation_test(one, x="m0", y="deg", target="human",
+                                       test=xcorrstat.Permutation(n_resamples=999, rng=12))
         hits.append(float(p["pvalue"]) <= 0.5)
     assert float(res["power"].item()) == pytest.approx(np.mean(hits), abs=0)
 
@@ -207,23 +226,28 @@ def test_batch_of_one_draw_at_a_time_crosses_generator_blocks(monkeypatch):
     """The floor switched off, batch=1 really computes one draw per step: still the same draws."""
     monkeypatch.setattr(engine, "MIN_BATCH_ELEMS", 1)
     ds = scores("eager")
-    boot = xcorrstat.bootstrap(ds, target="human", n_resamples=300, batch=1, rng=1, keep_distribution=True)
+    with xcorrstat.set_options(batch=1):
+        boot = xcorrstat.bootstrap(ds, target="human",
+                                   resample=xcorrstat.Bootstrap(n_resamples=300, rng=1, keep_distribution=True))
     assert boot.attrs["draws_per_batch"] == 1
     np.testing.assert_array_equal(_dist(boot), _dist(xcorrstat.bootstrap(
-        ds, target="human", n_resamples=300, rng=1, keep_distribution=True)))
-    perm = xcorrstat.permutation_test(ds, x="m0", y="m1", target="human", level="input", n_resamples=300,
-                                      batch=1, rng=3, keep_distribution=True)
+        ds, target="human", resample=xcorrstat.Bootstrap(n_resamples=300, rng=1, keep_distribution=True))))
+    with xcorrstat.set_options(batch=1):
+        perm = xcorrstat.permutation_test(ds, x="m0", y="m1", target="human", level="input",
+                                          test=xcorrstat.Permutation(n_resamples=300, rng=3, keep_distribution=True))
     assert perm.attrs["draws_per_batch"] == 1
     np.testing.assert_array_equal(_dist(perm), reference("permutation_test")[..., :300])
-    lb = leaderboard_agreement(boards("eager"), competitor="strategy", condition="dataset", between="setting",
-                               n_resamples=300, batch=1, rng=9, keep_distribution=True)
+    with xcorrstat.set_options(batch=1):
+        lb = leaderboard_agreement(boards("eager"), competitor="strategy", condition="dataset", between="setting",
+                                   n_resamples=300, rng=9, keep_distribution=True)
     assert lb.attrs["draws_per_batch"] == 1
     np.testing.assert_array_equal(_dist(lb), board_reference()[..., :300])
 
 
 def test_task_graph_is_bounded_whatever_the_batch():
     ds = scores("dask")
-    res = xcorrstat.bootstrap(ds, target="human", n_resamples=10**6, batch=1, rng=0)
+    with xcorrstat.set_options(batch=1):
+        res = xcorrstat.bootstrap(ds, target="human", resample=xcorrstat.Bootstrap(n_resamples=10**6, rng=0))
     n_tasks = len(res["low"].data.__dask_graph__())
     assert n_tasks < 20 * MAX_DRAW_TASKS  # a 10**6-task graph before
     assert res.attrs["batch"] == 1
@@ -232,13 +256,16 @@ def test_task_graph_is_bounded_whatever_the_batch():
 
 
 def test_small_batches_are_raised_on_tiny_data():
-    res = xcorrstat.bootstrap(scores("eager"), target="human", n_resamples=2000, batch=1, rng=0)
+    with xcorrstat.set_options(batch=1):
+        res = xcorrstat.bootstrap(scores("eager"), target="human",
+                                  resample=xcorrstat.Bootstrap(n_resamples=2000, rng=0))
     assert res.attrs["batch"] == 1 and res.attrs["draws_per_batch"] == 1000
 
 
 def test_bootstrap_takes_a_list_of_levels_with_the_same_draws():
     ds = scores("eager")
-    kw = dict(target="human", method="kendall", n_resamples=300, rng=21, keep_distribution=True)
+    kw = dict(target="human", method="kendall",
+              resample=xcorrstat.Bootstrap(n_resamples=300, rng=21, keep_distribution=True))
     both = xcorrstat.bootstrap(ds, level=["system", "input"], **kw)
     assert both["low"].dims == ("level", "metric") and list(both["level"].values) == ["system", "input"]
     assert both.attrs["level"] == ["system", "input"] and both.attrs["seed"] == 21
@@ -252,7 +279,7 @@ def test_bootstrap_takes_a_list_of_levels_with_the_same_draws():
 def test_compare_takes_a_list_of_targets_each_compared_on_its_own():
     ds = scores("eager").assign(human2=lambda d: d["human"] ** 3 + d["m2"])
     ds["human2"].attrs["role"] = "human"
-    kw = dict(metrics=["m0", "m1", "m2"], level="input", n_resamples=200, rng=4)
+    kw = dict(metrics=["m0", "m1", "m2"], level="input", test=xcorrstat.Permutation(n_resamples=200, rng=4))
     both = xcorrstat.compare(ds, target=["human", "human2"], **kw)
     assert both.attrs["target"] == ["human", "human2"]
     for t in ("human", "human2"):
@@ -264,8 +291,9 @@ def test_compare_takes_a_list_of_targets_each_compared_on_its_own():
 
 def test_aggregate_tasks_of_a_lazy_compare_equals_the_eager_one():
     ds = make_scores(n_metrics=3, extra=("task", 2))
-    kw = dict(target="human", n_resamples=1001, rng=0, keep_distribution=True)
-    lazy = xcorrstat.aggregate_tasks(xcorrstat.compare(ds.chunk(), batch=7, **kw))
+    kw = dict(target="human", test=xcorrstat.Permutation(n_resamples=1001, rng=0, keep_distribution=True))
+    with xcorrstat.set_options(batch=7):
+        lazy = xcorrstat.aggregate_tasks(xcorrstat.compare(ds.chunk(), **kw))
     eager = xcorrstat.aggregate_tasks(xcorrstat.compare(ds, **kw))
     xr.testing.assert_identical(lazy, eager)
     assert np.isfinite(eager["pvalue"].values).sum() == 6

@@ -42,9 +42,10 @@ def test_draws_and_pvalue_equal_the_oracle(nan_frac, alternative):
             a[rng.random(shape) < nan_frac] = np.nan
     ds = to_dataset(x, y, z)
     n = 300
-    res = xcorrstat.permutation_test(ds, x="mx", y="my", target="human", level="system", permute="system",
-                                     standardise="system-means", n_resamples=n, rng=11, alternative=alternative,
-                                     keep_distribution=True)
+    res = xcorrstat.permutation_test(ds, x="mx", y="my", target="human", level="system",
+                                     test=xcorrstat.Permutation("system", standardise="system-means", n_resamples=n,
+                                                                rng=11, keep_distribution=True),
+                                     alternative=alternative)
     mx, my, mz = _means(x), _means(y), _means(z)
     delta = stats.pearsonr(mx, mz)[0] - stats.pearsonr(my, mz)[0]
     masks = permutation_masks(11, np.arange(n), shape[0], 1, "system")[:, :, 0]  # whole systems
@@ -72,15 +73,17 @@ def test_pvalue_converges_to_the_exact_enumeration():
     every = [np.array(s, dtype=bool) for s in itertools.product([False, True], repeat=shape[0])]
     exact = np.mean([_oracle_delta(mx, my, mz, s) >= delta - TIE for s in every])
     n = 20_000
-    res = xcorrstat.permutation_test(ds, x="mx", y="my", target="human", level="system", permute="system",
-                                     standardise="system-means", n_resamples=n, rng=5, pvalue="fraction")
+    res = xcorrstat.permutation_test(ds, x="mx", y="my", target="human", level="system",
+                                     test=xcorrstat.Permutation("system", standardise="system-means", n_resamples=n,
+                                                                rng=5, pvalue="fraction"))
     se = np.sqrt(exact * (1 - exact) / n)
     assert abs(float(res["pvalue"]) - exact) < 4 * se + 1e-12
 
 
 def test_compare_equals_the_two_metric_test_for_every_pair():
     ds = make_scores(n_metrics=4, n_systems=7, n_inputs=9, seed=2, nan_frac=0.1)
-    kw = dict(target="human", level="system", permute="system", standardise="system-means", n_resamples=200, rng=4)
+    kw = dict(target="human", level="system",
+              test=xcorrstat.Permutation("system", standardise="system-means", n_resamples=200, rng=4))
     res = xcorrstat.compare(ds, **kw)
     names = list(res["metric"].values)
     for a in names:
@@ -96,10 +99,11 @@ def test_on_system_level_tables_both_choices_are_one_test():
     """Data that are already one mean per system: z-scoring cells is z-scoring means."""
     ds = make_scores(n_metrics=2, n_systems=8, n_inputs=1, seed=5)
     table = ds.isel(input=0, drop=True)
-    kw = dict(x="m0", y="m1", target="human", level="system", permute="system", n_resamples=300, rng=1,
-              keep_distribution=True)
-    a = xcorrstat.permutation_test(table, standardise="cells", **kw)
-    b = xcorrstat.permutation_test(table, standardise="system-means", **kw)
+    kw = dict(x="m0", y="m1", target="human", level="system")
+    draws = dict(n_resamples=300, rng=1, keep_distribution=True)
+    a = xcorrstat.permutation_test(table, test=xcorrstat.Permutation("system", standardise="cells", **draws), **kw)
+    b = xcorrstat.permutation_test(table, test=xcorrstat.Permutation("system", standardise="system-means", **draws),
+                                   **kw)
     np.testing.assert_allclose(a["distribution"].values, b["distribution"].values, rtol=0, atol=1e-12)
     assert float(a["pvalue"]) == float(b["pvalue"])
 
@@ -112,20 +116,17 @@ def test_on_system_level_tables_both_choices_are_one_test():
 def test_errors_name_the_option(kw, match):
     ds = make_scores(n_metrics=2, seed=1)
     kw = {"standardise": "system-means", **kw}
+    level = kw.pop("level")
     with pytest.raises(ValueError, match=match):
-        xcorrstat.permutation_test(ds, x="m0", y="m1", target="human", n_resamples=10, **kw)
+        xcorrstat.permutation_test(ds, x="m0", y="m1", target="human", level=level,
+                                   test=xcorrstat.Permutation(n_resamples=10, **kw))
     with pytest.raises(ValueError, match=match):
-        xcorrstat.compare(ds, target="human", n_resamples=10, **kw)
-
-
-def test_bootstrap_compare_refuses_standardise():
-    ds = make_scores(n_metrics=2, seed=1)
-    with pytest.raises(ValueError, match="option of the permutation test"):
-        xcorrstat.compare(ds, target="human", test="bootstrap", standardise="system-means", n_resamples=10)
+        xcorrstat.compare(ds, target="human", level=level, test=xcorrstat.Permutation(n_resamples=10, **kw))
 
 
 def test_default_is_unchanged():
     ds = make_scores(n_metrics=2, seed=6)
-    kw = dict(x="m0", y="m1", target="human", level="system", n_resamples=100, rng=2)
-    xr.testing.assert_identical(xcorrstat.permutation_test(ds, **kw),
-                                xcorrstat.permutation_test(ds, standardise="cells", **kw))
+    kw = dict(x="m0", y="m1", target="human", level="system")
+    xr.testing.assert_identical(xcorrstat.permutation_test(ds, test=xcorrstat.Permutation(n_resamples=100, rng=2), **kw),
+                                xcorrstat.permutation_test(ds, test=xcorrstat.Permutation(
+                                    standardise="cells", n_resamples=100, rng=2), **kw))

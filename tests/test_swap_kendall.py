@@ -111,8 +111,9 @@ def test_permutation_test_variants_equal_explicit_swaps(variant, level):
     y = rng.integers(0, 4, (6, 7)).astype(float)
     z = rng.integers(0, 3, (6, 7)).astype(float)
     res = xcorrstat.permutation_test(to_dataset(x, y, z), x="mx", y="my", target="human", level=level,
-                                     method="kendall", variant=variant, n_resamples=40, rng=5,
-                                     keep_distribution=True, min_pairs=2)
+                                     method="kendall", variant=variant,
+                                     test=xcorrstat.Permutation(n_resamples=40, rng=5, keep_distribution=True),
+                                     min_pairs=2)
     masks = permutation_masks(5, np.arange(40), 6, 7, "cells")
     zx, zy = standardise(x), standardise(y)
     kw = dict(level=level, method="kendall", variant=variant, min_pairs=2)
@@ -131,14 +132,14 @@ def test_compare_takes_variants_with_the_permutation_and_bootstrap_tests():
 
     ds = make_scores(n_metrics=3, n_systems=6, n_inputs=8, seed=2, ties=True)
     res = xcorrstat.compare(ds, target="human", level="input", method="kendall", variant="acc23",
-                            n_resamples=50, rng=0)
+                            test=xcorrstat.Permutation(n_resamples=50, rng=0))
     one = xcorrstat.permutation_test(ds, x="m0", y="m2", target="human", level="input", method="kendall",
-                                     variant="acc23", n_resamples=50, rng=0)
+                                     variant="acc23", test=xcorrstat.Permutation(n_resamples=50, rng=0))
     assert float(res["pvalue"].sel(metric="m0", other_metric="m2")) == float(one["pvalue"])
     boot = xcorrstat.compare(ds, target="human", level="input", method="kendall", variant="acc23",
-                             test="bootstrap", n_resamples=50, rng=0)
+                             test=xcorrstat.Bootstrap(n_resamples=50, rng=0))
     pair = xcorrstat.paired_bootstrap_test(ds, x="m0", y="m2", target="human", level="input", method="kendall",
-                                           variant="acc23", n_resamples=50, rng=0)
+                                           variant="acc23", test=xcorrstat.Bootstrap(n_resamples=50, rng=0))
     assert float(boot["pvalue"].sel(metric="m0", other_metric="m2")) == float(pair["pvalue"])
     with pytest.raises(ValueError, match=r"compare\(test='williams'\): method='kendall' is not supported"):
         xcorrstat.compare(ds, target="human", method="kendall", variant="acc23", test="williams")

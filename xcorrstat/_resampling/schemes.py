@@ -93,7 +93,7 @@ def parse_permute(permute: object, argument: str = "permute") -> SwapUnit:
         return PERMUTATION_SCHEMES[label]
     dims = (permute,) if isinstance(permute, str) else tuple(permute) if isinstance(permute, (list, tuple)) else None
     if dims in (("system-xor-input",), ("cells",)):  # the swap units, as results record them in attrs["permute"]
-        return cast(SwapUnit, dims[0])
+        return dims[0]
     if dims is not None and len(dims) == 2 and set(dims) == {SYSTEM, INPUT}:
         return "cells"
     if dims in ((SYSTEM,), (INPUT,)):
