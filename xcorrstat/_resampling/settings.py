@@ -96,6 +96,23 @@ class Permutation:
     def __post_init__(self) -> None:
         _check_flag(self.keep_distribution, "Permutation: keep_distribution")
 
+    @classmethod
+    def from_attrs(cls, attrs: Mapping[Hashable, Any]) -> Permutation:
+        """The settings a result was drawn with, from its attrs (``rng`` is the seed used).
+
+        Examples
+        --------
+        >>> import xcorrstat
+        >>> ds = xcorrstat.datasets.summeval()[["expert_relevance", "meteor", "qa_eval_f1"]]
+        >>> res = xcorrstat.permutation_test(ds, x='meteor', y='qa_eval_f1', target="expert_relevance",
+        ...     test=xcorrstat.Permutation(n_resamples=100))
+        >>> again = xcorrstat.permutation_test(ds, x='meteor', y='qa_eval_f1', target="expert_relevance",
+        ...     test=xcorrstat.Permutation.from_attrs(res.attrs))
+        >>> bool(again["pvalue"] == res["pvalue"])
+        True
+        """
+        return _from_attrs(cls, attrs)  # type: ignore[no-any-return]
+
     def __repr__(self) -> str:
         return _repr(self)
 
@@ -143,6 +160,23 @@ class Bootstrap:
     def __post_init__(self) -> None:
         _check_flag(self.keep_distribution, "Bootstrap: keep_distribution")
 
+    @classmethod
+    def from_attrs(cls, attrs: Mapping[Hashable, Any]) -> Bootstrap:
+        """The settings a result was drawn with, from its attrs (``rng`` is the seed used).
+
+        Examples
+        --------
+        >>> import xcorrstat
+        >>> ds = xcorrstat.datasets.summeval()[["expert_relevance", "meteor", "qa_eval_f1"]]
+        >>> res = xcorrstat.paired_bootstrap_test(ds, x='meteor', y='qa_eval_f1', target="expert_relevance",
+        ...     test=xcorrstat.Bootstrap(n_resamples=100))
+        >>> again = xcorrstat.paired_bootstrap_test(ds, x='meteor', y='qa_eval_f1', target="expert_relevance",
+        ...     test=xcorrstat.Bootstrap.from_attrs(res.attrs))
+        >>> bool(again["pvalue"] == res["pvalue"])
+        True
+        """
+        return _from_attrs(cls, attrs)  # type: ignore[no-any-return]
+
     def __repr__(self) -> str:
         return _repr(self)
 
@@ -177,6 +211,22 @@ Settings = Union[Permutation, Bootstrap, Williams]
 #: The names a ``test=`` argument takes for each object's defaults.
 _BY_NAME: dict[str, type] = {"permutation": Permutation, "bootstrap": Bootstrap, "williams": Williams}
 _NAMES: dict[type, Test] = {Permutation: "permutation", Bootstrap: "bootstrap", Williams: "williams"}
+
+
+def _from_attrs(cls: type, attrs: Mapping[Hashable, Any]) -> Any:
+    """The settings a result's attrs record (the fields they name; the others at their defaults)."""
+    names = {f.name for f in fields(cls)}
+    kw = {str(k): v for k, v in attrs.items() if k in names}
+    for key in ("resample", "permute"):
+        if isinstance(kw.get(key), list):
+            kw[key] = tuple(kw[key])
+    if kw.get("epsilon") in ("", None):
+        kw.pop("epsilon", None)
+    stop = kw.pop("early_stop", "off")
+    if isinstance(stop, str) and stop != "off":  # recorded as "alpha=0.05, risk=0.001"
+        parts = dict(part.strip().split("=") for part in stop.split(","))
+        kw["early_stop"], kw["risk"] = float(parts["alpha"]), float(parts["risk"])
+    return cls(**kw)
 
 
 def _repr(obj: Any) -> str:

@@ -202,7 +202,9 @@ def _attrs(o: _Options, x, y, target, alternative, pvalue) -> dict:
         "rng": o.seed, "batch": o.batch, "draws_per_batch": o.step, "skipna": int(kw["skipna"]),
         "min_pairs": kw["min_pairs"],
         **({"average": kw.get("average", "macro")} if kw["level"] in ("input", "within_system") else {}),
-        "standardise": o.standardise, "standardised": STANDARDISED[o.standardise],
+        "standardise": o.standardise,
+        "standardised": STANDARDISED[o.standardise] + (" (and the target too: a statistic of one's own sees "
+                                                       "z-scores)" if is_own(kw["method"]) else ""),
         "scheme": permutation_label(o.scheme),
     }
 
