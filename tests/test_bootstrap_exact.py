@@ -171,12 +171,12 @@ def test_labelled_distribution_and_point_equal_oracle(level, method, variant, re
     ds = to_dataset(X, Z)
     seed = 2024
     res = ds.corrstat.bootstrap(
-        target="human", level=level, method=method, variant=variant, resample=resample,
-        n_resamples=N_DRAWS, rng=seed, keep_distribution=True,
+        target="human", level=level, method=method, variant=variant,
+        resample=xcorrstat.Bootstrap(resample, n_resamples=N_DRAWS, rng=seed, keep_distribution=True),
     )
     assert res["distribution"].dims == ("metric", "resample")
     assert list(res["metric"].values) == ["m0", "m1", "m2"]
-    assert res.attrs["seed"] == seed
+    assert res.attrs["rng"] == seed
     sys_idx, inp_idx = draw_indices(seed, resample, 7, 9, N_DRAWS)
     r_exp, n_exp = oracle_draws(X, Z, level, method, variant, sys_idx, inp_idx)
     assert_values_same(res["distribution"].values, r_exp, "distribution")
@@ -190,7 +190,8 @@ def test_labelled_distribution_and_point_equal_oracle(level, method, variant, re
 def test_module_level_bootstrap_matches_accessor():
     X, Z = make_matrices(52, nan_frac=0.1, n_sys=6, n_inp=8)
     ds = to_dataset(X, Z)
-    kw = dict(target="human", level="system", method="spearman", n_resamples=20, rng=9, keep_distribution=True)
+    kw = dict(target="human", level="system", method="spearman",
+              resample=xcorrstat.Bootstrap(n_resamples=20, rng=9, keep_distribution=True))
     xr.testing.assert_identical(xcorrstat.bootstrap(ds, **kw), ds.corrstat.bootstrap(**kw))
 
 
@@ -205,8 +206,9 @@ def test_percentile_and_basic_intervals_are_quantiles_of_defined_draws(level, re
     X, Z = make_matrices(61, nan_frac=0.15, n_metrics=4, n_sys=5, n_inp=8)
     ds = to_dataset(X, Z)
     res = ds.corrstat.bootstrap(
-        target="human", level=level, method="kendall", resample=resample, n_resamples=150,
-        rng=17, ci=ci, confidence_level=confidence_level, keep_distribution=True,
+        target="human", level=level, method="kendall",
+        resample=xcorrstat.Bootstrap(resample, n_resamples=150, rng=17, keep_distribution=True),
+        ci=ci, confidence_level=confidence_level,
     )
     alpha = 1 - confidence_level
     for m in range(X.shape[0]):
@@ -281,8 +283,8 @@ def test_bca_equals_scipy_with_replayed_indices(level, method, variant, dim, sci
     X, Z = make_matrices(71, n_metrics=1, n_sys=n_sys, n_inp=n_inp, integer=False)
     ds = to_dataset(X, Z)
     res = ds.corrstat.bootstrap(
-        target="human", level=level, method=method, variant=variant, resample=dim, ci="bca",
-        n_resamples=n_draws, rng=seed, keep_distribution=True,
+        target="human", level=level, method=method, variant=variant,
+        resample=xcorrstat.Bootstrap(dim, n_resamples=n_draws, rng=seed, keep_distribution=True), ci="bca",
     )
     assert int(res["n_undefined"].values[0]) == 0  # scipy has no rule for undefined draws
     rows = bootstrap_indices(seed, range(n_draws), [n_sys if dim == "system" else n_inp])[0]
@@ -307,8 +309,8 @@ def test_bca_equals_scipy_unvectorised_system_ids():
     X, Z = make_matrices(72, n_metrics=1, n_sys=n_sys, n_inp=n_inp, integer=False)
     ds = to_dataset(X, Z)
     res = ds.corrstat.bootstrap(
-        target="human", level="system", method="pearson", resample="system", ci="bca",
-        n_resamples=n_draws, rng=seed, confidence_level=0.9,
+        target="human", level="system", method="pearson",
+        resample=xcorrstat.Bootstrap("system", n_resamples=n_draws, rng=seed), ci="bca", confidence_level=0.9,
     )
     replay = Replay(bootstrap_indices(seed, range(n_draws), [n_sys])[0])
 
@@ -329,8 +331,8 @@ def test_bca_equals_scipy_unvectorised_system_ids():
 def test_bca_with_both_dims_raises():
     X, Z = make_matrices(73, n_sys=5, n_inp=6)
     with pytest.raises(ValueError, match="bca"):
-        to_dataset(X, Z).corrstat.bootstrap(target="human", resample=("system", "input"), ci="bca",
-                                            n_resamples=10, rng=0)
+        to_dataset(X, Z).corrstat.bootstrap(target="human", ci="bca",
+                                            resample=xcorrstat.Bootstrap(("system", "input"), n_resamples=10, rng=0))
 
 
 # --------------------------------------------------------------------------- #
@@ -348,8 +350,8 @@ def test_undefined_draws_are_nan_counted_and_left_out(level, method, variant, ci
     ds = to_dataset(X, Z)
     n_draws, seed = 300, 5
     res = ds.corrstat.bootstrap(
-        target="human", level=level, method=method, variant=variant, resample="system",
-        n_resamples=n_draws, rng=seed, ci=ci, keep_distribution=True,
+        target="human", level=level, method=method, variant=variant,
+        resample=xcorrstat.Bootstrap("system", n_resamples=n_draws, rng=seed, keep_distribution=True), ci=ci,
     )
     sys_idx, _ = draw_indices(seed, ("system",), 3, 5, n_draws)
     r_exp, _ = oracle_draws(X, Z, level, method, variant, sys_idx, None)
@@ -379,8 +381,9 @@ def test_undefined_draws_from_missing_cells():
     # 4 systems, one of which has a single valid cell: draws without enough systems are NaN
     X, Z = make_matrices(82, nan_frac=0.4, n_metrics=3, n_sys=4, n_inp=4)
     ds = to_dataset(X, Z)
-    res = ds.corrstat.bootstrap(target="human", level="input", method="pearson", resample=("system", "input"),
-                                n_resamples=200, rng=1, keep_distribution=True)
+    res = ds.corrstat.bootstrap(target="human", level="input", method="pearson",
+                                resample=xcorrstat.Bootstrap(("system", "input"), n_resamples=200, rng=1,
+                                                             keep_distribution=True))
     sys_idx, inp_idx = draw_indices(1, "both", 4, 4, 200)
     r_exp, n_exp = oracle_draws(X, Z, "input", "pearson", "b", sys_idx, inp_idx)
     assert_values_same(res["distribution"].values, r_exp)
@@ -461,7 +464,7 @@ def test_summeval_rouge2_system_kendall_boot_both(summeval):
     # BOOT-BOTH 95% interval [-0.09, 0.84]
     res = summeval.corrstat.bootstrap(
         target="expert_relevance", metrics=["rouge_2_f1"], level="system", method="kendall",
-        resample=("system", "input"), n_resamples=10_000, rng=0,
+        resample=xcorrstat.Bootstrap(("system", "input"), n_resamples=10_000, rng=0),
     )
     low, high = float(res["low"].values[0]), float(res["high"].values[0])
     assert low == pytest.approx(-0.09, abs=0.07)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-import xcorrstat  # noqa: F401  (registers the .corrstat accessor)
+import xcorrstat  # (also registers the .corrstat accessor)
 from xcorrstat._resampling.draws import bootstrap_indices
 
 N_METRICS = 10
@@ -24,6 +24,8 @@ CONFIGS = {
     "input-spearman-systems": dict(level="input", method="spearman", resample="system"),
     "global-pearson-both": dict(level="global", method="pearson", resample=("system", "input")),
 }
+#: keywords of the draws' settings object (xcorrstat.Bootstrap, passed as resample=); the rest stay flat
+DRAW_KEYS = ("resample", "n_resamples", "rng", "keep_distribution")
 
 
 def make_dataset(seed=3, n_metrics=N_METRICS, n_sys=7, n_inp=15, nan_frac=0.1):
@@ -54,9 +56,10 @@ def config(request):
 
 @pytest.fixture(scope="module")
 def reference(ds, config):
+    flat = {k: v for k, v in config.items() if k != "resample"}
     with dask.config.set(scheduler="synchronous"):
-        res = ds.corrstat.bootstrap(target="human", n_resamples=N_DRAWS, rng=SEED, keep_distribution=True,
-                                    **config)
+        res = ds.corrstat.bootstrap(target="human", resample=xcorrstat.Bootstrap(
+            config["resample"], n_resamples=N_DRAWS, rng=SEED, keep_distribution=True), **flat)
     # a usable reference: mostly defined draws, every metric present
     assert res.sizes["metric"] == N_METRICS
     assert int(res["n_undefined"].sum()) < 0.5 * res["distribution"].size
@@ -65,7 +68,8 @@ def reference(ds, config):
 
 def run(data, config, **kw):
     kw = {"target": "human", "n_resamples": N_DRAWS, "rng": SEED, "keep_distribution": True, **config, **kw}
-    return data.corrstat.bootstrap(**kw)
+    draws = xcorrstat.Bootstrap(**{k: kw.pop(k) for k in DRAW_KEYS if k in kw})
+    return data.corrstat.bootstrap(resample=draws, **kw)
 
 
 def assert_reproduced(res, reference):
@@ -77,7 +81,7 @@ def assert_reproduced(res, reference):
     np.testing.assert_array_equal(res["correlation"].values, reference["correlation"].values)
     for bound in ("low", "high"):
         np.testing.assert_allclose(res[bound].values, reference[bound].values, rtol=0, atol=1e-12)
-    assert res.attrs["seed"] == reference.attrs["seed"] == SEED
+    assert res.attrs["rng"] == reference.attrs["rng"] == SEED
 
 
 def stacked(ds, metric_chunk):
@@ -111,7 +115,8 @@ def test_chunked_dataset_input(ds, config, reference):
 
 @pytest.mark.parametrize("batch", [1, 7, None])
 def test_any_batch_size(ds, config, reference, batch):
-    res = run(ds, config, batch=batch)
+    with xcorrstat.set_options(batch=batch):
+        res = run(ds, config)
     if batch is not None:
         assert res.attrs["batch"] == batch
     assert_reproduced(res, reference)
@@ -120,7 +125,8 @@ def test_any_batch_size(ds, config, reference, batch):
 @pytest.mark.parametrize("scheduler", ["synchronous", "threads"])
 @pytest.mark.parametrize("batch", [1, 7])
 def test_dask_input_batch_and_scheduler(ds, config, reference, scheduler, batch):
-    res = run(stacked(ds, 3), config, batch=batch)
+    with xcorrstat.set_options(batch=batch):
+        res = run(stacked(ds, 3), config)
     with dask.config.set(scheduler=scheduler):
         assert_reproduced(res.compute(), reference)
 
@@ -169,8 +175,10 @@ def test_distributed_cluster_gives_the_same_numbers(ds, config, reference, clien
 
     assert get_client() is client
     with get_task_stream(client) as stream:
-        eager = run(ds, config, batch=7)  # NumPy input, computed while the Client is active
-        lazy = run(stacked(ds, 3), config, batch=11).compute()
+        with xcorrstat.set_options(batch=7):
+            eager = run(ds, config)  # NumPy input, computed while the Client is active
+        with xcorrstat.set_options(batch=11):
+            lazy = run(stacked(ds, 3), config).compute()
     assert_reproduced(eager, reference)
     assert_reproduced(lazy, reference)
     assert len(stream.data) > 0, "the cluster's workers did not run the draws"
@@ -201,16 +209,16 @@ def test_draws_keyed_by_id():
 
 def test_seed_recorded_for_int_seed_sequence_and_generator(ds):
     ref = run(ds, SMALL, rng=12345)
-    assert ref.attrs["seed"] == 12345
+    assert ref.attrs["rng"] == 12345
 
     res = run(ds, SMALL, rng=np.random.SeedSequence(12345))
-    assert res.attrs["seed"] == 12345
+    assert res.attrs["rng"] == 12345
     np.testing.assert_array_equal(res["distribution"].values, ref["distribution"].values)
 
     gen = np.random.default_rng(7)
     expected_seed = int(np.random.default_rng(7).integers(2**63))
     res = run(ds, SMALL, rng=gen)
-    assert res.attrs["seed"] == expected_seed
+    assert res.attrs["rng"] == expected_seed
     again = run(ds, SMALL, rng=expected_seed)
     np.testing.assert_array_equal(res["distribution"].values, again["distribution"].values)
 
@@ -218,9 +226,9 @@ def test_seed_recorded_for_int_seed_sequence_and_generator(ds):
 def test_seed_recorded_when_rng_is_none(ds):
     first = run(ds, SMALL, rng=None)
     second = run(ds, SMALL, rng=None)
-    seed = first.attrs["seed"]
+    seed = first.attrs["rng"]
     assert isinstance(seed, int) and 0 <= seed < 2**63
-    assert seed != second.attrs["seed"]
+    assert seed != second.attrs["rng"]
     replay = run(ds, SMALL, rng=seed)
     np.testing.assert_array_equal(first["distribution"].values, replay["distribution"].values)
     np.testing.assert_array_equal(first["low"].values, replay["low"].values)
@@ -244,12 +252,13 @@ def _no_compute(dsk, keys, **kwargs):
 
 def test_dask_input_gives_lazy_result(ds):
     da = stacked(ds, 3)
-    with dask.config.set(scheduler=_no_compute):
-        res = run(da, SMALL, batch=7)
+    with dask.config.set(scheduler=_no_compute), xcorrstat.set_options(batch=7):
+        res = run(da, SMALL)
         for name, var in res.variables.items():
             if name not in res.indexes:
                 assert var.chunks is not None, f"{name} is not lazy"
-    eager = run(ds, SMALL, batch=7)
+    with xcorrstat.set_options(batch=7):
+        eager = run(ds, SMALL)
     with dask.config.set(scheduler="synchronous"):
         assert_reproduced(res.compute(), eager)
 
@@ -261,10 +270,11 @@ def test_compare_on_distributed_cluster_gives_the_same_pvalues(test, client):
     from conftest import make_scores
 
     data = make_scores(n_metrics=4, n_systems=6, n_inputs=9, seed=17, nan_frac=0.05)
-    opts = dict(target="human", test=test, level="input", method="kendall", n_resamples=80, rng=23,
+    settings = {"permutation": xcorrstat.Permutation, "bootstrap": xcorrstat.Bootstrap}[test]
+    opts = dict(target="human", test=settings(n_resamples=80, rng=23), level="input", method="kendall",
                 correction="holm")
-    with get_task_stream(client) as stream:
-        on_cluster = data.corrstat.compare(**opts, batch=9)
+    with get_task_stream(client) as stream, xcorrstat.set_options(batch=9):
+        on_cluster = data.corrstat.compare(**opts)
     assert len(stream.data) > 0, "the cluster's workers did not run the draws"
     client.close()  # the same call with no Client: local threads
     local = data.corrstat.compare(**opts)
@@ -278,10 +288,10 @@ def test_compare_acc_eq_with_a_task_dim_on_cluster_gives_the_same_pvalues(client
     from conftest import make_scores
 
     data = make_scores(n_metrics=4, n_systems=6, n_inputs=9, seed=5, ties=True, extra=("task", 3))
-    opts = dict(target="human", level="input", method="kendall", variant="acc23", n_resamples=60, rng=4,
-                correction="holm")
-    with get_task_stream(client) as stream:
-        on_cluster = data.corrstat.compare(**opts, batch=7)
+    opts = dict(target="human", level="input", method="kendall", variant="acc23",
+                test=xcorrstat.Permutation(n_resamples=60, rng=4), correction="holm")
+    with get_task_stream(client) as stream, xcorrstat.set_options(batch=7):
+        on_cluster = data.corrstat.compare(**opts)
     assert len(stream.data) > 0, "the cluster's workers did not run the draws"
     client.close()
     local = data.corrstat.compare(**opts)

@@ -89,7 +89,8 @@ def _oracle_draw(x, z, sys, inp, level, variant, eps):
 def test_variant_draws_equal_expanded_pair_counts(level, resample, variant, eps):
     ds = _data()
     res = xcorrstat.bootstrap(ds, target="human", level=level, method="kendall", variant=variant, epsilon=eps,
-                              resample=resample, n_resamples=N_DRAWS, rng=SEED, keep_distribution=True)
+                              resample=xcorrstat.Bootstrap(resample, n_resamples=N_DRAWS, rng=SEED,
+                                                           keep_distribution=True))
     assert res.attrs["epsilon"] == eps and res.attrs["variant"] == variant
     z = ds["human"].values
     for m in ("m0", "m1"):
@@ -132,8 +133,9 @@ def _oracle_calibration(x, z, sys, inp, level):
 def test_calibrated_draws_equal_brute_force_on_the_expanded_resample(level, resample, seed):
     ds = _data(seed=seed)
     res = xcorrstat.bootstrap(ds, target="human", level=level, method="kendall", variant="acc23",
-                              epsilon="calibrate", resample=resample, n_resamples=N_DRAWS, rng=SEED,
-                              keep_distribution=True)
+                              epsilon="calibrate",
+                              resample=xcorrstat.Bootstrap(resample, n_resamples=N_DRAWS, rng=SEED,
+                                                           keep_distribution=True))
     z = ds["human"].values
     for m in ("m0", "m1"):
         x = ds[m].values
@@ -151,7 +153,8 @@ def test_calibrated_point_is_calibrate_ties_and_intervals_are_quantiles():
     ds = xcorrstat.datasets.summeval()[["rouge_2_f1", "qa_eval_f1", "bertscore_f1", "expert_relevance"]]
     for level in ("input", "system"):
         res = xcorrstat.bootstrap(ds, target="expert_relevance", level=level, method="kendall", variant="23",
-                                  epsilon="calibrate", n_resamples=200, rng=1, keep_distribution=True)
+                                  epsilon="calibrate",
+                                  resample=xcorrstat.Bootstrap(n_resamples=200, rng=1, keep_distribution=True))
         cal = xcorrstat.calibrate_ties(ds, target="expert_relevance", level=level, variant="23")
         np.testing.assert_allclose(res["correlation"], cal["correlation"], atol=1e-12)
         np.testing.assert_array_equal(res["epsilon"], cal["epsilon"])
@@ -167,9 +170,11 @@ def test_calibrated_point_is_calibrate_ties_and_intervals_are_quantiles():
 def test_same_draws_whatever_the_batch_and_chunking():
     ds = _data(seed=7, n_systems=6, n_inputs=9)
     opts = dict(target="human", level="input", method="kendall", variant="acc23", epsilon="calibrate",
-                n_resamples=40, rng=2, keep_distribution=True)
+                resample=xcorrstat.Bootstrap(n_resamples=40, rng=2, keep_distribution=True))
     ref = xcorrstat.bootstrap(ds, **opts)
-    for other in (xcorrstat.bootstrap(ds, batch=3, **opts), xcorrstat.bootstrap(ds.chunk({"input": -1}), **opts)):
+    with xcorrstat.set_options(batch=3):
+        batched = xcorrstat.bootstrap(ds, **opts)
+    for other in (batched, xcorrstat.bootstrap(ds.chunk({"input": -1}), **opts)):
         other = other.compute()
         for name in ("distribution", "epsilon_distribution", "low", "high", "epsilon_low", "epsilon_high"):
             np.testing.assert_array_equal(other[name].values, ref[name].values)
@@ -185,7 +190,8 @@ def test_no_self_pairs_keeps_draws_centred():
     ds = xr.Dataset({"m": (("system", "input"), np.round(human + rng.normal(0, 2, (s, i)), 1)),
                      "human": (("system", "input"), human)}, coords=coords)
     res = xcorrstat.bootstrap(ds, target="human", level="input", method="kendall", variant="acc23",
-                              epsilon="calibrate", n_resamples=300, rng=0, keep_distribution=True)
+                              epsilon="calibrate",
+                              resample=xcorrstat.Bootstrap(n_resamples=300, rng=0, keep_distribution=True))
     point = float(res["correlation"][0])
     shift = float(res["distribution"][0].mean()) - point
     assert abs(shift) < 0.25 * (1 - point) / s
@@ -211,14 +217,17 @@ def test_no_self_pairs_keeps_draws_centred():
 def test_errors_name_the_argument(kwargs, match):
     ds = _data()
     opts = dict(target="human", level="input", method="kendall", variant="acc23", n_resamples=5, rng=0)
+    opts = {**opts, **kwargs}
+    draws = {k: opts.pop(k) for k in ("resample", "n_resamples", "rng") if k in opts}
     with pytest.raises(ValueError, match=match):
-        xcorrstat.bootstrap(ds, **{**opts, **kwargs})
+        xcorrstat.bootstrap(ds, resample=xcorrstat.Bootstrap(**draws), **opts)
 
 
 def test_paired_bootstrap_test_takes_the_variants():
     ds = _data()
     res = xcorrstat.paired_bootstrap_test(ds, x="m0", y="m1", target="human", level="input", method="kendall",
-                                          variant="acc23", n_resamples=N_DRAWS, rng=SEED, keep_distribution=True)
+                                          variant="acc23", test=xcorrstat.Bootstrap(n_resamples=N_DRAWS, rng=SEED,
+                                                                                    keep_distribution=True))
     z = ds["human"].values
     want = [_oracle_draw(ds["m0"].values, z, s, i, "input", "acc23", 0.0)
             - _oracle_draw(ds["m1"].values, z, s, i, "input", "acc23", 0.0)
@@ -245,8 +254,9 @@ def test_group_levels_and_weighted_average_equal_expanded_oracle(level, average,
 def test_within_system_labelled_bootstrap_and_calibration():
     ds = _data(seed=5, n_systems=5, n_inputs=7)
     res = xcorrstat.bootstrap(ds, target="human", level="within_system", method="kendall", variant="acc23",
-                              epsilon="calibrate", resample=("system", "input"), n_resamples=N_DRAWS, rng=SEED,
-                              keep_distribution=True)
+                              epsilon="calibrate",
+                              resample=xcorrstat.Bootstrap(("system", "input"), n_resamples=N_DRAWS, rng=SEED,
+                                                           keep_distribution=True))
     cal = xcorrstat.calibrate_ties(ds, target="human", level="within_system")
     np.testing.assert_allclose(res["correlation"], cal["correlation"], atol=1e-12)
     np.testing.assert_array_equal(res["epsilon"], cal["epsilon"])
@@ -258,7 +268,7 @@ def test_within_system_labelled_bootstrap_and_calibration():
         np.testing.assert_allclose(res["epsilon_distribution"].sel(metric=m), want[:, 0], atol=1e-12)
         np.testing.assert_allclose(res["distribution"].sel(metric=m), want[:, 1], atol=1e-12)
     weighted = xcorrstat.bootstrap(ds, target="human", level="within_system", method="pearson",
-                                   average="weighted", n_resamples=N_DRAWS, rng=SEED)
+                                   average="weighted", resample=xcorrstat.Bootstrap(n_resamples=N_DRAWS, rng=SEED))
     point = xcorrstat.correlate(ds, target="human", level="within_system", average="weighted")
     np.testing.assert_allclose(weighted["correlation"], point, atol=1e-12)
     assert weighted.attrs["average"] == "weighted"

@@ -237,7 +237,7 @@ def test_permutation_test_distribution_equals_the_swapped_matrices(variant):
         res = xcorrstat.permutation_test(ds, x="x", y="y", target="h", level="global", method="kendall",
                                          variant=variant,
                                          test=xcorrstat.Permutation(n_resamples=40, rng=5, keep_distribution=True))
-    masks = permutation_masks(int(res.attrs["seed"]), np.arange(40), 6, 9, "cells")
+    masks = permutation_masks(int(res.attrs["rng"]), np.arange(40), 6, 9, "cells")
     plain, _ = swapped_oracle(standardise(x), standardise(y), z, masks, variant)
     np.testing.assert_array_equal(res["distribution"].values, plain)
 

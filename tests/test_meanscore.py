@@ -117,7 +117,7 @@ def test_result_layout_and_attrs(summeval):
     assert r["mean"].dims == ("metric", "system") and r.sizes == {"metric": 1, "system": 16}
     assert r["n_undefined"].dtype == np.int64
     assert r.attrs["method"] == "percentile" and r.attrs["n_resamples"] == 50
-    assert r.attrs["confidence_level"] == 0.95 and r.attrs["seed"] == 9 and r.attrs["dim"] == "input"
+    assert r.attrs["confidence_level"] == 0.95 and r.attrs["rng"] == 9 and r.attrs["dim"] == "input"
     np.testing.assert_allclose(r["mean"].sel(metric="rouge_2_f1").values,
                                summeval["rouge_2_f1"].mean("input").values, **TOL)
 
@@ -168,11 +168,11 @@ def test_different_seed_differs_and_none_records_a_reusable_seed(summeval):
     b = mean_ci(summeval, metrics="meteor", n_resamples=300, rng=2)
     assert not np.array_equal(a["low"].values, b["low"].values)
     fresh = mean_ci(summeval, metrics="meteor", n_resamples=300, rng=None)
-    assert isinstance(fresh.attrs["seed"], int)
-    xr.testing.assert_identical(mean_ci(summeval, metrics="meteor", n_resamples=300, rng=fresh.attrs["seed"]),
+    assert isinstance(fresh.attrs["rng"], int)
+    xr.testing.assert_identical(mean_ci(summeval, metrics="meteor", n_resamples=300, rng=fresh.attrs["rng"]),
                                 fresh)
     gen = mean_ci(summeval, metrics="meteor", n_resamples=300, rng=np.random.default_rng(5))
-    assert gen.attrs["seed"] == int(np.random.default_rng(5).integers(2**63))
+    assert gen.attrs["rng"] == int(np.random.default_rng(5).integers(2**63))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -196,7 +196,7 @@ def test_paired_difference_matches_explicit_draws_and_scipy(summeval, confidence
         d = paired_difference_ci(summeval, system_a="M11", system_b="M0", metrics=metrics, n_resamples=b,
                                  confidence_level=confidence_level, rng=seed)
     assert set(d.data_vars) == {"difference", "low", "high", "n_undefined"} and d["low"].dims == ("metric",)
-    assert d.attrs["system_a"] == "M11" and d.attrs["seed"] == seed
+    assert d.attrs["system_a"] == "M11" and d.attrs["rng"] == seed
     idx = _indices(seed, b, summeval.sizes["input"])
     dist = mean_ci(summeval, metrics=metrics, n_resamples=b, rng=seed, keep_distribution=True)["distribution"]
     for m in metrics:

@@ -84,8 +84,8 @@ def two_cores(monkeypatch):
 def test_a_smaller_budget_gives_smaller_batches_and_the_same_bootstrap(two_cores, backend):
     ds = make_scores(n_metrics=4, n_systems=8, n_inputs=2000, seed=3)
     ds = ds.chunk() if backend == "dask" else ds
-    kw = dict(target="human", level="input", method="kendall", resample=("system", "input"), n_resamples=200,
-              rng=5, keep_distribution=True)
+    kw = dict(target="human", level="input", method="kendall",
+              resample=xcorrstat.Bootstrap(("system", "input"), n_resamples=200, rng=5, keep_distribution=True))
     runs = {}
     for budget in ("16MiB", "256MiB", "4GiB"):
         with xcorrstat.set_options(memory_budget=budget):
@@ -100,8 +100,8 @@ def test_a_smaller_budget_gives_smaller_batches_and_the_same_bootstrap(two_cores
 def test_a_smaller_budget_gives_smaller_pair_blocks_and_the_same_compare(two_cores, backend):
     ds = make_scores(n_metrics=5, n_systems=8, n_inputs=1500, seed=4)
     ds = ds.chunk() if backend == "dask" else ds
-    kw = dict(target="human", level="input", method="kendall", test="permutation", permute=("system", "input"),
-              n_resamples=100, rng=6, keep_distribution=True)
+    kw = dict(target="human", level="input", method="kendall",
+              test=xcorrstat.Permutation(("system", "input"), n_resamples=100, rng=6, keep_distribution=True))
     plan = {"level": "input", "method": "kendall"}
     runs, blocks = {}, {}
     for budget in ("16MiB", "4GiB"):
@@ -119,7 +119,8 @@ def test_a_smaller_budget_gives_the_same_permutation_test_and_mean_ci(two_cores)
     for budget in ("16MiB", "4GiB"):
         with xcorrstat.set_options(memory_budget=budget):
             perm[budget] = xcorrstat.permutation_test(ds, x="m0", y="m1", target="human", level="global",
-                                                      n_resamples=300, rng=8, keep_distribution=True)
+                                                      test=xcorrstat.Permutation(n_resamples=300, rng=8,
+                                                                                 keep_distribution=True))
             means[budget] = xcorrstat.mean_ci(ds, metrics=["m0", "m1"], n_resamples=300, rng=9,
                                               keep_distribution=True)
     assert perm["16MiB"].attrs["draws_per_batch"] < perm["4GiB"].attrs["draws_per_batch"]
@@ -140,12 +141,12 @@ PEAK_CHILD = PRELUDE + textwrap.dedent(
 
     def boot(ds, n):
         return lambda: xcorrstat.bootstrap(ds, target="human", level="input", method="kendall",
-                                           resample=("system", "input"), n_resamples=n, rng=0)
+                                           resample=xcorrstat.Bootstrap(("system", "input"), n_resamples=n, rng=0))
 
     def compare(ds, m, n):
         return lambda: xcorrstat.compare(ds, target="human", metrics=[f"m{k:02d}" for k in range(m)],
-                                         level="input", method="kendall", test="permutation",
-                                         permute=("system", "input"), n_resamples=n, rng=0)
+                                         level="input", method="kendall",
+                                         test=xcorrstat.Permutation(("system", "input"), n_resamples=n, rng=0))
 
     boot_data, pair_data = scores(8, 10, 2000, 0), scores(16, 10, 800, 1)
     start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB

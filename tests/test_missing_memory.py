@@ -52,7 +52,7 @@ PEAK_CHILD = PRELUDE + textwrap.dedent(
     def compare(ds, m, n, level, method):
         names = [f"m{k:02d}" for k in range(m)]
         return lambda: xcorrstat.compare(ds, target="human", metrics=names, level=level, method=method,
-                                         n_resamples=n, rng=0)
+                                         test=xcorrstat.Permutation(n_resamples=n, rng=0))
 
     system, inputs = scores(12, 14, 1875, 0, 0.01), scores(6, 10, 800, 1, 0.01)
     one_gap = scores(2, 14, 1875, 2, 0.0)
@@ -68,11 +68,13 @@ PEAK_CHILD = PRELUDE + textwrap.dedent(
         for m, n in ((3, 100), (6, 200)):
             out[f"input pearson, {m} metrics, {n} draws"] = growth(compare(inputs, m, n, "input", "pearson"))
         out["input permutation_test"] = growth(lambda: xcorrstat.permutation_test(
-            inputs, x="m00", y="m01", target="human", level="input", n_resamples=300, rng=0))
+            inputs, x="m00", y="m01", target="human", level="input",
+            test=xcorrstat.Permutation(n_resamples=300, rng=0)))
         out["bootstrap, system kendall"] = growth(lambda: xcorrstat.bootstrap(
-            system, target="human", level="system", method="kendall", n_resamples=300, rng=0))
+            system, target="human", level="system", method="kendall",
+            resample=xcorrstat.Bootstrap(n_resamples=300, rng=0)))
         out["paired bootstrap compare, input"] = growth(lambda: xcorrstat.compare(
-            inputs, target="human", level="input", test="bootstrap", n_resamples=200, rng=0))
+            inputs, target="human", level="input", test=xcorrstat.Bootstrap(n_resamples=200, rng=0)))
     print(json.dumps(out))
     """
 )
@@ -136,7 +138,8 @@ def gappy(seed, n_metrics=3, shape=(6, 12)):
 @pytest.mark.parametrize("method", ["pearson", "kendall"])
 def test_blocked_swaps_equal_the_oracle_at_any_budget(method):
     ds = gappy(3)
-    opts = dict(target="human", level="input", method=method, n_resamples=60, rng=4, keep_distribution=True)
+    opts = dict(target="human", level="input", method=method,
+                test=xcorrstat.Permutation(n_resamples=60, rng=4, keep_distribution=True))
     runs = {}
     for budget in ("1MiB", "1GiB"):  # 1 MiB: blocks of a few rows and draws
         with xcorrstat.set_options(memory_budget=budget):

@@ -205,7 +205,7 @@ def test_summeval_pearson_scaled_far(summeval, level, factor):
 def test_summeval_pearson_bootstrap_draws_scaled_far(summeval, level, factor):
     """Bootstrap draws (count-weighted kernels) of a metric whose squares overflow or underflow to 0."""
     kw = dict(target="expert_relevance", metrics=["qa_eval_f1"], level=level, method="pearson",
-              n_resamples=20, rng=5, keep_distribution=True)
+              resample=xcorrstat.Bootstrap(n_resamples=20, rng=5, keep_distribution=True))
     before = xcorrstat.bootstrap(summeval, **kw)["distribution"].values
     scaled = summeval.assign(qa_eval_f1=summeval["qa_eval_f1"] * factor)
     after = xcorrstat.bootstrap(scaled, **kw)["distribution"].values
@@ -234,7 +234,8 @@ BOOTSTRAP_CASES = [(level, method, how) for level in LEVELS for method in ("pear
 
 @pytest.mark.parametrize("level,method,how", BOOTSTRAP_CASES)
 def test_bootstrap_distribution_unchanged(base, level, method, how):
-    kw = dict(target="human", level=level, method=method, n_resamples=12, rng=3, keep_distribution=True)
+    kw = dict(target="human", level=level, method=method,
+              resample=xcorrstat.Bootstrap(n_resamples=12, rng=3, keep_distribution=True))
     before = xcorrstat.bootstrap(base, **kw)
     after = xcorrstat.bootstrap(transform(base, how), **kw)
     assert_unchanged(after["distribution"].values, before["distribution"].values, method)
@@ -250,7 +251,7 @@ def test_bootstrap_distribution_unchanged(base, level, method, how):
 def test_permutation_distribution_unchanged(base, level, method, variant, how):
     data = base.where(base["m0"].notnull() & base["m1"].notnull())  # the swap kernels' missing pattern
     kw = dict(x="m0", y="m1", target="human", level=level, method=method, variant=variant,
-              n_resamples=12, rng=5, keep_distribution=True)
+              test=xcorrstat.Permutation(n_resamples=12, rng=5, keep_distribution=True))
     before = xcorrstat.permutation_test(data, **kw)
     after = xcorrstat.permutation_test(transform(data, how), **kw)
     np.testing.assert_allclose(after["distribution"].values, before["distribution"].values, rtol=RTOL, atol=ATOL)
@@ -261,7 +262,8 @@ def test_permutation_distribution_unchanged(base, level, method, variant, how):
 @pytest.mark.parametrize("how", TRANSFORMS)
 @pytest.mark.parametrize("level", ["system", "input", "global"])
 def test_paired_bootstrap_unchanged(base, level, how):
-    kw = dict(x="m0", y="m2", target="human", level=level, n_resamples=12, rng=7, keep_distribution=True)
+    kw = dict(x="m0", y="m2", target="human", level=level,
+              test=xcorrstat.Bootstrap(n_resamples=12, rng=7, keep_distribution=True))
     before = xcorrstat.paired_bootstrap_test(base, **kw)
     after = xcorrstat.paired_bootstrap_test(transform(base, how), **kw)
     np.testing.assert_allclose(after["distribution"].values, before["distribution"].values, rtol=RTOL, atol=ATOL)
@@ -357,8 +359,8 @@ def test_constant_metric_is_nan_never_a_number(base, level, method, variant, val
 @pytest.mark.parametrize("value", [3.0, 3.7e200, 1e6 + 0.1])
 def test_constant_metric_bootstrap_draws_are_nan(base, level, method, value):
     data = base.assign(m1=xr.full_like(base["m1"], value))
-    res = xcorrstat.bootstrap(data, target="human", metrics=["m1"], level=level, method=method, n_resamples=8,
-                              rng=0, keep_distribution=True)
+    res = xcorrstat.bootstrap(data, target="human", metrics=["m1"], level=level, method=method,
+                              resample=xcorrstat.Bootstrap(n_resamples=8, rng=0, keep_distribution=True))
     assert np.isnan(res["distribution"].values).all()
     assert int(res["n_undefined"].values[0]) == 8
     assert math.isnan(float(res["correlation"][0]))

@@ -95,10 +95,15 @@ def expected_pvalue(dist, delta, alternative, pvalue):
     return (1 + k) / (1 + len(d)) if pvalue == "plus-one" else k / len(d)
 
 
+#: keywords of the test's settings object (xcorrstat.Bootstrap); the rest stay flat in the call
+BOOTSTRAP_KEYS = ("resample", "n_resamples", "rng", "pvalue", "keep_distribution")
+
+
 def run(ds, **kw):
     opts = dict(x="mx", y="my", target="human", n_resamples=N_DRAWS, rng=0, keep_distribution=True)
     opts.update(kw)
-    return paired_bootstrap_test(ds, **opts)
+    test = xcorrstat.Bootstrap(**{k: opts.pop(k) for k in BOOTSTRAP_KEYS if k in opts})
+    return paired_bootstrap_test(ds, test=test, **opts)
 
 
 # --------------------------------------------------------------------------- #
@@ -133,7 +138,8 @@ def test_draws_equal_expanded_oracle(level, method, variant, resample):
 def test_draws_on_complete_data_across_draw_blocks(level):
     # 300 draws: past the first block of 256 draw ids; no missing cell
     X, Y, Z = matrices(71, nan_frac=0.0, n_sys=6, n_inp=5)
-    res = run(to_dataset(X, Y, Z), level=level, method="kendall", n_resamples=300, rng=8, batch=37)
+    with xcorrstat.set_options(batch=37):
+        res = run(to_dataset(X, Y, Z), level=level, method="kendall", n_resamples=300, rng=8)
     sys_idx, inp_idx = draw_indices(8, ("system", "input"), 6, 5, 300)
     rx, ry = oracle_draws(X, Y, Z, level, "kendall", "b", sys_idx, inp_idx)
     assert_values_same(res["distribution"].values, rx - ry)
@@ -161,11 +167,11 @@ def test_min_pairs_and_skipna_apply_to_the_resample(level):
                                                    ("global", "spearman", ("input",))])
 def test_draws_are_bootstraps_draws_of_each_metric(level, method, resample):
     ds = to_dataset(*matrices(81, n_sys=7, n_inp=9))
-    common = dict(target="human", level=level, method=method, resample=resample, n_resamples=40, rng=123,
-                  keep_distribution=True)
-    res = paired_bootstrap_test(ds, x="mx", y="my", **common)
+    common = dict(target="human", level=level, method=method)
+    draws = xcorrstat.Bootstrap(resample, n_resamples=40, rng=123, keep_distribution=True)
+    res = paired_bootstrap_test(ds, x="mx", y="my", test=draws, **common)
     for name in ("mx", "my"):
-        ref = xcorrstat.bootstrap(ds, metrics=[name], **common)
+        ref = xcorrstat.bootstrap(ds, metrics=[name], resample=draws, **common)
         np.testing.assert_array_equal(res["metric_distribution"].sel(metric=name).values,
                                       ref["distribution"].sel(metric=name).values)
         np.testing.assert_array_equal(res["correlation"].sel(metric=name).values,
@@ -298,21 +304,22 @@ def batched_reference(batched_data):
 
 def test_batch_size_does_not_change_results(batched_data, batched_reference):
     for batch in (1, 64, 300):
-        res = run(batched_data, level="system", method="kendall", n_resamples=300, rng=5, batch=batch)
+        with xcorrstat.set_options(batch=batch):
+            res = run(batched_data, level="system", method="kendall", n_resamples=300, rng=5)
         assert res.attrs["batch"] == batch
         assert_same_result(res, batched_reference)
 
 
 def test_dask_input_stays_lazy_and_chunking_does_not_change_results(batched_data, batched_reference):
     lazy_data = batched_data.chunk({"lp": 1, "input": 4})
-    with dask.config.set(scheduler=_raising_scheduler):
-        res = run(lazy_data, level="system", method="kendall", n_resamples=300, rng=5, batch=50)
+    with dask.config.set(scheduler=_raising_scheduler), xcorrstat.set_options(batch=50):
+        res = run(lazy_data, level="system", method="kendall", n_resamples=300, rng=5)
     for name, var in res.data_vars.items():
         assert var.chunks is not None, f"{name} was computed"
     with dask.config.set(scheduler="threads"):
         computed = res.compute()
     assert_same_result(computed, batched_reference)
-    assert computed.attrs["seed"] == batched_reference.attrs["seed"] == 5
+    assert computed.attrs["rng"] == batched_reference.attrs["rng"] == 5
 
 
 def test_batch_dim_slices_equal_separate_runs(batched_data, batched_reference):
@@ -327,7 +334,7 @@ def test_batch_dim_slices_equal_separate_runs(batched_data, batched_reference):
 def test_generator_seed_is_recorded_and_reproduces():
     ds = to_dataset(*matrices(121))
     a = run(ds, rng=np.random.default_rng(9), n_resamples=20)
-    b = run(ds, rng=a.attrs["seed"], n_resamples=20)
+    b = run(ds, rng=a.attrs["rng"], n_resamples=20)
     xr.testing.assert_identical(a, b)
 
 
@@ -336,14 +343,16 @@ def test_generator_seed_is_recorded_and_reproduces():
 # --------------------------------------------------------------------------- #
 def test_attrs_record_every_option():
     ds = to_dataset(*matrices(131))
-    res = paired_bootstrap_test(ds, x="mx", y="my", target="human", level="input", method="kendall", variant="c",
-                                resample="input", n_resamples=25, alternative="two-sided", confidence_level=0.9,
-                                rng=77, pvalue="fraction", batch=10, skipna=True, min_pairs=4)
+    with xcorrstat.set_options(batch=10):
+        res = paired_bootstrap_test(ds, x="mx", y="my", target="human", level="input", method="kendall",
+                                    variant="c",
+                                    test=xcorrstat.Bootstrap("input", n_resamples=25, rng=77, pvalue="fraction"),
+                                    alternative="two-sided", confidence_level=0.9, skipna=True, min_pairs=4)
     expected = {
         "test": "paired-bootstrap", "x": "mx", "y": "my", "target": "human", "level": "input",
         "method": "kendall", "variant": "c", "resample": ["input"], "n_resamples": 25,
         "alternative": "two-sided", "pvalue": "fraction", "confidence_level": 0.9, "ci": "percentile",
-        "seed": 77, "batch": 10, "skipna": 1, "min_pairs": 4,
+        "rng": 77, "batch": 10, "skipna": 1, "min_pairs": 4,
     }
     assert {k: res.attrs[k] for k in expected} == expected
     assert "distribution" not in res and "metric_distribution" not in res
@@ -375,5 +384,8 @@ def test_attrs_record_every_option():
 ])
 def test_errors_name_the_argument(kwargs, error, match):
     ds = to_dataset(*matrices(141))
+    kwargs = dict(kwargs)
+    options = {"batch": kwargs.pop("batch")} if "batch" in kwargs else {}  # batch is set_options(batch=...)
     with pytest.raises(error, match=match):
-        run(ds, **kwargs)
+        with xcorrstat.set_options(**options):
+            run(ds, **kwargs)

@@ -268,7 +268,7 @@ def test_bootstrap_takes_a_list_of_levels_with_the_same_draws():
               resample=xcorrstat.Bootstrap(n_resamples=300, rng=21, keep_distribution=True))
     both = xcorrstat.bootstrap(ds, level=["system", "input"], **kw)
     assert both["low"].dims == ("level", "metric") and list(both["level"].values) == ["system", "input"]
-    assert both.attrs["level"] == ["system", "input"] and both.attrs["seed"] == 21
+    assert both.attrs["level"] == ["system", "input"] and both.attrs["rng"] == 21
     for lev in ("system", "input"):
         one = xcorrstat.bootstrap(ds, level=lev, **kw)
         for name in ("correlation", "low", "high", "distribution"):

@@ -127,6 +127,7 @@ def test_errors_name_the_option(kw, match):
 def test_default_is_unchanged():
     ds = make_scores(n_metrics=2, seed=6)
     kw = dict(x="m0", y="m1", target="human", level="system")
-    xr.testing.assert_identical(xcorrstat.permutation_test(ds, test=xcorrstat.Permutation(n_resamples=100, rng=2), **kw),
-                                xcorrstat.permutation_test(ds, test=xcorrstat.Permutation(
-                                    standardise="cells", n_resamples=100, rng=2), **kw))
+    default = xcorrstat.Permutation(n_resamples=100, rng=2)
+    cells = xcorrstat.Permutation(standardise="cells", n_resamples=100, rng=2)
+    xr.testing.assert_identical(xcorrstat.permutation_test(ds, test=default, **kw),
+                                xcorrstat.permutation_test(ds, test=cells, **kw))

@@ -7,24 +7,25 @@ from collections.abc import Callable, Hashable, Sequence
 import numpy as np
 import xarray as xr
 
-__all__ = ["PAIR_SUFFIX", "check_dim", "check_dims", "pair_dim", "pick_variable", "symmetric_pairs"]
+__all__ = ["PAIR_PREFIX", "check_dim", "check_dims", "pair_dim", "pick_variable", "symmetric_pairs"]
 
-#: The second copy of a compared dim is named ``f"{dim}{PAIR_SUFFIX}"``.
-PAIR_SUFFIX = "_2"
+#: The second copy of a compared dim is named ``f"{PAIR_PREFIX}{dim}"``, as compare's ``other_metric``.
+PAIR_PREFIX = "other_"
 
 # bound on the temporaries of one block of pairs (elements)
 _PAIR_BLOCK_ELEMS = 1 << 23
 
 
 def pair_dim(dim: Hashable) -> str:
-    """Name of the second copy of ``dim`` in a (label, label') result: ``f"{dim}_2"``.
+    """Name of the second copy of ``dim`` in a (label, label') result: ``f"other_{dim}"`` (as
+    ``other_metric`` of :func:`xcorrstat.compare`).
 
     Examples
     --------
     >>> pair_dim("batch_size")
-    'batch_size_2'
+    'other_batch_size'
     """
-    return f"{dim}{PAIR_SUFFIX}"
+    return f"{PAIR_PREFIX}{dim}"
 
 
 def pick_variable(data: object, var: Hashable | None, argument: str = "var") -> xr.DataArray:

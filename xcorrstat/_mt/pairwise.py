@@ -316,10 +316,10 @@ def pairwise_differences(
     """The difference of every ordered pair of labels along a dim: ``x[j] - x[i]``.
 
     mt-metrics-eval's ``PairwiseDiffs`` and its pairwise-difference matrices, labelled: the
-    result has ``dim`` (label ``i``) and its second copy ``f"{dim}_2"`` (label ``j``, the
+    result has ``dim`` (label ``i``) and its second copy ``f"other_{dim}"`` (label ``j``, the
     naming of the agreement analyses' pair dims) in front of the data's other dims, so
-    ``d.sel(system=i, system_2=j)`` is ``x[j] - x[i]`` on every input. Flattened in
-    row-major order, the (dim, dim_2) matrix is mt-metrics-eval's.
+    ``d.sel(system=i, other_system=j)`` is ``x[j] - x[i]`` on every input. Flattened in
+    row-major order, the (dim, other_dim) matrix is mt-metrics-eval's.
 
     Parameters
     ----------
@@ -335,7 +335,7 @@ def pairwise_differences(
     Returns
     -------
     DataArray or Dataset
-        Like ``data``, with dims ``(dim, f"{dim}_2", ...)``; NaN where either score is
+        Like ``data``, with dims ``(dim, f"other_{dim}", ...)``; NaN where either score is
         missing. Lazy (Dask-backed) data stays lazy.
 
     Examples
@@ -345,8 +345,8 @@ def pairwise_differences(
     >>> x = xr.DataArray([1.0, 2.0, 2.1, 3.0], dims="system", coords={"system": list("abcd")})
     >>> d = pairwise_differences(x, epsilon=0.2)
     >>> d.dims
-    ('system', 'system_2')
-    >>> d.sel(system="a", system_2="d").item(), d.sel(system="b", system_2="c").item()
+    ('system', 'other_system')
+    >>> d.sel(system="a", other_system="d").item(), d.sel(system="b", other_system="c").item()
     (2.0, 0.0)
     """
     epsilon, names = _pairwise_differences_iv(data, dim, epsilon)

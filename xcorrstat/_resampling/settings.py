@@ -254,8 +254,8 @@ def as_settings(value: object, name: str, allowed: tuple[type, ...]) -> Settings
         return _BY_NAME[value]()
     if isinstance(value, allowed):
         return value  # type: ignore[return-value]
-    names = " or ".join([f"{_NAMES[c]!r}" for c in allowed] + [f"xcorrstat.{c.__name__}(...)" for c in allowed])
-    raise ValueError(f"{name} must be {names}, got {cut(value)}")
+    names = ", ".join([f"{_NAMES[c]!r}" for c in allowed] + [f"xcorrstat.{c.__name__}(...)" for c in allowed])
+    raise ValueError(f"{name} must be one of {names}, got {cut(value)}")
 
 
 def settings_name(settings: Settings) -> Test:

@@ -13,7 +13,7 @@ data:
   intervals over the conditions;
 * :func:`synthetic_benchmark`: a small seeded benchmark to try them on.
 
-Results compare a dim with its copy ``f"{dim}_2"``.
+Results compare a dim with its copy ``f"other_{dim}"``.
 """
 
 from ._corrmatrix import matrix

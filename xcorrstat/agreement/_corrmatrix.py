@@ -66,7 +66,7 @@ def _level_kernel(values, **kw):
 
 def _apply(da: xr.DataArray, over: Hashable, core: Sequence[Hashable], func: Callable[..., Any],
            kwargs: dict[str, Any]) -> xr.DataArray:
-    """Run ``func`` over core dims ``(over, *core)`` -> ``(over, over_2)``; returns r with coord n."""
+    """Run ``func`` over core dims ``(over, *core)`` -> ``(over, other_over)``; returns r with coord n."""
     other = pair_dim(over)
     if da.chunks is not None:
         da = da.chunk({d: -1 for d in (over, *core)})
@@ -156,7 +156,7 @@ def matrix(
         with one variable). Not used with ``level``.
     over : str
         The dim whose labels are compared (for example the values of a
-        hyperparameter). The result has this dim and its copy ``f"{over}_2"``.
+        hyperparameter). The result has this dim and its copy ``f"other_{over}"``.
         With ``level`` it is ``"metric"`` (the scores) and may be omitted.
     along : str or list of str, optional
         The dims whose combinations are the paired observations; default every dim
@@ -178,7 +178,7 @@ def matrix(
     Returns
     -------
     DataArray
-        Named ``correlation`` with dims ``(over, over_2)`` plus any batch dims,
+        Named ``correlation`` with dims ``(over, other_over)`` plus any batch dims,
         symmetric, with coordinate ``n`` (the valid pairs of each cell; with
         ``level``: the units used, as in :func:`xcorrstat.correlate`) and attrs
         recording how it was made.
@@ -204,8 +204,8 @@ def matrix(
     >>> import xcorrstat.agreement as agr
     >>> bench = agr.synthetic_benchmark(rng=0)
     >>> r = agr.matrix(bench, var="accuracy", over="batch_size", along=("dataset", "strategy"))
-    >>> r.dims, float(r.isel(batch_size=0, batch_size_2=0))
-    (('batch_size', 'batch_size_2'), 1.0)
+    >>> r.dims, float(r.isel(batch_size=0, other_batch_size=0))
+    (('batch_size', 'other_batch_size'), 1.0)
     """
     da, over, core, kernel, kwargs, attrs = _matrix_iv(data, var, over, along, level, scores, method, variant,
                                                        complete_inputs, min_pairs)

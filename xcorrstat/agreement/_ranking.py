@@ -415,7 +415,7 @@ def leaderboard_agreement(
     Returns
     -------
     Dataset
-        ``tau`` with dims ``(between, between_2)`` plus batch dims and coordinate
+        ``tau`` with dims ``(between, other_between)`` plus batch dims and coordinate
         ``n`` (competitors with a position in both leaderboards); with draws,
         ``low``, ``high`` and ``n_undefined`` (draws with an undefined tau, left out
         of the interval), and optionally ``distribution``. Also ``score`` and
@@ -438,7 +438,7 @@ def leaderboard_agreement(
     >>> res = agr.leaderboard_agreement(bench, var="accuracy", competitor="strategy",
     ...                                 condition="dataset", between="batch_size", rng=0)
     >>> res["tau"].dims, res.attrs["rng"]
-    (('batch_size', 'batch_size_2'), 0)
+    (('batch_size', 'other_batch_size'), 0)
     """
     batch = OPTIONS["batch"]
     a = _leaderboard_agreement_iv(data, var, competitor, condition, between, rank, missing, higher_is_better,
@@ -452,7 +452,7 @@ def leaderboard_agreement(
         draws, used_batch, step = _agreement_draws(a, da, core, a.n_resamples, a.seed)
         _add_interval(out, draws, a.confidence_level, keep_distribution)
         attrs.update(resample=str(a.condition), n_resamples=a.n_resamples, confidence_level=a.confidence_level,
-                     ci="percentile", seed=a.seed, batch=used_batch, draws_per_batch=step)
+                     ci="percentile", rng=a.seed, batch=used_batch, draws_per_batch=step)
     out["score"], out["position"] = lb["score"], lb["position"]
     out = out.assign_coords(n_conditions=lb["n_conditions"])
     out["tau"].attrs["long_name"] = "Kendall tau-b between leaderboards"

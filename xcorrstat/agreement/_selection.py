@@ -152,7 +152,7 @@ def jaccard(
         with one variable).
     over : str
         The dim whose labels are compared (for example the strategies). The result
-        has this dim and its copy ``f"{over}_2"``.
+        has this dim and its copy ``f"other_{over}"``.
     item : str
         The dim of the set members (for example the samples).
     union : str or list of str, optional
@@ -171,7 +171,7 @@ def jaccard(
     Returns
     -------
     DataArray
-        Named ``jaccard`` (or ``jaccard_distance``) with dims ``(over, over_2)``
+        Named ``jaccard`` (or ``jaccard_distance``) with dims ``(over, other_over)``
         plus kept dims, symmetric, with coordinate ``n`` counting the similarities
         averaged in each cell, and attrs recording how it was made.
 
@@ -190,8 +190,8 @@ def jaccard(
     >>> import xcorrstat.agreement as agr
     >>> bench = agr.synthetic_benchmark(rng=0)
     >>> j = agr.jaccard(bench, var="selected", over="strategy", item="item", union="cycle")
-    >>> j.dims, float(j.sel(strategy="random", strategy_2="random"))
-    (('strategy', 'strategy_2'), 1.0)
+    >>> j.dims, float(j.sel(strategy="random", other_strategy="random"))
+    (('strategy', 'other_strategy'), 1.0)
     """
     da, over, item, unions, averaged = _jaccard_iv(data, var, over, item, union, along, empty, distance)
     if unions:

@@ -1,0 +1,135 @@
+"""The public calls' speed in the working tree and in an earlier commit, side by side in one run.
+
+A change of the API surface (settings objects, options, private modules) must not slow the
+calls users make. This script checks out ``--baseline`` into a temporary ``git worktree`` and
+times the same operations in both trees, each in fresh Python processes that alternate tree by
+tree (``--rounds`` of them; the best time of each side is kept), on the bundled SummEval data
+(16 systems x 100 inputs, 34 metrics) and on WMT-shaped random data (15 systems x 2,000 inputs,
+20 metrics). Each process warms up (imports, the first call's compilation) before it times.
+The calls are spelled as each tree spells them (the earlier flat keywords, or the settings
+objects). Printed: both times, their ratio (current / baseline) and whether it is within 10%.
+
+    python benchmarks/api_speed.py [--baseline REV] [--rounds 3] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TREE = HERE.parent
+
+# One process: time every case on the tree first on sys.path; print {case: seconds} as JSON.
+CHILD = r'''
+import json, sys, time
+import numpy as np
+import xcorrstat
+assert xcorrstat.__file__.startswith(sys.argv[1]), xcorrstat.__file__
+quick = sys.argv[2] == "1"
+draws = 200 if quick else 1000
+new = hasattr(xcorrstat, "Permutation")
+se = xcorrstat.datasets.summeval()
+T = "expert_relevance"
+se = se[[T] + [v for v in se.data_vars if not v.startswith(("expert", "turker"))]]
+rng = np.random.default_rng(0)
+latent = rng.normal(size=(15, 2000))
+import xarray as xr
+data = {f"m{k}": (("system", "input"), latent + rng.normal(scale=0.5 + k / 10, size=latent.shape)) for k in range(20)}
+data["human"] = (("system", "input"), np.round(latent + rng.normal(size=latent.shape)))
+wm = xr.Dataset(data, coords={"system": [f"s{k}" for k in range(15)], "input": np.arange(2000)})
+
+def boot(ds, target, dims, **kw):
+    if new:
+        return xcorrstat.bootstrap(ds, target=target, resample=xcorrstat.Bootstrap(dims, n_resamples=draws, rng=0), **kw)
+    return xcorrstat.bootstrap(ds, target=target, resample=dims, n_resamples=draws, rng=0, **kw)
+
+def perm(ds, x, y, target, dims, **kw):
+    if new:
+        return xcorrstat.permutation_test(ds, x=x, y=y, target=target, test=xcorrstat.Permutation(dims, n_resamples=draws, rng=0), **kw)
+    return xcorrstat.permutation_test(ds, x=x, y=y, target=target, permute=dims, n_resamples=draws, rng=0, **kw)
+
+def paired(ds, x, y, target, dims, **kw):
+    if new:
+        return xcorrstat.paired_bootstrap_test(ds, x=x, y=y, target=target, test=xcorrstat.Bootstrap(dims, n_resamples=draws, rng=0), **kw)
+    return xcorrstat.paired_bootstrap_test(ds, x=x, y=y, target=target, resample=dims, n_resamples=draws, rng=0, **kw)
+
+def comp(ds, target, dims, **kw):
+    if new:
+        return xcorrstat.compare(ds, target=target, test=xcorrstat.Permutation(dims, n_resamples=draws, rng=0), **kw)
+    return xcorrstat.compare(ds, target=target, permute=dims, n_resamples=draws, rng=0, **kw)
+
+CASES = {
+    "correlate summeval 4 levels kendall": lambda: xcorrstat.correlate(se, target=T, level=["system", "input", "global", "within_system"], method="kendall"),
+    "bootstrap summeval system pearson BOOT-BOTH": lambda: boot(se, T, ("system", "input")),
+    "bootstrap summeval input kendall BOOT-BOTH": lambda: boot(se, T, ("system", "input"), level="input", method="kendall"),
+    "bootstrap wmt input kendall BOOT-INPUTS": lambda: boot(wm, "human", "input", level="input", method="kendall"),
+    "permutation_test summeval system pearson PERM-BOTH": lambda: perm(se, "qa_eval_f1", "meteor", T, ("system", "input")),
+    "permutation_test wmt input kendall PERM-BOTH": lambda: perm(wm, "m0", "m1", "human", ("system", "input"), level="input", method="kendall"),
+    "paired_bootstrap_test summeval system kendall": lambda: paired(se, "qa_eval_f1", "meteor", T, ("system", "input"), method="kendall"),
+    "compare summeval system pearson PERM-BOTH": lambda: comp(se, T, ("system", "input")),
+    "compare wmt input kendall PERM-INPUTS": lambda: comp(wm, "human", "input", level="input", method="kendall"),
+    "report summeval 12 metrics": lambda: xcorrstat.report(se[[T] + list(se.data_vars)[1:13]], target=T, n_resamples=draws, rng=0),
+}
+for f in CASES.values():  # warm up: imports, compiled loops, caches
+    f()
+out = {}
+for name, f in CASES.items():
+    best = float("inf")
+    for _ in range(2):
+        start = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - start)
+    out[name] = best
+print(json.dumps(out))
+'''
+
+
+def _run(tree: Path, quick: bool) -> dict[str, float]:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    done = subprocess.run([sys.executable, "-c", CHILD, str(tree), "1" if quick else "0"], capture_output=True,
+                          text=True, env=env, cwd=tempfile.gettempdir())
+    if done.returncode != 0:
+        raise SystemExit(f"the run in {tree} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", default="HEAD", help="the earlier commit (default HEAD)")
+    parser.add_argument("--rounds", type=int, default=3, help="processes per tree, alternating (default 3)")
+    parser.add_argument("--quick", action="store_true", help="200 draws instead of 1,000")
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="xcorrstat-speed-"))
+    base = work / "baseline"
+    subprocess.run(["git", "-C", str(TREE), "worktree", "add", "--detach", str(base), args.baseline],
+                   check=True, capture_output=True)
+    try:
+        best: dict[str, dict[str, float]] = {"baseline": {}, "current": {}}
+        for _ in range(args.rounds):
+            for side, tree in (("baseline", base), ("current", TREE)):
+                for case, seconds in _run(tree, args.quick).items():
+                    best[side][case] = min(seconds, best[side].get(case, float("inf")))
+    finally:
+        subprocess.run(["git", "-C", str(TREE), "worktree", "remove", "--force", str(base)], capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+    width = max(map(len, best["current"]))
+    print(f"{'case':<{width}}  baseline  current  ratio")
+    worst = 0.0
+    for case, now in best["current"].items():
+        then = best["baseline"][case]
+        ratio = now / then
+        worst = max(worst, ratio)
+        print(f"{case:<{width}}  {then:8.3f}  {now:7.3f}  {ratio:5.2f}{'' if ratio <= 1.10 else '  slower'}")
+    print(f"slowest ratio {worst:.2f} (goal <= 1.10)")
+    return 0 if worst <= 1.10 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
