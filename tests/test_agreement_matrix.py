@@ -68,7 +68,7 @@ def test_equals_pandas_corr(method, seed):
     if method == "kendall":  # documented difference: NaN, not 1.0, on the diagonal of a constant column
         idx = np.flatnonzero(constant_columns(df, k))
         expected[idx, idx] = np.nan
-    np.testing.assert_allclose(got.transpose("label", "label_2").values, expected, rtol=0, atol=ATOL)
+    np.testing.assert_allclose(got.transpose("label", "other_label").values, expected, rtol=0, atol=ATOL)
     # n counts the rows where both columns are present
     present = df.notna().to_numpy().astype(int)
     np.testing.assert_array_equal(got["n"].values, present.T @ present)
@@ -93,8 +93,8 @@ def test_pandas_default_min_periods_is_min_pairs_2(method):
 def test_kendall_constant_column_diagonal_differs_from_pandas():
     da = xr.DataArray([[1.0, 2, 3, 4], [5, 5, 5, 5]], dims=("label", "obs"), coords={"label": ["x", "c"]})
     got = matrix(da, over="label", method="kendall")
-    assert float(got.sel(label="x", label_2="x")) == 1.0
-    assert np.isnan(float(got.sel(label="c", label_2="c")))
+    assert float(got.sel(label="x", other_label="x")) == 1.0
+    assert np.isnan(float(got.sel(label="c", other_label="c")))
     assert pd.DataFrame({"x": [1.0, 2, 3, 4], "c": [5.0] * 4}).corr(method="kendall").loc["c", "c"] == 1.0
 
 
@@ -114,7 +114,7 @@ def test_batch_dims_and_default_along():
     v[g.random(v.shape) < 0.2] = np.nan
     da = xr.DataArray(v, dims=("group", "label", "a", "b"), coords={"group": ["g0", "g1", "g2"]})
     got = matrix(da, over="label", along=("a", "b"), method="spearman")
-    assert got.dims == ("group", "label", "label_2")
+    assert got.dims == ("group", "label", "other_label")
     for grp in got["group"].values:
         df = wide(da.sel(group=grp), "label", ("a", "b"))
         np.testing.assert_allclose(got.sel(group=grp).values, pandas_corr(df, "spearman", 3), rtol=0, atol=ATOL)
@@ -130,7 +130,7 @@ def test_exactly_symmetric_and_labelled():
     ds = da.to_dataset()
     got = matrix(ds, var="score", over="label", method="pearson")
     np.testing.assert_array_equal(got.values, got.values.T)
-    assert list(got["label_2"].values) == list(da["label"].values)
+    assert list(got["other_label"].values) == list(da["label"].values)
     assert got.name == "correlation"
     assert got.attrs["method"] == "pearson" and got.attrs["over"] == "label" and got.attrs["min_pairs"] == 3
     np.testing.assert_array_equal(np.diag(got.values), 1.0)
@@ -186,7 +186,7 @@ def test_system_level_equals_pandas_on_system_means(method):
     got = matrix(ds, level="system", method=method)
     table = ds.to_dataframe().groupby("system").mean()
     np.testing.assert_allclose(got.values, table.corr(method=method).to_numpy(), rtol=0, atol=ATOL)
-    assert got.dims == ("metric", "metric_2") and list(got["metric"].values) == list(ds.data_vars)
+    assert got.dims == ("metric", "other_metric") and list(got["metric"].values) == list(ds.data_vars)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -228,14 +228,14 @@ def test_global_level_equals_pandas_over_cells():
     got = matrix(ds, level="global", method="spearman", scores=["s2", "s0", "s3"])
     table = ds.to_dataframe()[["s2", "s0", "s3"]]
     np.testing.assert_allclose(got.values, pandas_corr(table, "spearman", 3), rtol=0, atol=ATOL)
-    assert list(got["metric_2"].values) == ["s2", "s0", "s3"]
+    assert list(got["other_metric"].values) == ["s2", "s0", "s3"]
 
 
 def test_level_default_includes_human_scores(summeval):
     got = matrix(summeval[["rouge_2_f1", "qa_eval_f1", "expert_relevance"]], level="system", method="kendall")
     assert "expert_relevance" in got["metric"].values
     expected = stats.kendalltau(summeval["qa_eval_f1"].mean("input"), summeval["expert_relevance"].mean("input"))
-    assert float(got.sel(metric="qa_eval_f1", metric_2="expert_relevance")) == pytest.approx(expected.statistic)
+    assert float(got.sel(metric="qa_eval_f1", other_metric="expert_relevance")) == pytest.approx(expected.statistic)
 
 
 @pytest.mark.parametrize(

@@ -43,7 +43,12 @@ def floor_data() -> xr.Dataset:
     return ds
 
 
-FLOOR = dict(target="human", metrics=METRICS8, level="system", family="all", correction="holm", rng=0)
+FLOOR = dict(target="human", metrics=METRICS8, level="system", family="all", correction="holm")
+
+
+def _perm0(**kw) -> xcorrstat.Permutation:
+    """The floor runs' permutation settings (seed 0)."""
+    return xcorrstat.Permutation(rng=0, **kw)
 
 
 def _holm(p):
@@ -80,16 +85,17 @@ def test_auto_pvalues_equal_fixed_runs_with_each_pairs_draws(test, extra):
     ds["m0"] = ds["human"] + 0.3 * ds["m0"]
     ds["m1"] = ds["human"] + 0.8 * ds["m1"]
     ds["human"].attrs["role"] = "human"
-    kw = dict(target="human", metrics=[f"m{k}" for k in range(5)], level="input", test=test, rng=3)
+    kw = dict(target="human", metrics=[f"m{k}" for k in range(5)], level="input")
+    settings = xcorrstat.Permutation if test == "permutation" else xcorrstat.Bootstrap
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OpenDecisionsWarning)
-        auto = xcorrstat.compare(ds, n_resamples="auto", max_resamples=3000, **kw)
+        auto = xcorrstat.compare(ds, test=settings(n_resamples="auto", rng=3, max_resamples=3000), **kw)
     used = auto["n_resamples_used"].values
     assert auto.attrs["draws"] == "auto" and auto.attrs["n_resamples"] == used.max()
     assert np.all(np.diag(used) == 0) and np.array_equal(used, used.T)
     assert set(np.unique(used[used > 0])) <= set(draw_schedule(1000, 3000))
     for n in np.unique(used[used > 0]):
-        fixed = xcorrstat.compare(ds, n_resamples=int(n), **kw)
+        fixed = xcorrstat.compare(ds, test=settings(n_resamples=int(n), rng=3), **kw)
         mask = np.broadcast_to(used == n, auto["pvalue"].transpose(..., "metric", "other_metric").shape)
         a = auto["pvalue"].transpose(..., "metric", "other_metric").values[mask]
         f = fixed["pvalue"].transpose(..., "metric", "other_metric").values[mask]
@@ -98,13 +104,13 @@ def test_auto_pvalues_equal_fixed_runs_with_each_pairs_draws(test, extra):
 
 def test_floor_above_alpha_auto_settles_like_a_20000_draw_run():
     ds = floor_data()
-    fixed_1000 = xcorrstat.compare(ds, n_resamples=1000, **FLOOR)
+    fixed_1000 = xcorrstat.compare(ds, test=_perm0(n_resamples=1000), **FLOOR)
     assert np.nanmin(fixed_1000["pvalue_corrected"].values) >= 56 / 1001 > 0.05
     assert not fixed_1000["significant"].any()
     with warnings.catch_warnings():
         warnings.simplefilter("error", OpenDecisionsWarning)
-        auto = xcorrstat.compare(ds, **FLOOR)  # n_resamples="auto" is the default
-    fixed = xcorrstat.compare(ds, n_resamples=20000, **FLOOR)
+        auto = xcorrstat.compare(ds, test=_perm0(), **FLOOR)  # n_resamples="auto" is the default
+    fixed = xcorrstat.compare(ds, test=_perm0(n_resamples=20000), **FLOOR)
     assert auto.attrs["n_open"] == 0 and auto.attrs["max_resamples"] == 20000
     assert 1000 < auto.attrs["n_resamples_used"] <= 20000
     np.testing.assert_array_equal(auto["significant"].values, fixed["significant"].values)
@@ -118,16 +124,16 @@ def test_floor_above_alpha_auto_settles_like_a_20000_draw_run():
 
 def test_the_cap_warns_and_records_the_open_decisions():
     with pytest.warns(OpenDecisionsWarning, match="still open with draws capped at max_resamples=1000"):
-        res = xcorrstat.compare(floor_data(), max_resamples=1000, **FLOOR)
+        res = xcorrstat.compare(floor_data(), test=_perm0(max_resamples=1000), **FLOOR)
     assert res.attrs["n_open"] > 0 and res.attrs["n_resamples"] == 1000
     assert res["n_resamples_used"].values.max() == 1000
     assert res.attrs["pvalue_floor"] == pytest.approx(56 / 1001)  # > .05: nothing can be rejected
     with pytest.warns(OpenDecisionsWarning, match="still open with draws capped at max_resamples=3000"):
-        res = xcorrstat.compare(floor_data(), max_resamples=3000, **FLOOR)
+        res = xcorrstat.compare(floor_data(), test=_perm0(max_resamples=3000), **FLOOR)
     # no decision open at 1,000 draws can settle by 3,000 (Holm over 56 needs ~8,000): they draw on to the cap,
     # where their p-values are those of a fixed 3,000-draw run, and so are the flags and clusters
     assert 0 < res.attrs["n_open"] and res.attrs["n_resamples"] == 3000
-    fixed = xcorrstat.compare(floor_data(), n_resamples=3000, **FLOOR)
+    fixed = xcorrstat.compare(floor_data(), test=_perm0(n_resamples=3000), **FLOOR)
     at_cap = res["n_resamples_used"].values == 3000
     assert at_cap.sum() >= res.attrs["n_open"]
     np.testing.assert_array_equal(res["pvalue"].values[at_cap], fixed["pvalue"].values[at_cap])
@@ -179,9 +185,9 @@ def test_draw_options_are_checked():
     ds = make_scores(n_metrics=3, seed=1)
     for bad in ("many", 0, -5, 2.5, True):
         with pytest.raises(ValueError, match="n_resamples must be a positive integer or 'auto'"):
-            xcorrstat.compare(ds, target="human", n_resamples=bad)
+            xcorrstat.compare(ds, target="human", test=xcorrstat.Permutation(n_resamples=bad))
     with pytest.raises(ValueError, match="max_resamples"):
-        xcorrstat.compare(ds, target="human", max_resamples=0)
+        xcorrstat.compare(ds, target="human", test=xcorrstat.Permutation(max_resamples=0))
 
 
 def test_williams_makes_no_draws_whatever_n_resamples():

@@ -82,8 +82,9 @@ def test_bootstrap_draws_equal_the_expanded_resample(resample):
     ds = dataset(7)
     n = 12
     res = xcorrstat.bootstrap(ds, target="h", metrics=["a"], level="input", method="kendall", variant="acc23",
-                              average="pairs", resample=resample, n_resamples=n, rng=5, keep_distribution=True)
-    seed = res.attrs["seed"]
+                              average="pairs",
+                              resample=xcorrstat.Bootstrap(resample, n_resamples=n, rng=5, keep_distribution=True))
+    seed = res.attrs["rng"]
     sizes = [ds.sizes[d] for d in resample]
     idx = dict(zip(resample, bootstrap_indices(seed, range(n), sizes)))
     draws = res["distribution"].sel(metric="a").values
@@ -117,12 +118,13 @@ def test_permutation_draws_equal_the_swapped_matrices(permute):
     n = 40
     dims = {"cells": ("system", "input"), "system": "system", "input": "input"}[permute]
     res = xcorrstat.permutation_test(ds, x="a", y="b", target="h", level="input", method="kendall",
-                                     variant="acc23", average="pairs", permute=dims, n_resamples=n, rng=11,
-                                     keep_distribution=True, pvalue="fraction")
+                                     variant="acc23", average="pairs",
+                                     test=xcorrstat.Permutation(dims, n_resamples=n, rng=11, keep_distribution=True,
+                                                                pvalue="fraction"))
     assert res.attrs["average"] == "pairs"
     x, y, z = ds["a"].values, ds["b"].values, ds["h"].values
     zx, zy = standardise(x), standardise(y)
-    masks = permutation_masks(res.attrs["seed"], range(n), *x.shape, permute)
+    masks = permutation_masks(res.attrs["rng"], range(n), *x.shape, permute)
     want = np.array([pooled_agreement(np.where(m, zy, zx), z) - pooled_agreement(np.where(m, zx, zy), z)
                      for m in masks])
     np.testing.assert_allclose(res["distribution"].values, want, atol=1e-12)
@@ -130,17 +132,19 @@ def test_permutation_draws_equal_the_swapped_matrices(permute):
     assert float(res["delta"]) == pytest.approx(delta, abs=1e-12)
     assert float(res["pvalue"]) == pytest.approx(np.mean(want >= delta - 1e-9), abs=1e-12)
     pair = xcorrstat.compare(ds, target="h", metrics=["a", "b"], level="input", method="kendall",
-                             variant="acc23", average="pairs", permute=dims, n_resamples=n, rng=11,
-                             pvalue="fraction")
+                             variant="acc23", average="pairs",
+                             test=xcorrstat.Permutation(dims, n_resamples=n, rng=11, pvalue="fraction"))
     assert float(pair["pvalue"].sel(metric="a", other_metric="b")) == float(res["pvalue"])
 
 
 def test_bad_average():
     ds = dataset(0)
     with pytest.raises(ValueError, match="average='pairs' averages groups at input or within-system level"):
-        xcorrstat.compare(ds, target="h", level="system", average="pairs", n_resamples=10)
+        xcorrstat.compare(ds, target="h", level="system", average="pairs",
+                          test=xcorrstat.Permutation(n_resamples=10))
     with pytest.raises(ValueError, match="average must be one of"):
-        xcorrstat.permutation_test(ds, x="a", y="b", target="h", level="input", average="pooled", n_resamples=10)
+        xcorrstat.permutation_test(ds, x="a", y="b", target="h", level="input", average="pooled",
+                                   test=xcorrstat.Permutation(n_resamples=10))
     with pytest.raises(ValueError, match="average='pairs' is an option of swap='scores'"):
-        xcorrstat.compare(ds, target="h", level="input", method="kendall", variant="acc23", swap="pairs",
-                          average="pairs", n_resamples=10)
+        xcorrstat.compare(ds, target="h", level="input", method="kendall", variant="acc23",
+                          test=xcorrstat.Permutation(swap="pairs", n_resamples=10), average="pairs")

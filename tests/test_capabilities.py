@@ -33,7 +33,7 @@ def _api_support():
 
 def test_probe_equals_the_table():
     result = _api_support().probe(systems=6, inputs=6, n_resamples=3, n_trials=1)
-    assert len(result) == len(OPERATIONS) * 4 * 7
+    assert len(result) == len(OPERATIONS) * 4 * 8  # 7 coefficient/variant columns and a function of one's own
     assert not (result["outcome"] == "error").any(), result[result["outcome"] == "error"]
     disagree = result[~result["agrees"]]
     assert disagree.empty, disagree[["operation", "level", "method", "variant", "outcome", "message"]]
@@ -46,13 +46,13 @@ def test_probe_equals_the_table():
 
 
 def test_the_issue_counts():
-    # out of 28 level x coefficient cells: only the Williams and Fisher limits (and the global-level
-    # draws of the distinct-pair variants) remain
+    # out of 32 level x coefficient cells (the 28 of the coefficients and 4 of a function of one's own): only
+    # the Williams and Fisher limits (and the global-level draws of the distinct-pair variants) remain
     counts = {}
     for op, *_, status in cells():
         counts[op] = counts.get(op, 0) + (status == "yes")
-    assert counts["correlate"] == 28 and counts["permutation_test"] == 28 and counts["agreement.matrix"] == 28
-    assert counts["bootstrap"] == 25 and counts["report"] == 25 and counts["paired_bootstrap_test"] == 25
+    assert counts["correlate"] == 32 and counts["permutation_test"] == 32 and counts["agreement.matrix"] == 28
+    assert counts["bootstrap"] == 29 and counts["report"] == 29 and counts["paired_bootstrap_test"] == 29
     assert counts["fisher"] == 16 and counts["williams_test"] == 4
     assert counts["diagnostics.power_analysis"] == 12  # 4 levels x 3 coefficients: it has no variant argument
 
@@ -123,7 +123,7 @@ def test_matrix_within_system_is_the_mean_of_per_system_correlations(method):
     got = xcorrstat.agreement.matrix(ds, level="within_system", method=method, scores=["m0", "m1", "m2"])
     for a, b in itertools.permutations(["m0", "m1", "m2"], 2):
         want = np.mean([_scipy(method, ds[a].values[s], ds[b].values[s]) for s in range(5)])
-        assert float(got.sel(metric=a, metric_2=b)) == pytest.approx(want, abs=1e-12)
+        assert float(got.sel(metric=a, other_metric=b)) == pytest.approx(want, abs=1e-12)
 
 
 def test_matrix_kendall_tau_a_at_system_level_is_brute_force():
@@ -131,7 +131,7 @@ def test_matrix_kendall_tau_a_at_system_level_is_brute_force():
     ds["m1"] = ds["m1"].round(0)  # ties between system means
     got = xcorrstat.agreement.matrix(ds, level="system", method="kendall", variant="a", scores=["m0", "m1"])
     want = _tau_a(ds["m0"].mean("input").values, ds["m1"].mean("input").values)
-    assert float(got.sel(metric="m0", metric_2="m1")) == pytest.approx(want, abs=1e-12)
+    assert float(got.sel(metric="m0", other_metric="m1")) == pytest.approx(want, abs=1e-12)
 
 
 def test_report_within_system_correlation_is_the_scipy_mean():
@@ -156,7 +156,7 @@ def test_cli_report_within_system_prints_the_scipy_mean(tmp_path, capsys):
     path = tmp_path / "scores.csv"
     ds.to_dataframe().reset_index().to_csv(path, index=False)
     code = main(["report", str(path), "--target", "human", "--level", "within_system", "--n-resamples", "20",
-                 "--seed", "1", "--out", str(tmp_path / "rep"), "--quiet"])
+                 "--rng", "1", "--out", str(tmp_path / "rep"), "--quiet"])
     out = capsys.readouterr().out
     assert code == 0
     assert "Within-system level (n = 5 systems)" in out

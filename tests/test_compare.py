@@ -43,11 +43,14 @@ CASES = [
 @pytest.mark.parametrize("level,method,permute", CASES)
 def test_permutation_pairs_equal_two_metric_test(level, method, permute):
     ds = make_scores(n_metrics=4, n_systems=6, n_inputs=7, seed=3, nan_frac=0.1, ties=True)
-    res = ds.corrstat.compare(target="human", level=level, method=method, permute=permute, n_resamples=N,
-                              rng=11, keep_distribution=True, alternative="two-sided")
+    res = ds.corrstat.compare(target="human", level=level, method=method,
+                              test=xcorrstat.Permutation(permute, n_resamples=N, rng=11, keep_distribution=True),
+                              alternative="two-sided")
     for a, b in pairs_of(ds):
-        one = ds.corrstat.permutation_test(x=a, y=b, target="human", level=level, method=method, permute=permute,
-                                           n_resamples=N, rng=11, keep_distribution=True, alternative="two-sided")
+        one = ds.corrstat.permutation_test(x=a, y=b, target="human", level=level, method=method,
+                                           test=xcorrstat.Permutation(permute, n_resamples=N, rng=11,
+                                                                      keep_distribution=True),
+                                           alternative="two-sided")
         cell = res.sel(metric=a, other_metric=b)
         assert_values_same(cell["distribution"].values, one["distribution"].values, f"{a} vs {b}")
         assert_values_same(cell["delta"].values, one["delta"].values)
@@ -57,22 +60,23 @@ def test_permutation_pairs_equal_two_metric_test(level, method, permute):
 @pytest.mark.parametrize("alternative", ["greater", "less"])
 def test_both_directions_from_one_set_of_draws(alternative):
     ds = make_scores(n_metrics=3, seed=5)
-    res = ds.corrstat.compare(target="human", level="input", method="kendall", n_resamples=N, rng=2,
-                              alternative=alternative)
+    res = ds.corrstat.compare(target="human", level="input", method="kendall",
+                              test=xcorrstat.Permutation(n_resamples=N, rng=2), alternative=alternative)
     for a, b in pairs_of(ds):
         one = ds.corrstat.permutation_test(x=a, y=b, target="human", level="input", method="kendall",
-                                           n_resamples=N, rng=2, alternative=alternative)
+                                           test=xcorrstat.Permutation(n_resamples=N, rng=2), alternative=alternative)
         assert_values_same(res["pvalue"].sel(metric=a, other_metric=b).values, one["pvalue"].values)
 
 
 @pytest.mark.parametrize("resample", ["system", "input", ("system", "input")])
 def test_bootstrap_pairs_equal_paired_bootstrap_test(resample):
     ds = make_scores(n_metrics=3, seed=8, nan_frac=0.05)
-    res = ds.corrstat.compare(target="human", test="bootstrap", level="system", method="spearman",
-                              resample=resample, n_resamples=N, rng=4, keep_distribution=True)
+    res = ds.corrstat.compare(target="human", level="system", method="spearman",
+                              test=xcorrstat.Bootstrap(resample, n_resamples=N, rng=4, keep_distribution=True))
     for a, b in pairs_of(ds):
         one = ds.corrstat.paired_bootstrap_test(x=a, y=b, target="human", level="system", method="spearman",
-                                                resample=resample, n_resamples=N, rng=4, keep_distribution=True)
+                                                test=xcorrstat.Bootstrap(resample, n_resamples=N, rng=4,
+                                                                         keep_distribution=True))
         cell = res.sel(metric=a, other_metric=b)
         assert_values_same(cell["distribution"].values, one["distribution"].values)
         assert_values_same(cell["pvalue"].values, one["pvalue"].values)
@@ -81,11 +85,11 @@ def test_bootstrap_pairs_equal_paired_bootstrap_test(resample):
 @pytest.mark.parametrize("level", ["system", "global"])
 def test_williams_pairs_equal_williams_test(level):
     ds = make_scores(n_metrics=4, seed=9)
-    res = ds.corrstat.compare(target="human", test="williams", level=level, alternative="two-sided",
-                              absolute=True)
+    res = ds.corrstat.compare(target="human", test=xcorrstat.Williams(absolute=True), level=level,
+                              alternative="two-sided")
     for a, b in pairs_of(ds):
         one = ds.corrstat.williams_test(x=a, y=b, target="human", level=level, alternative="two-sided",
-                                        absolute=True)
+                                        test=xcorrstat.Williams(absolute=True))
         assert_values_same(res["pvalue"].sel(metric=a, other_metric=b).values, one["pvalue"].values)
 
 
@@ -104,17 +108,21 @@ def test_pair_chunks_and_batches_do_not_change_draws():
 
 def test_dask_input_stays_lazy_and_equals_eager():
     ds = make_scores(n_metrics=3, seed=2)
-    eager = ds.corrstat.compare(target="human", level="input", n_resamples=N, rng=1, correction="holm")
-    lazy = ds.chunk().corrstat.compare(target="human", level="input", n_resamples=N, rng=1, correction="holm")
+    eager = ds.corrstat.compare(target="human", level="input", test=xcorrstat.Permutation(n_resamples=N, rng=1),
+                                correction="holm")
+    lazy = ds.chunk().corrstat.compare(target="human", level="input",
+                                       test=xcorrstat.Permutation(n_resamples=N, rng=1), correction="holm")
     assert lazy["pvalue"].chunks is not None
     xr.testing.assert_allclose(lazy.compute(), eager, rtol=0, atol=1e-12)
 
 
 def test_extra_dim_label_by_label():
     ds = make_scores(n_metrics=3, seed=4, extra=("lp", 2))
-    both = ds.corrstat.compare(target="human", level="system", n_resamples=N, rng=6, correction="holm")
+    both = ds.corrstat.compare(target="human", level="system", test=xcorrstat.Permutation(n_resamples=N, rng=6),
+                               correction="holm")
     for lp in ds["lp"].values:
-        one = ds.sel(lp=lp).corrstat.compare(target="human", level="system", n_resamples=N, rng=6, correction="holm")
+        one = ds.sel(lp=lp).corrstat.compare(target="human", level="system",
+                                             test=xcorrstat.Permutation(n_resamples=N, rng=6), correction="holm")
         xr.testing.assert_allclose(both.sel(lp=lp), one, rtol=0, atol=1e-12)
 
 
@@ -156,8 +164,8 @@ TEXTBOOK = {"holm": holm, "bonferroni": bonferroni, "fdr_bh": fdr_bh}
 @pytest.mark.parametrize("correction", list(TEXTBOOK))
 def test_corrections_follow_the_family(correction, family, alternative):
     ds = make_scores(n_metrics=5, seed=12)
-    res = ds.corrstat.compare(target="human", level="input", n_resamples=N, rng=5, correction=correction,
-                              family=family, alternative=alternative, alpha=0.2)
+    res = ds.corrstat.compare(target="human", level="input", test=xcorrstat.Permutation(n_resamples=N, rng=5),
+                              correction=correction, family=family, alternative=alternative, alpha=0.2)
     p = res["pvalue"].values
     m = p.shape[0]
     expected = np.full_like(p, np.nan)
@@ -180,7 +188,7 @@ def test_corrections_follow_the_family(correction, family, alternative):
 
 def test_no_correction_keeps_pvalues_and_diagonal_is_empty():
     ds = make_scores(n_metrics=3, seed=13)
-    res = ds.corrstat.compare(target="human", n_resamples=N, rng=0, correction=None)
+    res = ds.corrstat.compare(target="human", test=xcorrstat.Permutation(n_resamples=N, rng=0), correction=None)
     np.testing.assert_array_equal(res["pvalue_corrected"].values, res["pvalue"].values)
     assert np.isnan(np.diag(res["pvalue"].values)).all() and not np.diag(res["significant"].values).any()
     assert res.attrs["correction"] == "none"
@@ -276,13 +284,13 @@ def test_williams_uses_units_where_all_three_are_present():
         (dict(test="williams", level="input"), ValueError, "level='input' is not supported; it supports level 'system' or 'global'"),
         (dict(test="williams", method="kendall"), ValueError, "method='kendall' is not supported"),
         (dict(target=[]), ValueError, "target must be a score name or a non-empty list"),
-        (dict(permute="cells"), ValueError, "permute must be"),
-        (dict(test="bootstrap", resample="lp"), ValueError, "resample must be"),
+        (dict(test=xcorrstat.Permutation("lp", n_resamples=10, rng=0)), ValueError, "permute must be"),
+        (dict(test=xcorrstat.Bootstrap("lp", n_resamples=10, rng=0)), ValueError, "resample must be"),
     ],
 )
 def test_bad_arguments(change, error, match):
     ds = make_scores(n_metrics=3)
-    kw = dict(target="human", n_resamples=10, rng=0)
+    kw = dict(target="human", test=xcorrstat.Permutation(n_resamples=10, rng=0))
     kw.update(change)
     with pytest.raises(error, match=match):
         ds.corrstat.compare(**kw)

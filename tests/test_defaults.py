@@ -28,16 +28,27 @@ def _defaults(func):
 
 
 @pytest.mark.parametrize("func, names", [
-    (xcorrstat.compare, ["test", "permute", "resample", "n_resamples", "max_resamples", "alpha", "correction",
-                         "family", "alternative", "pvalue"]),
-    (xcorrstat.report, ["test", "n_resamples", "max_resamples", "alpha", "correction", "confidence_level"]),
-    (run_tasks, ["n_resamples", "max_resamples", "alpha"]),
+    (xcorrstat.compare, ["test", "alpha", "correction", "family", "alternative"]),
+    (xcorrstat.report, ["test", "n_resamples", "alpha", "correction", "confidence_level", "rng"]),
+    (run_tasks, ["n_resamples", "max_resamples", "alpha", "rng"]),
 ])
 def test_signatures_take_the_tables_python_defaults(func, names):
     got = _defaults(func)
     for name in names:
-        assert got[name] == DEFAULTS[name].python, (func.__name__, name)
-    assert got["rng"] is DEFAULTS["seed"].python
+        if name == "rng":
+            assert got["rng"] is DEFAULTS["rng"].python, func.__name__
+        else:
+            assert got[name] == DEFAULTS[name].python, (func.__name__, name)
+
+
+def test_the_settings_objects_take_the_tables_python_defaults():
+    # compare's permute, resample, n_resamples, max_resamples, pvalue and rng are fields of its test=
+    # settings; None: the function's default (both dims, and "auto" in compare and report)
+    perm, boot = xcorrstat.Permutation(), xcorrstat.Bootstrap()
+    for name in ("max_resamples", "pvalue"):
+        assert getattr(perm, name) == getattr(boot, name) == DEFAULTS[name].python, name
+    assert perm.rng is boot.rng is DEFAULTS["rng"].python
+    assert perm.permute is boot.resample is perm.n_resamples is boot.n_resamples is None
 
 
 def test_report_schemes_default_to_the_tables():
@@ -51,10 +62,10 @@ def test_report_schemes_default_to_the_tables():
 
 def test_the_command_lines_defaults_come_from_the_table():
     report = _parser().parse_args(["report"])
-    for name in ("n_resamples", "max_resamples", "alpha", "correction", "confidence_level", "test", "seed"):
+    for name in ("n_resamples", "max_resamples", "alpha", "correction", "confidence_level", "test", "rng"):
         assert getattr(report, name) == DEFAULTS[name].cli, name
     wmt = _parser().parse_args(["wmt", "root", "--testset", "wmt23"])
-    for name in ("n_resamples", "max_resamples", "alpha", "seed"):
+    for name in ("n_resamples", "max_resamples", "alpha", "rng"):
         assert getattr(wmt, name) == DEFAULTS[name].cli, name
 
 
@@ -90,7 +101,8 @@ def test_compare_and_the_report_command_give_the_same_clusters(capsys, summeval)
     assert code == 0
     printed = _printed_clusters(out, "system")
     with pytest.warns(xcorrstat.OpenDecisionsWarning):  # as the command warns: decisions near alpha stay open
-        res = xcorrstat.compare(summeval, target="expert_relevance", rng=DEFAULTS["seed"].cli)
+        res = xcorrstat.compare(summeval, target="expert_relevance",
+                                test=xcorrstat.Permutation(rng=DEFAULTS["rng"].cli))
     mine = res["cluster"].to_series()
     assert len(printed) == 34 and printed == {str(k): int(v) for k, v in mine.items()}
     assert mine.max() > 1
@@ -103,20 +115,22 @@ def _system_level(ds):
 
 def test_system_level_data_are_labelled_by_the_draws_made():
     flat = _system_level(make_scores(n_metrics=3, n_systems=9, n_inputs=5, seed=6))
-    kw = dict(target="human", level="system", n_resamples=300, rng=1)
-    perm = xcorrstat.compare(flat, **kw)
+    kw = dict(target="human", level="system")
+    draws = dict(n_resamples=300, rng=1)
+    perm = xcorrstat.compare(flat, test=xcorrstat.Permutation(**draws), **kw)
     assert perm.attrs["scheme"] == "PERM-SYSTEMS" and perm.attrs["permute"] == "system"
-    explicit = xcorrstat.compare(flat, permute="system", **kw)
+    explicit = xcorrstat.compare(flat, test=xcorrstat.Permutation("system", **draws), **kw)
     np.testing.assert_array_equal(perm["pvalue"].values, explicit["pvalue"].values)
-    boot = xcorrstat.compare(flat, test="bootstrap", **kw)
+    boot = xcorrstat.compare(flat, test=xcorrstat.Bootstrap(**draws), **kw)
     assert boot.attrs["scheme"] == "BOOT-SYSTEMS"
     np.testing.assert_array_equal(boot["pvalue"].values,
-                                  xcorrstat.compare(flat, test="bootstrap", resample="system", **kw)["pvalue"].values)
-    rep = xcorrstat.report(flat, target="human", resample=("system", "input"), permute="PERM-BOTH",
-                           n_resamples=100, rng=1)
+                                  xcorrstat.compare(flat, test=xcorrstat.Bootstrap("system", **draws),
+                                                    **kw)["pvalue"].values)
+    rep = xcorrstat.report(flat, target="human", resample=("system", "input"),
+                           test=xcorrstat.Permutation("PERM-BOTH"), n_resamples=100, rng=1)
     assert rep.settings["ci_scheme"] == "BOOT-SYSTEMS" and rep.settings["test_scheme"] == "PERM-SYSTEMS"
     with pytest.raises(ValueError, match="no inputs to resample"):
-        xcorrstat.compare(flat, permute="input", **kw)
+        xcorrstat.compare(flat, test=xcorrstat.Permutation("input", **draws), **kw)
 
 
 def test_the_cap_warning_is_exported():

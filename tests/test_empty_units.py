@@ -250,10 +250,10 @@ def test_bootstrap_recalibration_leaves_empty_groups_out():
     ds = grid(5)
     n = 8
     res = xcorrstat.bootstrap(ds, target="h", level="input", method="kendall", variant="acc23", epsilon="calibrate",
-                              resample="input", n_resamples=n, rng=3, keep_distribution=True)
+                              resample=xcorrstat.Bootstrap("input", n_resamples=n, rng=3, keep_distribution=True))
     cal = xcorrstat.calibrate_ties(ds, target="h", level="input")
     np.testing.assert_array_equal(res["correlation"], cal["correlation"])
-    drawn = xcorrstat._resampling.draws.bootstrap_indices(res.attrs["seed"], np.arange(n), [ds.sizes["input"]])[0]
+    drawn = xcorrstat._resampling.draws.bootstrap_indices(res.attrs["rng"], np.arange(n), [ds.sizes["input"]])[0]
     for m in ("a", "b"):
         per_input = groups(ds[m].values, ds["h"].values, "input")
         for r in range(n):

@@ -157,7 +157,7 @@ def test_soft_pairwise_accuracy_test_leaves_unrated_systems_out():
     dims = ("system", "input")
     ds = xr.Dataset({"ma": (dims, xa), "mb": (dims, xb), "h": (dims, z)})
     res = xcorrstat.soft_pairwise_accuracy_test(ds, target="h", n_resamples=4000, rng=3, spa_resamples=64, spa_rng=1)
-    signs = 1.0 - 2.0 * permutation_masks(res.attrs["spa_seed"], np.arange(64), 1, 2, "cells")[:, 0, :]
+    signs = 1.0 - 2.0 * permutation_masks(res.attrs["spa_rng"], np.arange(64), 1, 2, "cells")[:, 0, :]
     rated = [0, 1, 3]
     delta = loop_spa_by_id(xa[rated], z[rated], signs)[0] - loop_spa_by_id(xb[rated], z[rated], signs)[0]
     got = float(res["delta"].sel(metric="ma", other_metric="mb"))
@@ -224,8 +224,10 @@ def test_pair_outcome_test_leaves_empty_groups_out(level):
     ds = grid(10)
     eps = {"a": 0.5, "b": 0.0}
     n = 25
-    res = xcorrstat.compare(ds, target="h", level=level, method="kendall", variant="acc23", swap="pairs",
-                            epsilon=eps, n_resamples=n, rng=4, keep_distribution=True, min_pairs=2)
+    res = xcorrstat.compare(ds, target="h", level=level, method="kendall", variant="acc23",
+                            test=xcorrstat.Permutation(swap="pairs", epsilon=eps, n_resamples=n, rng=4,
+                                                       keep_distribution=True),
+                            min_pairs=2)
     x, y, z = ds["a"].values, ds["b"].values, ds["h"].values
     ra, rb, used = loop_pair_outcome(x, y, z, eps["a"], eps["b"], np.zeros(10**4, bool), level, 2)
     assert float(res["correlation"].sel(metric="a")) == pytest.approx(ra, abs=1e-15)
@@ -236,7 +238,7 @@ def test_pair_outcome_test_leaves_empty_groups_out(level):
                                 epsilon=e, min_pairs=2)
         assert float(res["correlation"].sel(metric=m)) == float(r[0])
     n_groups, per = (ds.sizes["input"], 15) if level == "input" else (ds.sizes["system"], 28)
-    bits = pair_swap_bits(res.attrs["seed"], np.arange(n), 0, n_groups * per)
+    bits = pair_swap_bits(res.attrs["rng"], np.arange(n), 0, n_groups * per)
     dist = res["distribution"].sel(metric="a", other_metric="b").values
     for r in range(n):
         ha, hb, _ = loop_pair_outcome(x, y, z, eps["a"], eps["b"], bits[r], level, 2)
@@ -257,12 +259,13 @@ def test_permutation_test_of_pooled_accuracy_leaves_empty_units_out():
     ds = grid(11)
     n = 30
     res = xcorrstat.permutation_test(ds, x="a", y="b", target="h", level="input", method="kendall", variant="acc23",
-                                     average="pairs", n_resamples=n, rng=7, keep_distribution=True,
-                                     pvalue="fraction")
+                                     average="pairs",
+                                     test=xcorrstat.Permutation(n_resamples=n, rng=7, keep_distribution=True,
+                                                                pvalue="fraction"))
     x, y, z = ds["a"].values, ds["b"].values, ds["h"].values
     assert float(res["delta"]) == pooled_agreement(x, z) - pooled_agreement(y, z)
     zx, zy = standardise(x), standardise(y)
-    masks = permutation_masks(res.attrs["seed"], range(n), *x.shape, "cells")
+    masks = permutation_masks(res.attrs["rng"], range(n), *x.shape, "cells")
     want = [pooled_agreement(np.where(m, zy, zx), z) - pooled_agreement(np.where(m, zx, zy), z) for m in masks]
     np.testing.assert_allclose(res["distribution"].values, want, rtol=0, atol=1e-12)
     # the pooled share is the ratio of the pooled counts, as pairwise_accuracy computes it

@@ -3,7 +3,7 @@ mt-metrics-eval's cases.
 
 | mt-metrics-eval | xcorrstat |
 |---|---|
-| ``AverageCorrelation._enumerate_pairwise_diffs(rows)`` (rows = segments, columns = systems) | ``pairwise_differences(ds, dim="system")``, one (system, system_2) matrix per input |
+| ``AverageCorrelation._enumerate_pairwise_diffs(rows)`` (rows = segments, columns = systems) | ``pairwise_differences(ds, dim="system")``, one (system, other_system) matrix per input |
 | ``PairwiseDiffs(x, eps)`` | ``pairwise_differences(x, epsilon=eps)`` |
 | ``PairwiseDiffs.Combine`` (complementary symmetric 0/1 weights) | the two results' pair outcomes swapped by a symmetric mask |
 """
@@ -35,7 +35,7 @@ def test_mtme_enumerate_pairwise_diffs(case):
     for name, key in (("human", "human_pairs"), ("metric", "metric_pairs")):
         for k, row in enumerate(exp[key]):
             expected = np.array([np.nan if v is None else v for v in row], dtype=float)
-            got = d[name].isel(input=k).transpose("system", "system_2").values.ravel()  # row-major (i, j)
+            got = d[name].isel(input=k).transpose("system", "other_system").values.ravel()  # row-major (i, j)
             np.testing.assert_array_equal(got, expected)
 
 
@@ -79,7 +79,7 @@ def test_against_loops_with_gaps_extra_dims_and_epsilon():
     ds = make_scores(n_metrics=2, n_systems=5, n_inputs=4, seed=3, ties=True, nan_frac=0.2, extra=("lp", 2))
     eps = 1.0
     d = pairwise_differences(ds, dim="system", epsilon=eps)
-    assert set(d.data_vars) == {"m0", "m1", "human"} and d["m0"].dims[:2] == ("system", "system_2")
+    assert set(d.data_vars) == {"m0", "m1", "human"} and d["m0"].dims[:2] == ("system", "other_system")
     systems = ds["system"].values
     for name, k, j in itertools.product(("m0", "human"), range(2), range(4)):
         x = ds[name].isel(lp=k, input=j).values
@@ -87,11 +87,11 @@ def test_against_loops_with_gaps_extra_dims_and_epsilon():
             expected = x[b] - x[a]
             if abs(expected) <= eps:
                 expected = 0.0
-            got = float(d[name].isel(lp=k, input=j).sel(system=systems[a], system_2=systems[b]))
+            got = float(d[name].isel(lp=k, input=j).sel(system=systems[a], other_system=systems[b]))
             assert got == expected or (np.isnan(got) and np.isnan(expected))
     # along inputs; Dask-backed data stays lazy
     along_inputs = pairwise_differences(ds, dim="input")
-    assert along_inputs["m0"].dims[:2] == ("input", "input_2")
+    assert along_inputs["m0"].dims[:2] == ("input", "other_input")
     lazy = pairwise_differences(ds.chunk({"lp": 1}), dim="system", epsilon=eps)
     assert lazy["m0"].chunks is not None
     xr.testing.assert_identical(lazy.compute(), d)
@@ -106,8 +106,8 @@ def test_errors():
         pairwise_differences(x, dim="input")
     with pytest.raises(ValueError, match="dim='system' has 1 label"):
         pairwise_differences(x[:1])
-    with pytest.raises(ValueError, match="'system_2'"):
-        pairwise_differences(x.expand_dims(system_2=2))
+    with pytest.raises(ValueError, match="'other_system'"):
+        pairwise_differences(x.expand_dims(other_system=2))
     with pytest.raises(ValueError, match="duplicate labels"):
         pairwise_differences(x.assign_coords(system=["a", "a", "b"]))
     with pytest.raises(TypeError, match="numeric scores"):

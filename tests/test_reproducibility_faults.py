@@ -8,6 +8,7 @@ when they are strided, which is what once made a block of one metric differ by 1
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -41,16 +42,23 @@ def ds() -> xr.Dataset:
     return make_scores(n_metrics=5, n_systems=10, n_inputs=40, seed=7, nan_frac=0.1)
 
 
-def bootstrap(data, **kw):
-    kw = {"target": "human", "level": "input", "method": "pearson", "n_resamples": N_DRAWS, "rng": SEED,
-          "keep_distribution": True, **kw}
-    return xcorrstat.bootstrap(data, **kw)
+def batched(batch):
+    """``set_options(batch=batch)``, or nothing for the default batch."""
+    return contextlib.nullcontext() if batch is None else xcorrstat.set_options(batch=batch)
 
 
-def compare(data, **kw):
-    kw = {"target": "human", "level": "input", "method": "pearson", "n_resamples": N_DRAWS, "rng": SEED,
-          "keep_distribution": True, **kw}
-    return xcorrstat.compare(data, **kw)
+def bootstrap(data, *, resample, batch=None, n_resamples=N_DRAWS, **kw):
+    kw = {"target": "human", "level": "input", "method": "pearson", **kw}
+    settings = xcorrstat.Bootstrap(resample, n_resamples=n_resamples, rng=SEED, keep_distribution=True)
+    with batched(batch):
+        return xcorrstat.bootstrap(data, resample=settings, **kw)
+
+
+def compare(data, *, permute, batch=None, n_resamples=N_DRAWS, **kw):
+    kw = {"target": "human", "level": "input", "method": "pearson", **kw}
+    settings = xcorrstat.Permutation(permute, n_resamples=n_resamples, rng=SEED, keep_distribution=True)
+    with batched(batch):
+        return xcorrstat.compare(data, test=settings, **kw)
 
 
 def assert_same_floats(res: xr.Dataset, ref: xr.Dataset) -> None:

@@ -52,7 +52,7 @@ def test_report_resample_label_equals_its_dims(ds, label, dims, shown):
     ("PERM-SYSTEM-XOR-INPUT", "system-xor-input", "PERM-SYSTEM-XOR-INPUT"),
 ])
 def test_report_permute_label_equals_its_dims(ds, label, dims, shown):
-    by_label, by_dims = _report(ds, permute=label), _report(ds, permute=dims)
+    by_label, by_dims = _report(ds, test=xcorrstat.Permutation(label)), _report(ds, test=xcorrstat.Permutation(dims))
     _same(by_label, by_dims)
     assert by_label.settings["test_scheme"] == shown
 
@@ -61,11 +61,11 @@ def test_report_unknown_labels_name_the_argument(ds):
     with pytest.raises(ValueError, match=r"resample must be .*'BOOT-NOPE'"):
         _report(ds, resample="BOOT-NOPE")
     with pytest.raises(ValueError, match=r"permute must be .*'PERM-NOPE'"):
-        _report(ds, permute="PERM-NOPE")
+        _report(ds, test=xcorrstat.Permutation("PERM-NOPE"))
 
 
 def _cli(capsys, scores_file, *options):
-    code = main(["report", str(scores_file), "--target", "human", "--n-resamples", "40", "--seed", "3",
+    code = main(["report", str(scores_file), "--target", "human", "--n-resamples", "40", "--rng", "3",
                  "--no-files", "--quiet", "--digits", "6", *options])
     out, err = capsys.readouterr()
     assert code == 0, err
@@ -106,7 +106,7 @@ def test_cli_unknown_label_is_a_usage_error_naming_the_option(capsys, scores_fil
 
 
 def test_cli_takes_the_functions_spellings(capsys, scores_file, tmp_path):
-    assert _cli(capsys, scores_file, "--rng", "7") == _cli(capsys, scores_file, "--seed", "7")
+    assert _cli(capsys, scores_file, "--rng", "7") != _cli(capsys, scores_file, "--rng", "8")  # --rng is read
     out = tmp_path / "rep"
     code = main(["report", str(scores_file), "--target", "human", "--n-resamples", "20", "--quiet",
                  "--level", "system", "--out", str(out), "--formats", "svg"])

@@ -193,8 +193,9 @@ def allpairs_calls(monkeypatch):
 def test_compare_equals_permutation_test(permute, alternative, allpairs_calls):
     ds = make_scores(n_metrics=4, n_systems=6, n_inputs=9, seed=12)
     perm = PERMUTES[permute][0]
-    opts = dict(target="human", level="system", method="pearson", permute=perm, n_resamples=80, rng=21,
-                alternative=alternative, keep_distribution=True)
+    opts = dict(target="human", level="system", method="pearson",
+                test=xcorrstat.Permutation(perm, n_resamples=80, rng=21, keep_distribution=True),
+                alternative=alternative)
     res = ds.corrstat.compare(**opts)
     assert allpairs_calls
     names = [f"m{k}" for k in range(4)]
@@ -211,7 +212,8 @@ def test_compare_equals_permutation_test(permute, alternative, allpairs_calls):
 
 def test_compare_with_an_extra_dim(allpairs_calls):
     ds = make_scores(n_metrics=3, n_systems=5, n_inputs=7, seed=13, extra=("lp", 2))
-    opts = dict(target="human", level="system", method="pearson", n_resamples=60, rng=4, keep_distribution=True)
+    opts = dict(target="human", level="system", method="pearson",
+                test=xcorrstat.Permutation(n_resamples=60, rng=4, keep_distribution=True))
     res = ds.corrstat.compare(**opts)
     assert allpairs_calls
     for lp in ds["lp"].values:
@@ -288,9 +290,10 @@ def test_incomplete_data_take_the_per_pair_route(case, allpairs_calls):
     lazy = pair_permutation_draws(x.chunk(), ds["human"].chunk(), pair_chunk=2, **opts).values
     assert allpairs_calls  # lazy data: the all-pairs layout, each task finds the gap
     np.testing.assert_array_equal(lazy, expected)
-    res = xcorrstat.compare(ds, target="human", level="system", n_resamples=90, rng=5, keep_distribution=True)
-    one = ds.corrstat.permutation_test(x="m0", y="m1", target="human", level="system", n_resamples=90, rng=5,
-                                       keep_distribution=True)
+    res = xcorrstat.compare(ds, target="human", level="system",
+                            test=xcorrstat.Permutation(n_resamples=90, rng=5, keep_distribution=True))
+    one = ds.corrstat.permutation_test(x="m0", y="m1", target="human", level="system",
+                                       test=xcorrstat.Permutation(n_resamples=90, rng=5, keep_distribution=True))
     assert_values_same(res["distribution"].sel(metric="m0", other_metric="m1").values, one["distribution"].values)
 
 

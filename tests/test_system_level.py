@@ -88,7 +88,7 @@ def test_fisher(system_ds, grid_ds, table):
 
 
 def test_bootstrap_over_systems(system_ds, grid_ds):
-    kw = {"target": "human", "level": "system", "resample": "system", "n_resamples": 200, "rng": 4}
+    kw = {"target": "human", "level": "system", "resample": xcorrstat.Bootstrap("system", n_resamples=200, rng=4)}
     xr.testing.assert_allclose(xcorrstat.bootstrap(system_ds, **kw), xcorrstat.bootstrap(grid_ds, **kw))
 
 
@@ -100,16 +100,17 @@ def test_williams(system_ds, grid_ds, table):
 
 
 def test_permutation_over_systems(system_ds, grid_ds):
-    kw = {"target": "human", "x": "good", "y": "poor", "level": "system", "permute": "system",
-          "n_resamples": 200, "rng": 1}
+    kw = {"target": "human", "x": "good", "y": "poor", "level": "system",
+          "test": xcorrstat.Permutation("system", n_resamples=200, rng=1)}
     xr.testing.assert_allclose(xcorrstat.permutation_test(system_ds, **kw),
                                xcorrstat.permutation_test(grid_ds, **kw))
 
 
 @pytest.mark.parametrize("test", ["permutation", "bootstrap", "williams"])
 def test_compare(system_ds, grid_ds, test):
-    kw = {"target": "human", "level": "system", "test": test, "permute": "system", "resample": "system",
-          "n_resamples": 100, "rng": 2}
+    settings = {"permutation": xcorrstat.Permutation("system", n_resamples=100, rng=2),
+                "bootstrap": xcorrstat.Bootstrap("system", n_resamples=100, rng=2), "williams": "williams"}
+    kw = {"target": "human", "level": "system", "test": settings[test]}
     xr.testing.assert_allclose(xcorrstat.compare(system_ds, **kw), xcorrstat.compare(grid_ds, **kw))
 
 
@@ -126,14 +127,16 @@ def test_resampling_inputs_is_refused(system_ds):
 
 
 CALLS_ALONG_INPUT = {
-    "bootstrap": lambda ds: xcorrstat.bootstrap(ds, target="human", resample="input", n_resamples=10),
+    "bootstrap": lambda ds: xcorrstat.bootstrap(ds, target="human",
+                                                resample=xcorrstat.Bootstrap("input", n_resamples=10)),
     "paired_bootstrap_test": lambda ds: xcorrstat.paired_bootstrap_test(
-        ds, x="good", y="poor", target="human", resample="input", n_resamples=10),
+        ds, x="good", y="poor", target="human", test=xcorrstat.Bootstrap("input", n_resamples=10)),
     "permutation_test": lambda ds: xcorrstat.permutation_test(
-        ds, x="good", y="poor", target="human", permute="input", n_resamples=10),
-    "compare-permutation": lambda ds: xcorrstat.compare(ds, target="human", permute="input", n_resamples=10),
-    "compare-bootstrap": lambda ds: xcorrstat.compare(ds, target="human", test="bootstrap", resample="input",
-                                                      n_resamples=10),
+        ds, x="good", y="poor", target="human", test=xcorrstat.Permutation("input", n_resamples=10)),
+    "compare-permutation": lambda ds: xcorrstat.compare(ds, target="human",
+                                                        test=xcorrstat.Permutation("input", n_resamples=10)),
+    "compare-bootstrap": lambda ds: xcorrstat.compare(ds, target="human",
+                                                      test=xcorrstat.Bootstrap("input", n_resamples=10)),
 }
 
 
@@ -146,16 +149,18 @@ def test_public_calls_refuse_inputs_alone(system_ds, call):
 
 def test_both_dims_equal_systems_alone(system_ds):
     # the one input is drawn with its system: BOOT-BOTH is BOOT-SYSTEMS, draw for draw
-    both = xcorrstat.bootstrap(system_ds, target="human", resample=("system", "input"), n_resamples=50, rng=3,
-                               keep_distribution=True)
-    alone = xcorrstat.bootstrap(system_ds, target="human", resample="system", n_resamples=50, rng=3,
-                                keep_distribution=True)
+    both = xcorrstat.bootstrap(system_ds, target="human",
+                               resample=xcorrstat.Bootstrap(("system", "input"), n_resamples=50, rng=3,
+                                                            keep_distribution=True))
+    alone = xcorrstat.bootstrap(system_ds, target="human",
+                                resample=xcorrstat.Bootstrap("system", n_resamples=50, rng=3, keep_distribution=True))
     assert np.array_equal(both["distribution"].values, alone["distribution"].values, equal_nan=True)
 
 
 def test_bootstrap_input_level_refused(system_ds):
     with pytest.raises(ValueError, match="level='input': the data hold system-level scores only"):
-        xcorrstat.bootstrap(system_ds, target="human", level="input", resample="system", n_resamples=10)
+        xcorrstat.bootstrap(system_ds, target="human", level="input",
+                            resample=xcorrstat.Bootstrap("system", n_resamples=10))
 
 
 def test_extra_dim_system_level(table):

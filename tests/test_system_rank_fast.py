@@ -169,8 +169,8 @@ def dataset_with_gaps(seed=6, n_metrics=4):
 @pytest.mark.parametrize("scheme", ["cells", "system"])
 def test_compare_equals_permutation_test_and_the_oracle(method, variant, scheme):
     ds, x, z = dataset_with_gaps()
-    opts = dict(target="human", level="system", method=method, variant=variant, permute=PERMUTE[scheme],
-                n_resamples=40, rng=11, keep_distribution=True)
+    opts = dict(target="human", level="system", method=method, variant=variant,
+                test=xcorrstat.Permutation(PERMUTE[scheme], n_resamples=40, rng=11, keep_distribution=True))
     res = xcorrstat.compare(ds, **opts)
     masks = permutation_masks(11, np.arange(40), *z.shape, scheme)
     names = [f"m{k}" for k in range(4)]
@@ -220,5 +220,6 @@ def test_compare_takes_the_all_pairs_route(method, monkeypatch):
 
         monkeypatch.setattr(pairs_module, f"_{name}_block", spy)
     ds = make_scores(n_metrics=6, n_systems=8, n_inputs=30, seed=9, nan_frac=0.05)
-    xcorrstat.compare(ds, target="human", level="system", method=method, n_resamples=50, rng=1)
+    xcorrstat.compare(ds, target="human", level="system", method=method,
+                      test=xcorrstat.Permutation(n_resamples=50, rng=1))
     assert calls == {"pair": 0, "system": 1}

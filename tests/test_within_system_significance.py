@@ -155,8 +155,10 @@ def test_permutation_draws_equal_swapped_oracle(method, variant, permute, nan_fr
     (x, y), z = matrices(seed, nan_frac=nan_frac)
     perm, unit = PERMUTES[permute]
     res = xcorrstat.permutation_test(to_dataset(x, y, z), x="mx", y="my", target="human", level=LEVEL,
-                                     method=method, variant=variant, permute=perm, n_resamples=N_DRAWS,
-                                     rng=seed, keep_distribution=True, alternative="two-sided")
+                                     method=method, variant=variant,
+                                     test=xcorrstat.Permutation(perm, n_resamples=N_DRAWS, rng=seed,
+                                                                keep_distribution=True),
+                                     alternative="two-sided")
     expected = swapped_draws(x, y, z, permutation_masks(seed, range(N_DRAWS), *x.shape, unit), method, variant)
     delta = oracle_delta(x, y, z, method, variant)
     assert_close(res["distribution"].values, expected, "draws")
@@ -170,20 +172,25 @@ def test_permutation_min_pairs_and_skipna_apply_per_system():
     (x, y), z = matrices(7, nan_frac=0.3)
     ds = to_dataset(x, y, z)
     res = xcorrstat.permutation_test(ds, x="mx", y="my", target="human", level=LEVEL, method="spearman",
-                                     min_pairs=4, n_resamples=N_DRAWS, rng=3, keep_distribution=True)
+                                     min_pairs=4,
+                                     test=xcorrstat.Permutation(n_resamples=N_DRAWS, rng=3, keep_distribution=True))
     masks = permutation_masks(3, range(N_DRAWS), *x.shape, "cells")
     assert_close(res["distribution"].values, swapped_draws(x, y, z, masks, "spearman", "b", min_pairs=4))
     strict = xcorrstat.permutation_test(ds, x="mx", y="my", target="human", level=LEVEL, skipna=False,
-                                        n_resamples=N_DRAWS, rng=3)
+                                        test=xcorrstat.Permutation(n_resamples=N_DRAWS, rng=3))
     assert np.isnan(float(strict["delta"])) and np.isnan(float(strict["pvalue"]))
 
 
 def test_permutation_early_stopping_keeps_a_prefix_of_the_draws():
     (x, y), z = matrices(8, n_sys=6, n_inp=9)
     ds = to_dataset(x, y, z)
-    kw = dict(x="mx", y="my", target="human", level=LEVEL, rng=5, keep_distribution=True, batch=10)
-    full = xcorrstat.permutation_test(ds, n_resamples=200, **kw)
-    early = xcorrstat.permutation_test(ds, n_resamples=200, early_stop=0.5, **kw)
+    kw = dict(x="mx", y="my", target="human", level=LEVEL)
+    with xcorrstat.set_options(batch=10):
+        full = xcorrstat.permutation_test(ds, test=xcorrstat.Permutation(n_resamples=200, rng=5,
+                                                                         keep_distribution=True), **kw)
+        early = xcorrstat.permutation_test(ds, test=xcorrstat.Permutation(n_resamples=200, rng=5,
+                                                                          keep_distribution=True,
+                                                                          early_stop=0.5), **kw)
     used = int(early["n_resamples_used"])
     assert 0 < used <= 200
     np.testing.assert_array_equal(early["distribution"].values[:used], full["distribution"].values[:used])
@@ -201,8 +208,9 @@ def test_paired_bootstrap_draws_equal_resampled_oracle(method, variant, resample
     x, y, z = (integer_scores(rng, (5, 7), 0.15) for _ in range(3))
     dims = ("system", "input") if resample == "label" else RESAMPLES[resample]
     res = xcorrstat.paired_bootstrap_test(to_dataset(x, y, z), x="mx", y="my", target="human", level=LEVEL,
-                                          method=method, variant=variant, resample=RESAMPLES[resample],
-                                          n_resamples=N_DRAWS, rng=seed, keep_distribution=True,
+                                          method=method, variant=variant,
+                                          test=xcorrstat.Bootstrap(RESAMPLES[resample], n_resamples=N_DRAWS,
+                                                                   rng=seed, keep_distribution=True),
                                           alternative="less", confidence_level=0.8)
     sizes = [{"system": 5, "input": 7}[d] for d in dims]
     idx = dict(zip(dims, bootstrap_indices(seed, range(N_DRAWS), sizes)))
@@ -225,9 +233,10 @@ def test_paired_bootstrap_within_system_equals_bootstrap_draws():
     # the paired draws are bootstrap()'s draws of each metric at the same level and seed
     rng = np.random.default_rng(9)
     ds = to_dataset(*(integer_scores(rng, (6, 8), 0.1) for _ in range(3)))
-    kw = dict(target="human", level=LEVEL, method="kendall", n_resamples=30, rng=12, keep_distribution=True)
-    res = xcorrstat.paired_bootstrap_test(ds, x="mx", y="my", **kw)
-    boot = xcorrstat.bootstrap(ds, metrics=["mx", "my"], **kw)
+    kw = dict(target="human", level=LEVEL, method="kendall")
+    draws = xcorrstat.Bootstrap(n_resamples=30, rng=12, keep_distribution=True)
+    res = xcorrstat.paired_bootstrap_test(ds, x="mx", y="my", test=draws, **kw)
+    boot = xcorrstat.bootstrap(ds, metrics=["mx", "my"], resample=draws, **kw)
     np.testing.assert_array_equal(res["metric_distribution"].values, boot["distribution"].values)
     np.testing.assert_array_equal(res["correlation"].values, boot["correlation"].values)
 
@@ -239,8 +248,9 @@ def test_paired_bootstrap_within_system_equals_bootstrap_draws():
 def test_compare_permutation_equals_swapped_oracle(method, variant):
     metrics, z = matrices(90, n_metrics=3)
     ds, names = metrics_dataset(metrics, z)
-    res = xcorrstat.compare(ds, target="human", level=LEVEL, method=method, variant=variant, permute="input",
-                            n_resamples=N_DRAWS, rng=21, keep_distribution=True, correction="bonferroni")
+    res = xcorrstat.compare(ds, target="human", level=LEVEL, method=method, variant=variant,
+                            test=xcorrstat.Permutation("input", n_resamples=N_DRAWS, rng=21, keep_distribution=True),
+                            correction="bonferroni")
     masks = permutation_masks(21, range(N_DRAWS), *z.shape, "input")
     for i, a in enumerate(names):
         assert_close(res["correlation"].sel(metric=a).values, within_system(metrics[i], z, method, variant))
@@ -266,8 +276,8 @@ def test_compare_bootstrap_equals_resampled_oracle():
     metrics = [integer_scores(rng, (5, 7), 0.1) for _ in range(3)]
     z = integer_scores(rng, (5, 7), 0.1)
     ds, names = metrics_dataset(metrics, z)
-    res = xcorrstat.compare(ds, target="human", test="bootstrap", level=LEVEL, method="spearman",
-                            resample="BOOT-BOTH", n_resamples=N_DRAWS, rng=22, keep_distribution=True,
+    res = xcorrstat.compare(ds, target="human", level=LEVEL, method="spearman",
+                            test=xcorrstat.Bootstrap("BOOT-BOTH", n_resamples=N_DRAWS, rng=22, keep_distribution=True),
                             alternative="two-sided")
     sys_idx, inp_idx = bootstrap_indices(22, range(N_DRAWS), list(z.shape))
     per_metric = [resampled_draws(m, z, sys_idx, inp_idx, "spearman", "b") for m in metrics]
@@ -287,8 +297,10 @@ def test_compare_bootstrap_equals_resampled_oracle():
 def test_compare_pairs_equal_two_metric_tests(test):
     metrics, z = matrices(92, n_metrics=3, n_sys=6, n_inp=8)
     ds, names = metrics_dataset(metrics, z)
-    kw = dict(target="human", level=LEVEL, method="kendall", n_resamples=40, rng=23, keep_distribution=True)
-    res = xcorrstat.compare(ds, test=test, **kw)
+    kw = dict(target="human", level=LEVEL, method="kendall")
+    settings = xcorrstat.Permutation if test == "permutation" else xcorrstat.Bootstrap
+    kw["test"] = settings(n_resamples=40, rng=23, keep_distribution=True)
+    res = xcorrstat.compare(ds, **kw)
     two = xcorrstat.permutation_test if test == "permutation" else xcorrstat.paired_bootstrap_test
     for a in names:
         for b in names:
@@ -303,9 +315,11 @@ def test_dask_input_equals_eager():
     metrics, z = matrices(93, n_metrics=3)
     ds, _ = metrics_dataset(metrics, z)
     two = xr.concat([ds, ds.assign(m0=ds["m2"], m2=ds["m0"])], dim="lp").assign_coords(lp=["a", "b"])
-    kw = dict(target="human", level=LEVEL, n_resamples=20, rng=1)
-    for func, extra in ((xcorrstat.compare, {}), (xcorrstat.permutation_test, dict(x="m0", y="m1")),
-                        (xcorrstat.paired_bootstrap_test, dict(x="m0", y="m1"))):
+    kw = dict(target="human", level=LEVEL)
+    perm, boot = xcorrstat.Permutation(n_resamples=20, rng=1), xcorrstat.Bootstrap(n_resamples=20, rng=1)
+    for func, extra in ((xcorrstat.compare, dict(test=perm)),
+                        (xcorrstat.permutation_test, dict(x="m0", y="m1", test=perm)),
+                        (xcorrstat.paired_bootstrap_test, dict(x="m0", y="m1", test=boot))):
         eager = func(two, **kw, **extra)
         lazy = func(two.chunk({"lp": 1}), **kw, **extra)
         xr.testing.assert_identical(lazy.compute(), eager)

@@ -191,7 +191,7 @@ class Report:
                 f"{_count(self.intervals.sizes['metric'], 'metric')}{self._per_label()})\n"
                 f"{s['confidence_level']:.0%} {s['ci_scheme']} percentile CIs, {s['n_resamples']} resamples; "
                 f"clusters from {s['test_scheme']} tests ({correction}, alpha = {s['alpha']:g}{self._draws()}); "
-                f"seed {s['seed']}")
+                f"seed {s['rng']}")
 
     def _draws(self) -> str:
         """"; auto draws up to 20000: 8000 at most a pair, every decision settled": the tests' draws."""

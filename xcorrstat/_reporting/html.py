@@ -63,7 +63,7 @@ def _settings_html(report: Any) -> str:
         f"{report.intervals.sizes['metric']} metric{'' if report.intervals.sizes['metric'] == 1 else 's'}). "
         f"{s['confidence_level']:.0%} {s['ci_scheme']} percentile bootstrap CIs, {s['n_resamples']} resamples; "
         f"significance clusters from {html.escape(s['test_scheme'])} tests of every metric pair "
-        f"({html.escape(correction)} correction, alpha = {s['alpha']:g}); seed {s['seed']}.</p>"
+        f"({html.escape(correction)} correction, alpha = {s['alpha']:g}); seed {s['rng']}.</p>"
     )
 
 
