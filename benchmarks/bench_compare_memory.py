@@ -5,7 +5,7 @@ peak resident set size (``resource.getrusage(RUSAGE_SELF).ru_maxrss``). The data
 random but shaped like a meta-evaluation: a latent quality score per (system, input),
 metrics that are noisy copies of it (each with its own noise level) and a human score
 that is the latent score plus noise. The default case is 50 metrics (1,225 pairs) x
-15 systems x 2,000 inputs, ``n_resamples=1000``, ``permute=("system", "input")``,
+15 systems x 2,000 inputs, ``test=xcorrstat.Permutation(("system", "input"), n_resamples=1000)``,
 Kendall's tau-b at input level; goal: peak RSS under 1.5 GiB at the default batch and chunks.
 
     python benchmarks/bench_compare_memory.py [--metrics 50] [--systems 15] [--inputs 2000] [--k 1000]
@@ -34,8 +34,9 @@ data["human"] = (dims, latent + rng.normal(size=latent.shape))
 coords = {"system": [f"S{j}" for j in range(n_systems)], "input": [f"doc{j}" for j in range(n_inputs)]}
 ds = xr.Dataset(data, coords=coords)
 start = time.perf_counter()
-res = xcorrstat.compare(ds, target="human", level="input", method="kendall", variant="b", test="permutation",
-                        permute=("system", "input"), n_resamples=k, rng=0, keep_distribution=bool(keep))
+res = xcorrstat.compare(ds, target="human", level="input", method="kendall", variant="b",
+                        test=xcorrstat.Permutation(("system", "input"), n_resamples=k, rng=0,
+                                                   keep_distribution=bool(keep)))
 res = res.compute()
 wall = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
@@ -64,8 +65,8 @@ def main() -> None:
     parser.add_argument("--save", default=None, help="write the result (with its draws) to this netCDF file")
     args = parser.parse_args()
     pairs = args.metrics * (args.metrics - 1) // 2
-    print(f"compare(level='input', method='kendall', variant='b', permute=('system', 'input'), "
-          f"n_resamples={args.k:,}): {args.metrics} metrics ({pairs:,} pairs) x {args.systems} systems x "
+    print(f"compare(level='input', method='kendall', variant='b', test=Permutation(('system', 'input'), "
+          f"n_resamples={args.k:,})): {args.metrics} metrics ({pairs:,} pairs) x {args.systems} systems x "
           f"{args.inputs:,} inputs")
     res = run(args.metrics, args.systems, args.inputs, args.k, args.save)
     print(f"wall {res['wall_s']:.1f} s, peak RSS {res['peak_rss_mib']:,.0f} MiB")

@@ -18,6 +18,7 @@ transfer time, from the scheduler's task stream.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import resource
 import time
@@ -67,7 +68,8 @@ def timed_runs(n_workers: int, ds: xr.Dataset, kw: dict, repeats: int, profile: 
 
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        xcorrstat.bootstrap(ds, **dict(kw, n_resamples=20))  # warm-up: imports on the workers
+        warm = dataclasses.replace(kw["resample"], n_resamples=20)
+        xcorrstat.bootstrap(ds, **dict(kw, resample=warm))  # warm-up: imports on the workers
         best, result = float("inf"), None
         for _ in range(repeats):
             before, here = client.run(cpu_seconds), cpu_seconds()
@@ -99,10 +101,10 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
     ds = wmt_like(args.metrics, args.systems, args.inputs)
-    kw = dict(target="human", level=args.level, method=args.method, resample=("system", "input"),
-              n_resamples=args.k, rng=0)
-    print(f"bootstrap(level={args.level!r}, method={args.method!r}, resample=('system', 'input'), "
-          f"n_resamples={args.k:,}): {args.metrics} metrics x {args.systems} systems x {args.inputs:,} inputs")
+    kw = dict(target="human", level=args.level, method=args.method,
+              resample=xcorrstat.Bootstrap(("system", "input"), n_resamples=args.k, rng=0))
+    print(f"bootstrap(level={args.level!r}, method={args.method!r}, resample=Bootstrap(('system', 'input'), "
+          f"n_resamples={args.k:,})): {args.metrics} metrics x {args.systems} systems x {args.inputs:,} inputs")
     times, results = [], []
     for n in args.workers:
         seconds, res = timed_runs(n, ds, kw, args.repeats, args.profile)

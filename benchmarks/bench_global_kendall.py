@@ -9,7 +9,7 @@ side by side with the peers, in one run.
    an MQM-like human score with many ties, metrics on their own scales): MTME's ``data.CompareMetrics``
    with ``scipy.stats.kendalltau`` and ``average_by="none"`` (``stats.PermutationSigDiff`` for every pair
    of 6 metrics, 15 pairs, PERM-BOTH) against ``xcorrstat.compare(level="global", method="kendall",
-   permute=("system", "input"))``, and one pair against ``xcorrstat.permutation_test`` (goal: >= 20x,
+   test=xcorrstat.Permutation(("system", "input")))``, and one pair against ``xcorrstat.permutation_test`` (goal: >= 20x,
    ideally >= 100x). MTME runs on fewer metrics, its time extrapolated by pairs, when it would take over
    ``--mtme-budget`` seconds. Printed: times, ratios, the correlations (to 1e-9) and the p-values (within
    Monte-Carlo error: three standard errors of the difference of two estimates plus 1/k), the decisions.
@@ -95,8 +95,8 @@ def bootstrap_part(args) -> None:
         tau = float(scipy.stats.kendalltau(X.ravel(), Z.ravel()).statistic)
         for label, (resample, how) in SCHEMES.items():
             def run(ds=ds, resample=resample, seed=seed):
-                return ds.corrstat.bootstrap(target="human", level="global", method="kendall", resample=resample,
-                                             n_resamples=N_BOOT, rng=seed)
+                return ds.corrstat.bootstrap(target="human", level="global", method="kendall",
+                                             resample=xcorrstat.Bootstrap(resample, n_resamples=N_BOOT, rng=seed))
             t_ours, res = best_of(run, args.repeats)
             with numpy_only():
                 t_np, _ = best_of(run, 1)
@@ -167,8 +167,8 @@ def mc_tolerance(p: float, k1: int, k2: int) -> float:
 
 def xc_compare(grid, names, k, seed):
     return xcorrstat.compare(grid, target="mqm", metrics=names, level="global", method="kendall", variant="b",
-                             test="permutation", permute=("system", "input"), n_resamples=k, rng=seed,
-                             pvalue="fraction", alpha=ALPHA)
+                             test=xcorrstat.Permutation(("system", "input"), n_resamples=k, rng=seed,
+                                                        pvalue="fraction"), alpha=ALPHA)
 
 
 def permutation_part(args) -> None:
@@ -184,10 +184,10 @@ def permutation_part(args) -> None:
     with numpy_only():
         t_np, _ = best_of(lambda: xc_compare(grid, names, k, args.seed), 1)
     xcorrstat.permutation_test(grid.isel(input=slice(0, 30)), x=names[0], y=names[1], target="mqm",
-                               level="global", method="kendall", n_resamples=10, rng=0)
+                               level="global", method="kendall", test=xcorrstat.Permutation(n_resamples=10, rng=0))
     t_one, one = best_of(lambda: xcorrstat.permutation_test(
-        grid, x=names[0], y=names[1], target="mqm", level="global", method="kendall", n_resamples=k,
-        rng=args.seed, pvalue="fraction"), args.repeats)
+        grid, x=names[0], y=names[1], target="mqm", level="global", method="kendall",
+        test=xcorrstat.Permutation(n_resamples=k, rng=args.seed, pvalue="fraction")), args.repeats)
     print(f"  xcorrstat compare: {t_xc:.3f} s (best of {args.repeats}; NumPy loops only {t_np:.2f} s); "
           f"permutation_test, one pair: {t_one:.3f} s", flush=True)
     if not args.mtme_source:
@@ -212,8 +212,8 @@ def permutation_part(args) -> None:
           f"p {p_pair:.3f} (MTME) / {float(one['pvalue']):.3f} (xcorrstat; p that {names[0]} beats {names[1]})")
     if args.k_pair and args.k_pair != k:  # one pair at the default n_resamples: fixed costs weigh less
         t_big, one_big = best_of(lambda: xcorrstat.permutation_test(
-            grid, x=names[0], y=names[1], target="mqm", level="global", method="kendall", n_resamples=args.k_pair,
-            rng=args.seed, pvalue="fraction"), args.repeats)
+            grid, x=names[0], y=names[1], target="mqm", level="global", method="kendall",
+            test=xcorrstat.Permutation(n_resamples=args.k_pair, rng=args.seed, pvalue="fraction")), args.repeats)
         t_pair_big, p_pair_big = mtme_pair(mtme, human, metrics, names[0], names[1], args.k_pair, args.seed)
         print(f"  one pair at k={args.k_pair}: MTME {t_pair_big:.2f} s, xcorrstat {t_big:.3f} s -> "
               f"{t_pair_big / t_big:.0f}x; p {p_pair_big:.3f} (MTME) / {float(one_big['pvalue']):.3f} (xcorrstat)")

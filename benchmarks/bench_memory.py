@@ -2,11 +2,12 @@
 
 Each case runs in a fresh subprocess, which reports its peak resident set size
 (``resource.getrusage(RUSAGE_SELF).ru_maxrss``) and the wall time of the call. The
-default case is ``bootstrap(n_resamples=10**6, batch=1)`` on 5 systems x 6 inputs with
+default case is ``bootstrap(resample=Bootstrap(n_resamples=10**6))`` under ``set_options(batch=1)``
+on 5 systems x 6 inputs with
 two metrics (random data), eager and Dask-backed; goal: peak RSS under 1 GiB. A run
 of 10**6 draws is split into at most 256 blocks of draws whatever ``batch`` says
 (``attrs["draws_per_task"]``), and each block makes its random indices once per 256
-draw ids, so ``batch=1`` costs neither a huge task graph nor a generator per draw.
+draw ids, so a batch of 1 costs neither a huge task graph nor a generator per draw.
 
     python benchmarks/bench_memory.py [--n-resamples 1000000] [--batch 1] [--level system]
 """
@@ -32,8 +33,10 @@ ds = xr.Dataset({name: (dims, rng.normal(size=(5, 6))) for name in ("m0", "m1", 
 if lazy:
     ds = ds.chunk()
 start = time.perf_counter()
-res = xcorrstat.bootstrap(ds, target="human", level=level, n_resamples=n_resamples, batch=batch, rng=0)
-res = res.compute()
+with xcorrstat.set_options(batch=batch):
+    res = xcorrstat.bootstrap(ds, target="human", level=level,
+                              resample=xcorrstat.Bootstrap(n_resamples=n_resamples, rng=0))
+    res = res.compute()
 wall = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
 print(json.dumps({"wall_s": wall, "peak_rss_mib": peak / 1024, "low": res["low"].values.tolist(),
@@ -56,7 +59,7 @@ def main() -> None:
     parser.add_argument("--backend", choices=["eager", "dask", "both"], default="both")
     args = parser.parse_args()
     backends = ["eager", "dask"] if args.backend == "both" else [args.backend]
-    print(f"bootstrap(n_resamples={args.n_resamples:,}, batch={args.batch}), 5 systems x 6 inputs, "
+    print(f"bootstrap(resample=Bootstrap(n_resamples={args.n_resamples:,})), set_options(batch={args.batch}), 5 systems x 6 inputs, "
           f"2 metrics, level={args.level}")
     for backend in backends:
         r = run(args.n_resamples, args.batch, args.level, backend)

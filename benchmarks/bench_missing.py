@@ -52,8 +52,8 @@ coords = {"system": [f"S{j}" for j in range(n_systems)], "input": [f"doc{j}" for
 ds = xr.Dataset(data, coords=coords)
 start = time.perf_counter()
 with xcorrstat.set_options(memory_budget=budget):
-    res = xcorrstat.compare(ds, target="human", level=level, method=method, variant="b", test="permutation",
-                            permute=("system", "input"), n_resamples=k, rng=0)
+    res = xcorrstat.compare(ds, target="human", level=level, method=method, variant="b",
+                            test=xcorrstat.Permutation(("system", "input"), n_resamples=k, rng=0))
     res = res.compute()
 wall = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
@@ -93,7 +93,7 @@ def main() -> None:
     if args.quick:
         args.metrics, args.systems, args.inputs = 12, 8, 400
     shape = (args.metrics, args.systems, args.inputs, args.k)
-    print(f"compare(test='permutation', permute=('system', 'input'), n_resamples={args.k:,}): {args.metrics} metrics "
+    print(f"compare(test=Permutation(('system', 'input'), n_resamples={args.k:,})): {args.metrics} metrics "
           f"x {args.systems} systems x {args.inputs:,} inputs; missing: 30% of the target, 1% of each metric")
     times: dict[tuple[str, str, int, bool], dict] = {}
     for level in args.levels.split(","):

@@ -25,16 +25,16 @@ Protocols (k = ``--k`` draws, 1,000 by default):
    ``data.CompareMetrics`` on system-level ``Correlation`` objects (one score per system: the
    per-system means), i.e. ``stats.PermutationSigDiff`` swapping whole systems' (z-scored) scores,
    and ``data.AssignRanks`` for the significance clusters. xcorrstat: ``compare(level="system",
-   method="pearson", test="permutation")`` on the system x segment grid, with its default
-   PERM-BOTH (each cell swapped), with ``permute="system"`` (PERM-SYSTEMS, cells z-scored) and with
-   ``permute="system", standardise="system-means"``: MTME's own test, run on the grid.
+   method="pearson", test=xcorrstat.Permutation())`` on the system x segment grid, with its default
+   PERM-BOTH (each cell swapped), with ``Permutation("system")`` (PERM-SYSTEMS, cells z-scored) and with
+   ``Permutation("system", standardise="system-means")``: MTME's own test, run on the grid.
 2. The same on per-system means (a Dataset with a ``system`` dim only): xcorrstat
-   ``compare(..., permute="system")``. This is the very test MTME runs, so the p-values must agree
+   ``compare(..., test=Permutation("system"))``. This is the very test MTME runs, so the p-values must agree
    up to Monte-Carlo error; the MTME time is that of protocol 1.
 3. Segment-level Kendall tau-b with no grouping (WMT21/22): MTME ``PermutationSigDiff`` with
    ``corr_fcn=scipy.stats.kendalltau, average_by="none"`` (PERM-BOTH over all cells) on
    ``--segment-metrics`` metrics at ``--k-segment`` draws; xcorrstat ``compare(level="global",
-   method="kendall", variant="b", permute=("system", "input"))`` on the same metrics and draws.
+   method="kendall", variant="b", test=Permutation(("system", "input")))`` on the same metrics and draws.
    Both are also extrapolated to all 52 metrics at k draws.
 4. Segment-level item-wise acc_eq with tie calibration (WMT23+): the pair-outcome test. MTME:
    ``CompareMetrics(corr_fcn=KendallWithTiesOpt, average_by="item", perm_test="pairs")``, i.e.
@@ -42,7 +42,7 @@ Protocols (k = ``--k`` draws, 1,000 by default):
    epsilon (``KendallWithTiesOpt``, every pair: sample_rate 1; re-calibrated in every pair of
    metrics, as WMT runs it), on ``--segment-metrics`` metrics at ``--k-segment`` draws (fewer if the
    budget says so), extrapolated to all 52 metrics at k draws. xcorrstat: ``compare(level="input",
-   method="kendall", variant="acc23", swap="pairs", epsilon="calibrate")`` on all 52 metrics at k
+   method="kendall", variant="acc23", test=Permutation(swap="pairs", epsilon="calibrate"))`` on all 52 metrics at k
    draws (measured), and on MTME's metrics at MTME's draws (like-for-like). The same test: the
    p-values must agree up to Monte-Carlo error, the calibrated acc_eq exactly.
 tau. Tie calibration of one metric: ``tau_optimization.tau_optimization`` (acc_23, every pair)
@@ -59,7 +59,7 @@ draws; WMT's ``Task`` defaults to ``block_size=100``, which stops a clear pair a
 xcorrstat is warmed up on tiny data first (imports, Dask start-up), outside the timings. Times are
 wall-clock (``time.perf_counter``): MTME runs single-threaded, xcorrstat on Dask threads (all
 cores the process may use; the header says how many). p-values are k_extreme / k on both sides
-(xcorrstat ``pvalue="fraction"``), clusters at p <= 0.05 with no correction, as in MTME.
+(xcorrstat ``Permutation(pvalue="fraction")``), clusters at p <= 0.05 with no correction, as in MTME.
 """
 
 from __future__ import annotations
@@ -285,22 +285,32 @@ def timed(fn: Callable, *a, **kw) -> tuple[Any, float]:
 def warm_up(d: Data) -> float:
     small = d.grid.isel(system=slice(0, 5), input=slice(0, 30))
     few = d.names[:3]
-    common = {"target": "mqm", "metrics": few, "n_resamples": 20, "rng": 0}
+    common = {"target": "mqm", "metrics": few}
+    draws = {"n_resamples": 20, "rng": 0}
+    perm = xcorrstat.Permutation(**draws)
+    systems = xcorrstat.Permutation("system", **draws)
     start = time.perf_counter()
     xcorrstat.correlate(small, target="mqm", level=["system", "input", "global"], method=["pearson", "kendall"])
-    xcorrstat.compare(small, level="system", method="pearson", **common)
-    xcorrstat.compare(small, level="system", method="pearson", permute="system", **common)
-    xcorrstat.compare(d.means.isel(system=slice(0, 5)), level="system", permute="system", **common)
-    xcorrstat.compare(small, level="global", method="kendall", **common)
-    xcorrstat.compare(small, level="input", method="kendall", variant="acc23", **common)
-    xcorrstat.compare(small, level="input", method="kendall", variant="acc23", swap="pairs", **common)
+    xcorrstat.compare(small, level="system", method="pearson", test=perm, **common)
+    xcorrstat.compare(small, level="system", method="pearson", test=systems, **common)
+    xcorrstat.compare(d.means.isel(system=slice(0, 5)), level="system", test=systems, **common)
+    xcorrstat.compare(small, level="global", method="kendall", test=perm, **common)
+    xcorrstat.compare(small, level="input", method="kendall", variant="acc23", test=perm, **common)
+    xcorrstat.compare(small, level="input", method="kendall", variant="acc23",
+                      test=xcorrstat.Permutation(swap="pairs", **draws), **common)
     xcorrstat.calibrate_ties(small, target="mqm", metrics=few[:1], level="input")
     return time.perf_counter() - start
 
 
+PERMUTATION_SETTINGS = ("permute", "swap", "standardise", "epsilon")  # fields of xcorrstat.Permutation
+
+
 def xc_compare(data: xr.Dataset, metrics: list[str] | None, k: int, seed: int, **kw) -> tuple[xr.Dataset, float]:
-    return timed(xcorrstat.compare, data, target="mqm", metrics=metrics, test="permutation", n_resamples=k,
-                 rng=seed, pvalue="fraction", alpha=ALPHA, **kw)
+    """compare() with the permutation test at k draws; ``kw`` holds compare's own arguments and the
+    test's settings (``permute``, ``swap``, ``standardise``, ``epsilon``), which go to Permutation."""
+    settings = {name: kw.pop(name) for name in PERMUTATION_SETTINGS if name in kw}
+    test = xcorrstat.Permutation(n_resamples=k, rng=seed, pvalue="fraction", **settings)
+    return timed(xcorrstat.compare, data, target="mqm", metrics=metrics, test=test, alpha=ALPHA, **kw)
 
 
 def xc_clusters(res: xr.Dataset, names: list[str]) -> dict[str, int]:
@@ -608,7 +618,7 @@ def main(argv: list[str] | None = None) -> int:
     print_table(rows)
     print("\nNotes:")
     for note in notes + [
-        ("p-values: k_extreme / k on both sides (xcorrstat pvalue='fraction'); decisions and clusters at "
+        ("p-values: k_extreme / k on both sides (xcorrstat Permutation(pvalue='fraction')); decisions and clusters at "
          f"p <= {ALPHA} without correction (MTME's AssignRanks; xcorrstat's greedy clusters on the same metrics)."),
         "'p within MC error': |p_MTME - p_xcorrstat| <= 3 Monte-Carlo SEs + 1/k (independent draws).",
     ]:

@@ -45,8 +45,8 @@ def main() -> None:
     p.add_argument("--skip-cluster", action="store_true")
     args = p.parse_args()
     ds = data(args.metrics, args.systems, args.inputs, args.tasks)
-    kw = dict(target="mqm", level="input", method="kendall", variant="acc23", n_resamples=args.draws, rng=0,
-              correction="holm")
+    kw = dict(target="mqm", level="input", method="kendall", variant="acc23",
+              test=xcorrstat.Permutation(n_resamples=args.draws, rng=0), correction="holm")
     pairs = args.metrics * (args.metrics - 1) // 2
     start = time.perf_counter()
     local = xcorrstat.compare(ds, **kw)

@@ -8,7 +8,7 @@ Installs nlpstats 0.0.1 from PyPI into a throw-away virtual environment (or uses
 
 nlpstats' ``"both"`` flips a whole row XOR a whole column; xcorrstat's PERM-BOTH swaps
 each cell (Algorithm 2 of Deutsch, Dror & Roth 2021). Both are timed for xcorrstat
-(``permute=("system", "input")`` and ``permute="system-xor-input"``, the latter the
+(``Permutation(("system", "input"))`` and ``Permutation("system-xor-input")``, the latter the
 same scheme as the baseline). Finally ``compare()`` over all 34 SummEval metrics
 (561 pairs) against expert_relevance, PERM-BOTH, input-level Kendall, 1,000
 permutations (goal: under 60 s on 2 cores).
@@ -62,7 +62,7 @@ def ours(s, i, level, method, seed, permute):
     for _ in range(3):  # best of three
         t0 = time.perf_counter()
         res = ds.corrstat.permutation_test(x="x", y="y", target="human", level=level, method=method,
-                                           permute=permute, n_resamples=N_RESAMPLES, rng=seed)
+                                           test=xcorrstat.Permutation(permute, n_resamples=N_RESAMPLES, rng=seed))
         times.append(time.perf_counter() - t0)
     return min(times), float(res["pvalue"])
 
@@ -71,7 +71,7 @@ def all_pairs():
     ds = xcorrstat.datasets.summeval()
     t0 = time.perf_counter()
     res = ds.corrstat.compare(target="expert_relevance", level="input", method="kendall",
-                              permute=("system", "input"), n_resamples=N_RESAMPLES, rng=0)
+                              test=xcorrstat.Permutation(("system", "input"), n_resamples=N_RESAMPLES, rng=0))
     seconds = time.perf_counter() - t0
     n = res.sizes["metric"]
     return seconds, n, n * (n - 1) // 2

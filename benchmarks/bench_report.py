@@ -78,7 +78,8 @@ def fixed_clusters(path: str, levels: list[str], n_resamples: int) -> pd.DataFra
     ds = ds.drop_vars(list(HUMAN_EXTRA))
     out = []
     for level in levels:
-        res = xcorrstat.compare(ds, target="human_mqm", level=level, n_resamples=n_resamples, rng=0)
+        res = xcorrstat.compare(ds, target="human_mqm", level=level,
+                                test=xcorrstat.Permutation(n_resamples=n_resamples, rng=0))
         out.append(pd.DataFrame({"level": level, "metric": res["metric"].values,
                                  "cluster_fixed": res["cluster"].values}))
     return pd.concat(out)

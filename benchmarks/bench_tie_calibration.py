@@ -91,7 +91,8 @@ def per_draw(ds, n_draws):
     one = ds[["metric0", "mqm"]]
     start = time.perf_counter()
     res = xcorrstat.bootstrap(one, target="mqm", level="input", method="kendall", variant="acc23",
-                              epsilon="calibrate", n_resamples=n_draws, rng=0, keep_distribution=True)
+                              epsilon="calibrate",
+                              resample=xcorrstat.Bootstrap(n_resamples=n_draws, rng=0, keep_distribution=True))
     sweep = time.perf_counter() - start
     x, z = ds["metric0"].values, ds["mqm"].values
     s_idx, i_idx = bootstrap_indices(0, np.arange(n_draws), [x.shape[0], x.shape[1]])

@@ -32,6 +32,13 @@ How results are compared:
   error. Warnings raised by a case are recorded and reported beside the attrs (a newer tree may
   warn about an earlier spelling of an option the cases use); they do not fail the run.
 
+The cases are written for the settings objects: ``test=xcorrstat.Permutation(...)`` (or
+``Bootstrap``, ``Williams``), ``bootstrap(..., resample=xcorrstat.Bootstrap(...))`` and
+``with xcorrstat.set_options(batch=...)``. A tree from before them (its functions took
+``permute=``, ``n_resamples=``, ``rng=``, ``batch=`` ... as keywords) gets stand-ins for the
+objects and its functions and accessor methods take them back as those keywords
+(``FLAT_SETTINGS``, ``_restore_flat``), so the same calls run on either side of that change.
+
 A case whose public names are missing in one tree (comparing with an older commit) runs in
 the other tree only; it is listed as "only in baseline" / "only in current" and does not fail
 the run.
@@ -198,6 +205,13 @@ def build_cases(scratch: Path, quick: bool):
     def add(name, needs, fn):
         cases.append((name, tuple([needs] if isinstance(needs, str) else needs), fn))
 
+    def batched(size, fn):
+        """``fn()`` with ``set_options(batch=size)`` (the draws computed together; never the numbers)."""
+        def run():
+            with xcs.set_options(batch=size):
+                return fn()
+        return run
+
     T, T2 = "expert_relevance", "expert_coherence"
     METRICS = ["rouge_1_f1", "rouge_2_f1", "bertscore_f1", "qa_eval_f1", "meteor"]
     X, Y = "qa_eval_f1", "rouge_2_f1"
@@ -308,42 +322,44 @@ def build_cases(scratch: Path, quick: bool):
     for resample in ("system", "input", "both"):
         dims = ("system", "input") if resample == "both" else resample
         for level, method in (("system", "pearson"), ("input", "kendall"), ("global", "spearman")):
-            add(f"bootstrap/{level}/{method}/resample-{resample}", "bootstrap",
+            add(f"bootstrap/{level}/{method}/resample-{resample}", ("bootstrap", "Bootstrap"),
                 lambda dims=dims, level=level, method=method: xcs.bootstrap(
-                    ds, target=T, level=level, method=method, metrics=METRICS, resample=dims,
-                    n_resamples=n, rng=0))
+                    ds, target=T, level=level, method=method, metrics=METRICS,
+                    resample=xcs.Bootstrap(dims, n_resamples=n, rng=0)))
     for ci in ("percentile", "basic", "bca"):
         for resample in ("system", "input"):
-            add(f"bootstrap/system/ci-{ci}/resample-{resample}", "bootstrap",
+            add(f"bootstrap/system/ci-{ci}/resample-{resample}", ("bootstrap", "Bootstrap"),
                 lambda ci=ci, resample=resample: xcs.bootstrap(
-                    ds, target=T, level="system", method="kendall", metrics=METRICS, resample=resample,
-                    ci=ci, n_resamples=n, rng=1, confidence_level=0.9))
-    add("bootstrap/within_system/kendall", "bootstrap", lambda: xcs.bootstrap(
-        ds, target=T, level="within_system", method="kendall", metrics=METRICS, n_resamples=n, rng=2))
-    add("bootstrap/levels-list/keep_distribution", "bootstrap", lambda: xcs.bootstrap(
+                    ds, target=T, level="system", method="kendall", metrics=METRICS,
+                    resample=xcs.Bootstrap(resample, n_resamples=n, rng=1), ci=ci, confidence_level=0.9))
+    add("bootstrap/within_system/kendall", ("bootstrap", "Bootstrap"), lambda: xcs.bootstrap(
+        ds, target=T, level="within_system", method="kendall", metrics=METRICS,
+        resample=xcs.Bootstrap(n_resamples=n, rng=2)))
+    add("bootstrap/levels-list/keep_distribution", ("bootstrap", "Bootstrap"), lambda: xcs.bootstrap(
         ds, target=[T, T2], level=["system", "input"], method="pearson", metrics=METRICS,
-        n_resamples=n, rng=3, keep_distribution=True))
-    add("bootstrap/input/kendall-acc23-calibrate", "bootstrap", lambda: xcs.bootstrap(
+        resample=xcs.Bootstrap(n_resamples=n, rng=3, keep_distribution=True)))
+    add("bootstrap/input/kendall-acc23-calibrate", ("bootstrap", "Bootstrap"), lambda: xcs.bootstrap(
         ds, target=T, level="input", method="kendall", variant="acc23", epsilon="calibrate",
-        metrics=METRICS[:3], resample="input", n_resamples=max(n // 4, 50), rng=4))
-    add("bootstrap/system/kendall-c-batch7", "bootstrap", lambda: xcs.bootstrap(
+        metrics=METRICS[:3], resample=xcs.Bootstrap("input", n_resamples=max(n // 4, 50), rng=4)))
+    add("bootstrap/system/kendall-c-batch7", ("bootstrap", "Bootstrap", "set_options"), batched(7, lambda: xcs.bootstrap(
         ds, target=T, level="system", method="kendall", variant="c", metrics=METRICS,
-        n_resamples=n // 2, rng=5, batch=7))
-    add("bootstrap/input/missing-cells-weighted", "bootstrap", lambda: xcs.bootstrap(
+        resample=xcs.Bootstrap(n_resamples=n // 2, rng=5))))
+    add("bootstrap/input/missing-cells-weighted", ("bootstrap", "Bootstrap"), lambda: xcs.bootstrap(
         holes, target=T, level="input", method="spearman", average="weighted", metrics=METRICS,
-        n_resamples=n, rng=6))
-    add("bootstrap/lazy-dask", "bootstrap", lambda: xcs.bootstrap(
-        ds.chunk({"input": 50}), target=T, level="system", metrics=METRICS, n_resamples=n, rng=7).compute())
-    add("bootstrap/seed-sequence", "bootstrap", lambda: xcs.bootstrap(
-        ds, target=T, level="system", metrics=METRICS, n_resamples=n // 2,
-        rng=np.random.SeedSequence(12345)))
-    add("accessor/DataArray.bootstrap", "bootstrap", lambda: da.corrstat.bootstrap(
-        target=T, level="input", method="pearson", metrics=METRICS, resample="system",
-        n_resamples=n, rng=8))
-    add("accessor/DataFrame.bootstrap", "bootstrap", lambda: frame.corrstat.bootstrap(
-        target=T, level="system", method="kendall", metrics=METRICS, n_resamples=n, rng=9))
-    add("error/bootstrap-bca-two-dims", "bootstrap", lambda: xcs.bootstrap(
-        ds, target=T, level="system", metrics=METRICS, ci="bca", n_resamples=50, rng=0))
+        resample=xcs.Bootstrap(n_resamples=n, rng=6)))
+    add("bootstrap/lazy-dask", ("bootstrap", "Bootstrap"), lambda: xcs.bootstrap(
+        ds.chunk({"input": 50}), target=T, level="system", metrics=METRICS,
+        resample=xcs.Bootstrap(n_resamples=n, rng=7)).compute())
+    add("bootstrap/seed-sequence", ("bootstrap", "Bootstrap"), lambda: xcs.bootstrap(
+        ds, target=T, level="system", metrics=METRICS,
+        resample=xcs.Bootstrap(n_resamples=n // 2, rng=np.random.SeedSequence(12345))))
+    add("accessor/DataArray.bootstrap", ("bootstrap", "Bootstrap"), lambda: da.corrstat.bootstrap(
+        target=T, level="input", method="pearson", metrics=METRICS,
+        resample=xcs.Bootstrap("system", n_resamples=n, rng=8)))
+    add("accessor/DataFrame.bootstrap", ("bootstrap", "Bootstrap"), lambda: frame.corrstat.bootstrap(
+        target=T, level="system", method="kendall", metrics=METRICS, resample=xcs.Bootstrap(n_resamples=n, rng=9)))
+    add("error/bootstrap-bca-two-dims", ("bootstrap", "Bootstrap"), lambda: xcs.bootstrap(
+        ds, target=T, level="system", metrics=METRICS, ci="bca", resample=xcs.Bootstrap(n_resamples=50, rng=0)))
     for level in ("system", "input", "global"):
         for method, variant in (("pearson", "b"), ("spearman", "b"), ("kendall", "b"), ("kendall", "c")):
             add(f"fisher/{level}/{method}-{variant}", "fisher",
@@ -355,8 +371,8 @@ def build_cases(scratch: Path, quick: bool):
 
     # ---------------------------------------------------------------- mean scores
     add("mean_ci/default", "mean_ci", lambda: xcs.mean_ci(ds, n_resamples=4 * n, rng=0))
-    add("mean_ci/keep_distribution", "mean_ci", lambda: xcs.mean_ci(
-        ds, metrics=X, n_resamples=n, rng=1, keep_distribution=True, confidence_level=0.9, batch=33))
+    add("mean_ci/keep_distribution", ("mean_ci", "set_options"), batched(33, lambda: xcs.mean_ci(
+        ds, metrics=X, n_resamples=n, rng=1, keep_distribution=True, confidence_level=0.9)))
     add("mean_ci/missing-cells", "mean_ci", lambda: xcs.mean_ci(holes, metrics=METRICS, n_resamples=n, rng=2))
     add("mean_ci/missing-cells-skipna-false", "mean_ci", lambda: xcs.mean_ci(
         holes, metrics=METRICS, n_resamples=n, rng=2, skipna=False))
@@ -382,50 +398,57 @@ def build_cases(scratch: Path, quick: bool):
     for permute in ("system", "input", "both", "system-xor-input"):
         dims = ("system", "input") if permute == "both" else permute
         for level, method in (("system", "pearson"), ("input", "kendall"), ("global", "spearman")):
-            add(f"permutation_test/{level}/{method}/permute-{permute}", "permutation_test",
+            add(f"permutation_test/{level}/{method}/permute-{permute}", ("permutation_test", "Permutation"),
                 lambda dims=dims, level=level, method=method: xcs.permutation_test(
-                    ds, x=X, y=Y, target=T, level=level, method=method, permute=dims,
-                    n_resamples=n, rng=0))
+                    ds, x=X, y=Y, target=T, level=level, method=method,
+                    test=xcs.Permutation(dims, n_resamples=n, rng=0)))
     for alternative in ("less", "two-sided"):
-        add(f"permutation_test/system/alternative-{alternative}-fraction", "permutation_test",
+        add(f"permutation_test/system/alternative-{alternative}-fraction", ("permutation_test", "Permutation"),
             lambda alternative=alternative: xcs.permutation_test(
                 ds, x=X, y=Y, target=T, level="system", method="kendall", alternative=alternative,
-                pvalue="fraction", n_resamples=n, rng=1))
-    add("permutation_test/early_stop", "permutation_test", lambda: xcs.permutation_test(
-        ds, x=X, y="meteor", target=T, level="system", n_resamples=4 * n, rng=2, early_stop=0.05,
-        risk=0.01, batch=50))
-    add("permutation_test/keep_distribution-acc23", "permutation_test", lambda: xcs.permutation_test(
-        ds, x=X, y=Y, target=T, level="input", method="kendall", variant="acc23", n_resamples=n, rng=3,
-        keep_distribution=True, batch=13))
-    add("permutation_test/missing-cells", "permutation_test", lambda: xcs.permutation_test(
-        holes, x=X, y=Y, target=T, level="input", method="pearson", n_resamples=n, rng=4, min_pairs=5))
-    add("accessor/DataArray.permutation_test", "permutation_test", lambda: da.corrstat.permutation_test(
-        x="bertscore_f1", y="rouge_1_f1", target=T, level="system", n_resamples=n, rng=5))
+                test=xcs.Permutation(pvalue="fraction", n_resamples=n, rng=1)))
+    add("permutation_test/early_stop", ("permutation_test", "Permutation", "set_options"),
+        batched(50, lambda: xcs.permutation_test(
+            ds, x=X, y="meteor", target=T, level="system",
+            test=xcs.Permutation(n_resamples=4 * n, rng=2, early_stop=0.05, risk=0.01))))
+    add("permutation_test/keep_distribution-acc23", ("permutation_test", "Permutation", "set_options"),
+        batched(13, lambda: xcs.permutation_test(
+            ds, x=X, y=Y, target=T, level="input", method="kendall", variant="acc23",
+            test=xcs.Permutation(n_resamples=n, rng=3, keep_distribution=True))))
+    add("permutation_test/missing-cells", ("permutation_test", "Permutation"), lambda: xcs.permutation_test(
+        holes, x=X, y=Y, target=T, level="input", method="pearson", test=xcs.Permutation(n_resamples=n, rng=4),
+        min_pairs=5))
+    add("accessor/DataArray.permutation_test", ("permutation_test", "Permutation"),
+        lambda: da.corrstat.permutation_test(x="bertscore_f1", y="rouge_1_f1", target=T, level="system",
+                                             test=xcs.Permutation(n_resamples=n, rng=5)))
     for resample in ("system", "input", "both"):
         dims = ("system", "input") if resample == "both" else resample
         for level, method in (("system", "kendall"), ("input", "pearson")):
-            add(f"paired_bootstrap_test/{level}/{method}/resample-{resample}", "paired_bootstrap_test",
+            add(f"paired_bootstrap_test/{level}/{method}/resample-{resample}", ("paired_bootstrap_test", "Bootstrap"),
                 lambda dims=dims, level=level, method=method: xcs.paired_bootstrap_test(
-                    ds, x=X, y=Y, target=T, level=level, method=method, resample=dims,
-                    n_resamples=n, rng=0))
-    add("paired_bootstrap_test/global/two-sided-fraction-keep", "paired_bootstrap_test",
+                    ds, x=X, y=Y, target=T, level=level, method=method,
+                    test=xcs.Bootstrap(dims, n_resamples=n, rng=0)))
+    add("paired_bootstrap_test/global/two-sided-fraction-keep", ("paired_bootstrap_test", "Bootstrap"),
         lambda: xcs.paired_bootstrap_test(
             ds, x=X, y="meteor", target=T, level="global", method="spearman", alternative="two-sided",
-            pvalue="fraction", confidence_level=0.9, n_resamples=n, rng=1, keep_distribution=True))
-    add("paired_bootstrap_test/less-missing-cells", "paired_bootstrap_test", lambda: xcs.paired_bootstrap_test(
-        holes, x=X, y=Y, target=T, level="input", method="kendall", variant="c", alternative="less",
-        n_resamples=n, rng=2, batch=11))
-    add("accessor/DataFrame.paired_bootstrap_test", "paired_bootstrap_test",
+            confidence_level=0.9,
+            test=xcs.Bootstrap(pvalue="fraction", n_resamples=n, rng=1, keep_distribution=True)))
+    add("paired_bootstrap_test/less-missing-cells", ("paired_bootstrap_test", "Bootstrap", "set_options"),
+        batched(11, lambda: xcs.paired_bootstrap_test(
+            holes, x=X, y=Y, target=T, level="input", method="kendall", variant="c", alternative="less",
+            test=xcs.Bootstrap(n_resamples=n, rng=2))))
+    add("accessor/DataFrame.paired_bootstrap_test", ("paired_bootstrap_test", "Bootstrap"),
         lambda: frame.corrstat.paired_bootstrap_test(
-            x=X, y=Y, target=T, level="system", n_resamples=n, rng=3))
+            x=X, y=Y, target=T, level="system", test=xcs.Bootstrap(n_resamples=n, rng=3)))
     for level in ("system", "global"):
         for method in ("pearson", "spearman"):
             for alternative in ("greater", "two-sided"):
                 add(f"williams_test/{level}/{method}/{alternative}", "williams_test",
                     lambda level=level, method=method, alternative=alternative: xcs.williams_test(
                         ds, x=X, y=Y, target=T, level=level, method=method, alternative=alternative))
-    add("williams_test/absolute-less", "williams_test", lambda: xcs.williams_test(
-        holes, x="meteor", y=X, target=T2, absolute=True, alternative="less", confidence_level=0.9))
+    add("williams_test/absolute-less", ("williams_test", "Williams"), lambda: xcs.williams_test(
+        holes, x="meteor", y=X, target=T2, test=xcs.Williams(absolute=True), alternative="less",
+        confidence_level=0.9))
     add("error/williams_test-input-level", "williams_test", lambda: xcs.williams_test(
         ds, x=X, y=Y, target=T, level="input"))
     add("accessor/Dataset.williams_test", "williams_test", lambda: ds.corrstat.williams_test(
@@ -435,43 +458,47 @@ def build_cases(scratch: Path, quick: bool):
     for test, level, method in (("permutation", "system", "pearson"), ("permutation", "input", "kendall"),
                                 ("bootstrap", "system", "kendall"), ("bootstrap", "input", "pearson"),
                                 ("williams", "system", "pearson"), ("williams", "global", "spearman")):
-        add(f"compare/{test}/{level}/{method}", "compare",
-            lambda test=test, level=level, method=method: xcs.compare(
-                ds, target=T, metrics=METRICS, test=test, level=level, method=method,
-                n_resamples=n, rng=0))
+        settings = {"permutation": "Permutation", "bootstrap": "Bootstrap", "williams": "Williams"}[test]
+        add(f"compare/{test}/{level}/{method}", ("compare", settings),
+            lambda settings=settings, level=level, method=method: xcs.compare(
+                ds, target=T, metrics=METRICS, level=level, method=method,
+                test=(xcs.Williams() if settings == "Williams"
+                      else getattr(xcs, settings)(n_resamples=n, rng=0))))
     for correction in ("bonferroni", "holm", "fdr_bh"):
         for family in ("row", "all"):
-            add(f"compare/correction-{correction}/family-{family}", "compare",
+            add(f"compare/correction-{correction}/family-{family}", ("compare", "Permutation"),
                 lambda correction=correction, family=family: xcs.compare(
                     ds, target=T, metrics=METRICS, level="system", method="kendall",
-                    correction=correction, family=family, n_resamples=n, rng=1, alpha=0.1))
-    add("compare/permute-system-two-sided", "compare", lambda: xcs.compare(
-        ds, target=T, metrics=METRICS, permute="system", alternative="two-sided", correction="holm",
-        n_resamples=n, rng=2))
-    add("compare/bootstrap-resample-input-fraction", "compare", lambda: xcs.compare(
-        ds, target=T, metrics=METRICS, test="bootstrap", resample="input", pvalue="fraction",
-        alternative="less", n_resamples=n, rng=3, batch=9))
-    add("compare/williams-absolute", "compare", lambda: xcs.compare(
-        ds, target=[T, T2], metrics=METRICS, test="williams", absolute=True, correction="bonferroni"))
-    add("compare/targets-keep_distribution", "compare", lambda: xcs.compare(
+                    correction=correction, family=family, test=xcs.Permutation(n_resamples=n, rng=1), alpha=0.1))
+    add("compare/permute-system-two-sided", ("compare", "Permutation"), lambda: xcs.compare(
+        ds, target=T, metrics=METRICS, test=xcs.Permutation("system", n_resamples=n, rng=2),
+        alternative="two-sided", correction="holm"))
+    add("compare/bootstrap-resample-input-fraction", ("compare", "Bootstrap", "set_options"),
+        batched(9, lambda: xcs.compare(
+            ds, target=T, metrics=METRICS, test=xcs.Bootstrap("input", pvalue="fraction", n_resamples=n, rng=3),
+            alternative="less")))
+    add("compare/williams-absolute", ("compare", "Williams"), lambda: xcs.compare(
+        ds, target=[T, T2], metrics=METRICS, test=xcs.Williams(absolute=True), correction="bonferroni"))
+    add("compare/targets-keep_distribution", ("compare", "Permutation"), lambda: xcs.compare(
         ds, target=[T, T2], metrics=METRICS[:3], level="input", method="kendall", variant="acc23",
-        n_resamples=n // 2, rng=4, keep_distribution=True))
-    add("compare/missing-cells", "compare", lambda: xcs.compare(
-        holes, target=T, metrics=METRICS, level="input", method="spearman", n_resamples=n, rng=5, min_pairs=5))
-    add("accessor/Dataset.compare", "compare", lambda: ds.corrstat.compare(
-        target=T, level="system", n_resamples=n // 2, rng=6, correction="holm"))
+        test=xcs.Permutation(n_resamples=n // 2, rng=4, keep_distribution=True)))
+    add("compare/missing-cells", ("compare", "Permutation"), lambda: xcs.compare(
+        holes, target=T, metrics=METRICS, level="input", method="spearman",
+        test=xcs.Permutation(n_resamples=n, rng=5), min_pairs=5))
+    add("accessor/Dataset.compare", ("compare", "Permutation"), lambda: ds.corrstat.compare(
+        target=T, level="system", test=xcs.Permutation(n_resamples=n // 2, rng=6), correction="holm"))
 
     def aggregated(**kwargs):
         res = xcs.compare(tasks, target=T, metrics=METRICS, level="system", method="kendall",
-                          n_resamples=n, rng=7, keep_distribution=True, correction="holm")
+                          test=xcs.Permutation(n_resamples=n, rng=7, keep_distribution=True), correction="holm")
         return xcs.aggregate_tasks(res, **kwargs)
 
-    add("aggregate_tasks/permutation", ("aggregate_tasks", "compare"), lambda: aggregated())
-    add("aggregate_tasks/weights-alpha", ("aggregate_tasks", "compare"),
+    add("aggregate_tasks/permutation", ("aggregate_tasks", "compare", "Permutation"), lambda: aggregated())
+    add("aggregate_tasks/weights-alpha", ("aggregate_tasks", "compare", "Permutation"),
         lambda: aggregated(weights={"a": 2.0, "b": 1.0}, alpha=0.1))
-    add("aggregate_tasks/bootstrap", ("aggregate_tasks", "compare"), lambda: xcs.aggregate_tasks(
-        xcs.compare(tasks, target=T, metrics=METRICS, test="bootstrap", level="input",
-                    n_resamples=n // 2, rng=8, keep_distribution=True),
+    add("aggregate_tasks/bootstrap", ("aggregate_tasks", "compare", "Bootstrap"), lambda: xcs.aggregate_tasks(
+        xcs.compare(tasks, target=T, metrics=METRICS, level="input",
+                    test=xcs.Bootstrap(n_resamples=n // 2, rng=8, keep_distribution=True)),
         weights=xr.DataArray([0.25, 0.75], dims="task", coords={"task": ["a", "b"]})))
 
     # ---------------------------------------------------------------- ties and pairwise statistics
@@ -535,21 +562,21 @@ def build_cases(scratch: Path, quick: bool):
     # ---------------------------------------------------------------- tidy tables and reports
     add("tidy/correlate", ("tidy", "correlate"), lambda: xcs.tidy(xcs.correlate(
         ds, target=[T, T2], level=["system", "input"], method=["pearson", "kendall"], metrics=METRICS)))
-    add("tidy/bootstrap-distribution", ("tidy", "bootstrap"), lambda: xcs.tidy(xcs.bootstrap(
-        ds, target=T, level="system", metrics=METRICS, n_resamples=50, rng=0, keep_distribution=True),
-        distribution=True))
+    add("tidy/bootstrap-distribution", ("tidy", "bootstrap", "Bootstrap"), lambda: xcs.tidy(xcs.bootstrap(
+        ds, target=T, level="system", metrics=METRICS,
+        resample=xcs.Bootstrap(n_resamples=50, rng=0, keep_distribution=True)), distribution=True))
     add("tidy/fisher-attrs", ("tidy", "fisher"), lambda: xcs.tidy(
         xcs.fisher(ds, target=T, metrics=METRICS), attrs=("target", "method")))
-    add("tidy/compare", ("tidy", "compare"), lambda: xcs.tidy(xcs.compare(
-        ds, target=T, metrics=METRICS, n_resamples=n // 2, rng=0, correction="holm")))
+    add("tidy/compare", ("tidy", "compare", "Permutation"), lambda: xcs.tidy(xcs.compare(
+        ds, target=T, metrics=METRICS, test=xcs.Permutation(n_resamples=n // 2, rng=0), correction="holm")))
     add("tidy/williams_test", ("tidy", "williams_test"), lambda: xcs.tidy(
         xcs.williams_test(ds, x=X, y=Y, target=T)))
-    add("tidy/permutation_test", ("tidy", "permutation_test"), lambda: xcs.tidy(
-        xcs.permutation_test(ds, x=X, y=Y, target=T, n_resamples=n // 2, rng=0)))
+    add("tidy/permutation_test", ("tidy", "permutation_test", "Permutation"), lambda: xcs.tidy(
+        xcs.permutation_test(ds, x=X, y=Y, target=T, test=xcs.Permutation(n_resamples=n // 2, rng=0))))
     add("tidy/mean_ci", ("tidy", "mean_ci"), lambda: xcs.tidy(
         xcs.mean_ci(ds, metrics=METRICS[:2], n_resamples=n // 2, rng=0)))
-    add("accessor/Dataset.tidy", ("tidy", "paired_bootstrap_test"), lambda: xcs.paired_bootstrap_test(
-        ds, x=X, y=Y, target=T, n_resamples=n // 2, rng=0).corrstat.tidy())
+    add("accessor/Dataset.tidy", ("tidy", "paired_bootstrap_test", "Bootstrap"), lambda: xcs.paired_bootstrap_test(
+        ds, x=X, y=Y, target=T, test=xcs.Bootstrap(n_resamples=n // 2, rng=0)).corrstat.tidy())
 
     def report_tables(rep):
         out = {"intervals": rep.intervals, "comparisons": rep.comparisons, "settings": rep.settings,
@@ -564,13 +591,13 @@ def build_cases(scratch: Path, quick: bool):
     add("report/kendall-bootstrap-test", "report", lambda: report_tables(xcs.report(
         ds, target=T, metrics=METRICS, level=["system", "input", "global"], method="kendall",
         test="bootstrap", resample="input", n_resamples=n // 2, rng=1, correction="fdr_bh",
-        confidence_level=0.9, alpha=0.1, source="SummEval")))
+        confidence_level=0.9, alpha=0.1)))
     add("report/williams-no-correction", "report", lambda: report_tables(xcs.report(
-        ds, target=T2, metrics=METRICS, level="system", test="williams", permute="system",
+        ds, target=T2, metrics=METRICS, level="system", test="williams",
         resample="system", correction=None, n_resamples=n // 2, rng=2)))
-    add("report/acc23-permute-input", "report", lambda: report_tables(xcs.report(
+    add("report/acc23-permute-input", ("report", "Permutation"), lambda: report_tables(xcs.report(
         ds, target=T, metrics=METRICS[:3], level=["system", "input"], method="kendall", variant="acc23",
-        permute="input", n_resamples=n // 4, rng=3)))
+        test=xcs.Permutation("input"), n_resamples=n // 4, rng=3)))
     add("report/system-level-data", ("report", "from_dataframe"), lambda: report_tables(xcs.report(
         xcs.from_dataframe(frame.groupby("system", sort=False)[[T, *METRICS]].mean().reset_index(),
                            system="system", input=None),
@@ -642,7 +669,7 @@ def build_cases(scratch: Path, quick: bool):
     add("agreement/synthetic_benchmark", agr_names, lambda: xcs.agreement.synthetic_benchmark(rng=0))
     add("agreement/synthetic_benchmark-options", agr_names, lambda: xcs.agreement.synthetic_benchmark(
         strategies=["random", "entropy", "coreset"], n_datasets=4, batch_sizes=[5, 10], n_cycles=3,
-        n_items=60, n_missing=3, seed=7))
+        n_items=60, n_missing=3, rng=7))
     add("agreement/constants", ("agreement.STRATEGIES", "agreement.MISSING_RULES"), lambda: {
         "STRATEGIES": xcs.agreement.STRATEGIES, "MISSING_RULES": xcs.agreement.MISSING_RULES})
     add("agreement/pair_dim", "agreement.pair_dim", lambda: xcs.agreement.pair_dim("batch_size"))
@@ -684,9 +711,9 @@ def build_cases(scratch: Path, quick: bool):
             get_bench(), var="accuracy", competitor="strategy", condition="dataset", between="batch_size",
             n_resamples=n, rng=0))
     add("agreement/leaderboard_agreement/variables-keep", ("agreement.leaderboard_agreement", *agr_names),
-        lambda: xcs.agreement.leaderboard_agreement(
+        batched(17, lambda: xcs.agreement.leaderboard_agreement(
             get_bench(), var=["accuracy", "auc"], competitor="strategy", condition="dataset", rank=True,
-            n_resamples=n // 2, rng=1, keep_distribution=True, confidence_level=0.9, batch=17))
+            n_resamples=n // 2, rng=1, keep_distribution=True, confidence_level=0.9)))
     add("agreement/leaderboard_agreement/point-only-missing", ("agreement.leaderboard_agreement", *agr_names),
         lambda: xcs.agreement.leaderboard_agreement(
             xcs.agreement.synthetic_benchmark(n_missing=8, rng=2), var="accuracy", competitor="strategy",
@@ -704,20 +731,20 @@ def build_cases(scratch: Path, quick: bool):
     add("diagnostics/constants", ("diagnostics.CI_METHODS", "diagnostics.POWER_TESTS"), lambda: {
         "CI_METHODS": xcs.diagnostics.CI_METHODS, "POWER_TESTS": xcs.diagnostics.POWER_TESTS})
     add("diagnostics/ci_coverage", "diagnostics.ci_coverage", lambda: xcs.diagnostics.ci_coverage(
-        ds, target=T, metric=X, n_trials=n_trials, n_resamples=n // 2, rng=0))
+        ds, target=T, metrics=X, n_trials=n_trials, n_resamples=n // 2, rng=0))
     add("diagnostics/ci_coverage/kendall-global", "diagnostics.ci_coverage", lambda: xcs.diagnostics.ci_coverage(
-        ds, target=T, metric=[X, Y], level=["system", "global"], method="kendall", variant="c",
-        methods=["fisher", "bootstrap-input"], n_trials=n_trials // 2, n_resamples=n // 4, rng=1,
+        ds, target=T, metrics=[X, Y], level=["system", "global"], method="kendall", variant="c",
+        methods=["fisher", "BOOT-INPUTS"], n_trials=n_trials // 2, n_resamples=n // 4, rng=1,
         confidence_level=0.9, trial_batch=7))
     add("diagnostics/power_analysis", "diagnostics.power_analysis", lambda: xcs.diagnostics.power_analysis(
         ds, target=T, metric=X, noise=[0.0, 1.0], tests=["perm-both", "boot-both", "williams"],
         n_trials=n_trials // 4, n_resamples=n // 4, rng=0))
-    add("diagnostics/power_analysis/input-kendall", "diagnostics.power_analysis",
-        lambda: xcs.diagnostics.power_analysis(
+    add("diagnostics/power_analysis/input-kendall", ("diagnostics.power_analysis", "set_options"),
+        batched(10, lambda: xcs.diagnostics.power_analysis(
             ds, target=T, metric=Y, noise=[0.5, 2.0], tests=["perm-systems", "perm-inputs", "boot-inputs",
                                                              "boot-systems", "williams"],
             level="input", method="kendall", n_trials=n_trials // 8, n_resamples=n // 8, rng=1,
-            n_inputs=40, type_one=False, trial_chunk=2, batch=10, alpha=0.1))
+            n_inputs=40, type_one=False, trial_batch=2, alpha=0.1)))
     add("diagnostics/power_analysis/degraded", ("diagnostics.power_analysis", "diagnostics.degrade"),
         lambda: xcs.diagnostics.power_analysis(
             ds, target=T, metric=X, degraded=xcs.diagnostics.degrade(ds[X], noise=[0.25, 1.5], n_trials=3, rng=5),
@@ -733,7 +760,7 @@ def build_cases(scratch: Path, quick: bool):
         holes[Y], noise=[2.0], n_trials=2, rng=np.random.SeedSequence(9), copy=1))
     add("accessor/Dataset.normality", "diagnostics.normality", lambda: ds.corrstat.normality(variables=[T]))
     add("accessor/DataFrame.ci_coverage", "diagnostics.ci_coverage", lambda: frame.corrstat.ci_coverage(
-        target=T, metric=Y, level="system", methods=["fisher", "bootstrap-both"], n_trials=n_trials // 4,
+        target=T, metrics=Y, level="system", methods=["fisher", "BOOT-BOTH"], n_trials=n_trials // 4,
         n_resamples=n // 4, rng=3))
     add("accessor/DataArray.power_analysis", "diagnostics.power_analysis", lambda: da.corrstat.power_analysis(
         target=T, metric=Y, noise=[1.0], tests=["boot-both"], n_trials=n_trials // 8, n_resamples=n // 8, rng=4))
@@ -845,7 +872,7 @@ def build_cases(scratch: Path, quick: bool):
     add("cli/report-options", "cli", cli(
         "report", str(csv_path), "--target", T, "--metrics", *METRICS, "--level", "system", "global",
         "--method", "kendall", "--test", "bootstrap", "--resample", "input", "--correction", "none",
-        "--confidence-level", "0.9", "--alpha", "0.1", "--seed", "3", "--n-resamples", str(n // 4),
+        "--confidence-level", "0.9", "--alpha", "0.1", "--rng", "3", "--n-resamples", str(n // 4),
         "--no-files", "--quiet", "--digits", "4"))
     add("cli/report-williams", "cli", cli(
         "report", "--metrics", *METRICS, "--level", "system", "--test", "williams", "--permute", "system",
@@ -912,6 +939,147 @@ def _restore_moved(xcorrstat) -> None:
         setattr(owner, name, found if attr is None else getattr(found, attr))
 
 
+#: The settings objects the cases pass as ``test=`` (and ``resample=`` of ``bootstrap``): each
+#: one's test name (the ``test=`` string of a tree from before them) and fields, first field first.
+FLAT_SETTINGS = {
+    "Permutation": ("permutation", ("permute", "n_resamples", "rng", "swap", "standardise", "epsilon", "pvalue",
+                                    "keep_distribution", "early_stop", "risk", "max_resamples")),
+    "Bootstrap": ("bootstrap", ("resample", "n_resamples", "rng", "pvalue", "keep_distribution", "risk",
+                                "max_resamples")),
+    "Williams": ("williams", ("absolute",)),
+}
+
+#: Options of ``set_options`` that a tree from before the settings objects took as a keyword of
+#: each resampling function instead; while such an option is set, the shim passes it on.
+FLAT_OPTIONS = ("batch",)
+_FLAT_SET: dict = {}
+
+
+class _StandIn:
+    """A tree from before the settings objects: what ``xcorrstat.Permutation(...)`` (etc.) builds there."""
+
+    kind = ""
+    fields: tuple[str, ...] = ()
+
+    def __init__(self, *args, **kwargs) -> None:
+        if len(args) > 1:
+            raise TypeError(f"{type(self).__name__} takes one positional argument")
+        values = dict(zip(self.fields, args))
+        unknown = set(kwargs) - set(self.fields)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field {sorted(unknown)[0]!r}")
+        values.update(kwargs)
+        self.given = {k: v for k, v in values.items() if v is not None}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.given.items())})"
+
+
+def _flatten(name: str, params, kwargs: dict) -> dict:
+    """The keywords of a call written for the settings objects, as a tree from before them takes them.
+
+    ``test=Permutation(P, n_resamples=N, ...)`` becomes ``test="permutation", permute=P,
+    n_resamples=N, ...`` (no ``test=`` for a function without it: ``permutation_test``, ...),
+    ``bootstrap(resample=Bootstrap(D, ...))`` becomes ``resample=D, ...``, and the options of
+    ``set_options`` in FLAT_OPTIONS become keywords of the functions that take them. A field
+    the tree's function does not take is an error, as the call could not be written there.
+    """
+    kwargs = dict(kwargs)
+    for key in ("test", "resample"):
+        settings = kwargs.get(key)
+        if not isinstance(settings, _StandIn):
+            continue
+        del kwargs[key]
+        if key == "test" and "test" in params:
+            kwargs["test"] = settings.kind
+        for field, value in settings.given.items():
+            if field not in params:
+                raise TypeError(f"{name}() of this tree takes no {field}= (from {settings!r})")
+            if field in kwargs and kwargs[field] is not value:
+                raise TypeError(f"{name}(): {field}= given twice (flat and in {settings!r})")
+            kwargs[field] = value
+    for option, value in _FLAT_SET.items():
+        if option in params and option not in kwargs:
+            kwargs[option] = value
+    return kwargs
+
+
+def _flat(fn, name: str):
+    import functools
+    import inspect
+
+    params = inspect.signature(fn).parameters
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        return fn(*args, **_flatten(name, params, kwargs))
+
+    call.__flat_shim__ = True
+    return call
+
+
+def _restore_flat(xcorrstat) -> None:
+    """Let the cases, written for the settings objects (``test=xcorrstat.Permutation(...)``,
+    ``resample=xcorrstat.Bootstrap(...)``, ``set_options(batch=...)``), run on a tree from before
+    them: stand-in classes for the objects, the public functions and accessor methods wrapped to
+    take them back as the flat keywords of that tree (see FLAT_SETTINGS, FLAT_OPTIONS), and
+    ``set_options`` keeping the options it does not know for those functions. A tree that has
+    ``xcorrstat.Permutation`` runs as it is."""
+    import inspect
+
+    import pandas as pd
+    import xarray as xr
+
+    if hasattr(xcorrstat, "Permutation"):
+        return
+    for cls_name, (kind, fields) in FLAT_SETTINGS.items():
+        setattr(xcorrstat, cls_name, type(cls_name, (_StandIn,), {"kind": kind, "fields": fields}))
+
+    def takes_flat(fn) -> bool:  # every function with a signature: williams_test(test=Williams(...)) has no test=
+        try:
+            inspect.signature(fn)
+        except (TypeError, ValueError):
+            return False
+        return True
+
+    for module in (xcorrstat, getattr(xcorrstat, "agreement", None), getattr(xcorrstat, "diagnostics", None)):
+        for attr in getattr(module, "__all__", ()):
+            fn = getattr(module, attr, None)
+            if inspect.isfunction(fn) and takes_flat(fn):
+                setattr(module, attr, _flat(fn, attr))
+    for obj in (xr.Dataset(), xr.DataArray([0.0]), pd.DataFrame()):
+        try:
+            cls = type(obj.corrstat)
+        except Exception:  # noqa: BLE001 -- no accessor for this type in that tree
+            continue
+        for attr in dir(cls):
+            fn = getattr(cls, attr, None)
+            if attr.startswith("_") or not inspect.isfunction(fn) or getattr(fn, "__flat_shim__", False):
+                continue
+            if takes_flat(fn):
+                setattr(cls, attr, _flat(fn, attr))
+
+    original = xcorrstat.set_options
+
+    class set_options:  # noqa: N801 -- stands in for the tree's set_options (a class there too)
+        def __init__(self, **kwargs) -> None:
+            self._before = dict(_FLAT_SET)
+            _FLAT_SET.update({k: kwargs.pop(k) for k in FLAT_OPTIONS if k in kwargs})
+            self._inner = original(**kwargs) if kwargs else None
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            _FLAT_SET.clear()
+            _FLAT_SET.update(self._before)
+            if self._inner is not None:
+                return self._inner.__exit__(*exc)
+            return None
+
+    xcorrstat.set_options = set_options
+
+
 def capture(out: Path, tree: Path, scratch: Path, quick: bool) -> int:
     """Run every case against the xcorrstat of ``tree`` and pickle the plain results to ``out``."""
     import warnings
@@ -919,6 +1087,7 @@ def capture(out: Path, tree: Path, scratch: Path, quick: bool) -> int:
     import xcorrstat
 
     _restore_moved(xcorrstat)
+    _restore_flat(xcorrstat)
 
     where = Path(xcorrstat.__file__).resolve()
     if not where.is_relative_to(tree.resolve()):
