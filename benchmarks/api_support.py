@@ -50,15 +50,15 @@ def _calls(ds: xr.Dataset, n: int, trials: int) -> dict[str, Callable[..., Any]]
         "fisher": lambda **kw: xcorrstat.fisher(ds, target=t, **kw),
         "permutation_test": lambda **kw: xcorrstat.permutation_test(ds, x=a, y=b, target=t, test=perm(**draws),
                                                                     **kw),
-        "permutation_test(swap='pairs')": lambda **kw: xcorrstat.permutation_test(
+        "permutation_test(test=Permutation(swap='pairs'))": lambda **kw: xcorrstat.permutation_test(
             ds, x=a, y=b, target=t, test=perm(swap="pairs", **draws), **kw),
-        "permutation_test(epsilon='calibrate')": lambda **kw: xcorrstat.permutation_test(
+        "permutation_test(test=Permutation(epsilon='calibrate'))": lambda **kw: xcorrstat.permutation_test(
             ds, x=a, y=b, target=t, test=perm(epsilon="calibrate", **draws), **kw),
         "paired_bootstrap_test": lambda **kw: xcorrstat.paired_bootstrap_test(ds, x=a, y=b, target=t,
                                                                               test=boot(**draws), **kw),
         "williams_test": lambda **kw: xcorrstat.williams_test(ds, x=a, y=b, target=t, **kw),
         "compare": lambda **kw: xcorrstat.compare(ds, target=t, test=perm(**draws), **kw),
-        "compare(swap='pairs')": lambda **kw: xcorrstat.compare(ds, target=t, test=perm(swap="pairs", **draws), **kw),
+        "compare(test=Permutation(swap='pairs'))": lambda **kw: xcorrstat.compare(ds, target=t, test=perm(swap="pairs", **draws), **kw),
         "compare(test='bootstrap')": lambda **kw: xcorrstat.compare(ds, target=t, test=boot(**draws), **kw),
         "compare(test='williams')": lambda **kw: xcorrstat.compare(ds, target=t, test="williams", **kw),
         "report": lambda **kw: xcorrstat.report(ds, target=t, **kw, **draws),

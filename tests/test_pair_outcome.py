@@ -332,7 +332,7 @@ def test_recalibrated_score_draws_are_keyed_by_id():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(level="system"), r"^permutation_test\(swap='pairs'\): level='system' is not supported.*swap='scores'"),
+    (dict(level="system"), r"^permutation_test\(test=Permutation\(swap='pairs'\)\): level='system' is not supported.*swap='scores'"),
     (dict(method="pearson"), "method='pearson' is not supported; it supports method 'kendall'"),
     (dict(variant="c"), "tau-c"),
     (dict(permute="system"), "permute"),
@@ -361,7 +361,7 @@ def test_bad_compare_options_and_missing_metric_scores():
     with pytest.raises(ValueError, match="re-calibrates in every draw"):
         xcorrstat.compare(ds, target="human", method="kendall", level="input", variant="acc23",
                           test=xcorrstat.Permutation(epsilon="calibrate"))
-    with pytest.raises(ValueError, match=r"^permutation_test\(epsilon='calibrate'\): level='system' is not "
+    with pytest.raises(ValueError, match=r"^permutation_test\(test=Permutation\(epsilon='calibrate'\)\): level='system' is not "
                                          "supported; it supports level 'input', 'within_system' or 'global'"):
         xcorrstat.permutation_test(ds, x="mx", y="my", target="human", method="kendall", level="system",
                                    test=xcorrstat.Permutation(epsilon="calibrate"))

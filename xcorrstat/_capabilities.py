@@ -91,10 +91,10 @@ PAIRS = (
     Limit("level", _GROUPS,
           "swap='pairs' swaps the outcomes of pairs of items within groups (each input's systems, each "
           "system's inputs, or all cells); at system level the items are per-system means, not cells whose "
-          "pair outcomes a draw can swap (use swap='scores')"),
+          "pair outcomes a draw can swap (use Permutation(swap='scores'))"),
     Limit("method", ("kendall",),
           "swap='pairs' swaps pair outcomes (concordant, discordant, tied), the counts of Kendall's "
-          "variants; Pearson's and Spearman's coefficients depend on the scores themselves (use swap='scores')"),
+          "variants; Pearson's and Spearman's coefficients depend on the scores themselves (use Permutation(swap='scores'))"),
     Limit("variant", ("b", "a", "23", "acc23"),
           "tau-c's denominator counts the distinct values of the scores, not pair outcomes, so swapping "
           "outcomes does not define it", _KENDALL),
@@ -126,12 +126,12 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     Operation("bootstrap(epsilon='calibrate')", _ALL, CALIBRATE + GLOBAL_DRAWS),
     Operation("fisher", _ALL, (OWN_FISHER, *FISHER)),
     Operation("permutation_test", _ALL),
-    Operation("permutation_test(swap='pairs')", _ALL, PAIRS),
-    Operation("permutation_test(epsilon='calibrate')", _ALL, SWAP_CALIBRATE),
+    Operation("permutation_test(test=Permutation(swap='pairs'))", _ALL, PAIRS),
+    Operation("permutation_test(test=Permutation(epsilon='calibrate'))", _ALL, SWAP_CALIBRATE),
     Operation("paired_bootstrap_test", _ALL, GLOBAL_DRAWS),
     Operation("williams_test", ("level", "method"), WILLIAMS),
     Operation("compare", _ALL),
-    Operation("compare(swap='pairs')", _ALL, PAIRS),
+    Operation("compare(test=Permutation(swap='pairs'))", _ALL, PAIRS),
     Operation("compare(test='bootstrap')", _ALL, GLOBAL_DRAWS),
     Operation("compare(test='williams')", _ALL, WILLIAMS),
     Operation("report", _ALL, GLOBAL_DRAWS),

@@ -365,9 +365,9 @@ def _recalibrated_draws(s: _Scores, *, level: str, variant: Variant, scheme: Swa
 
 def _two_metric_iv(data, x, y, target, level, method, variant, permute, standardise, early_stop, swap,
                    n_resamples, alternative, pvalue, batch, min_pairs) -> tuple[_Scores, int, int | None, int]:
-    operation = "permutation_test(swap='pairs')"
+    operation = "permutation_test(test=Permutation(swap='pairs'))"
     if swap == "scores":  # re-calibrated in every draw
-        operation = "permutation_test(epsilon='calibrate')"
+        operation = "permutation_test(test=Permutation(epsilon='calibrate'))"
         check(operation, level=level, method=method, variant=variant)
         if standardise != "cells" or early_stop is not None:
             raise ValueError("swap='scores' with epsilon='calibrate' takes standardise='cells' and early_stop=None")
@@ -436,7 +436,7 @@ def compare_pair_outcomes(data, *, target, metrics, level, method, variant, perm
                           correction: Correction | None, family: Family, alpha, keep_distribution, skipna,
                           min_pairs, batch) -> xr.Dataset:
     """:func:`xcorrstat.compare` with ``test="permutation", swap="pairs"`` (see its docstring)."""
-    n_resamples, batch, min_pairs = _common_iv("compare(swap='pairs')", level, method, variant, permute,
+    n_resamples, batch, min_pairs = _common_iv("compare(test=Permutation(swap='pairs'))", level, method, variant, permute,
                                                standardise, None, n_resamples, alternative, pvalue, batch,
                                                min_pairs)
     check_choice(family, FAMILIES, "family")
