@@ -49,7 +49,7 @@ def test_equals_python_sets(seed):
                       n_cycles=int(g.integers(1, 4)), n_items=int(g.integers(1, 25)))
     got = jaccard(da, over="label", item="item", union="cycle")
     np.testing.assert_allclose(got.values, oracle(da.values), rtol=0, atol=ATOL)
-    assert got.dims == ("label", "label_2")
+    assert got.dims == ("label", "other_label")
     np.testing.assert_array_equal(got["n"].values, da.sizes["seed"])
 
 
@@ -69,12 +69,12 @@ def test_empty_sets_rule():
     m = np.array([[0, 0, 0], [0, 0, 0], [1, 0, 1]], dtype=bool)
     da = xr.DataArray(m, dims=("s", "item"), coords={"s": ["e1", "e2", "x"]})
     got = jaccard(da, over="s", item="item")
-    assert float(got.sel(s="e1", s_2="e2")) == 1.0  # empty vs empty: equal sets
-    assert float(got.sel(s="e1", s_2="x")) == 0.0  # empty vs non-empty
-    assert float(got.sel(s="x", s_2="x")) == 1.0
+    assert float(got.sel(s="e1", other_s="e2")) == 1.0  # empty vs empty: equal sets
+    assert float(got.sel(s="e1", other_s="x")) == 0.0  # empty vs non-empty
+    assert float(got.sel(s="x", other_s="x")) == 1.0
     left_out = jaccard(da, over="s", item="item", empty=np.nan)
-    assert np.isnan(float(left_out.sel(s="e1", s_2="e2")))
-    assert int(left_out["n"].sel(s="e1", s_2="e2")) == 0
+    assert np.isnan(float(left_out.sel(s="e1", other_s="e2")))
+    assert int(left_out["n"].sel(s="e1", other_s="e2")) == 0
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -101,9 +101,9 @@ def test_along_keeps_other_dims():
     da = random_masks(g, n_labels=3, n_seeds=4, n_cycles=2, n_items=10)
     da = da.assign_coords(seed=["a", "b", "c", "d"])
     per_seed = jaccard(da, over="label", item="item", union="cycle", along=())
-    assert set(per_seed.dims) == {"seed", "label", "label_2"}
+    assert set(per_seed.dims) == {"seed", "label", "other_label"}
     for s in range(4):
-        np.testing.assert_allclose(per_seed.isel(seed=s).transpose("label", "label_2").values,
+        np.testing.assert_allclose(per_seed.isel(seed=s).transpose("label", "other_label").values,
                                    oracle(da.values[:, s : s + 1]), rtol=0, atol=ATOL)
     # no union: every (seed, cycle) set compared on its own, averaged over both
     each_cycle = jaccard(da, over="label", item="item")
@@ -153,8 +153,8 @@ def test_synthetic_benchmark_similar_strategies_overlap():
 
     bench = synthetic_benchmark(rng=0)
     j = jaccard(bench, var="selected", over="strategy", item="item", union="cycle")
-    assert float(j.sel(strategy="entropy", strategy_2="margin")) > float(j.sel(strategy="entropy",
-                                                                               strategy_2="coreset"))
+    assert float(j.sel(strategy="entropy", other_strategy="margin")) > float(j.sel(strategy="entropy",
+                                                                                   other_strategy="coreset"))
 
 
 @pytest.mark.parametrize(
@@ -186,7 +186,7 @@ def test_synthetic_benchmark_takes_rng_only():
     from xcorrstat.agreement import synthetic_benchmark
 
     assert synthetic_benchmark(rng=3, n_missing=2).identical(synthetic_benchmark(rng=3, n_missing=2))
-    assert synthetic_benchmark(rng=3).attrs["seed"] == 3
+    assert synthetic_benchmark(rng=3).attrs["rng"] == 3
     assert not synthetic_benchmark(rng=3)["accuracy"].identical(synthetic_benchmark(rng=4)["accuracy"])
     with pytest.raises(TypeError, match="seed"):
         synthetic_benchmark(seed=2)

@@ -16,6 +16,7 @@ import pytest
 import xarray as xr
 from scipy import stats
 
+import xcorrstat
 from xcorrstat.agreement import leaderboard, leaderboard_agreement, synthetic_benchmark
 from xcorrstat._resampling.draws import bootstrap_indices
 
@@ -89,8 +90,8 @@ def test_tau_equals_scipy_kendalltau_on_positions(seed):
                                 n_resamples=None, **rules)
     expected = oracle_tau_matrix(da.values, **rules)
     np.testing.assert_allclose(res["tau"].values, expected, rtol=0, atol=ATOL)
-    assert res["tau"].dims == ("setting", "setting_2")
-    assert "low" not in res and "seed" not in res.attrs
+    assert res["tau"].dims == ("setting", "other_setting")
+    assert "low" not in res and "rng" not in res.attrs
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -101,11 +102,12 @@ def test_bootstrap_draws_equal_explicitly_resampled_conditions(seed):
                        ties=seed % 3 == 0, nan_frac=[0.0, 0.1][seed % 2])
     rules = rules_for(seed)
     n_resamples = 40
-    res = leaderboard_agreement(da, competitor="strategy", condition="dataset", between="setting",
-                                n_resamples=n_resamples, rng=seed, keep_distribution=True, batch=7, **rules)
+    with xcorrstat.set_options(batch=7):
+        res = leaderboard_agreement(da, competitor="strategy", condition="dataset", between="setting",
+                                    n_resamples=n_resamples, rng=seed, keep_distribution=True, **rules)
     (idx,) = bootstrap_indices(seed, np.arange(n_resamples), [n_cond])
     expected = np.stack([oracle_tau_matrix(da.values[:, :, idx[b]], **rules) for b in range(n_resamples)], axis=-1)
-    got = res["distribution"].transpose("setting", "setting_2", "resample").values
+    got = res["distribution"].transpose("setting", "other_setting", "resample").values
     np.testing.assert_allclose(got, expected, rtol=0, atol=ATOL)
     # the interval: percentiles of the defined draws; undefined draws counted
     with warnings.catch_warnings():
@@ -115,18 +117,21 @@ def test_bootstrap_draws_equal_explicitly_resampled_conditions(seed):
     np.testing.assert_allclose(res["low"].values, low, rtol=0, atol=ATOL)
     np.testing.assert_allclose(res["high"].values, high, rtol=0, atol=ATOL)
     np.testing.assert_array_equal(res["n_undefined"].values, np.isnan(expected).sum(axis=-1))
-    assert res.attrs["seed"] == seed and res.attrs["n_resamples"] == n_resamples
+    assert res.attrs["rng"] == seed and res.attrs["n_resamples"] == n_resamples
 
 
 def test_draws_do_not_depend_on_batch_or_dask():
     da = random_scores(np.random.default_rng(5), n_lb=3, n_comp=6, n_cond=5, ties=False, nan_frac=0.1)
     kw = dict(competitor="strategy", condition="dataset", between="setting", n_resamples=300, rng=11,
               keep_distribution=True)
-    one = leaderboard_agreement(da, batch=300, **kw)
-    many = leaderboard_agreement(da, batch=17, **kw)
-    lazy = leaderboard_agreement(da.chunk({"setting": 1}), batch=64, **kw)
-    assert lazy["distribution"].chunks is not None
-    lazy = lazy.compute()
+    with xcorrstat.set_options(batch=300):
+        one = leaderboard_agreement(da, **kw)
+    with xcorrstat.set_options(batch=17):
+        many = leaderboard_agreement(da, **kw)
+    with xcorrstat.set_options(batch=64):
+        lazy = leaderboard_agreement(da.chunk({"setting": 1}), **kw)
+        assert lazy["distribution"].chunks is not None
+        lazy = lazy.compute()
     for other in (many, lazy):
         np.testing.assert_array_equal(one["distribution"].values, other["distribution"].values)
         np.testing.assert_array_equal(one["low"].values, other["low"].values)
@@ -137,7 +142,7 @@ def test_rng_generator_records_a_reusable_seed():
     da = random_scores(np.random.default_rng(6), n_lb=2, n_comp=5, n_cond=6, ties=False, nan_frac=0.0)
     kw = dict(competitor="strategy", condition="dataset", between="setting", n_resamples=50, keep_distribution=True)
     first = leaderboard_agreement(da, rng=np.random.default_rng(1), **kw)
-    again = leaderboard_agreement(da, rng=first.attrs["seed"], **kw)
+    again = leaderboard_agreement(da, rng=first.attrs["rng"], **kw)
     np.testing.assert_array_equal(first["distribution"].values, again["distribution"].values)
 
 
@@ -145,11 +150,11 @@ def test_batch_dims_and_variable_list():
     bench = synthetic_benchmark(rng=1, n_missing=3)
     res = leaderboard_agreement(bench, var=["accuracy", "auc"], competitor="strategy", condition="dataset",
                                 n_resamples=20, rng=0)
-    assert set(res["tau"].dims) == {"batch_size", "variable", "variable_2"}
+    assert set(res["tau"].dims) == {"batch_size", "variable", "other_variable"}
     assert res.attrs["between"] == "variable" and res.attrs["variable"] == ["accuracy", "auc"]
     for b in bench["batch_size"].values:
         tables = np.stack([bench["accuracy"].sel(batch_size=b).values, bench["auc"].sel(batch_size=b).values])
-        np.testing.assert_allclose(res["tau"].sel(batch_size=b).transpose("variable", "variable_2").values,
+        np.testing.assert_allclose(res["tau"].sel(batch_size=b).transpose("variable", "other_variable").values,
                                    oracle_tau_matrix(tables), rtol=0, atol=ATOL)
 
 

@@ -245,7 +245,7 @@ def _report_blocks(out: str) -> dict[tuple[str, str], list[list[str]]]:
 def test_report_tree_per_lp_equals_the_api_with_the_same_seed(capsys, tmp_path, tree, seg):
     pytest.importorskip("matplotlib")
     out_dir = tmp_path / "rep"
-    code, out, err = run(capsys, "report", tree.folder, "--target", "mqm", "--n-resamples", "120", "--seed", "3",
+    code, out, err = run(capsys, "report", tree.folder, "--target", "mqm", "--n-resamples", "120", "--rng", "3",
                          "--out", out_dir)
     assert code == 0, err
     assert "segment-level score files" in err
@@ -255,9 +255,10 @@ def test_report_tree_per_lp_equals_the_api_with_the_same_seed(capsys, tmp_path, 
     assert {"lp", "level", "metric", "rank", "cluster"} <= set(table.columns)
     for lp in LPS:
         for lev in ("system", "input"):
-            boot = xcorrstat.bootstrap(seg.sel(lp=lp), target="mqm", level=lev, n_resamples=120, rng=3)
-            comp = xcorrstat.compare(seg.sel(lp=lp), target="mqm", level=lev, n_resamples=120, rng=3,
-                                     correction="holm")
+            boot = xcorrstat.bootstrap(seg.sel(lp=lp), target="mqm", level=lev,
+                                       resample=xcorrstat.Bootstrap(n_resamples=120, rng=3))
+            comp = xcorrstat.compare(seg.sel(lp=lp), target="mqm", level=lev,
+                                     test=xcorrstat.Permutation(n_resamples=120, rng=3), correction="holm")
             rows = blocks[(lev, lp)]
             corr = boot["correlation"].to_series()
             assert [r[1] for r in rows] == list(corr.sort_values(ascending=False, kind="stable").index)
@@ -288,7 +289,8 @@ def test_report_netcdf_with_an_lp_dim(capsys, tmp_path):
     titles = re.findall(r"^\*\*(.*)\*\*$", out, re.M)
     assert titles == ["System level, lp = lp0", "System level, lp = lp1"]
     for lp, part in zip(("lp0", "lp1"), out.split("**System level")[1:]):
-        boot = xcorrstat.bootstrap(ds.sel(lp=lp), target="human", level="system", n_resamples=80, rng=0)
+        boot = xcorrstat.bootstrap(ds.sel(lp=lp), target="human", level="system",
+                                   resample=xcorrstat.Bootstrap(n_resamples=80, rng=0))
         rows = [ln.split("|") for ln in part.splitlines() if re.match(r"\| (\d+|-) \|", ln)]
         assert len(rows) == 4
         for row in rows:

@@ -44,13 +44,15 @@ def _table_rows(out: str, level: str) -> list[list[str]]:
 def test_report_end_to_end_on_a_small_file(capsys, tmp_path, small, small_file):
     out_dir = tmp_path / "rep"
     code, out, err = run(capsys, "report", str(small_file), "--target", "human", "--n-resamples", "200",
-                         "--seed", "5", "--out", str(out_dir))
+                         "--rng", "5", "--out", str(out_dir))
     assert code == 0, err
     # column names were guessed
     assert "report: " in err and "writing tables" in err
-    expected = {lev: xcorrstat.bootstrap(small, target="human", level=lev, n_resamples=200, rng=5)
+    expected = {lev: xcorrstat.bootstrap(small, target="human", level=lev,
+                                         resample=xcorrstat.Bootstrap(n_resamples=200, rng=5))
                 for lev in ("system", "input")}
-    clusters = {lev: xcorrstat.compare(small, target="human", level=lev, n_resamples=200, rng=5,
+    clusters = {lev: xcorrstat.compare(small, target="human", level=lev,
+                                       test=xcorrstat.Permutation(n_resamples=200, rng=5),
                                        correction="holm")["cluster"] for lev in ("system", "input")}
     for lev in ("system", "input"):
         rows = _table_rows(out, lev)
@@ -77,7 +79,7 @@ def test_report_end_to_end_on_a_small_file(capsys, tmp_path, small, small_file):
     assert len(pairs) == 2 * 5 * 4 and {"metric", "other_metric", "pvalue", "pvalue_corrected",
                                         "significant"} <= set(pairs.columns)
     doc = json.loads((out_dir / "report.json").read_text())
-    assert doc["settings"]["seed"] == 5 and doc["settings"]["n_resamples"] == 200
+    assert doc["settings"]["rng"] == 5 and doc["settings"]["n_resamples"] == 200
     assert len(doc["correlations"]) == 10 and len(doc["comparisons"]) == 40
     assert (out_dir / "ci.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out_dir / "significance.svg").read_text().lstrip().startswith("<?xml")

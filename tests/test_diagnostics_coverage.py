@@ -89,7 +89,7 @@ def test_same_seed_same_result_whatever_the_blocks():
     for other in (b, c):
         for v in ("contained", "too_high", "too_low", "width"):
             np.testing.assert_array_equal(a[v].values, other[v].values)
-    assert a.attrs["seed"] == 3 and a.attrs["n_trials"] == 10
+    assert a.attrs["rng"] == 3 and a.attrs["n_trials"] == 10
     # the splits are halves: A gets n // 2, B the rest, disjoint
     a_s, b_s, a_i, b_i, sd, idr = split_trial(3, 0, 7, 9, 5)
     assert len(a_s) == 3 and len(b_s) == 4 and not set(a_s) & set(b_s) and len(a_i) == 4 and len(b_i) == 5

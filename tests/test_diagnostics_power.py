@@ -35,12 +35,13 @@ def test_equals_one_call_per_trial(ds, level, tests):
                         n_trials=n_trials, n_resamples=60, alpha=0.1, rng=5)
     y = degrade(ds["m0"], noise=noise, n_trials=n_trials, rng=5)
     y2 = degrade(ds["m0"], noise=noise, n_trials=n_trials, rng=5, copy=1)
-    calls = {"PERM-BOTH": ("permutation_test", {"permute": ("system", "input")}),
-             "PERM-SYSTEMS": ("permutation_test", {"permute": ("system",)}),
-             "PERM-INPUTS": ("permutation_test", {"permute": ("input",)}),
-             "BOOT-SYSTEMS": ("paired_bootstrap_test", {"resample": ("system",)}),
-             "BOOT-BOTH": ("paired_bootstrap_test", {"resample": ("system", "input")}),
-             "BOOT-INPUTS": ("paired_bootstrap_test", {"resample": ("input",)}),
+    perm, boot = xcorrstat.Permutation, xcorrstat.Bootstrap
+    calls = {"PERM-BOTH": ("permutation_test", {"test": perm(("system", "input"), n_resamples=60, rng=5)}),
+             "PERM-SYSTEMS": ("permutation_test", {"test": perm(("system",), n_resamples=60, rng=5)}),
+             "PERM-INPUTS": ("permutation_test", {"test": perm(("input",), n_resamples=60, rng=5)}),
+             "BOOT-SYSTEMS": ("paired_bootstrap_test", {"test": boot(("system",), n_resamples=60, rng=5)}),
+             "BOOT-BOTH": ("paired_bootstrap_test", {"test": boot(("system", "input"), n_resamples=60, rng=5)}),
+             "BOOT-INPUTS": ("paired_bootstrap_test", {"test": boot(("input",), n_resamples=60, rng=5)}),
              "williams": ("williams_test", {})}
     assert list(pw["test"].values) == [n if n == "williams" else n.upper() for n in tests]  # canonical labels
     for name in pw["test"].values:
@@ -51,8 +52,6 @@ def test_equals_one_call_per_trial(ds, level, tests):
                 one = xr.Dataset({"a": ds["m0"], "b": y.isel(trial=t, noise=k, drop=True),
                                   "c": y2.isel(trial=t, noise=k, drop=True), "human": ds["human"]})
                 kw = dict(target="human", level=level, **extra)
-                if func != "williams_test":
-                    kw.update(n_resamples=60, rng=5)
                 hits.append(float(getattr(xcorrstat, func)(one, x="a", y="b", **kw)["pvalue"]) <= 0.1)
                 false.append(float(getattr(xcorrstat, func)(one, x="b", y="c", **kw)["pvalue"]) <= 0.1)
             got = pw.sel(test=name).isel(noise=k)

@@ -51,15 +51,16 @@ def _same_numbers(a, b) -> None:
 
 CALLS = {
     "bootstrap input-level Kendall": lambda ds: xcorrstat.bootstrap(
-        ds, target="human", level="input", method="kendall", resample=("system", "input"), n_resamples=300,
-        rng=1, keep_distribution=True),
+        ds, target="human", level="input", method="kendall",
+        resample=xcorrstat.Bootstrap(("system", "input"), n_resamples=300, rng=1, keep_distribution=True)),
     "bootstrap system-level Pearson, two levels": lambda ds: xcorrstat.bootstrap(
-        ds, target="human", level=["system", "global"], method="pearson", n_resamples=200, rng=2),
+        ds, target="human", level=["system", "global"], method="pearson",
+        resample=xcorrstat.Bootstrap(n_resamples=200, rng=2)),
     "compare input-level Kendall": lambda ds: xcorrstat.compare(
-        ds, target="human", level="input", method="kendall", test="permutation", permute=("system", "input"),
-        n_resamples=200, rng=3, keep_distribution=True),
+        ds, target="human", level="input", method="kendall",
+        test=xcorrstat.Permutation(("system", "input"), n_resamples=200, rng=3, keep_distribution=True)),
     "compare system-level Pearson (all pairs at once)": lambda ds: xcorrstat.compare(
-        ds, target="human", level="system", method="pearson", test="permutation", n_resamples=300, rng=4),
+        ds, target="human", level="system", method="pearson", test=xcorrstat.Permutation(n_resamples=300, rng=4)),
 }
 
 
@@ -167,9 +168,10 @@ def test_distributed_imported_during_a_computation_keeps_its_config(tmp_path):
         "    import distributed\n"
         "print(dask.config.get('distributed.comm.timeouts.connect'))\n"
         "ds = xcorrstat.datasets.summeval()[['expert_relevance', 'rouge_2_f1', 'meteor']]\n"
-        "ds.corrstat.bootstrap(target='expert_relevance', n_resamples=20, rng=0)\n"
+        "ds.corrstat.bootstrap(target='expert_relevance', resample=xcorrstat.Bootstrap(n_resamples=20, rng=0))\n"
         "with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None):\n"
-        "    r = ds.corrstat.bootstrap(target='expert_relevance', n_resamples=20, rng=0)\n"
+        "    r = ds.corrstat.bootstrap(target='expert_relevance',\n"
+        "                              resample=xcorrstat.Bootstrap(n_resamples=20, rng=0))\n"
         "print(float(r['low'].sel(metric='meteor')))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
@@ -194,9 +196,10 @@ def test_tasks_of_draws_tune_the_allocator_only_when_asked(monkeypatch, tune):
     monkeypatch.setattr(pairs, "task_settings", recording)
     ds = make_scores(n_metrics=3, n_systems=5, n_inputs=6, seed=4).chunk()
     with xcorrstat.set_options(tune_worker_allocator=tune):
-        boot = xcorrstat.bootstrap(ds, target="human", level="input", n_resamples=20, rng=0)
-        comp = xcorrstat.compare(ds, target="human", level="input", method="kendall", test="permutation",
-                                 n_resamples=20, rng=0)
+        boot = xcorrstat.bootstrap(ds, target="human", level="input",
+                                   resample=xcorrstat.Bootstrap(n_resamples=20, rng=0))
+        comp = xcorrstat.compare(ds, target="human", level="input", method="kendall",
+                                 test=xcorrstat.Permutation(n_resamples=20, rng=0))
     with dask.config.set(scheduler="synchronous"):  # computed after the option is back to its default
         boot.compute()
         comp.compute()

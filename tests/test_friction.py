@@ -165,18 +165,19 @@ class Terminal(io.StringIO):
 
 def test_progress_bar_only_on_a_terminal(capsys, monkeypatch):
     work = dsa.ones((4, 4), chunks=2).sum()
-    compute_with_progress(work, True)
-    assert capsys.readouterr().err == ""  # captured stderr is not a terminal
-    with xcorrstat.set_options(progress="always"):
+    with xcorrstat.set_options(progress="auto"):  # the default is "never" now: "auto" is what is tested here
         compute_with_progress(work, True)
-    assert "Completed" in capsys.readouterr().err
-    terminal = Terminal()
-    monkeypatch.setattr("sys.stderr", terminal)
-    assert show_progress(True) and not show_progress(False)
-    with xcorrstat.set_options(progress="never"):
-        assert not show_progress(True)
-    compute_with_progress(work, True)
-    assert "Completed" in terminal.getvalue()
+        assert capsys.readouterr().err == ""  # captured stderr is not a terminal
+        with xcorrstat.set_options(progress="always"):
+            compute_with_progress(work, True)
+        assert "Completed" in capsys.readouterr().err
+        terminal = Terminal()
+        monkeypatch.setattr("sys.stderr", terminal)
+        assert show_progress(True) and not show_progress(False)
+        with xcorrstat.set_options(progress="never"):
+            assert not show_progress(True)
+        compute_with_progress(work, True)
+        assert "Completed" in terminal.getvalue()
 
 
 def test_report_progress_in_a_log_only_when_forced(capsys, tmp_path, monkeypatch):
@@ -303,8 +304,9 @@ def test_documented_cluster_has_no_dashboard_port():
         assert server.port != 8787 and server.address == "127.0.0.1"
         with distributed.Client(cluster):
             ds = make_scores(n_metrics=2)
-            on_cluster = ds.corrstat.bootstrap(target="human", n_resamples=20, rng=0)
-    xr.testing.assert_allclose(on_cluster, ds.corrstat.bootstrap(target="human", n_resamples=20, rng=0))
+            settings = xcorrstat.Bootstrap(n_resamples=20, rng=0)
+            on_cluster = ds.corrstat.bootstrap(target="human", resample=settings)
+    xr.testing.assert_allclose(on_cluster, ds.corrstat.bootstrap(target="human", resample=settings))
 
 
 # -- 9. metrics where lower is better -----------------------------------------------------------------------
@@ -338,16 +340,18 @@ def test_declared_negation_correlates_as_the_metric(kwargs):
 
 def test_declared_negation_tests_as_the_metric():
     ds = lower_is_better_data()
-    boot = xcorrstat.bootstrap(ds, target="human", level="input", n_resamples=50, rng=3)
+    boot = xcorrstat.bootstrap(ds, target="human", level="input", resample=xcorrstat.Bootstrap(n_resamples=50, rng=3))
     for var in ("correlation", "low", "high"):
         np.testing.assert_allclose(boot[var].sel(metric="ter"), boot[var].sel(metric="m0"))
-    a = xcorrstat.permutation_test(ds, target="human", x="m0", y="m1", n_resamples=50, rng=5)
-    b = xcorrstat.permutation_test(ds, target="human", x="ter", y="m1", n_resamples=50, rng=5)
+    perm = xcorrstat.Permutation(n_resamples=50, rng=5)
+    a = xcorrstat.permutation_test(ds, target="human", x="m0", y="m1", test=perm)
+    b = xcorrstat.permutation_test(ds, target="human", x="ter", y="m1", test=perm)
     np.testing.assert_allclose(b["pvalue"], a["pvalue"])
     w_a = xcorrstat.williams_test(ds, target="human", x="m0", y="m1")
     w_b = xcorrstat.williams_test(ds, target="human", x="ter", y="m1")
     np.testing.assert_allclose(w_b["pvalue"], w_a["pvalue"])
-    cmp = xcorrstat.compare(ds, target="human", metrics=["m0", "ter", "m1"], n_resamples=50, rng=2)
+    cmp = xcorrstat.compare(ds, target="human", metrics=["m0", "ter", "m1"],
+                            test=xcorrstat.Permutation(n_resamples=50, rng=2))
     np.testing.assert_allclose(cmp["pvalue"].sel(metric="ter", other_metric="m1"),
                                cmp["pvalue"].sel(metric="m0", other_metric="m1"))
 

@@ -62,7 +62,7 @@ def report_run(tmp_path_factory, data_file):
     """``xcorrstat report`` with its files: (the text table, the folder)."""
     out = tmp_path_factory.mktemp("report") / "rep"
     text = run(["report", data_file, "--target", "human", "--n-resamples", "20", "--out", str(out), "--quiet",
-                "--figure-format", "svg"])
+                "--formats", "svg"])
     return text, out
 
 
@@ -177,9 +177,10 @@ def test_report_markdown(data_file, system_oracle):
 
 
 def test_to_markdown_of_a_compare_result(scores, system_oracle):
-    res = xcorrstat.compare(scores, target="human", metrics=NAMES, level="system", n_resamples=20, rng=0)
-    check_markdown(xcorrstat.to_markdown(res), NAMES, oracle=system_oracle)
-    assert xcorrstat._reporting.tables.format_table(res, "markdown") == xcorrstat.to_markdown(res)
+    res = xcorrstat.compare(scores, target="human", metrics=NAMES, level="system",
+                            test=xcorrstat.Permutation(n_resamples=20, rng=0))
+    check_markdown(res.corrstat.to_markdown(), NAMES, oracle=system_oracle)
+    assert xcorrstat._reporting.tables.format_table(res, "markdown") == res.corrstat.to_markdown()
 
 
 def test_wmt_markdown(wmt_root, tmp_path):
@@ -203,10 +204,11 @@ def test_markdown_in_python_markdown(data_file):
 
 
 def latex_outputs(data_file, scores, wmt_root) -> dict[str, str]:
-    res = xcorrstat.compare(scores, target="human", metrics=NAMES, level="system", n_resamples=20, rng=0)
+    res = xcorrstat.compare(scores, target="human", metrics=NAMES, level="system",
+                            test=xcorrstat.Permutation(n_resamples=20, rng=0))
     return {"report": run(["report", data_file, "--target", "human", "--level", "system", "--n-resamples", "20",
                            "--table-format", "latex", "--no-files", "--quiet"]),
-            "compare": xcorrstat.to_latex(res), "wmt": wmt(wmt_root, "--table-format", "latex")}
+            "compare": res.corrstat.to_latex(), "wmt": wmt(wmt_root, "--table-format", "latex")}
 
 
 @pytest.fixture(scope="module")

@@ -138,7 +138,7 @@ def test_wmt_out_refuses_a_folder_named_table_md_before_reading(capsys, tmp_path
 def test_overwrite_removes_the_old_files_it_recorded_and_nothing_else(capsys, scores, old):
     out, _ = old
     (out / "notes.txt").write_text("mine")
-    code, _, err = _report(capsys, scores, out, "--overwrite", "--figure-format", "pdf")
+    code, _, err = _report(capsys, scores, out, "--overwrite", "--formats", "pdf")
     assert code == 0, err
     assert sorted(os.listdir(out)) == sorted(["ci.pdf", "significance.pdf", "comparisons.csv", "correlations.csv",
                                               "report.html", "report.json", MANIFEST, "notes.txt"])
@@ -153,7 +153,7 @@ def test_a_recorded_file_now_a_link_is_left_alone_not_followed(capsys, scores, o
     victim.write_text("precious")
     (out / "significance.svg").unlink()
     (out / "significance.svg").symlink_to(victim)
-    code, _, err = _report(capsys, scores, out, "--overwrite", "--figure-format", "png")
+    code, _, err = _report(capsys, scores, out, "--overwrite", "--formats", "png")
     assert code == 0, err
     assert victim.read_text() == "precious" and (out / "significance.svg").is_symlink()
     assert (out / "ci.svg").exists() is False  # recorded and unchanged: removed
@@ -186,11 +186,11 @@ def tmpfs(tmp_path):
 
 def test_a_mount_point_as_out(capsys, scores, tmpfs):
     mnt = tmpfs("volume")
-    for extra in ([], ["--overwrite", "--seed", "1"]):
+    for extra in ([], ["--overwrite", "--rng", "1"]):
         code, _, err = _report(capsys, scores, mnt, *extra)
         assert code == 0, err
         assert sorted(os.listdir(mnt)) == sorted(REPORT) and os.path.ismount(mnt)
-    assert json.loads((mnt / "report.json").read_text())["settings"]["seed"] == 1
+    assert json.loads((mnt / "report.json").read_text())["settings"]["rng"] == 1
 
 
 def test_wmt_out_on_a_mount_point_keeps_the_earlier_run_until_the_new_one_is_written(capsys, tmp_path, tmpfs):
@@ -237,7 +237,7 @@ def test_a_disk_full_while_writing_names_the_file_and_keeps_the_old_report(capsy
     shutil.copytree(earlier, mnt / "rep")
     _fill(mnt, 160 * 1024)  # room for the test file, not for the new report
     before = _contents(mnt)
-    code, stdout, err = _report(capsys, scores, mnt / "rep", "--overwrite", "--seed", "1")
+    code, stdout, err = _report(capsys, scores, mnt / "rep", "--overwrite", "--rng", "1")
     assert code == 2 and "System level" in stdout  # computed, then failed writing
     assert len(err) == 1 and err[0].startswith(f"xcorrstat: error: No space left on device: '{mnt / 'rep'}{os.sep}")
     assert err[0].rstrip("'").rsplit(os.sep, 1)[1] in REPORT
@@ -256,7 +256,7 @@ def test_enospc_while_writing_names_the_file(capsys, scores, old, monkeypatch):
         real(fd)
 
     monkeypatch.setattr(os, "fsync", full)
-    code, _, err = _report(capsys, scores, out, "--overwrite", "--seed", "1")
+    code, _, err = _report(capsys, scores, out, "--overwrite", "--rng", "1")
     assert code == 2
     # the probe, the step-1 manifest, then correlations.csv, comparisons.csv: the second table fails
     assert err == [f"xcorrstat: error: No space left on device: '{out / 'comparisons.csv'}'"]
@@ -331,7 +331,7 @@ def _out_of_memory(*args, **kwargs):
 
 
 @pytest.mark.parametrize("command, target, hint", [
-    (["report"], "xcorrstat._cli.report", "fewer metrics (--metrics) or draws (--n-resamples)"),
+    (["report"], "xcorrstat._cli.report_flat", "fewer metrics (--metrics) or draws (--n-resamples)"),
     (["correlate"], "xcorrstat._cli.correlate", "fewer metrics (--metrics)"),
     (["wmt", "root", "--testset", "wmt23"], "xcorrstat._wmtcli.read_mtme",
      "fewer language pairs (--lps) or draws (--n-resamples), without --all-metrics"),

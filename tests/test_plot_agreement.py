@@ -42,7 +42,7 @@ def test_plot_matrix(bench, method, cmap):
     assert image.get_cmap().name == cmap
     assert image.get_clim() == (-1.0, 1.0)
     assert tick_labels(ax, "x") == ["5", "10", "20", "40"] == tick_labels(ax, "y")
-    assert ax.get_xlabel() == "batch_size_2" and ax.get_ylabel() == "batch_size"
+    assert ax.get_xlabel() == "other_batch_size" and ax.get_ylabel() == "batch_size"
     assert len(ax.texts) == 16 and ax.texts[0].get_text() == "1.00"
     assert method.capitalize() in ax.get_title()
 

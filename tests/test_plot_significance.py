@@ -26,14 +26,14 @@ def ds():
 
 @pytest.fixture(scope="module")
 def boot(ds):
-    return ds.corrstat.bootstrap(target=TARGET, level="system", method="kendall", n_resamples=200, rng=0,
-                                 keep_distribution=True)
+    return ds.corrstat.bootstrap(target=TARGET, level="system", method="kendall",
+                                 resample=xcorrstat.Bootstrap(n_resamples=200, rng=0, keep_distribution=True))
 
 
 @pytest.fixture(scope="module")
 def comp(ds):
     return ds.corrstat.compare(target=TARGET, metrics=SUBSET, level="system", method="kendall",
-                               n_resamples=300, rng=0, correction="holm")
+                               test=xcorrstat.Permutation(n_resamples=300, rng=0), correction="holm")
 
 
 @pytest.fixture(autouse=True)
@@ -245,7 +245,7 @@ def test_plot_distribution_several_metrics(boot):
 
 def test_plot_distribution_permutation(ds):
     p = xcorrstat.permutation_test(ds, x="rouge_2_f1", y="meteor", target=TARGET, method="kendall",
-                                   n_resamples=100, rng=0, keep_distribution=True)
+                                   test=xcorrstat.Permutation(n_resamples=100, rng=0, keep_distribution=True))
     ax = xplot.plot_distribution(p)
     assert vlines(ax, "observed") == pytest.approx([float(p["delta"])])
     assert not vlines(ax, "low")
@@ -264,15 +264,16 @@ def test_plot_distribution_errors(boot):
 
 def test_accessor_plot_namespace(summeval):
     metrics = ["meteor", "rouge_2_f1", "qa_eval_f1"]
-    cmp = summeval.corrstat.compare(target="expert_relevance", metrics=metrics, n_resamples=50, rng=0)
+    cmp = summeval.corrstat.compare(target="expert_relevance", metrics=metrics,
+                                    test=xcorrstat.Permutation(n_resamples=50, rng=0))
     ax = cmp.corrstat.plot()
     assert ax.get_ylabel() == "metric (better)"
     ci = summeval.corrstat.fisher(target="expert_relevance", metrics=metrics)
     ax = ci.corrstat.plot()
     assert sorted(t.get_text() for t in ax.get_yticklabels()) == sorted(metrics)
     assert ci.corrstat.plot.ci(sort=False).get_yticklabels()[0].get_text() == "meteor"
-    boot = summeval.corrstat.bootstrap(target="expert_relevance", metrics=metrics, n_resamples=50, rng=0,
-                                       keep_distribution=True)
+    boot = summeval.corrstat.bootstrap(target="expert_relevance", metrics=metrics,
+                                       resample=xcorrstat.Bootstrap(n_resamples=50, rng=0, keep_distribution=True))
     assert boot.corrstat.plot.distribution() is not None
     assert xcorrstat.plot.plot_ci.__doc__ == type(ci.corrstat.plot).ci.__doc__
     with pytest.raises(ValueError, match="no default plot for this result"):

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import xcorrstat
+from xcorrstat._reporting.build import report_flat
 from conftest import make_scores
 
 
@@ -16,14 +17,15 @@ def ds():
 
 @pytest.fixture(scope="module")
 def rep(ds):
-    return xcorrstat.report(ds, target="human", level=["system", "input"], n_resamples=150, rng=9,
-                            correction="fdr_bh", source="synthetic")
+    return report_flat(ds, target="human", level=["system", "input"], n_resamples=150, rng=9,
+                       correction="fdr_bh", source="synthetic")
 
 
 def test_intervals_and_clusters_equal_the_library_calls(ds, rep):
     for lev in ("system", "input"):
-        boot = xcorrstat.bootstrap(ds, target="human", level=lev, n_resamples=150, rng=9)
-        comp = xcorrstat.compare(ds, target="human", level=lev, n_resamples=150, rng=9, correction="fdr_bh")
+        boot = xcorrstat.bootstrap(ds, target="human", level=lev, resample=xcorrstat.Bootstrap(n_resamples=150, rng=9))
+        comp = xcorrstat.compare(ds, target="human", level=lev, test=xcorrstat.Permutation(n_resamples=150, rng=9),
+                                 correction="fdr_bh")
         got = rep.intervals.sel(level=lev)
         for v in ("correlation", "low", "high"):
             np.testing.assert_array_equal(got[v].values, boot[v].values)
@@ -40,7 +42,7 @@ def test_table_is_ranked_within_levels(rep):
     for _, sub in table.groupby("level", sort=False):
         assert list(sub["rank"]) == list(range(1, 6))
         assert sub["correlation"].is_monotonic_decreasing
-    assert rep.settings["seed"] == 9 and rep.settings["ci_scheme"] == "BOOT-BOTH"
+    assert rep.settings["rng"] == 9 and rep.settings["ci_scheme"] == "BOOT-BOTH"
     assert rep.settings["test_scheme"] == "PERM-BOTH"
 
 

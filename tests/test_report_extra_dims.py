@@ -14,6 +14,8 @@ import xarray as xr
 from conftest import make_scores
 
 import xcorrstat
+from xcorrstat._reporting.build import report_flat
+from xcorrstat._reporting.tables import ranked_frame
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
@@ -34,8 +36,8 @@ def ds():
 
 @pytest.fixture(scope="module")
 def rep(ds):
-    return xcorrstat.report(ds, target="human", level=LEVELS, n_resamples=N, rng=4, correction="fdr_bh",
-                            source="synthetic")
+    return report_flat(ds, target="human", level=LEVELS, n_resamples=N, rng=4, correction="fdr_bh",
+                       source="synthetic")
 
 
 @pytest.fixture(autouse=True)
@@ -57,9 +59,10 @@ def test_every_label_equals_the_library_calls_on_that_label(ds, rep):
     assert rep.extra_dims == ["lp"]
     for lp in ds["lp"].values:
         for lev in LEVELS:
-            boot = xcorrstat.bootstrap(ds.sel(lp=lp), target="human", level=lev, n_resamples=N, rng=4)
-            comp = xcorrstat.compare(ds.sel(lp=lp), target="human", level=lev, n_resamples=N, rng=4,
-                                     correction="fdr_bh")
+            boot = xcorrstat.bootstrap(ds.sel(lp=lp), target="human", level=lev,
+                                       resample=xcorrstat.Bootstrap(n_resamples=N, rng=4))
+            comp = xcorrstat.compare(ds.sel(lp=lp), target="human", level=lev,
+                                     test=xcorrstat.Permutation(n_resamples=N, rng=4), correction="fdr_bh")
             got = rep.intervals.sel(level=lev, lp=lp)
             for v in ("correlation", "low", "high"):
                 np.testing.assert_array_equal(got[v].values, boot[v].values)
@@ -72,8 +75,8 @@ def test_every_label_equals_the_library_calls_on_that_label(ds, rep):
 
 
 def test_the_same_seed_gives_the_same_report(ds, rep):
-    again = xcorrstat.report(ds, target="human", level=LEVELS, n_resamples=N, rng=4, correction="fdr_bh",
-                             source="synthetic")
+    again = report_flat(ds, target="human", level=LEVELS, n_resamples=N, rng=4, correction="fdr_bh",
+                        source="synthetic")
     xr.testing.assert_identical(again.intervals, rep.intervals)
     assert again.to_text() == rep.to_text()
 
@@ -106,7 +109,7 @@ def test_text_html_latex_and_markdown_show_a_table_per_label_and_level(rep):
     markdown = rep.to_markdown()
     assert "**Input level, lp = zh_en**" in markdown and markdown.count("| --: | :-- |") == 6
     assert "lp = &lt;b&gt;&#36;x&#36;**" in markdown
-    frame = xcorrstat.ranked_frame(rep)
+    frame = ranked_frame(rep)
     assert list(frame.columns[:3]) == ["level", "lp", "metric"] and len(frame) == 24
 
 
@@ -163,8 +166,8 @@ def test_one_metric_per_label(ds):
     got = rep.intervals.sel(level="system", metric="m1")
     assert got["cluster"].values.tolist() == [1, 0, 1] and got["rank"].values.tolist() == [1, 0, 1]
     for lp in ("en-de", "<b>$x$"):
-        boot = xcorrstat.bootstrap(one.sel(lp=lp), target="human", metrics=["m1"], level="system", n_resamples=30,
-                                   rng=0)
+        boot = xcorrstat.bootstrap(one.sel(lp=lp), target="human", metrics=["m1"], level="system",
+                                   resample=xcorrstat.Bootstrap(n_resamples=30, rng=0))
         assert float(got["correlation"].sel(lp=lp)) == float(boot["correlation"].item())
     assert set(rep.comparisons["pvalue"].dims) == {"level", "lp", "metric", "other_metric"}
     assert rep.comparisons["pvalue"].isnull().all() and not rep.comparisons["significant"].any()
@@ -182,7 +185,8 @@ def test_report_on_a_read_mtme_dataset(tmp_path):
     assert sorted(map(str, rep.intervals["metric"].values)) == sorted(tree.metrics)  # segment scores only
     seg = xcorrstat.mtme_level(full, "seg")
     for lp in ("en-de", "zh-en"):
-        boot = xcorrstat.bootstrap(seg.sel(lp=lp), target="mqm", level="system", n_resamples=40, rng=1)
+        boot = xcorrstat.bootstrap(seg.sel(lp=lp), target="mqm", level="system",
+                                   resample=xcorrstat.Bootstrap(n_resamples=40, rng=1))
         np.testing.assert_array_equal(rep.intervals.sel(level="system", lp=lp)["low"].values, boot["low"].values)
 
 
@@ -190,7 +194,7 @@ def test_report_on_a_read_mtme_dataset(tmp_path):
 
 
 def test_plot_by_without_levels_and_its_errors(ds):
-    boot = xcorrstat.bootstrap(ds, target="human", level="system", n_resamples=40, rng=0)
+    boot = xcorrstat.bootstrap(ds, target="human", level="system", resample=xcorrstat.Bootstrap(n_resamples=40, rng=0))
     fig = xplot.plot_ci(boot, by="lp")
     assert [a.get_title() for a in fig.axes] == ["lp = en-de", "lp = zh_en", "lp = <b>\\$x\\$"]
     for a, lp in zip(fig.axes, ds["lp"].values):
@@ -206,7 +210,7 @@ def test_plot_by_without_levels_and_its_errors(ds):
     _, axes = plt.subplots(1, 2)
     with pytest.raises(ValueError, match=r"ax must hold one Axes per 'lp' label \(3\), got 2"):
         xplot.plot_ci(boot, by="lp", ax=axes)
-    comp = xcorrstat.compare(ds, target="human", level="system", n_resamples=40, rng=0)
+    comp = xcorrstat.compare(ds, target="human", level="system", test=xcorrstat.Permutation(n_resamples=40, rng=0))
     with pytest.raises(ValueError, match=r"by=\['lp'\]"):
         xplot.plot_significance(comp)
     _, axes = plt.subplots(3, 1)
@@ -216,7 +220,7 @@ def test_plot_by_without_levels_and_its_errors(ds):
 
 def test_labels_of_one_level_wrap_three_a_row():
     ds = make_scores(n_metrics=3, n_systems=6, n_inputs=5, seed=3, extra=("lp", 4))
-    boot = xcorrstat.bootstrap(ds, target="human", level="system", n_resamples=30, rng=0)
+    boot = xcorrstat.bootstrap(ds, target="human", level="system", resample=xcorrstat.Bootstrap(n_resamples=30, rng=0))
     fig = xplot.plot_ci(boot.expand_dims(level=["system"]), by="lp")
     assert [a.get_title() for a in fig.axes] == [f"system level, lp = lp{k}" for k in range(4)]
     rows = [a.get_subplotspec().rowspan.start for a in fig.axes]

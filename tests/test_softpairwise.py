@@ -66,7 +66,7 @@ def test_pvalues_and_spa_match_exact_enumeration():
     exact = _exact_spa(gold, metric)
     # each |p_h - p_m| has MC sd <= sqrt(2 * 0.25 / n); the mean over 6 pairs has at most that
     assert float(res["soft_pairwise_accuracy"][0]) == pytest.approx(exact, abs=4 * np.sqrt(0.5 / n))
-    assert res.attrs["draws"] == "by-id" and res.attrs["seed"] == 1
+    assert res.attrs["draws"] == "by-id" and res.attrs["rng"] == 1
     signs = 1.0 - 2.0 * (rng.random((n, 6)) < 0.5)
     p = pairwise_pvalues(gold, signs)
     exact_p = [_exact_p(gold[i], gold[j]) for i, j in itertools.combinations(range(4), 2)]
@@ -84,7 +84,7 @@ def test_mtme_soft_pairwise_accuracy(case):
     res = xcorrstat.soft_pairwise_accuracy(ds, target="human", draws="mt-metrics-eval")
     got = float(res["soft_pairwise_accuracy"][0])
     assert got == pytest.approx(case["expected"], abs=1e-9)  # 0.872 / 0.529, the seeded values
-    assert res.attrs["draws"] == "mt-metrics-eval" and res.attrs["seed"] == 4
+    assert res.attrs["draws"] == "mt-metrics-eval" and res.attrs["rng"] == 4
     # mt-metrics-eval drops the missing entries: inputs where any system lacks a score go
     gold = np.array(a["gold_matrix_sys_x_item"], dtype=float)
     assert int(res["n_inputs"][0]) == len(a["gold_matrix_sys_x_item"][0]) - int(np.isnan(gold).any(axis=0).sum())
@@ -177,4 +177,4 @@ def test_draws_options():
         xcorrstat.soft_pairwise_accuracy(ds, target="human", draws="mtme")
     res = ds.corrstat.soft_pairwise_accuracy(target="human", draws="mt-metrics-eval", rng=4)
     expected = {c["name"]: c for c in PCE}["Correlation.PairwiseConfidenceError"]["expected"]
-    assert res.attrs["seed"] == 4 and float(res["soft_pairwise_accuracy"][0]) == pytest.approx(expected, abs=1e-9)
+    assert res.attrs["rng"] == 4 and float(res["soft_pairwise_accuracy"][0]) == pytest.approx(expected, abs=1e-9)

@@ -80,7 +80,7 @@ def test_pvalue_equals_the_exact_enumeration_within_monte_carlo_error():
     xa[0, 0] += 2.0  # metric A is better on one cell
     res = xcorrstat.soft_pairwise_accuracy_test(_dataset(xa, xb, z), target="human", metrics=["ma", "mb"],
                                                 n_resamples=4000, rng=3, spa_resamples=64, spa_rng=1)
-    signs = 1.0 - 2.0 * xcorrstat._resampling.draws.permutation_masks(res.attrs["spa_seed"], np.arange(64), 1, 2,
+    signs = 1.0 - 2.0 * xcorrstat._resampling.draws.permutation_masks(res.attrs["spa_rng"], np.arange(64), 1, 2,
                                                                      "cells")[:, 0, :]
     delta = _loop_spa(xa, z, signs) - _loop_spa(xb, z, signs)
     assert float(res["delta"].sel(metric="ma", other_metric="mb")) == pytest.approx(delta, abs=1e-12)
@@ -100,8 +100,10 @@ def test_draws_do_not_depend_on_batch_and_prefix_property():
     xa, xb, z = _scores(4, 9, 3)
     ds = _dataset(xa, xb, z, extra=z + np.random.default_rng(0).normal(size=z.shape))
     kw = dict(target="human", rng=11, spa_resamples=100, spa_rng=2)
-    full = xcorrstat.soft_pairwise_accuracy_test(ds, n_resamples=60, batch=7, **kw)
-    again = xcorrstat.soft_pairwise_accuracy_test(ds, n_resamples=60, batch=60, **kw)
+    with xcorrstat.set_options(batch=7):
+        full = xcorrstat.soft_pairwise_accuracy_test(ds, n_resamples=60, **kw)
+    with xcorrstat.set_options(batch=60):
+        again = xcorrstat.soft_pairwise_accuracy_test(ds, n_resamples=60, **kw)
     xr.testing.assert_identical(full.drop_attrs(), again.drop_attrs())
     # the first k draws of an n-draw run are a k-draw run: a one-draw run counts draw 0 alone
     one = xcorrstat.soft_pairwise_accuracy_test(ds, n_resamples=1, **kw)

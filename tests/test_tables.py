@@ -23,7 +23,7 @@ def summeval() -> xr.Dataset:
 @pytest.fixture(scope="module")
 def result(summeval: xr.Dataset) -> xr.Dataset:
     return xcorrstat.compare(summeval, target="expert_relevance", metrics=METRICS, level="system",
-                             n_resamples=300, rng=1)
+                             test=xcorrstat.Permutation(n_resamples=300, rng=1))
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +99,7 @@ def _odd_names(summeval: xr.Dataset) -> xr.Dataset:
 
 def test_latex_escapes_names_and_marks_the_top_cluster(summeval: xr.Dataset) -> None:
     res = xcorrstat.compare(_odd_names(summeval), target="expert_relevance", level="system",
-                            n_resamples=200, rng=0)
+                            test=xcorrstat.Permutation(n_resamples=200, rng=0))
     tex = to_latex(res)
     assert r"qa\_f1 \& 50\% \{\#1\}" in tex
     assert tex.startswith(r"\begin{tabular}{rlrr}") and r"\toprule" in tex and r"\bottomrule" in tex
@@ -115,7 +115,7 @@ def test_latex_escapes_names_and_marks_the_top_cluster(summeval: xr.Dataset) -> 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no TeX engine (pdflatex) on this machine")
 def test_latex_compiles(tmp_path, rep: xcorrstat.Report, summeval: xr.Dataset) -> None:
     res = xcorrstat.compare(_odd_names(summeval), target="expert_relevance", level="system",
-                            n_resamples=100, rng=0)
+                            test=xcorrstat.Permutation(n_resamples=100, rng=0))
     body = rep.to_latex() + "\n" + to_latex(res)
     doc = "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n" + body + "\\end{document}\n"
     (tmp_path / "t.tex").write_text(doc)
@@ -128,7 +128,7 @@ def test_latex_compiles(tmp_path, rep: xcorrstat.Report, summeval: xr.Dataset) -
 def test_aggregate_tasks_result(summeval: xr.Dataset) -> None:
     two = xr.concat([summeval, summeval], dim="task").assign_coords(task=["a", "b"])
     res = xcorrstat.compare(two, target="expert_relevance", metrics=METRICS[:3], level="system",
-                            n_resamples=100, rng=0, keep_distribution=True)
+                            test=xcorrstat.Permutation(n_resamples=100, rng=0, keep_distribution=True))
     with pytest.raises(ValueError, match=r"dims \['task'\]"):
         ranked_frame(res)
     avg = xcorrstat.aggregate_tasks(res)

@@ -13,8 +13,9 @@ from xcorrstat._resampling.pvalues import permutation_pvalue
 @pytest.fixture(scope="module")
 def result():
     ds = make_scores(n_metrics=4, n_systems=6, n_inputs=8, seed=7, extra=("task", 3))
-    return xcorrstat.compare(ds, target="human", level="input", method="pearson", n_resamples=200, rng=3,
-                             keep_distribution=True, correction="holm")
+    return xcorrstat.compare(ds, target="human", level="input", method="pearson",
+                             test=xcorrstat.Permutation(n_resamples=200, rng=3, keep_distribution=True),
+                             correction="holm")
 
 
 def test_average_and_its_test_by_hand(result):

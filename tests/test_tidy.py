@@ -15,7 +15,8 @@ def ds():
 
 
 def test_bootstrap_rows_and_columns(ds):
-    res = xcorrstat.bootstrap(ds, target="human", level="input", n_resamples=100, rng=0, keep_distribution=True)
+    res = xcorrstat.bootstrap(ds, target="human", level="input",
+                              resample=xcorrstat.Bootstrap(n_resamples=100, rng=0, keep_distribution=True))
     frame = xcorrstat.tidy(res)
     assert list(frame.columns[:4]) == ["target", "level", "method", "metric"]
     assert {"correlation", "low", "high", "n"} <= set(frame.columns)
@@ -30,7 +31,7 @@ def test_bootstrap_rows_and_columns(ds):
 
 
 def test_compare_is_one_row_per_ordered_pair(ds):
-    res = xcorrstat.compare(ds, target="human", n_resamples=100, rng=1, correction="holm")
+    res = xcorrstat.compare(ds, target="human", test=xcorrstat.Permutation(n_resamples=100, rng=1), correction="holm")
     frame = xcorrstat.tidy(res)
     assert len(frame) == 4 * 3
     assert (frame["metric"] != frame["other_metric"]).all()
@@ -55,7 +56,8 @@ def test_level_and_coefficient_dims_become_columns(ds):
 
 
 def test_scalar_results_and_selections(ds):
-    p = xcorrstat.permutation_test(ds, target="human", x="m0", y="m1", n_resamples=50, rng=0)
+    p = xcorrstat.permutation_test(ds, target="human", x="m0", y="m1",
+                                   test=xcorrstat.Permutation(n_resamples=50, rng=0))
     frame = xcorrstat.tidy(p)
     assert len(frame) == 1 and frame.loc[0, "x"] == "m0" and frame.loc[0, "y"] == "m1"
     assert frame.loc[0, "pvalue"] == float(p["pvalue"])

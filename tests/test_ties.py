@@ -265,7 +265,7 @@ def test_sampling_equals_a_draw_per_pair(level, source):
         assert thresholds[~np.isnan(thresholds)].tolist() == sorted({0.0} | {abs(gx[g, a] - gx[g, b])
                                                                             for g, a, b in pairs})
     if source == "int":
-        assert res.attrs["seed"] == 7
+        assert res.attrs["rng"] == 7
 
 
 def test_sampling_with_metrics_missing_different_cells():
@@ -311,6 +311,6 @@ def test_one_call_gives_the_stream_of_one_call_per_draw():
 def test_full_rate_records_no_seed():
     ds = make_scores(n_metrics=1, n_systems=4, n_inputs=3, seed=1, ties=True)
     res = xcorrstat.calibrate_ties(ds, target="human", rng=5)
-    assert res.attrs["sample_rate"] == 1.0 and "seed" not in res.attrs
+    assert res.attrs["sample_rate"] == 1.0 and "rng" not in res.attrs
     np.testing.assert_allclose([float(res["epsilon"][0]), float(res["correlation"][0])],
                                _brute(ds["m0"].values.T, ds["human"].values.T), atol=1e-12)

@@ -143,10 +143,10 @@ def test_correlations_equal_independent_oracles(tree):
 def test_tables_and_cli(tree, tmp_path):
     root, _, ds = tree
     res = run_tasks(ds, task_set("wmt23", LPS)[:3], n_resamples=20, rng=1)
-    md = xcorrstat.to_markdown(res)
+    md = res.corrstat.to_markdown()
     rows = [r for r in md.splitlines() if r.startswith("|")]
     assert len(rows) == 2 + res.sizes["metric"] and all(r.count(" | ") == rows[0].count(" | ") for r in rows)
-    assert r"\toprule" in xcorrstat.to_latex(res)
+    assert r"\toprule" in res.corrstat.to_latex()
     out = tmp_path / "wmt-out"
     run = subprocess.run([sys.executable, "-m", "xcorrstat", "wmt", root, "--testset", "wmt23", "--lps",
                           ",".join(LPS), "--n-resamples", "20", "--out", str(out)], capture_output=True, text=True)
