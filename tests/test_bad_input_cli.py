@@ -142,7 +142,7 @@ USAGE = [
     (["report", "--method", "cosine"], "argument --method: invalid choice: 'cosine'"),
     (["report", "--test", "t"], "argument --test: invalid choice: 't'"),
     (["report", "--correction", "sidak"], "argument --correction: invalid choice: 'sidak'"),
-    (["report", "--figure-format", "gif"], "argument --figure-format: invalid choice: 'gif'"),
+    (["report", "--formats", "gif"], "argument --formats: invalid choice: 'gif'"),
     (["report", "--digits", "-1"], "argument --digits: must be an integer from 0 to 15, got -1"),
     (["correlate", "--digits", "-1"], "argument --digits: must be an integer from 0 to 15, got -1"),
     (["correlate", "--digits", "two"], "argument --digits: must be an integer from 0 to 15, got 'two'"),

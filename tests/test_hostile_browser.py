@@ -50,7 +50,7 @@ def outputs(tmp_path_factory):
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         code = main(["report", str(folder / "scores.jsonl"), "--target", "human", "--level", "system",
                      "--n-resamples", "20", "--table-format", "markdown", "--quiet", "--out", str(folder / "rep"),
-                     "--figure-format", "svg"])
+                     "--formats", "svg"])
     assert code == 0
     (folder / "markdown.html").write_text(page(MarkdownIt("commonmark").enable("table").render(out.getvalue())),
                                           encoding="utf-8")

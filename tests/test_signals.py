@@ -109,7 +109,7 @@ def test_signals_held_delivers_the_first_after_the_block():
 
 def _command(data, out, seed):
     return [sys.executable, "-m", "xcorrstat", "report", str(data), "--target", "human", "--n-resamples", "200",
-            "--quiet", "--seed", str(seed), "--out", str(out), "--overwrite"]
+            "--quiet", "--rng", str(seed), "--out", str(out), "--overwrite"]
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,7 @@ from collections.abc import Iterator, Sequence
 from typing import NamedTuple, get_args
 
 from ._display import cut, did_you_mean
-from ._kernels.custom import OWN, is_own
-from ._types import Level, Method, Variant
+from ._types import OWN, Level, Method, Variant, is_own
 
 __all__ = [
     "COLUMNS", "LEVELS", "METHODS", "OPERATIONS", "VARIANTS", "Limit", "Operation", "cells", "check", "check_levels",
@@ -261,7 +260,7 @@ def cells() -> Iterator[tuple[str, Level, str, Variant, str]]:
     Examples
     --------
     >>> sum(1 for c in cells() if c[0] == "correlate" and c[-1] == "yes")
-    28
+    32
     """
     for name, op in OPERATIONS.items():
         fixed = dict(op.fixed)
@@ -323,7 +322,7 @@ def support_text(width: int = 100) -> str:
     Examples
     --------
     >>> support_text().splitlines()[2].split()
-    ['correlate', 'system', 'yes', 'yes', 'yes', 'yes', 'yes', 'yes', 'yes']
+    ['correlate', 'system', 'yes', 'yes', 'yes', 'yes', 'yes', 'yes', 'yes', 'yes']
     """
     import textwrap
 

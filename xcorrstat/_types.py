@@ -8,7 +8,7 @@ from typing import Any, Literal, Union
 import numpy as np
 
 __all__ = [
-    "Alternative", "Average", "CIMethod", "Correction", "Draws", "Epsilon", "Family", "Level", "Levels",
+    "OWN", "is_own", "Alternative", "Average", "CIMethod", "Correction", "Draws", "Epsilon", "Family", "Level", "Levels",
     "Method", "MissingRule", "PValue", "Seed", "Standardise", "Statistic", "SwapUnit", "Test", "TieVariant", "Variant",
 ]
 
@@ -16,6 +16,13 @@ __all__ = [
 Method = Literal["pearson", "spearman", "kendall"]
 #: A correlation coefficient, or a statistic of one's own ``f(x, z)`` along the last axis (``method=f``).
 Statistic = Union[Method, Callable[[np.ndarray, np.ndarray], Any]]
+#: How the capability table and messages name a statistic of one's own.
+OWN = "callable"
+
+
+def is_own(method: object) -> bool:
+    """Whether ``method`` is a statistic of one's own (a function) rather than a coefficient's name."""
+    return callable(method) and not isinstance(method, str)
 #: Where correlations are taken (see the levels guide).
 Level = Literal["system", "input", "global", "within_system"]
 #: One level or several.

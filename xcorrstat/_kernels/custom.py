@@ -16,16 +16,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._types import OWN, is_own
+
 __all__ = ["OWN", "is_own", "own_name", "own_rows"]
-
-#: How the capability table and messages name a function of one's own.
-OWN = "callable"
-
-
-def is_own(method: object) -> bool:
-    """Whether ``method`` is a function of one's own rather than a coefficient's name."""
-    return callable(method) and not isinstance(method, str)
-
 
 def own_name(method: Any) -> str:
     """The name attrs record for a function of one's own (its qualified name).
@@ -65,7 +58,7 @@ def own_rows(func: Callable[..., Any], x: ArrayLike, z: ArrayLike, *,
     >>> x = np.array([[1., 2, 3, 4], [1, np.nan, 3, 5]]); z = np.array([1., 3, 2, 4])
     >>> value, n = own_rows(lambda a, b: np.mean(np.abs(a - b), axis=-1), x, z)
     >>> value.tolist(), n.tolist()
-    [[0.5, 0.6666666666666666], [4, 3]]
+    ([0.5, 0.6666666666666666], [4, 3])
     """
     ax, az = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64))
     lead, width = ax.shape[:-1], ax.shape[-1]

@@ -111,7 +111,7 @@ class Permutation:
         >>> bool(again["pvalue"] == res["pvalue"])
         True
         """
-        return _from_attrs(cls, attrs)  # type: ignore[no-any-return]
+        return _from_attrs(cls, attrs)
 
     def __repr__(self) -> str:
         return _repr(self)
@@ -175,7 +175,7 @@ class Bootstrap:
         >>> bool(again["pvalue"] == res["pvalue"])
         True
         """
-        return _from_attrs(cls, attrs)  # type: ignore[no-any-return]
+        return _from_attrs(cls, attrs)
 
     def __repr__(self) -> str:
         return _repr(self)

@@ -90,6 +90,12 @@ class _Options:
     max_resamples: int | None = None  # n_resamples="auto": the cap (n_resamples is then the first block)
 
 
+def _long_names(out: xr.Dataset, alternative: str) -> None:
+    out["delta"].attrs["long_name"] = "correlation of metric minus that of other_metric"
+    relation = {"greater": "better than", "less": "worse than"}.get(alternative, "differs from")
+    out["pvalue"].attrs["long_name"] = f"p-value of H1: metric {relation} other_metric"
+
+
 def _as_matrix(draws, pi, pk, m):
     """Pair draws (..., P) -> (..., M, M): +draws at (i, k), -draws at (k, i), NaN on the diagonal."""
     out = np.full(draws.shape[:-1] + (m, m), np.nan)
@@ -389,8 +395,6 @@ def compare_flat(
         if average != "macro":
             raise ValueError(f"average={average!r} is an option of swap='scores'; the pair-outcome test "
                              "averages the groups equally, as mt-metrics-eval does")
-        if test != "permutation":
-            raise ValueError(f"swap='pairs' is an option of test='permutation', got test={test!r}")
         return auto_rerun(lambda n, seed: compare_pair_outcomes(
             data, target=target, metrics=metrics, level=level, method=method, variant=variant, permute=permute,
             standardise=standardise, epsilon=epsilon, n_resamples=n, alternative=alternative, rng=seed,
@@ -432,9 +436,5 @@ def compare_flat(
     if used is not None:
         out["n_resamples_used"] = used
         out.attrs.update(drawn)
-    out["delta"].attrs["long_name"] = "correlation of metric minus that of other_metric"
-    relation = {"greater": "better than", "less": "worse than"}.get(alternative, "differs from")
-    out["pvalue"].attrs["long_name"] = f"p-value of H1: metric {relation} other_metric"
-    if lazy:
-        return out
-    return compute_with_progress(out, progress)
+    _long_names(out, alternative)
+    return out if lazy else compute_with_progress(out, progress)
