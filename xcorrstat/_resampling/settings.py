@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypeVar, Union
 
 import xarray as xr
 
@@ -31,8 +31,44 @@ def _check_flag(value: object, name: str) -> None:
         raise ValueError(f"{name} must be True or False, got {cut(value)}")
 
 
-@dataclass(frozen=True)
-class Permutation:
+class _Shown:
+    """Settings print only the fields that differ from their defaults, as scipy's method objects do."""
+
+    def __repr__(self) -> str:
+        return _repr(self)
+
+
+_D = TypeVar("_D", bound="_Drawn")
+
+
+class _Drawn(_Shown):
+    """What the settings of draws share: a checked ``keep_distribution`` and :meth:`from_attrs`."""
+
+    keep_distribution: bool
+
+    def __post_init__(self) -> None:
+        _check_flag(self.keep_distribution, f"{type(self).__name__}: keep_distribution")
+
+    @classmethod
+    def from_attrs(cls: type[_D], attrs: Mapping[Hashable, Any]) -> _D:
+        """The settings a result was drawn with, from its attrs (``rng`` is the seed used).
+
+        Examples
+        --------
+        >>> import xcorrstat
+        >>> ds = xcorrstat.datasets.summeval()[["expert_relevance", "meteor", "qa_eval_f1"]]
+        >>> res = xcorrstat.permutation_test(ds, x="meteor", y="qa_eval_f1", target="expert_relevance",
+        ...                                  test=xcorrstat.Permutation(n_resamples=100))
+        >>> again = xcorrstat.permutation_test(ds, x="meteor", y="qa_eval_f1", target="expert_relevance",
+        ...                                    test=xcorrstat.Permutation.from_attrs(res.attrs))
+        >>> bool(again["pvalue"] == res["pvalue"])
+        True
+        """
+        return _from_attrs(cls, attrs)
+
+
+@dataclass(frozen=True, repr=False)
+class Permutation(_Drawn):
     """Settings of a permutation test: which dims are swapped, how, and the draws.
 
     Parameters
@@ -93,32 +129,9 @@ class Permutation:
     risk: float | None = None
     max_resamples: int = 20000
 
-    def __post_init__(self) -> None:
-        _check_flag(self.keep_distribution, "Permutation: keep_distribution")
 
-    @classmethod
-    def from_attrs(cls, attrs: Mapping[Hashable, Any]) -> Permutation:
-        """The settings a result was drawn with, from its attrs (``rng`` is the seed used).
-
-        Examples
-        --------
-        >>> import xcorrstat
-        >>> ds = xcorrstat.datasets.summeval()[["expert_relevance", "meteor", "qa_eval_f1"]]
-        >>> res = xcorrstat.permutation_test(ds, x='meteor', y='qa_eval_f1', target="expert_relevance",
-        ...     test=xcorrstat.Permutation(n_resamples=100))
-        >>> again = xcorrstat.permutation_test(ds, x='meteor', y='qa_eval_f1', target="expert_relevance",
-        ...     test=xcorrstat.Permutation.from_attrs(res.attrs))
-        >>> bool(again["pvalue"] == res["pvalue"])
-        True
-        """
-        return _from_attrs(cls, attrs)
-
-    def __repr__(self) -> str:
-        return _repr(self)
-
-
-@dataclass(frozen=True)
-class Bootstrap:
+@dataclass(frozen=True, repr=False)
+class Bootstrap(_Drawn):
     """Settings of bootstrap draws: which dims are resampled, and the draws.
 
     Parameters
@@ -157,32 +170,9 @@ class Bootstrap:
     risk: float | None = None
     max_resamples: int = 20000
 
-    def __post_init__(self) -> None:
-        _check_flag(self.keep_distribution, "Bootstrap: keep_distribution")
 
-    @classmethod
-    def from_attrs(cls, attrs: Mapping[Hashable, Any]) -> Bootstrap:
-        """The settings a result was drawn with, from its attrs (``rng`` is the seed used).
-
-        Examples
-        --------
-        >>> import xcorrstat
-        >>> ds = xcorrstat.datasets.summeval()[["expert_relevance", "meteor", "qa_eval_f1"]]
-        >>> res = xcorrstat.paired_bootstrap_test(ds, x='meteor', y='qa_eval_f1', target="expert_relevance",
-        ...     test=xcorrstat.Bootstrap(n_resamples=100))
-        >>> again = xcorrstat.paired_bootstrap_test(ds, x='meteor', y='qa_eval_f1', target="expert_relevance",
-        ...     test=xcorrstat.Bootstrap.from_attrs(res.attrs))
-        >>> bool(again["pvalue"] == res["pvalue"])
-        True
-        """
-        return _from_attrs(cls, attrs)
-
-    def __repr__(self) -> str:
-        return _repr(self)
-
-
-@dataclass(frozen=True)
-class Williams:
+@dataclass(frozen=True, repr=False)
+class Williams(_Shown):
     """Settings of Williams' test of two dependent correlations (no draws).
 
     Parameters
@@ -201,9 +191,6 @@ class Williams:
 
     def __post_init__(self) -> None:
         _check_flag(self.absolute, "Williams: absolute")
-
-    def __repr__(self) -> str:
-        return _repr(self)
 
 
 Settings = Union[Permutation, Bootstrap, Williams]
