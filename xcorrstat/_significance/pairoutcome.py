@@ -15,44 +15,45 @@ Draws are keyed by draw id (:func:`pair_swap_bits`) and shared by every pair of 
 the statistics come from :mod:`xcorrstat._kernels.pairoutcome` (products of the swap
 bits with per-pair tables; exact integer sums). Cells without a target score are left
 out, as mt-metrics-eval's ``_ReshapeAndFilter`` drops them; a metric score missing where
-the target has one is an error. The computation is eager (Dask-backed data are loaded),
-its draws run as Dask tasks.
+the target has one is an error. Dask-backed scores give a lazy result: each
+label's pair tables and its batches of draws are tasks of one graph (eager scores run the same
+graph at once).
 
-The module also runs the score test that re-calibrates both metrics in every draw
-(``permutation_test(swap="scores", epsilon="calibrate")``, mt-metrics-eval's
-``PermutationSigDiff`` with ``corr_fcn=KendallWithTiesOpt``).
+:mod:`.tietests` runs the two-metric test on these parts, and the score test that
+re-calibrates both metrics in every draw.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import dask
+import dask.array as dsa
 import numpy as np
 import xarray as xr
 
 from .._capabilities import check
-from .._types import Alternative, Correction, Family, PValue, SwapUnit, Variant
+from .._types import Alternative, Correction, Family, PValue, Variant
 from .._kernels.corrections import CORRECTIONS
 from .._kernels.pairoutcome import LINEAR_VARIANTS, hybrid_deltas, prepare_pair_outcomes
 from .._kernels.ties import TIE_VARIANTS, calibrate_epsilon
-from .._mt.ties import MAX_GROUP, TIE_LEVELS, level_groups
+from .._mt.ties import MAX_GROUP, TIE_LEVELS, group_shape, level_groups
 from .._options import OPTIONS
-from .._resampling.draws import DRAW_BLOCK, keyed_generator, permutation_masks, resolve_seed
-from .._resampling.engine import BLAS_ONE_THREAD, RESAMPLE_DIM, block_elems
-from .._resampling.pvalues import ALTERNATIVES, PVALUES, permutation_pvalue
-from .._resampling.schemes import parse_permute, permutation_label
-from .._resampling.swapstats import standardise as zscores
-from .._schema import INPUT, METRIC, SYSTEM, metric_pair, split_scores
+from .._resampling.draws import DRAW_BLOCK, keyed_generator, resolve_seed
+from .._resampling.engine import BLAS_ONE_THREAD, RESAMPLE_DIM, block_elems, compute_with_progress
+from .._resampling.pvalues import ALTERNATIVES, PVALUES
+from .._resampling.schemes import parse_permute
+from .._schema import INPUT, METRIC, SYSTEM, split_scores
 from .._validation import check_batch, check_choice, check_epsilon, check_min_pairs, check_positive_int
 from .._validation import check_unit_interval
 from .decisions import FAMILIES, OTHER, decide, pair_pvalues
 
 __all__ = [
-    "AVERAGE_BY", "PAIR_KEY", "PAIR_SCHEME", "SWAPS", "Swap", "check_pair_options", "compare_pair_outcomes",
-    "dispatched", "pair_swap_bits", "run_permutation_test", "uses_pairs",
+    "AVERAGE_BY", "PAIR_KEY", "PAIR_SCHEME", "SWAPS", "PairScores", "Swap", "calibrated_epsilons", "check_group_size",
+    "check_pair_options", "common_iv", "compare_pair_outcomes", "dispatched", "draw_batches", "grouped", "pair_attrs",
+    "pair_draws", "pair_swap_bits", "scores_of", "stacked", "thresholds", "uses_pairs",
 ]
 
 #: What a permutation draw swaps: the metrics' scores (cells, rows or columns) or the outcomes of pairs.
@@ -62,6 +63,8 @@ SWAPS: tuple[Swap, ...] = ("scores", "pairs")
 AVERAGE_BY = {"input": "item", "within_system": "sys", "global": "none"}
 #: The label of the pair-outcome test in results' attrs.
 PAIR_SCHEME = "PERM-PAIRS"
+#: The dim of the metric pairs (pi, pk) in a draw's deltas before they become a (metric, other_metric) matrix.
+PAIR_DIM = "metric_pair"
 #: Pairs per keyed stream of swap bits.
 PAIR_KEY = 1 << 13
 _STREAM = 0x70616972  # first key of every stream of pair swap bits ("pair"): apart from other keyed streams
@@ -86,7 +89,7 @@ def uses_pairs(swap: object, epsilon: object) -> bool:
 
 
 def dispatched(swap: object, epsilon: object) -> bool:
-    """Whether :func:`xcorrstat.permutation_test` hands the call to :func:`run_permutation_test`: the
+    """Whether :func:`xcorrstat.permutation_test` hands the call to :func:`.tietests.run_permutation_test`: the
     pair-outcome test, or the score test with ``epsilon="calibrate"`` (re-calibrated in every draw).
 
     Examples
@@ -156,26 +159,36 @@ def pair_swap_bits(seed: int, draws: object, start: int, stop: int, *, cache: di
 
 
 @dataclass(frozen=True)
-class _Scores:
-    """One test's scores as arrays: x (*lead, M, S, I), z (*lead, S, I), and the lead dims' labels."""
+class PairScores:
+    """One test's scores as (lazy or NumPy) arrays: x (*lead, M, S, I), z (*lead, S, I), and the lead dims'
+    labels. Dask-backed scores stay lazy: each label's arrays go into its tasks."""
 
-    x: np.ndarray
-    z: np.ndarray
+    x: Any
+    z: Any
     names: list[str]
     lead: list[Hashable]
     coords: dict
 
+    @property
+    def outer(self) -> tuple[int, ...]:
+        return tuple(self.x.shape[:-3])
 
-def _scores(x: xr.DataArray, z: xr.DataArray) -> _Scores:
+    @property
+    def lazy(self) -> bool:
+        return isinstance(self.x, dsa.Array) or isinstance(self.z, dsa.Array)
+
+
+def scores_of(x: xr.DataArray, z: xr.DataArray) -> PairScores:
+    """Metric and target scores as (*lead, M, S, I) and (*lead, S, I) float64 arrays (Dask-backed stay lazy)."""
     xb, zb = xr.broadcast(x, z)
     lead = [d for d in xb.dims if d not in (METRIC, SYSTEM, INPUT)]
     coords = {d: xb[d] for d in lead if d in xb.coords}
-    xv = xb.transpose(*lead, METRIC, SYSTEM, INPUT).values.astype(np.float64)
-    zv = zb.isel({METRIC: 0}, drop=True).transpose(*lead, SYSTEM, INPUT).values.astype(np.float64)
-    return _Scores(xv, zv, [str(m) for m in x[METRIC].values], lead, coords)
+    xv = xb.transpose(*lead, METRIC, SYSTEM, INPUT).data.astype(np.float64)
+    zv = zb.isel({METRIC: 0}, drop=True).transpose(*lead, SYSTEM, INPUT).data.astype(np.float64)
+    return PairScores(xv, zv, [str(m) for m in x[METRIC].values], lead, coords)
 
 
-def _epsilon_array(epsilon: object, s: _Scores) -> tuple[np.ndarray, str]:
+def _epsilon_array(epsilon: object, s: PairScores) -> tuple[np.ndarray, str]:
     """Given thresholds as (*lead, M): a number, a mapping metric -> number, or a DataArray over metric."""
     shape = s.x.shape[:-2]
     if isinstance(epsilon, xr.DataArray):
@@ -207,44 +220,45 @@ def _epsilon_array(epsilon: object, s: _Scores) -> tuple[np.ndarray, str]:
     return np.full(shape, value), f"{value:g}"
 
 
-def _calibrated(s: _Scores, level: str, variant: Variant) -> np.ndarray:
-    """Each metric's epsilon maximising its acc_eq (tau_eq) on the observed data: (*lead, M)."""
-    gx, _ = level_groups(s.x, s.x, level)
-    gz, _ = level_groups(s.z, s.z, level)
-    if gx.shape[-1] > MAX_GROUP:
-        raise ValueError(f"epsilon='calibrate' at level={level!r} compares every pair of {gx.shape[-1]} items; "
+def check_group_size(s: PairScores, level: str) -> None:
+    """Calibration compares every pair of a group's items: refuse groups too large, from the shapes."""
+    items = group_shape(level, s.x.shape[-2], s.x.shape[-1])[1]
+    if items > MAX_GROUP:
+        raise ValueError(f"epsilon='calibrate' at level={level!r} compares every pair of {items} items; "
                          f"more than {MAX_GROUP} items per group is not supported: give epsilon a number or "
                          "per-metric thresholds")
-    flat_x = gx.reshape((-1,) + gx.shape[-3:])  # (L, M, G, n)
-    flat_z = gz.reshape((-1, 1) + gz.shape[-2:])
+
+
+def calibrated_epsilons(gx: np.ndarray, gz: np.ndarray, variant: Variant) -> np.ndarray:
+    """Each metric's epsilon maximising its acc_eq (tau_eq) on one label's groups (M, G, n): (M,)."""
     pairs = gx.shape[-2] * gx.shape[-1] * max(gx.shape[-1] - 1, 1) // 2
     step = max(1, block_elems() // (8 * pairs))  # pair tables of a few metrics at a time
-    shape: tuple[int, ...] = flat_x.shape
-    eps = np.empty(shape[:2])
-    for label in range(shape[0]):
-        for m in range(0, shape[1], step):
-            got = calibrate_epsilon(flat_x[label, m:m + step], flat_z[label], variant=variant)[0]
-            eps[label, m:m + step] = got
-    return np.where(np.isnan(eps), 0.0, eps).reshape(gx.shape[:-2])  # no valid pair: nothing to calibrate
+    eps = np.empty(gx.shape[0])
+    for m in range(0, gx.shape[0], step):
+        eps[m:m + step] = calibrate_epsilon(gx[m:m + step], gz[None], variant=variant)[0]
+    return np.where(np.isnan(eps), 0.0, eps)  # no valid pair: nothing to calibrate
 
 
-def _epsilons(epsilon: object, s: _Scores, level: str, variant: Variant) -> tuple[np.ndarray, str]:
-    """Each metric's tie threshold (*lead, M) and how it was chosen (for attrs)."""
+def thresholds(epsilon: object, s: PairScores, level: str, variant: Variant) -> tuple[np.ndarray | None, str]:
+    """Each metric's given tie threshold (*lead, M), or None to calibrate them in each label's task, and how
+    they are chosen (for attrs)."""
     if epsilon is None:
         epsilon = "calibrate" if variant in TIE_VARIANTS else 0.0
     if isinstance(epsilon, str) and epsilon == "calibrate":
         if variant not in TIE_VARIANTS:
             raise ValueError(f"epsilon='calibrate' maximises acc_eq or tau_eq, so it needs variant 'acc23' or '23'; "
                              f"with variant={variant!r} give epsilon a number (e.g. 0) or per-metric thresholds")
-        return _calibrated(s, level, variant), "calibrate"
+        check_group_size(s, level)
+        return None, "calibrate"
     return _epsilon_array(epsilon, s)
 
 
 @dataclass(frozen=True)
 class _Draws:
-    observed: np.ndarray  # (*lead, M)
-    draws: np.ndarray  # (*lead, n_pairs, n_resamples): delta' of the metric pairs (pi, pk)
-    n_groups: np.ndarray  # (*lead,) groups averaged
+    observed: Any  # (*lead, M), lazy for lazy scores
+    draws: Any  # (*lead, n_pairs, n_resamples): delta' of the metric pairs (pi, pk)
+    n_groups: Any  # (*lead,) groups averaged
+    epsilon: Any  # (*lead, M) the thresholds used
     per_batch: int  # draws computed together
 
 
@@ -257,7 +271,7 @@ def _draw_plan(n_groups: int, m: int, variant: Variant, batch: int | None, n_res
     return b, int(max(PAIR_KEY, pairs // PAIR_KEY * PAIR_KEY))
 
 
-def _batches(n_resamples: int, b: int) -> list[np.ndarray]:
+def draw_batches(n_resamples: int, b: int) -> list[np.ndarray]:
     """Draw ids in batches of at most ``b`` that never straddle a block of draw ids."""
     out = []
     for start in range(0, n_resamples, DRAW_BLOCK):
@@ -276,7 +290,7 @@ def _task(prep, ids: np.ndarray, seed: int, pi: np.ndarray, pk: np.ndarray) -> n
         return hybrid_deltas(prep, ids, bits, pi, pk)
 
 
-def _grouped(x: np.ndarray, z: np.ndarray, names: Sequence[str], level: str) -> tuple[np.ndarray, np.ndarray]:
+def grouped(x: np.ndarray, z: np.ndarray, names: Sequence[str], level: str) -> tuple[np.ndarray, np.ndarray]:
     """(M, G, n) metric and (G, n) target groups of one label; a metric missing where the target has a
     score is an error."""
     gx, _ = level_groups(x, x, level)
@@ -290,30 +304,54 @@ def _grouped(x: np.ndarray, z: np.ndarray, names: Sequence[str], level: str) -> 
     return gx, gz
 
 
-def _pair_draws(s: _Scores, eps: np.ndarray, *, level: str, variant: Variant, min_pairs: int, skipna: bool,
-                seed: int, n_resamples: int, batch: int | None, pi: np.ndarray, pk: np.ndarray) -> _Draws:
-    """Observed statistic of every metric and the draws of delta' of metric pairs ``(pi, pk)``, per label."""
-    outer, m = s.x.shape[:-3], len(s.names)
-    observed = np.full(outer + (m,), np.nan)
-    draws = np.full(outer + (pi.size, n_resamples), np.nan)
-    used = np.zeros(outer, dtype=np.int64)
-    per_batch = 1
-    for idx in np.ndindex(*outer):
-        gx, gz = _grouped(s.x[idx], s.z[idx], s.names, level)
-        per_batch, max_pairs = _draw_plan(gx.shape[1], m, variant, batch, n_resamples)
-        prep = prepare_pair_outcomes(gx, gz, eps[idx], variant=variant, min_pairs=min_pairs, max_pairs=max_pairs)
-        tasks = [dask.delayed(_task)(prep, ids, seed, pi, pk) for ids in _batches(n_resamples, per_batch)]
-        draws[idx] = np.concatenate(dask.compute(*tasks), axis=1)
-        observed[idx], used[idx] = prep.observed, prep.n_groups
-        if not skipna:  # any missing cell gives NaN, as in the score-swapping test
-            gap = np.isnan(s.x[idx]).any(axis=(-2, -1)) | np.isnan(s.z[idx]).any()
-            observed[idx] = np.where(gap, np.nan, observed[idx])
-            draws[idx] = np.where((gap[pi] | gap[pk])[:, None], np.nan, draws[idx])
-    return _Draws(observed, draws, used, per_batch)
+def _prepared(x: np.ndarray, z: np.ndarray, eps: np.ndarray | None, names: Sequence[str], *, level: str,
+              variant: Variant, min_pairs: int, max_pairs: int, skipna: bool) -> tuple:
+    """One label's pair tables, its thresholds (calibrated when ``eps`` is None) and the metrics that
+    miss a cell (NaN without ``skipna``, as in the score-swapping test)."""
+    gx, gz = grouped(x, z, names, level)
+    eps = calibrated_epsilons(gx, gz, variant) if eps is None else eps
+    prep = prepare_pair_outcomes(gx, gz, eps, variant=variant, min_pairs=min_pairs, max_pairs=max_pairs)
+    gap = np.zeros(len(names), dtype=bool)
+    if not skipna:
+        gap = np.isnan(x).any(axis=(-2, -1)) | np.isnan(z).any()
+    return prep, eps, gap
 
 
-def _attrs(*, level: str, how: str, n_resamples: int, alternative: str, pvalue: str, seed: int,
-           batch: int | None, per_batch: int, skipna: bool, min_pairs: int, variant: str) -> dict:
+def _finished(prepared: tuple, pi: np.ndarray, pk: np.ndarray, *parts: np.ndarray) -> tuple[np.ndarray, ...]:
+    """One label's observed statistics (M,), draws (P, B), groups averaged and thresholds (M,)."""
+    prep, eps, gap = prepared
+    observed = np.where(gap, np.nan, prep.observed)
+    draws = np.where((gap[pi] | gap[pk])[:, None], np.nan, np.concatenate(parts, axis=1))
+    return observed, draws, np.int64(prep.n_groups), np.asarray(eps, dtype=np.float64)
+
+
+def stacked(labels: list, shape: tuple[int, ...], dtype: Any, outer: tuple[int, ...]) -> dsa.Array:
+    """Each label's delayed array of ``shape`` as one lazy (*outer, *shape) array."""
+    parts = [dsa.from_delayed(d, shape=shape, dtype=dtype) for d in labels]
+    return dsa.stack(parts).reshape(outer + shape)
+
+
+def pair_draws(s: PairScores, eps: np.ndarray | None, *, level: str, variant: Variant, min_pairs: int,
+                skipna: bool, seed: int, n_resamples: int, batch: int | None, pi: np.ndarray,
+                pk: np.ndarray) -> _Draws:
+    """Observed statistic of every metric and the draws of delta' of metric pairs ``(pi, pk)``, per label:
+    lazy arrays, one graph per label (its pair tables, then its batches of draws as tasks)."""
+    m = len(s.names)
+    n_groups = group_shape(level, s.x.shape[-2], s.x.shape[-1])[0]
+    per_batch, max_pairs = _draw_plan(n_groups, m, variant, batch, n_resamples)
+    kw = {"level": level, "variant": variant, "min_pairs": min_pairs, "max_pairs": max_pairs, "skipna": skipna}
+    labels = []
+    for idx in np.ndindex(*s.outer):
+        prepared = dask.delayed(_prepared)(s.x[idx], s.z[idx], None if eps is None else eps[idx], s.names, **kw)
+        tasks = [dask.delayed(_task)(prepared[0], ids, seed, pi, pk) for ids in draw_batches(n_resamples, per_batch)]
+        labels.append(dask.delayed(_finished, nout=4)(prepared, pi, pk, *tasks))
+    shapes = [((m,), np.float64), ((pi.size, n_resamples), np.float64), ((), np.int64), ((m,), np.float64)]
+    parts = [stacked([d[k] for d in labels], shape, dtype, s.outer) for k, (shape, dtype) in enumerate(shapes)]
+    return _Draws(parts[0], parts[1], parts[2], parts[3], per_batch)
+
+
+def pair_attrs(*, level: str, how: str, n_resamples: int, alternative: str, pvalue: str, seed: int,
+               batch: int | None, per_batch: int, skipna: bool, min_pairs: int, variant: str) -> dict:
     return {
         "level": level, "method": "kendall", "variant": variant, "swap": "pairs", "epsilon": how,
         "grouping": TIE_LEVELS[level], "average_by": AVERAGE_BY[level], "n_resamples": n_resamples,
@@ -322,7 +360,7 @@ def _attrs(*, level: str, how: str, n_resamples: int, alternative: str, pvalue: 
     }
 
 
-def _common_iv(operation, level, method, variant, permute, standardise, early_stop, n_resamples, alternative,
+def common_iv(operation, level, method, variant, permute, standardise, early_stop, n_resamples, alternative,
                pvalue, batch, min_pairs) -> tuple[int, int | None, int]:
     check_pair_options(operation=operation, level=level, method=method, variant=variant, permute=permute, standardise=standardise,
                        early_stop=early_stop)
@@ -332,98 +370,7 @@ def _common_iv(operation, level, method, variant, permute, standardise, early_st
             check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs))
 
 
-def _best(mats: np.ndarray, gz: np.ndarray, level: str, variant: Variant) -> np.ndarray:
-    """The calibrated acc_eq (tau_eq) of each (..., S, I) matrix."""
-    return calibrate_epsilon(level_groups(mats, mats, level)[0], gz, variant=variant)[1]
-
-
-def _recalibrated_task(zx: np.ndarray, zy: np.ndarray, gz: np.ndarray, ids: np.ndarray, *, level: str,
-                       variant: Variant, seed: int, scheme: SwapUnit) -> np.ndarray:
-    m = permutation_masks(seed, ids, zx.shape[0], zx.shape[1], scheme)
-    return _best(np.where(m, zy, zx), gz, level, variant) - _best(np.where(m, zx, zy), gz, level, variant)
-
-
-def _recalibrated_draws(s: _Scores, *, level: str, variant: Variant, scheme: SwapUnit, seed: int,
-                        n_resamples: int, batch: int | None, skipna: bool) -> tuple[np.ndarray, np.ndarray, int]:
-    """The score test with per-draw calibration: observed (*lead, 2) and draws' delta' (*lead, n)."""
-    outer = s.x.shape[:-3]
-    observed, draws = np.full(outer + (2,), np.nan), np.full(outer + (n_resamples,), np.nan)
-    b = 1
-    kw = {"level": level, "variant": variant, "seed": seed, "scheme": scheme}
-    for idx in np.ndindex(*outer):
-        _, gz = _grouped(s.x[idx], s.z[idx], s.names, level)
-        zx, zy = zscores(s.x[idx])  # mt-metrics-eval z-scores each metric over all its cells
-        pairs = gz.size * max(gz.shape[-1] - 1, 1) // 2
-        b = int(max(1, min(DRAW_BLOCK, batch or DRAW_BLOCK, block_elems() // (16 * pairs), n_resamples)))
-        observed[idx] = _best(np.stack([zx, zy]), gz, level, variant)
-        tasks = [dask.delayed(_recalibrated_task)(zx, zy, gz, ids, **kw) for ids in _batches(n_resamples, b)]
-        draws[idx] = np.concatenate(dask.compute(*tasks))
-        if not skipna and (np.isnan(s.x[idx]).any() or np.isnan(s.z[idx]).any()):
-            observed[idx], draws[idx] = np.nan, np.nan
-    return observed, draws, b
-
-
-def _two_metric_iv(data, x, y, target, level, method, variant, permute, standardise, early_stop, swap,
-                   n_resamples, alternative, pvalue, batch, min_pairs) -> tuple[_Scores, int, int | None, int]:
-    operation = "permutation_test(test=Permutation(swap='pairs'))"
-    if swap == "scores":  # re-calibrated in every draw
-        operation = "permutation_test(test=Permutation(epsilon='calibrate'))"
-        check(operation, level=level, method=method, variant=variant)
-        if standardise != "cells" or early_stop is not None:
-            raise ValueError("swap='scores' with epsilon='calibrate' takes standardise='cells' and early_stop=None")
-        parse_permute(permute)
-    n_resamples, batch, min_pairs = _common_iv(operation, level, method, variant, permute if swap == "pairs" else
-                                               ("system", "input"), standardise, early_stop, n_resamples,
-                                               alternative, pvalue, batch, min_pairs)
-    ds = metric_pair(data, target=target, x=x, y=y)
-    scores, z, _ = split_scores(ds, target=target, metrics=[x, y], level=level)
-    return _scores(scores, z), n_resamples, batch, min_pairs
-
-
-def run_permutation_test(data, *, x, y, target, level, method, variant, permute, standardise, early_stop, swap,
-                         epsilon, n_resamples, alternative, rng, pvalue, batch, keep_distribution, skipna,
-                         min_pairs) -> xr.Dataset:
-    """:func:`xcorrstat.permutation_test` with ``swap="pairs"``, or ``swap="scores"`` with
-    ``epsilon="calibrate"`` (see its docstring)."""
-    s, n_resamples, batch, min_pairs = _two_metric_iv(data, x, y, target, level, method, variant, permute,
-                                                      standardise, early_stop, swap, n_resamples, alternative,
-                                                      pvalue, batch, min_pairs)
-    seed = resolve_seed(rng)
-    if swap == "pairs":
-        eps, how = _epsilons(epsilon, s, level, variant)
-        res = _pair_draws(s, eps, level=level, variant=variant, min_pairs=min_pairs, skipna=skipna, seed=seed,
-                          n_resamples=n_resamples, batch=batch, pi=np.array([0]), pk=np.array([1]))
-        observed, draws, per_batch = res.observed, res.draws[..., 0, :], res.per_batch
-        attrs = _attrs(level=level, how=how, n_resamples=n_resamples, alternative=alternative, pvalue=pvalue,
-                       seed=seed, batch=batch, per_batch=per_batch, skipna=skipna, min_pairs=min_pairs,
-                       variant=variant)
-    else:
-        scheme = parse_permute(permute)
-        eps = _calibrated(s, level, variant)
-        observed, draws, per_batch = _recalibrated_draws(s, level=level, variant=variant, scheme=scheme,
-                                                         seed=seed, n_resamples=n_resamples, batch=batch,
-                                                         skipna=skipna)
-        attrs = {"level": level, "method": "kendall", "variant": variant, "swap": "scores",
-                 "epsilon": "calibrate in every draw", "grouping": TIE_LEVELS[level], "permute": scheme,
-                 "scheme": permutation_label(scheme), "standardise": "cells", "n_resamples": n_resamples,
-                 "alternative": alternative, "pvalue": pvalue, "rng": seed, "draws_per_batch": per_batch,
-                 "batch": per_batch if batch is None else batch, "skipna": int(skipna)}
-    delta = observed[..., 0] - observed[..., 1]
-    p = permutation_pvalue(draws, delta, alternative=alternative, pvalue=pvalue)
-    dims = s.lead
-    out = xr.Dataset({
-        "delta": (dims, delta), "pvalue": (dims, p), "n_resamples_used": (dims, np.full(delta.shape, n_resamples)),
-        "n_undefined": (dims, np.isnan(draws).sum(axis=-1)), "epsilon_x": (dims, eps[..., 0]),
-        "epsilon_y": (dims, eps[..., 1]),
-    }, coords=s.coords)
-    if keep_distribution:
-        out["distribution"] = ((*dims, RESAMPLE_DIM), draws)
-    out.attrs = {"test": "permutation", "x": str(x), "y": str(y), "target": str(target), **attrs}
-    out["delta"].attrs["long_name"] = f"Kendall {variant} of x minus that of y, {level} level, own epsilons"
-    return out
-
-
-def _matrix(draws: np.ndarray, pi: np.ndarray, pk: np.ndarray, m: int) -> np.ndarray:
+def _matrix(draws: np.ndarray, *, pi: np.ndarray, pk: np.ndarray, m: int) -> np.ndarray:
     """Pair draws (..., P, B) -> (..., M, M, B): +draws at (i, k), -draws at (k, i), NaN on the diagonal."""
     out = np.full(draws.shape[:-2] + (m, m, draws.shape[-1]), np.nan)
     out[..., pi, pk, :] = draws
@@ -436,7 +383,7 @@ def compare_pair_outcomes(data, *, target, metrics, level, method, variant, perm
                           correction: Correction | None, family: Family, alpha, keep_distribution, skipna,
                           min_pairs, batch) -> xr.Dataset:
     """:func:`xcorrstat.compare` with ``test="permutation", swap="pairs"`` (see its docstring)."""
-    n_resamples, batch, min_pairs = _common_iv("compare(test=Permutation(swap='pairs'))", level, method, variant, permute,
+    n_resamples, batch, min_pairs = common_iv("compare(test=Permutation(swap='pairs'))", level, method, variant, permute,
                                                standardise, None, n_resamples, alternative, pvalue, batch,
                                                min_pairs)
     check_choice(family, FAMILIES, "family")
@@ -447,34 +394,39 @@ def compare_pair_outcomes(data, *, target, metrics, level, method, variant, perm
     m = x.sizes[METRIC]
     if m < 2:
         raise ValueError(f"metrics must name at least two metrics to compare, got {list(map(str, x[METRIC].values))}")
-    s = _scores(x, z)
-    eps, how = _epsilons(epsilon, s, level, variant)
+    s = scores_of(x, z)
+    given, how = thresholds(epsilon, s, level, variant)
     seed = resolve_seed(rng)
     pi, pk = np.triu_indices(m, 1)
-    res = _pair_draws(s, eps, level=level, variant=variant, min_pairs=min_pairs, skipna=skipna, seed=seed,
+    res = pair_draws(s, given, level=level, variant=variant, min_pairs=min_pairs, skipna=skipna, seed=seed,
                       n_resamples=n_resamples, batch=batch, pi=pi, pk=pk)
     coords = {**s.coords, METRIC: s.names}
     r = xr.DataArray(res.observed, dims=[*s.lead, METRIC], coords=coords)
     delta = r - r.rename({METRIC: OTHER}).assign_coords({OTHER: s.names})
-    dist = xr.DataArray(_matrix(res.draws, pi, pk, m), dims=[*s.lead, METRIC, OTHER, RESAMPLE_DIM],
-                        coords={**coords, OTHER: s.names})
+    dist = xr.DataArray(res.draws, dims=[*s.lead, PAIR_DIM, RESAMPLE_DIM], coords=s.coords)
+    dist = xr.apply_ufunc(_matrix, dist, input_core_dims=[[PAIR_DIM, RESAMPLE_DIM]],
+                          output_core_dims=[[METRIC, OTHER, RESAMPLE_DIM]], dask="parallelized",
+                          output_dtypes=[np.float64], kwargs={"pi": pi, "pk": pk, "m": m},
+                          dask_gufunc_kwargs={"output_sizes": {METRIC: m, OTHER: m}})
+    dist = dist.assign_coords({METRIC: s.names, OTHER: s.names})
     p = pair_pvalues(dist, delta, test="permutation", alternative=alternative, pvalue=pvalue)
     p_adj, significant, cluster = decide(p, r, delta, correction=correction, family=family,
                                          alternative=alternative, alpha=alpha)
-    n = xr.DataArray(np.broadcast_to(res.n_groups[..., None], r.shape), dims=r.dims, coords=r.coords)
+    n = xr.DataArray(res.n_groups, dims=s.lead, coords=s.coords).broadcast_like(r)
     out = xr.Dataset({"correlation": r, "cluster": cluster, "delta": delta, "pvalue": p, "pvalue_corrected": p_adj,
-                      "significant": significant, "epsilon": ([*s.lead, METRIC], eps)}).assign_coords(n=n)
+                      "significant": significant,
+                      "epsilon": xr.DataArray(res.epsilon, dims=[*s.lead, METRIC], coords=coords)}).assign_coords(n=n)
     if keep_distribution:
         out["distribution"] = dist
     out.attrs = {
         "test": "permutation", "target": target if isinstance(target, str) else [str(t) for t in target],
         "correction": correction or "none", "family": family, "alpha": float(alpha),
         "clusters": "greedy: a metric opens a new cluster when a member of the current one is significantly better",
-        **_attrs(level=level, how=how, n_resamples=n_resamples, alternative=alternative, pvalue=pvalue, seed=seed,
+        **pair_attrs(level=level, how=how, n_resamples=n_resamples, alternative=alternative, pvalue=pvalue, seed=seed,
                  batch=batch, per_batch=res.per_batch, skipna=skipna, min_pairs=min_pairs, variant=variant),
     }
     out["delta"].attrs["long_name"] = "correlation of metric minus that of other_metric"
     relation = {"greater": "better than", "less": "worse than"}.get(alternative, "differs from")
     out["pvalue"].attrs["long_name"] = f"p-value of H1: metric {relation} other_metric"
     out["epsilon"].attrs["long_name"] = "each metric's tie threshold (|metric difference| <= epsilon ties)"
-    return out
+    return out if s.lazy else compute_with_progress(out, True)

@@ -56,7 +56,8 @@ from .._validation import (
     check_positive_int,
     check_unit_interval,
 )
-from .pairoutcome import Swap, dispatched, run_permutation_test
+from .pairoutcome import Swap, dispatched
+from .tietests import run_permutation_test
 
 __all__ = ["own_scale", "permutation_test", "permutation_test_flat"]
 
