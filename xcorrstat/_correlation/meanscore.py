@@ -18,7 +18,10 @@ drawn cells that are present, and a draw that picks no present cell is undefined
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from typing import Any
 
+import dask
+import dask.array as dsa
 import numpy as np
 import xarray as xr
 
@@ -120,10 +123,33 @@ def _distribution(draws: np.ndarray, cell: xr.DataArray) -> xr.DataArray:
                         coords={**cell.coords, RESAMPLE: np.arange(n_resamples)})
 
 
-def _result(name: str, estimate: np.ndarray, draws: np.ndarray, template: xr.DataArray, dim: str,
-            confidence_level: float, keep_distribution: bool, attrs: dict) -> xr.Dataset:
+def _summary(values: np.ndarray, *, paired: bool, confidence_level: float, seed: int, n_resamples: int,
+             batch: int | None, skipna: bool) -> tuple[np.ndarray, ...]:
+    """Estimate, low, high and undefined draws ``(cells,)``, and the draws ``(n_resamples, cells)`` of
+    scores ``(n, cells)``, or of the difference of two halves ``(n, 2 cells)`` when ``paired``."""
+    mean, draws = _resampled_means(np.asarray(values, dtype=np.float64), seed=seed, n_resamples=n_resamples,
+                                   batch=batch, skipna=skipna)
+    if paired:
+        cells = mean.size // 2
+        mean, draws = mean[:cells] - mean[cells:], draws[:, :cells] - draws[:, cells:]
+    return (mean, *_percentile_ci(draws, confidence_level), draws)
+
+
+def _summarised(values: np.ndarray | dsa.Array, *, n_resamples: int, paired: bool,
+                **kw: Any) -> tuple[np.ndarray | dsa.Array, ...]:
+    """:func:`_summary` now for NumPy scores, or lazy (one task) for Dask-backed ones."""
+    if not isinstance(values, dsa.Array):
+        return _summary(values, n_resamples=n_resamples, paired=paired, **kw)
+    cells = values.shape[1] // (2 if paired else 1)
+    parts = dask.delayed(_summary, nout=5)(values, n_resamples=n_resamples, paired=paired, **kw)
+    shapes = [((cells,), np.float64)] * 3 + [((cells,), np.int64), ((n_resamples, cells), np.float64)]
+    return tuple(dsa.from_delayed(part, shape=shape, dtype=dtype) for part, (shape, dtype) in zip(parts, shapes))
+
+
+def _result(name: str, parts: tuple, template: xr.DataArray, dim: str, keep_distribution: bool,
+            attrs: dict) -> xr.Dataset:
     """The estimate ``name``, its percentile interval and undefined draws, labelled like ``template``."""
-    low, high, undefined = _percentile_ci(draws, confidence_level)
+    estimate, low, high, undefined, draws = parts
     out = xr.Dataset(
         {
             name: _labelled(estimate, template, dim),
@@ -165,7 +191,7 @@ def mean_ci(
     Parameters
     ----------
     %(data)s
-        Dask-backed data is computed eagerly here.
+        Dask-backed data gives a lazy result (one task).
     metrics : str or list of str, optional
         Scores to summarise; default every numeric score, human judgments included.
     dim : str, default "input"
@@ -199,13 +225,11 @@ def mean_ci(
     batch = OPTIONS["batch"]
     x, n_resamples, confidence_level, seed, batch = _mean_ci_iv(data, metrics, dim, n_resamples, confidence_level,
                                                                  rng, batch, skipna)
-    values = np.asarray(x.values, dtype=np.float64)
-    mean, draws = _resampled_means(
-        values.reshape(values.shape[0], -1), seed=seed, n_resamples=n_resamples, batch=batch, skipna=bool(skipna),
-    )
+    parts = _summarised(x.data.reshape(x.shape[0], -1), n_resamples=n_resamples, paired=False,
+                        confidence_level=confidence_level, seed=seed, batch=batch, skipna=bool(skipna))
     attrs = {"method": "percentile", "statistic": "mean", "n_resamples": n_resamples,
              "confidence_level": confidence_level, "rng": seed, "dim": dim, "skipna": int(bool(skipna))}
-    return _result("mean", mean, draws, x, dim, confidence_level, keep_distribution, attrs)
+    return _result("mean", parts, x, dim, keep_distribution, attrs)
 
 
 def _paired_difference_ci_iv(data, system_a, system_b, metrics, dim, n_resamples, confidence_level, rng,
@@ -246,7 +270,7 @@ def paired_difference_ci(
     Parameters
     ----------
     data : Dataset or DataArray
-        Scores with ``system`` and ``input`` dims. Dask-backed data is computed eagerly.
+        Scores with ``system`` and ``input`` dims. Dask-backed data gives a lazy result.
     system_a, system_b : label
         The systems compared; the difference is ``mean(a) - mean(b)``.
     metrics : str or list of str, optional
@@ -275,17 +299,13 @@ def paired_difference_ci(
     x, n_resamples, confidence_level, seed, batch = _paired_difference_ci_iv(
         data, system_a, system_b, metrics, dim, n_resamples, confidence_level, rng, batch)
     template = x.sel({SYSTEM: system_a}, drop=True)  # (dim, metric, ...)
-    both = np.stack([template.values, x.sel({SYSTEM: system_b}, drop=True).values], axis=1)
-    n, cells = both.shape[0], template.size // both.shape[0]
-    mean, draws = _resampled_means(
-        both.reshape(n, 2 * cells).astype(np.float64, copy=False), seed=seed, n_resamples=n_resamples,
-        batch=batch, skipna=True,
-    )
+    both = np.stack([template.data, x.sel({SYSTEM: system_b}, drop=True).data], axis=1)  # Dask stays lazy
+    parts = _summarised(both.reshape(both.shape[0], -1), n_resamples=n_resamples, paired=True,
+                        confidence_level=confidence_level, seed=seed, batch=batch, skipna=True)
     attrs = {"method": "percentile", "statistic": "difference of means", "n_resamples": n_resamples,
              "confidence_level": confidence_level, "rng": seed, "dim": dim, "system_a": str(system_a),
              "system_b": str(system_b)}
-    return _result("difference", mean[:cells] - mean[cells:], draws[:, :cells] - draws[:, cells:], template, dim,
-                   confidence_level, keep_distribution, attrs)
+    return _result("difference", parts, template, dim, keep_distribution, attrs)
 
 
 def _format_ci_iv(result, digits, scale) -> str:
