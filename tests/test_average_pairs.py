@@ -139,7 +139,7 @@ def test_permutation_draws_equal_the_swapped_matrices(permute):
 
 def test_bad_average():
     ds = dataset(0)
-    with pytest.raises(ValueError, match="average='pairs' averages groups at input or within-system level"):
+    with pytest.raises(ValueError, match="compare: average='pairs' averages the per-group correlations of the input and within-system levels"):
         xcorrstat.compare(ds, target="h", level="system", average="pairs",
                           test=xcorrstat.Permutation(n_resamples=10))
     with pytest.raises(ValueError, match="average must be one of"):

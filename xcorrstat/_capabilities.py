@@ -22,8 +22,8 @@ from ._display import cut, did_you_mean
 from ._types import OWN, Level, Method, Variant, is_own
 
 __all__ = [
-    "COLUMNS", "LEVELS", "METHODS", "OPERATIONS", "VARIANTS", "Limit", "Operation", "cells", "check", "check_levels",
-    "choices", "support_text",
+    "COLUMNS", "LEVELS", "METHODS", "OPERATIONS", "REFINEMENTS", "VARIANTS", "Limit", "Operation", "Refinement", "cells",
+    "check", "check_levels", "check_refinements", "choices", "support_text",
     "limit_of", "message", "support_table",
 ]
 
@@ -222,6 +222,75 @@ def check(operation: str, *, level: object = None, method: object = None, varian
     limit = limit_of(operation, **values)
     if limit is not None:
         raise ValueError(message(operation, limit, values[limit.argument]))
+
+
+class Refinement(NamedTuple):
+    """An option that refines some statistics only: it applies where ``argument`` is one of ``applies``."""
+
+    argument: str
+    applies: tuple[str, ...]
+    default: object
+    what: str
+
+
+#: The options that refine a statistic rather than choose it. Each applies to some levels or some
+#: coefficients only; set away from its default where nothing it refines is computed, it is refused
+#: (:func:`check_refinements`) rather than ignored.
+REFINEMENTS: dict[str, Refinement] = {
+    "variant": Refinement("method", ("kendall",), "b", "chooses among Kendall's tau variants"),
+    "epsilon": Refinement("method", ("kendall",), 0.0, "is the metric-tie threshold of Kendall's pair counts"),
+    "average": Refinement("level", ("input", "within_system"), "macro",
+                          "averages the per-group correlations of the input and within-system levels"),
+    "complete_inputs": Refinement("level", ("system",), False,
+                                  "chooses the inputs behind the per-system means of the system level"),
+}
+
+
+def _listed(value: object) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str) or is_own(value):
+        return [OWN if is_own(value) else str(value)]
+    return [OWN if is_own(v) else str(v) for v in value]  # type: ignore[attr-defined]
+
+
+def _is_default(value: object, default: object) -> bool:
+    if isinstance(default, bool) or isinstance(value, (bool, str)):
+        return value is None or value == default
+    try:
+        return value is None or bool(float(value) == default)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False  # e.g. thresholds per metric: set
+
+
+def check_refinements(operation: str, *, level: object, method: object, **options: object) -> None:
+    """Refuse an option of :data:`REFINEMENTS` set away from its default where nothing it refines is
+    computed: ``variant`` or ``epsilon`` without Kendall's tau, ``average`` without an input or
+    within-system level, ``complete_inputs`` without the system level. ``level`` and ``method``
+    may be lists (an option applies when it refines one of them); None is not checked.
+
+    Raises
+    ------
+    ValueError
+        Naming the option, its value, what it refines and what was asked for.
+
+    Examples
+    --------
+    >>> check_refinements("correlate", level=["system", "input"], method="pearson", average="weighted")
+    >>> check_refinements("correlate", level="system", method="pearson", variant="c")
+    Traceback (most recent call last):
+    ...
+    ValueError: correlate: variant='c' chooses among Kendall's tau variants, and method='pearson' ...
+    """
+    asked = {"level": _listed(level), "method": _listed(method)}
+    for name, value in options.items():
+        ref = REFINEMENTS[name]
+        if _is_default(value, ref.default) or not asked[ref.argument] or set(asked[ref.argument]) & set(ref.applies):
+            continue
+        shown = asked[ref.argument]
+        given = repr(shown[0]) if len(shown) == 1 else repr(shown)
+        raise ValueError(f"{operation}: {name}={cut(value)} {ref.what}, and {ref.argument}={given} computes none; "
+                         f"leave {name} at its default {ref.default!r}, or ask for {ref.argument} {_spell(ref.applies)}")
 
 
 def check_levels(operation: str, level: object, *, method: object = None, variant: object = None) -> list[Level]:

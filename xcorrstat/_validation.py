@@ -189,16 +189,14 @@ def check_choices(values: Any, allowed: Sequence[Choice], name: str) -> list[Cho
     return [check_choice(value, allowed, name) for value in items]
 
 
-def check_average(average: object, level: object) -> Average:
-    """``average`` (a member of :data:`~xcorrstat._types.Average`), which only input and
-    within-system levels take other than ``"macro"``.
+def check_average(average: object) -> Average:
+    """``average``, a member of :data:`~xcorrstat._types.Average` (the levels it applies to are checked
+    with the capability table's :func:`~xcorrstat._capabilities.check_refinements`).
 
     Examples
     --------
-    >>> check_average("pairs", "input")
+    >>> check_average("pairs")
     'pairs'
     """
     check_choice(average, get_args(Average), "average")
-    if average != "macro" and level not in ("input", "within_system"):
-        raise ValueError(f"average={average!r} averages groups at input or within-system level; got level={level!r}")
     return cast(Average, average)

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import xarray as xr
 
-from .._capabilities import check, check_levels
+from .._capabilities import check, check_levels, check_refinements
 from .._docs import fill_doc
 from .._kernels.custom import own_name
 from .._resampling.settings import Bootstrap, interval_draws
@@ -234,6 +234,8 @@ def bootstrap_flat(
     """:func:`bootstrap` with every setting as a keyword (the functions above it call this)."""
     opts = _bootstrap_iv(level, method, variant, epsilon, average, resample, n_resamples, confidence_level, ci,
                          rng, batch, min_pairs)
+    check_refinements("bootstrap", level=opts.levels, method=method, variant=variant, average=average,
+                      complete_inputs=complete_inputs)
     runs = [
         _bootstrap_level(data, lev, opts, target=target, metrics=metrics, method=method, variant=variant,
                          average=average, ci=ci, keep_distribution=keep_distribution, skipna=skipna,
@@ -440,6 +442,7 @@ def fisher(
     16
     """
     min_pairs, confidence_level = _fisher_iv(level, method, variant, min_pairs, confidence_level)
+    check_refinements("fisher", level=level, method=method, variant=variant, complete_inputs=complete_inputs)
     x, z, _ = split_scores(data, target=target, metrics=metrics, level=level)
     kw = {"level": level, "method": method, "variant": variant, "min_pairs": min_pairs,
           "complete_inputs": bool(complete_inputs), "skipna": bool(skipna)}

@@ -16,7 +16,7 @@ import xarray as xr
 
 from .._docs import fill_doc
 from .._kernels.custom import is_own, own_name
-from .._capabilities import LEVELS, METHODS, check
+from .._capabilities import LEVELS, METHODS, check, check_refinements
 from .._types import Average, Levels, Method, Statistic, Variant
 from .._kernels import level_correlation
 from .._kernels.levels import AVERAGES
@@ -122,6 +122,8 @@ def _correlate_iv(level, method, variant, skipna, complete_inputs, min_pairs, ep
     for lev in levels:
         for meth in methods:
             check("correlate", level=lev, method=meth, variant=variant)
+    check_refinements("correlate", level=levels, method=methods, variant=variant, average=average,
+                      complete_inputs=complete_inputs)
     check_choice(average, AVERAGES, "average")
     epsilon = check_epsilon(epsilon)
     if epsilon and methods != ["kendall"]:

@@ -23,7 +23,7 @@ from .._docs import fill_doc
 from .._kernels.custom import own_name
 from .._resampling.settings import Settings, report_test
 
-from .._capabilities import check_levels
+from .._capabilities import check_levels, check_refinements
 from .._types import Correction, Levels, Seed, Statistic, Test, Variant
 from .._correlation.confidence import bootstrap_flat
 from .._resampling.draws import resolve_seed
@@ -277,6 +277,7 @@ def _report_iv(data: xr.Dataset | xr.DataArray, level: Levels | None, resample: 
     default = ("system",) if is_system_level(data) else ("system", "input")
     chosen = default if level is None else level
     levels: list[str] = list(check_levels("report", chosen, method=method, variant=variant))
+    check_refinements("report", level=levels, method=method, variant=variant)
     # on system-level data the one input goes with its system: BOOT-SYSTEMS and PERM-SYSTEMS draws
     dims = drawn_dims(data, parse_resample(default if resample is None else resample))
     permute_label = None

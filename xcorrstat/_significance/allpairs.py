@@ -31,7 +31,7 @@ from .._types import (
     Variant,
 )
 from .._correlation.estimates import level_statistic
-from .._capabilities import check
+from .._capabilities import check, check_refinements
 from .._kernels.corrections import CORRECTIONS
 from .._kernels.custom import is_own, own_name
 from .._kernels.dependent import williams
@@ -125,7 +125,8 @@ def _compare_iv(data, target, metrics, test, level, method, variant, permute, re
     """Check and normalise every argument of :func:`compare`; split the scores."""
     check_choice(test, TESTS, "test")
     check(_OPERATIONS[test], level=level, method=method, variant=variant)
-    average = check_average(average, level)
+    check_refinements("compare", level=level, method=method, variant=variant, average=average)
+    average = check_average(average)
     if average != "macro" and test == "williams":
         raise ValueError(f"average={average!r} needs test='permutation' or 'bootstrap'; the williams test "
                          "correlates units, it averages no groups")

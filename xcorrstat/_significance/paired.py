@@ -28,7 +28,7 @@ from .._kernels.custom import own_name
 from .._resampling.settings import Bootstrap, as_settings, single_test_draws
 from .._types import Alternative, Level, PValue, Seed, Statistic, Variant
 from .._correlation.estimates import level_statistic
-from .._capabilities import check
+from .._capabilities import check, check_refinements
 from .._options import OPTIONS
 from .._resampling.draws import resolve_seed
 from .._resampling.engine import (
@@ -73,6 +73,7 @@ def _paired_bootstrap_test_iv(data, x, y, target, level, method, variant, resamp
                               confidence_level, rng, pvalue, batch, skipna, min_pairs) -> _Options:
     """Check and normalise every argument of :func:`paired_bootstrap_test`; split the scores."""
     check("paired_bootstrap_test", level=level, method=method, variant=variant)
+    check_refinements("paired_bootstrap_test", level=level, method=method, variant=variant)
     check_choice(alternative, ALTERNATIVES, "alternative")
     check_choice(pvalue, PVALUES, "pvalue")
     if not isinstance(skipna, (bool, np.bool_)):

@@ -30,7 +30,7 @@ import xarray as xr
 from .._docs import fill_doc
 from .._resampling.settings import Permutation, as_settings, single_test_draws
 from .._types import Alternative, Average, Level, PValue, Seed, Standardise, Statistic, SwapUnit, Variant
-from .._capabilities import check
+from .._capabilities import check, check_refinements
 from .._kernels import level_correlation
 from .._kernels.custom import is_own, own_name
 from .._options import OPTIONS
@@ -168,7 +168,8 @@ def _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_
                          pvalue, batch, skipna, min_pairs, early_stop, risk, standardise, average) -> _Options:
     """Check and normalise every argument of :func:`permutation_test`; split the scores."""
     check("permutation_test", level=level, method=method, variant=variant)
-    average = check_average(average, level)
+    check_refinements("permutation_test", level=level, method=method, variant=variant, average=average)
+    average = check_average(average)
     check_choice(alternative, ALTERNATIVES, "alternative")
     check_choice(pvalue, PVALUES, "pvalue")
     batch = check_batch(batch)

@@ -25,7 +25,7 @@ import xarray as xr
 
 from .._docs import fill_doc
 from .._types import Level, Method, Variant
-from .._capabilities import check
+from .._capabilities import check, check_refinements
 from .._kernels import corr, level_correlation
 from .._labelled import (
     as_float,
@@ -93,6 +93,7 @@ def _matrix_iv(
 ) -> tuple[xr.DataArray, Hashable, tuple[Hashable, ...], Callable[..., Any], dict[str, Any], dict[str, Any]]:
     """``(data array, compared dim, observed dims, kernel, its options, attrs)`` of a :func:`matrix` call."""
     check("agreement.matrix", level=level, method=method, variant=variant)
+    check_refinements("agreement.matrix", level=level, method=method, variant=variant, complete_inputs=complete_inputs)
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     attrs: dict[str, Any] = {"long_name": "correlation", "method": method,
                              "variant": variant if method == "kendall" else "", "min_pairs": min_pairs,

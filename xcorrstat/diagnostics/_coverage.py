@@ -26,7 +26,7 @@ import xarray as xr
 
 from .._docs import fill_doc
 from .._types import Levels, Method, Seed, Variant
-from .._capabilities import check_levels
+from .._capabilities import check_levels, check_refinements
 from .._kernels import level_correlation
 from .._kernels.levels import fisher_n
 from .._options import OPTIONS
@@ -152,6 +152,7 @@ class _Coverage(NamedTuple):
 def _ci_coverage_iv(data, target, metric, level, method, variant, methods, n_trials, n_resamples,
                     confidence_level, rng, trial_batch, skipna, min_pairs) -> _Coverage:
     levels: list[str] = list(check_levels("diagnostics.ci_coverage", level, method=method, variant=variant))
+    check_refinements("diagnostics.ci_coverage", level=levels, method=method, variant=variant)
     labels, names = parse_labels(methods, tuple(CI_METHODS), "methods")
     n_trials = check_positive_int(n_trials, "n_trials")
     n_resamples = check_positive_int(n_resamples, "n_resamples")
