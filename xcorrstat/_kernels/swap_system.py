@@ -20,17 +20,32 @@ Sums are exact (:func:`.exactsum.exact_parts` of the raw scores, per part, added
 fixed order), and a system's mean is the z-score map of the raw mean (means commute with
 it): systems whose raw sums tie keep tied means, which rank statistics need, and a draw's
 value does not depend on the batch. The terms are laid out (system, metric, draw); a block of
-pairs takes its S means per draw and their statistic at once (:mod:`.swap_system_stats`:
-Pearson's sums added in system order, Kendall's pair counts, Spearman's mid-ranks). With numba
-Pearson and Kendall run fused in a compiled loop
-(:mod:`.swap_system_jit`, no (systems, pairs, draws) temporary): the same operations in the
-same order, so the same floats. Every value equals the statistic of the explicitly swapped
-matrices (tests: scipy on the expanded swaps, with missing cells).
+pairs takes its S means per draw and their statistic at once:
+
+* Pearson (any S) and Kendall (S up to :data:`.correlation.PAIRWISE_MAX_N`): the compiled loops
+  of :mod:`.swap_system_jit`, each pair's means taken draw by draw and their statistic fused (no
+  (systems, pairs, draws) temporary): Pearson's sums added in system order (rows whose sums of
+  squares leave float64's comfortable range recomputed, :func:`.swap_system_stats.flagged_pearson`),
+  Kendall's exact pair counts (:func:`.swap_system_stats.tau_of_counts`);
+* Spearman: the block's means (:func:`.swap_system_stats.swapped_means`) and their mid-ranks,
+  counted (:func:`system_statistic`; over more than ``PAIRWISE_MAX_N`` systems
+  :func:`.correlation.corr`'s ranks), its one implementation: no loop ranks the means;
+* Kendall over more than ``PAIRWISE_MAX_N`` systems: the block's means and
+  :func:`.correlation.corr`'s sort-and-merge count (O(S log^2 S) per row), the one implementation
+  of that case. The loop compares every pair of systems (O(S^2) per pair and draw); the merge
+  count is a different algorithm, which no loop has, taken where the pair count's cost grows
+  too large (the threshold of :func:`.correlation.kendall`).
+
+Every value equals the statistic of the explicitly swapped matrices (tests: scipy on the
+expanded swaps, with missing cells).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import warnings
+from types import ModuleType
 from typing import NamedTuple
 
 import numpy as np
@@ -38,18 +53,31 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from .._types import Method, Variant
-from ._compiled import compiled_module
 from .correlation import PAIRWISE_MAX_N, corr
 from .exactsum import exact_parts
 from .scaling import SAFE_SUM_BOUNDS, pow2_exponent
 from .swap import SwapDeltas
-from .swap_system_stats import (COUNT_NAMES, SystemTerms, flagged_pearson, rank_statistic, row_pearson,
-                                swapped_means, tau_of_counts)
+from .swap_system_stats import (COUNT_NAMES, SystemTerms, flagged_pearson, rank_statistic, swapped_means,
+                                tau_of_counts)
 
 __all__ = ["SYSTEM_BLOCK_ELEMS", "prepare_system_swap", "system_statistic", "system_swap_deltas", "zscore_map"]
 
-#: float64 elements of one (pairs, B, S) temporary: pairs are taken in blocks of at most this size.
+#: float64 elements of one (pairs, B) block of a batch's deltas: pairs are taken in blocks of
+#: ``SYSTEM_BLOCK_ELEMS // B`` (the compiled loops keep no (systems, pairs, B) temporary).
 SYSTEM_BLOCK_ELEMS = 1 << 17
+
+
+@functools.cache
+def _loops() -> ModuleType:
+    """The compiled loops (:mod:`.swap_system_jit`), imported on first use: importing the package
+    does not import numba.
+
+    Examples
+    --------
+    >>> sorted(name for name in ("kendall_counts", "pearson_rows") if hasattr(_loops(), name))
+    ['kendall_counts', 'pearson_rows']
+    """
+    return importlib.import_module(f"{__package__}.swap_system_jit")
 
 
 def zscore_map(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -149,7 +177,6 @@ class _Operands:
         # what each metric's own missing cells take off the target's count and parts (sparse: few cells)
         self.gaps = [_Gaps.of(vz[s] & np.isnan(x[:, s, :]), zp[:, s, :]) for s in range(n_sys)]
         self.n_met = n_met
-        self.jit = compiled_module("swap_system_jit")
 
     def sums(self, m: np.ndarray) -> SystemTerms:
         """A batch's swapped parts, counts and target parts per metric (exact), as :meth:`_terms`."""
@@ -189,10 +216,9 @@ class _Operands:
     def deltas(self, m: np.ndarray) -> np.ndarray:
         """(P, B) deltas of a batch of masks, blocks of pairs at a time."""
         terms = self.sums(m)
-        b, n_sys = m.shape[0], m.shape[1]
+        b = m.shape[0]
         out = np.empty((self.pi.size, b))
-        # a compiled loop keeps no (S, pairs, B) temporary: its blocks are S times larger
-        step = max(1, SYSTEM_BLOCK_ELEMS // max((1 if self.jit is not None else n_sys) * b, 1))
+        step = max(1, SYSTEM_BLOCK_ELEMS // max(b, 1))
         for start in range(0, self.pi.size, step):
             sl = slice(start, start + step)
             out[sl] = self._statistic(terms, self.pi[sl], self.pk[sl])
@@ -201,19 +227,15 @@ class _Operands:
 
     def _statistic(self, terms: SystemTerms, keep: np.ndarray, moved: np.ndarray) -> np.ndarray:
         """The statistic (Pb, B) of the swapped metric that keeps ``keep``'s cells where the mask is 0 and
-        takes ``moved``'s where it is 1: a compiled loop if there is one, else the NumPy path."""
+        takes ``moved``'s where it is 1 (see the module docstring for which algorithm takes which case)."""
         kw, n_sys, b = self.kw, terms.kept.shape[0], terms.kept.shape[-1]
-        need = max(kw["min_pairs"], 2)
         if kw["method"] == "pearson":
             r = np.empty((keep.size, b))
-            if self.jit is not None:
-                self.jit.pearson_rows(*terms, keep, moved, need, *SAFE_SUM_BOUNDS, r)
-            else:
-                r = row_pearson(*swapped_means(terms, keep, moved), need)
+            _loops().pearson_rows(*terms, keep, moved, max(kw["min_pairs"], 2), *SAFE_SUM_BOUNDS, r)
             return flagged_pearson(r, terms, keep, moved, kw["min_pairs"])
-        if kw["method"] == "kendall" and self.jit is not None and n_sys <= PAIRWISE_MAX_N:
+        if kw["method"] == "kendall" and n_sys <= PAIRWISE_MAX_N:
             counts = np.empty((len(COUNT_NAMES), keep.size, b), dtype=np.int64)
-            self.jit.kendall_counts(*terms, keep, moved, kw["variant"] == "c", counts)
+            _loops().kendall_counts(*terms, keep, moved, kw["variant"] == "c", counts)
             return tau_of_counts(counts, kw["variant"], kw["min_pairs"])
         mx, mz = swapped_means(terms, keep, moved)
         return system_statistic(np.moveaxis(mx, 0, -1), np.moveaxis(mz, 0, -1), **kw)
@@ -221,25 +243,34 @@ class _Operands:
 
 def system_statistic(means: np.ndarray, target: np.ndarray, *, method: Method, variant: Variant,
                      min_pairs: int) -> np.ndarray:
-    """The statistic of each row of S system means (..., S) against the target's, NaN-aware.
+    """Spearman's rho, or Kendall's tau over more than :data:`.correlation.PAIRWISE_MAX_N` systems, of each
+    row of S system means (..., S) against the target's, NaN-aware.
 
-    Kendall's variants count the pairs of systems, and Spearman's mid-ranks are counted, with a
-    loop over the S systems vectorised over every row (the same numbers as
-    :func:`.correlation.kendall` and :func:`.correlation.spearman`,
-    :func:`.swap_system_stats.rank_statistic`); Pearson is :func:`.correlation.pearson`.
+    Spearman's mid-ranks over at most ``PAIRWISE_MAX_N`` systems are counted with a loop over the
+    S systems vectorised over every row (:func:`.swap_system_stats.rank_statistic`, the same numbers
+    as :func:`.correlation.spearman`); longer rows are :func:`.correlation.corr`'s. Pearson, and
+    Kendall over fewer systems, are the compiled loops' (they take the per-metric terms, not the means).
+
+    Raises
+    ------
+    ValueError
+        For Pearson, or Kendall over at most ``PAIRWISE_MAX_N`` systems.
 
     Examples
     --------
-    >>> system_statistic(np.array([[1.0, 2.0, 3.0, 4.0]]), np.array([[1.0, 3.0, 2.0, 4.0]]), method="kendall",
+    >>> system_statistic(np.array([[1.0, 2.0, 3.0, 4.0]]), np.array([[1.0, 3.0, 2.0, 4.0]]), method="spearman",
     ...                  variant="b", min_pairs=3).round(4).tolist()
-    [0.6667]
+    [0.8]
     """
-    if method == "pearson" or means.shape[-1] > PAIRWISE_MAX_N:
+    n_sys = means.shape[-1]
+    if n_sys > PAIRWISE_MAX_N and method != "pearson":
         return corr(means, target, method=method, variant=variant, min_pairs=min_pairs)[0]
+    if method != "spearman":
+        raise ValueError(f"{method} over {n_sys} systems is computed by the compiled loops, from the terms")
     lead = means.shape[:-1]
-    xt = np.ascontiguousarray(means.reshape(-1, means.shape[-1]).T)  # (S, R): a system's row is contiguous
-    zt = np.ascontiguousarray(np.broadcast_to(target, means.shape).reshape(-1, means.shape[-1]).T)
-    return rank_statistic(xt, zt, method=method, variant=variant, min_pairs=min_pairs).reshape(lead)
+    xt = np.ascontiguousarray(means.reshape(-1, n_sys).T)  # (S, R): a system's row is contiguous
+    zt = np.ascontiguousarray(np.broadcast_to(target, means.shape).reshape(-1, n_sys).T)
+    return rank_statistic(xt, zt, min_pairs=min_pairs).reshape(lead)
 
 
 def _far_from_zero(a: np.ndarray) -> np.ndarray:

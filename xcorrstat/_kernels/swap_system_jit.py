@@ -1,12 +1,16 @@
-"""Compiled loops of :mod:`xcorrstat._kernels.swap_system` (numba).
+"""Compiled loops of :mod:`xcorrstat._kernels.swap_system` (numba): its one algorithm for Pearson and
+for Kendall over at most :data:`.correlation.PAIRWISE_MAX_N` systems.
 
-Only :mod:`xcorrstat._kernels.swap_system` imports this module, and only when numba is installed
-and the compiled loops are on. For a block of pairs, each loop takes a pair's swapped system
+Only :mod:`xcorrstat._kernels.swap_system` imports this module, on first use (importing the
+package does not import numba). For a block of pairs, each loop takes a pair's swapped system
 means draw by draw from the per-metric terms (:class:`.swap_system_stats.SystemTerms`) and its
-statistic at once, fused: no (systems, pairs, draws) temporary. The operations are those of the
-NumPy path (:func:`.swap_system_stats.swapped_means`, :func:`.swap_system_stats.row_pearson`,
-:func:`.swap_system_stats.kendall_counts`) in the same order, so the floats (and counts) are the
-same. The functions release the GIL (Dask threads run them in parallel).
+statistic at once, fused: no (systems, pairs, draws) temporary. The means are those of
+:func:`.swap_system_stats.swapped_means` (the same additions in the same order); Pearson's sums
+are added in system order, corrected two-pass, and a row whose sums of squares leave
+:data:`.scaling.SAFE_SUM_BOUNDS` is flagged ``inf`` for
+:func:`.swap_system_stats.flagged_pearson`; Kendall's pair counts are exact integers
+(:data:`.swap_system_stats.COUNT_NAMES`). The functions release the GIL (Dask threads run them
+in parallel).
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ def _means(kept, took, kept_count, took_count, kept_z, took_z, i, k, mx, mz):
 
 @numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
 def _pearson(mx, mz, need, low, high, out):
-    """row_pearson of each column b of the means (S, B) into out (B,): r, NaN where undefined, inf where flagged.
+    """Pearson's r of each column b of the means (S, B) into out (B,): NaN where undefined (fewer than
+    ``need`` valid systems, or either vector constant over them), inf where flagged.
 
     Loops over the systems outside and the draws inside (the draws' lanes side by side); each draw's
     sums are still added in system order.
@@ -99,7 +104,22 @@ def _finish(n, nn, cx, cz, sxx, szz, sxz, varies, need, low, high):
 
 @numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
 def pearson_rows(kept, took, kept_count, took_count, kept_z, took_z, keep, moved, need, low, high, out):
-    """out (Pb, B): Pearson's r of the means of X' (``keep[q]`` kept, ``moved[q]`` moved in) for each pair q."""
+    """out (Pb, B): Pearson's r of the means of X' (``keep[q]`` kept, ``moved[q]`` moved in) for each pair q.
+
+    The terms are those of :class:`.swap_system_stats.SystemTerms`, (S, M, B) ((3, S, M, B) for the
+    target's parts); ``need`` is the fewest valid systems, ``low`` and ``high`` the safe range of
+    the sums of squares (beyond it r is ``inf``: flagged).
+
+    Examples
+    --------
+    >>> kept = np.array([1.0, 2.0, 4.0, 3.0]).reshape(4, 1, 1); none = np.zeros((4, 1, 1)); one = none + 1.0
+    >>> target = np.concatenate([kept[None], none[None], none[None]])  # the target's three parts
+    >>> out = np.empty((1, 1))
+    >>> pearson_rows(kept, none, one, none, target, np.zeros((3, 4, 1, 1)), np.array([0]), np.array([0]),
+    ...              3, 1e-300, 1e300, out)
+    >>> out.tolist()
+    [[1.0]]
+    """
     n_sys, _, n_draws = kept.shape
     mx = np.empty((n_sys, n_draws))
     mz = np.empty((n_sys, n_draws))
@@ -142,7 +162,7 @@ def _add_pair(xs, xt, zs, zt, vs, vt, acc):
 
 @numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
 def _counts(mx, mz, distinct, valid, acc, out):
-    """kendall_counts of each column b of the means (S, B) into out (6, B): systems outside, draws inside."""
+    """The Kendall counts of each column b of the means (S, B) into out (6, B): systems outside, draws inside."""
     n_sys, n_draws = mx.shape
     acc[:] = 0
     out[4] = 0
@@ -162,7 +182,20 @@ def _counts(mx, mz, distinct, valid, acc, out):
 
 @numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
 def kendall_counts(kept, took, kept_count, took_count, kept_z, took_z, keep, moved, distinct, out):
-    """out (6, Pb, B) int64: the Kendall counts of the means of X' for each pair q (see ``pearson_rows``)."""
+    """out (6, Pb, B) int64: the Kendall counts of the means of X' for each pair q (see ``pearson_rows``),
+    rows as :data:`.swap_system_stats.COUNT_NAMES`; ``distinct`` adds the smaller number of distinct
+    values (tau-c).
+
+    Examples
+    --------
+    >>> kept = np.array([1.0, 2.0, 4.0, 3.0]).reshape(4, 1, 1); none = np.zeros((4, 1, 1)); one = none + 1.0
+    >>> target = np.concatenate([np.array([1.0, 3.0, 2.0, 4.0]).reshape(1, 4, 1, 1), none[None], none[None]])
+    >>> out = np.empty((6, 1, 1), dtype=np.int64)
+    >>> kendall_counts(kept, none, one, none, target, np.zeros((3, 4, 1, 1)), np.array([0]), np.array([0]),
+    ...                True, out)
+    >>> out[:, 0, 0].tolist()
+    [2, 0, 0, 0, 4, 4]
+    """
     n_sys, _, n_draws = kept.shape
     mx = np.empty((n_sys, n_draws))
     mz = np.empty((n_sys, n_draws))
