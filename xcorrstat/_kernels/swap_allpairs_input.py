@@ -18,27 +18,31 @@ defined in the draw, added input after input in input order (global level: all c
 systems of one input); a vector found nearly constant by the sums is recomputed from the
 swapped cells (so exact constancy decides NaN), and these values are added after all the
 others, in input order. The pair (k, i) is the pair (i, k) with X' and Y' exchanged, so each
-unordered pair is computed once, and only the metrics of the asked pairs are laid out. With
-numba the per-pair arithmetic and the running sums are fused in a compiled
-loop (:mod:`xcorrstat._kernels.swap_allpairs_input_jit`): the same operations in the same order,
-so the same floats. Blocks of inputs and pairs never change a value; the tests check the draws
-against the explicitly swapped matrices to 1e-12.
+unordered pair is computed once, and only the metrics of the asked pairs are laid out. The
+swapped sums, the per-pair arithmetic and the running sums are fused in a compiled loop
+(:mod:`xcorrstat._kernels.swap_allpairs_input_jit`), a block of inputs at a time; the values
+it flags are recomputed here. Blocks of inputs never change a value; the tests check the draws
+against the explicitly swapped matrices to 1e-12, and bit for bit against a NumPy evaluation
+of the same operations.
 """
 
 from __future__ import annotations
+
+import functools
+import importlib
+from types import ModuleType
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .scaling import centre_cells
 from .swap import SwapDeltas
-from ._compiled import compiled_module
 from .correlation import pearson
-from .swap_gaps import NEAR_CONSTANT, from_sums
+from .swap_gaps import NEAR_CONSTANT
 
 __all__ = ["prepare_allpairs_input"]
 
-#: float64 elements of one (inputs, draws, pairs) temporary: blocks of inputs and pairs are cut to this size.
+#: float64 elements of one block's masks or terms: blocks of inputs are cut to this size.
 PAIR_BLOCK_ELEMS = 1 << 19
 #: Flagged values the compiled loop records in one pass (more: a second pass records them all).
 FLAG_ROOM = 1024
@@ -102,43 +106,18 @@ class _Operands:
         self.lo, self.hi = (keys // n_met).astype(np.intp), (keys % n_met).astype(np.intp)
         self.zx, self.z = zx, z
         self.min_pairs, self.need = min_pairs, max(min_pairs, 2)
-        self.jit = compiled_module("swap_allpairs_input_jit")
 
     def deltas(self, m: np.ndarray) -> np.ndarray:
         """(P, B) deltas of a (B, S, I) batch."""
-        totals, counts = self._compiled(m) if self.jit else self._numpy(m)  # (2, Q, B) each
+        totals, counts = self._sums(m)  # (2, Q, B) each
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.where(counts > 0, totals / counts, np.nan)
         return self.sign * (means[0] - means[1])[self.inverse]
 
-    def _numpy(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Totals and counts of the defined r (2, Q, B), blocks of inputs and pairs at a time."""
-        b, _, n_inp = m.shape
-        q = self.lo.size
-        step = max(1, min(q, PAIR_BLOCK_ELEMS // max(b, 1)))
-        ib = max(1, min(n_inp, PAIR_BLOCK_ELEMS // max(b * max(step, 6 * self.x.shape[0]), 1)))
-        totals = np.zeros((2, b, q))
-        counts = np.zeros((2, b, q), dtype=np.int64)
-        flagged: list[tuple[np.ndarray, ...]] = []
-        for i0 in range(0, n_inp, ib):
-            blk = slice(i0, min(i0 + ib, n_inp))
-            mb = np.ascontiguousarray(np.transpose(m[:, :, blk], (2, 0, 1)))  # (ib, B, S)
-            swapped = _swapped_sums(mb, self._terms(blk))  # (6, ib, B, M)
-            for q0 in range(0, q, step):
-                qs = slice(q0, q0 + step)
-                r = self._block(swapped, blk, qs)  # (2, ib, B, Qb)
-                for k in (0, 1):
-                    i, d, p = np.nonzero(np.isinf(r[k]))
-                    flagged.append(self._exact(m, np.full(i.size, k), i + i0, d, p + q0))
-                    self._add(np.where(np.isinf(r[k]), np.nan, r[k]), totals[k, :, qs], counts[k, :, qs])
-        totals, counts = totals.transpose(0, 2, 1), counts.transpose(0, 2, 1)
-        self._add_flagged(flagged, totals, counts)
-        return totals, counts
-
-    def _compiled(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """As :meth:`_numpy`, by the compiled loop: blocks of inputs, all pairs and draws at once."""
-        jit = self.jit
-        assert jit is not None
+    def _sums(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Totals and counts of the defined r (2, Q, B) by the compiled loop: blocks of inputs, all pairs
+        and draws at once, then the flagged values recomputed."""
+        jit = _loop()
         b, n_sys, n_inp = m.shape
         q = self.lo.size
         ib = max(1, min(n_inp, PAIR_BLOCK_ELEMS // (n_sys * max(b, 6 * self.x.shape[0]))))
@@ -159,14 +138,6 @@ class _Operands:
             flagged.append(self._exact(m, which, i + i0, d, p))
         self._add_flagged(flagged, totals, counts)
         return totals, counts
-
-    def _add(self, r: np.ndarray, totals: np.ndarray, counts: np.ndarray) -> None:
-        """Add the defined values of r (ib, B, Qb) to ``totals`` (B, Qb) and count them, input after input
-        (the order of a sum along the inputs); ``totals`` and ``counts`` are views, added to in place."""
-        defined = ~np.isnan(r)
-        counts += defined.sum(axis=0)
-        for j in range(r.shape[0]):
-            totals += np.where(defined[j], r[j], 0.0)
 
     def _exact(self, m: np.ndarray, which: np.ndarray, i: np.ndarray, b: np.ndarray,
                q: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -198,22 +169,9 @@ class _Operands:
         forms = (self.valid[:, :, blk], x, x * x, zm, zm * zm, x * self.zc[:, blk])
         return np.ascontiguousarray(np.stack(forms, axis=0).transpose(3, 2, 0, 1), dtype=np.float64)
 
-    def _block(self, swapped: np.ndarray, blk: slice, qs: slice) -> np.ndarray:
-        """Per-input r of X' and Y' of the unordered pairs ``qs`` on the inputs ``blk``: (2, ib, B, Qb)."""
-        lo, hi = self.lo[qs], self.hi[qs]
-        x_sums, y_sums = [], []
-        for f in range(6):
-            change = np.take(swapped[f], hi, axis=-1)
-            change -= np.take(swapped[f], lo, axis=-1)  # (ib, B, Qb): F_hi - F_lo
-            x_sums.append(self.totals[blk, f][:, None, lo] + change)
-            y_sums.append(np.subtract(self.totals[blk, f][:, None, hi], change, out=change))
-        return np.stack([from_sums(*x_sums, need=self.need), from_sums(*y_sums, need=self.need)])
 
-
-def _swapped_sums(mb: np.ndarray, terms: np.ndarray) -> np.ndarray:
-    """``F``: every metric's six sums over the swapped cells, (6, ib, B, M), added system after system."""
-    ib, b, n_sys = mb.shape
-    out = np.zeros((ib, b) + terms.shape[2:])
-    for s in range(n_sys):  # the order of the compiled loop: the same floats
-        out += mb[:, :, s, None, None] * terms[:, None, s]
-    return np.ascontiguousarray(np.moveaxis(out, 2, 0))
+@functools.cache
+def _loop() -> ModuleType:
+    """The compiled loop (:mod:`xcorrstat._kernels.swap_allpairs_input_jit`), imported on first use
+    (importing the package does not import numba)."""
+    return importlib.import_module(f"{__package__}.swap_allpairs_input_jit")

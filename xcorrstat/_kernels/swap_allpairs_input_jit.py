@@ -1,17 +1,16 @@
 """Compiled loop of :mod:`xcorrstat._kernels.swap_allpairs_input` (numba).
 
-Only :mod:`xcorrstat._kernels.swap_allpairs_input` imports this module, and only when numba is
-installed and the compiled loops are on. :func:`swapped_add` computes each input's r of X' and Y'
-for a block of inputs, draws and pairs with the operations of the NumPy path in the same order
-(the swapped sums added system after system, then :func:`xcorrstat._kernels.swap_gaps.from_sums`)
-and adds the defined ones to the running totals: no temporary per pair, form or input beyond a
-row of draws. The loops over draws are innermost and free of branches, so the compiler runs them
-on vector registers (IEEE operations, no reassociation: the same floats). Where both metrics of a
-pair have every cell the target has on an input, the count and the target's sums of X' and Y'
-are those of either metric (their swapped parts cancel to exactly 0.0): only the three sums of
-x are formed. Values flagged as nearly constant (``inf``) are not added but recorded, for the
-caller to recompute from the swapped cells. The function releases the GIL (Dask threads run it
-in parallel).
+Only :mod:`xcorrstat._kernels.swap_allpairs_input` imports this module, on its first batch.
+:func:`swapped_add` computes each input's r of X' and Y' for a block of inputs, draws and pairs
+(the swapped sums added system after system, then the operations of
+:func:`xcorrstat._kernels.swap_gaps.from_sums` in their order) and adds the defined ones to the
+running totals: no temporary per pair, form or input beyond a row of draws. The loops over draws
+are innermost and free of branches, so the compiler runs them on vector registers (IEEE
+operations, no reassociation). Where both metrics of a pair have every cell the target has on an
+input, the count and the target's sums of X' and Y' are those of either metric (their swapped
+parts cancel to exactly 0.0): only the three sums of x are formed. Values flagged as nearly
+constant (``inf``) are not added but recorded, for the caller to recompute from the swapped
+cells. The function releases the GIL (Dask threads run it in parallel).
 """
 
 from __future__ import annotations

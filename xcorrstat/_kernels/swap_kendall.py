@@ -45,7 +45,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._types import Variant
-from ._compiled import compiled_module
 from .swap_gaps import GapCounts, gap_counts
 from .swap_kendall_gaps import ACC_VARIANTS, DrawCounts, gap_add, gap_stats
 from .swapmath import F32_EXACT, SwapRun, mask_products, pair_incidence
@@ -169,7 +168,6 @@ def input_kendall_swap_means(
     """
     forms = _prepare(*_check(zx, zy, z, variant, eps), variant, int(min_pairs))
     static_count = (~forms.undefined).sum(axis=0)  # (P,) inputs defined in every draw
-    jit = None if forms.gaps is None else compiled_module("swap_kendall_jit")
 
     def run(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         m = np.asarray(m, dtype=bool)
@@ -182,7 +180,7 @@ def input_kendall_swap_means(
         def add(blk: slice, a: np.ndarray, v: tuple[np.ndarray, np.ndarray], gaps: DrawCounts | None,
                 whole: np.ndarray) -> None:
             if gaps is not None:  # every pair's count varies: ``counts`` started at 0
-                gap_add(v, gaps, totals, counts, variant, forms.need, jit)
+                gap_add(v, gaps, totals, counts, variant, forms.need)
                 return
             ok = _block_stats(a, v, whole[:, 1:], forms, blk, variant, 0.0)
             for k in (0, 1):  # sums input after input: row 0 of ``whole`` is free for the running total

@@ -14,13 +14,16 @@ value takes the float operations of the complete-data route:
 
 An input is defined in a draw with at least ``need`` valid systems (tau-b: also a pair untied
 in the metric and one untied in the target). :func:`gap_stats` writes the values of a block
-of inputs; :func:`gap_add` adds the defined ones to running totals input after input and
-counts them, by a compiled loop (:mod:`xcorrstat._kernels.swap_kendall_jit`) when numba is
-installed: the same operations on the same integers, so the same floats as the NumPy path.
+of inputs (:func:`~xcorrstat._kernels.swap_kendall.input_kendall_swap`); :func:`gap_add` forms
+them and adds the defined ones to running totals input after input and counts them, by a
+compiled loop (:mod:`xcorrstat._kernels.swap_kendall_jit`): the same operations on the same
+integers, so each value is the float :func:`gap_stats` writes.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 from types import ModuleType
 from typing import NamedTuple
 
@@ -112,12 +115,11 @@ def gap_stats(v: tuple[np.ndarray, np.ndarray], c: DrawCounts, out: np.ndarray, 
 
 
 def gap_add(v: tuple[np.ndarray, np.ndarray], c: DrawCounts, totals: np.ndarray, counts: np.ndarray,
-            variant: Variant, need: int, jit: ModuleType | None = None) -> None:
+            variant: Variant, need: int) -> None:
     """Add the defined values of X' and Y' on a block of inputs to ``totals`` (2, B, P), input after input
     in input order, and count them in ``counts`` (2, B, P) int64.
 
-    ``jit`` is the compiled module (:func:`~xcorrstat._kernels._compiled.compiled_module`) or None
-    for the NumPy path; both give the same floats.
+    One pass of the compiled loop over the block; each value is the float :func:`gap_stats` writes.
 
     Examples
     --------
@@ -128,25 +130,18 @@ def gap_add(v: tuple[np.ndarray, np.ndarray], c: DrawCounts, totals: np.ndarray,
     >>> totals[:, 0].tolist(), counts[:, 0].tolist()
     ([[0.3333333333333333, 0.0], [-0.3333333333333333, 0.0]], [[1, 0], [1, 0]])
     """
-    if jit is not None:
-        _compiled_add(jit, v, c, totals, counts, variant, need)
-        return
-    out = np.empty(v[0].shape)
-    for k in (0, 1):
-        stat, defined = _values(k, v[k], c, variant, need, out)
-        for j in range(stat.shape[0]):
-            np.add(totals[k], stat[j], out=totals[k], where=defined[j])
-        counts[k] += defined[0] if defined.shape[0] == 1 else defined.sum(axis=0)
-
-
-def _compiled_add(jit: ModuleType, v: tuple[np.ndarray, np.ndarray], c: DrawCounts, totals: np.ndarray,
-                  counts: np.ndarray, variant: Variant, need: int) -> None:
-    """:func:`gap_add` by the compiled loop: (inputs, B, 0) arrays stand for the counts that are not there."""
-    none = np.zeros(v[0].shape[:-1] + (0,), dtype=v[0].dtype)
+    none = np.zeros(v[0].shape[:-1] + (0,), dtype=v[0].dtype)  # (inputs, B, 0): counts that are not there
     col = np.full(v[0].shape[-1], -1, dtype=np.intp)
     tx, ty = none, none
     if c.ties is not None:
         col[c.tied] = np.arange(c.tied.size)
         tx, ty = c.ties
     gold = none.astype(np.float64) if c.gold_tied is None else c.gold_tied
-    jit.gap_add(v[0], v[1], c.valid, c.total, gold, tx, ty, col, _CODES[variant], need, totals, counts)
+    _loop().gap_add(v[0], v[1], c.valid, c.total, gold, tx, ty, col, _CODES[variant], need, totals, counts)
+
+
+@functools.cache
+def _loop() -> ModuleType:
+    """The compiled loop (:mod:`xcorrstat._kernels.swap_kendall_jit`), imported on first use
+    (importing the package does not import numba)."""
+    return importlib.import_module(f"{__package__}.swap_kendall_jit")

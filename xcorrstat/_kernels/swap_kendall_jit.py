@@ -1,11 +1,10 @@
 """Compiled loop of :mod:`xcorrstat._kernels.swap_kendall_gaps` (numba).
 
-Only :mod:`xcorrstat._kernels.swap_kendall_gaps` calls this module, through
-:func:`xcorrstat._kernels._compiled.compiled_module` (numba installed, compiled loops on).
+Only :mod:`xcorrstat._kernels.swap_kendall_gaps` imports this module, on its first call.
 :func:`gap_add` takes a block's numerators and per-draw counts, forms each input's value with
-the operations of the NumPy path (on the same exact integers: the same floats) and adds the
-defined ones to the running totals, input after input: one pass over the block instead of a
-dozen array operations and their temporaries. Where no count has a tie, the loop over pairs is
+the operations of :func:`xcorrstat._kernels.swap_kendall_gaps.gap_stats` (on the same exact
+integers: the same floats) and adds the defined ones to the running totals, input after input:
+one pass over the block, without temporaries. Where no count has a tie, the loop over pairs is
 free of branches (the compiler runs it on vector registers; IEEE operations, no reassociation).
 The function releases the GIL (Dask threads run it in parallel).
 """

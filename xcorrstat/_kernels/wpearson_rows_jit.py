@@ -1,9 +1,10 @@
 """Compiled loop of :mod:`xcorrstat._kernels.wpearson_rows` (numba).
 
-Only :mod:`xcorrstat._kernels.wpearson_rows` imports this module, and only when numba is
-installed and the compiled loops are on. :func:`rows` runs the NumPy path's operations in the
-same order (units in order, each sum elementwise over the draws), a row at a time with its
-draws innermost (vector registers, no reassociation: the same floats). It releases the GIL.
+Only :mod:`xcorrstat._kernels.wpearson_rows` imports this module, on its first call.
+:func:`rows` forms each row's sums over the units in order, a row at a time with its draws
+innermost (vector registers, IEEE operations, no reassociation), then r clipped to [-1, 1]:
+NaN where undefined, ``inf`` where a sum of squares leaves the safe range (the caller
+rescales those). It releases the GIL.
 """
 
 from __future__ import annotations
