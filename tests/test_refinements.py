@@ -65,3 +65,11 @@ def test_refused_where_it_refines_nothing(ds, function, option, value, refused, 
 def test_report_refuses_a_variant_without_kendall(ds, tmp_path):
     with pytest.raises(ValueError, match=r"^report: variant='c' chooses among Kendall's tau variants"):
         xcorrstat.report(ds, target=T, method="pearson", variant="c", n_resamples=5, rng=0)
+
+
+def test_family_without_a_correction_is_refused(ds):
+    """``family`` chooses what a correction adjusts together: with ``correction=None`` it is refused."""
+    with pytest.raises(ValueError, match=r"^family='all' chooses the p-values a correction adjusts together"):
+        xcorrstat.compare(ds, target=T, test="williams", correction=None, family="all")
+    assert xcorrstat.compare(ds, target=T, test="williams", correction="holm", family="all") is not None
+    assert xcorrstat.compare(ds, target=T, test="williams", correction=None, family="row") is not None

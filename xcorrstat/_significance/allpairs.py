@@ -32,7 +32,6 @@ from .._types import (
 )
 from .._correlation.estimates import level_statistic
 from .._capabilities import check, check_refinements
-from .._kernels.corrections import CORRECTIONS
 from .._kernels.custom import is_own, own_name
 from .._kernels.dependent import williams
 from .._options import OPTIONS
@@ -60,7 +59,7 @@ from .._validation import (
     check_unit_interval,
 )
 from .auto import PairDraws, auto_pair_pvalues, auto_rerun, check_draws
-from .decisions import FAMILIES, OTHER, decide, off_diagonal, pair_pvalues
+from .decisions import OTHER, check_correction, decide, off_diagonal, pair_pvalues
 from .defaults import DEFAULTS
 from .pairoutcome import Swap, compare_pair_outcomes, uses_pairs
 from .permutation import own_scale
@@ -132,9 +131,7 @@ def _compare_iv(data, target, metrics, test, level, method, variant, permute, re
                          "correlates units, it averages no groups")
     check_choice(alternative, ALTERNATIVES, "alternative")
     check_choice(pvalue, PVALUES, "pvalue")
-    check_choice(family, FAMILIES, "family")
-    if correction is not None:
-        check_choice(correction, CORRECTIONS, "correction", " or None")
+    check_correction(correction, family)
     alpha = check_unit_interval(alpha, "alpha")
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     n_resamples, cap = check_draws(n_resamples, max_resamples)

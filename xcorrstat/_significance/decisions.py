@@ -18,17 +18,40 @@ import xarray as xr
 
 from .._types import Alternative, Correction, Family, PValue
 from .._kernels.clusters import greedy_clusters
-from .._kernels.corrections import adjust_pvalues
+from .._kernels.corrections import CORRECTIONS, adjust_pvalues
 from .._resampling.engine import RESAMPLE_DIM
 from .._resampling.pvalues import paired_bootstrap_pvalue, permutation_pvalue
 from .._schema import METRIC
+from .._validation import check_choice
 
-__all__ = ["FAMILIES", "OTHER", "adjust_matrix", "cluster_matrix", "decide", "off_diagonal", "pair_pvalues"]
+__all__ = ["FAMILIES", "OTHER", "adjust_matrix", "check_correction", "cluster_matrix", "decide", "off_diagonal",
+           "pair_pvalues"]
 
 #: The dim of the second metric of a pair (the first is ``metric``).
 OTHER = "other_metric"
 #: The families a correction can run over: each metric's row, or all pairs at once.
 FAMILIES = ("row", "all")
+
+
+def check_correction(correction: object, family: object) -> None:
+    """``correction`` (one of :data:`~xcorrstat._kernels.corrections.CORRECTIONS` or None) and ``family``,
+    which only a correction reads: set away from ``"row"`` without one it is refused, not ignored.
+
+    Examples
+    --------
+    >>> check_correction(None, "all")
+    Traceback (most recent call last):
+    ...
+    ValueError: family='all' chooses the p-values a correction adjusts together, and correction=None makes ...
+    """
+    check_choice(family, FAMILIES, "family")
+    if correction is None:
+        if family != "row":
+            raise ValueError(f"family={family!r} chooses the p-values a correction adjusts together, and "
+                             "correction=None makes no correction; leave family at its default 'row', or choose "
+                             f"a correction ({', '.join(map(repr, CORRECTIONS))})")
+        return
+    check_choice(correction, CORRECTIONS, "correction", " or None")
 
 
 def off_diagonal(p: xr.DataArray, m: int) -> xr.DataArray:

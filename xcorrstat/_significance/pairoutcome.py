@@ -36,7 +36,6 @@ import xarray as xr
 
 from .._capabilities import check
 from .._types import Alternative, Correction, Family, PValue, Variant
-from .._kernels.corrections import CORRECTIONS
 from .._kernels.pairoutcome import LINEAR_VARIANTS, hybrid_deltas, prepare_pair_outcomes
 from .._kernels.ties import TIE_VARIANTS, calibrate_epsilon
 from .._mt.ties import MAX_GROUP, TIE_LEVELS, group_shape, level_groups
@@ -48,7 +47,7 @@ from .._resampling.schemes import parse_permute
 from .._schema import INPUT, METRIC, SYSTEM, split_scores
 from .._validation import check_batch, check_choice, check_epsilon, check_min_pairs, check_positive_int
 from .._validation import check_unit_interval
-from .decisions import FAMILIES, OTHER, decide, pair_pvalues
+from .decisions import OTHER, check_correction, decide, pair_pvalues
 
 __all__ = [
     "AVERAGE_BY", "PAIR_KEY", "PAIR_SCHEME", "SWAPS", "PairScores", "Swap", "calibrated_epsilons", "check_group_size",
@@ -386,9 +385,7 @@ def compare_pair_outcomes(data, *, target, metrics, level, method, variant, perm
     n_resamples, batch, min_pairs = common_iv("compare(test=Permutation(swap='pairs'))", level, method, variant, permute,
                                                standardise, None, n_resamples, alternative, pvalue, batch,
                                                min_pairs)
-    check_choice(family, FAMILIES, "family")
-    if correction is not None:
-        check_choice(correction, CORRECTIONS, "correction", " or None")
+    check_correction(correction, family)
     alpha = check_unit_interval(alpha, "alpha")
     x, z, _ = split_scores(data, target=target, metrics=metrics, level=level)
     m = x.sizes[METRIC]
