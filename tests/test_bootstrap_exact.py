@@ -434,7 +434,7 @@ def test_fisher_equals_textbook_formula(level, method, confidence_level):
         r, _ = oracle_level(X[m], Z, level, method, "b")
         n = oracle_fisher_n(X[m], Z, level)
         low, high = oracle_fisher(r, n, method, confidence_level)
-        assert int(res["n"].values[m]) == n
+        assert int(res["sample_size"].values[m]) == n
         assert_values_same(res["correlation"].values[m], r)
         assert_values_same(res["low"].values[m], low, f"low m{m}")
         assert_values_same(res["high"].values[m], high, f"high m{m}")
@@ -453,7 +453,7 @@ def test_fisher_nan_when_n_at_most_b(method, n_sys, defined):
         assert np.isnan(low) != defined
         assert_values_same(res["low"].values[m], low)
         assert_values_same(res["high"].values[m], high)
-        assert int(res["n"].values[m]) == n_sys
+        assert int(res["sample_size"].values[m]) == n_sys
 
 
 # --------------------------------------------------------------------------- #

@@ -79,3 +79,23 @@ def test_the_command_line_names_options_as_the_functions_do():
     for old in (["--seed", "7"], ["--figure-format", "svg"]):
         with pytest.raises(SystemExit):
             parser.parse_args(["report", *old])
+
+
+@pytest.mark.parametrize("level", ["system", "input", "within_system", "global"])
+def test_one_statistic_is_the_correlation_variable_of_every_larger_result(level):
+    """``correlate`` returns one statistic as a DataArray named ``correlation`` with the coordinate ``n``;
+    the functions that add intervals or tests return Datasets whose ``correlation`` is that same array
+    (dims, labels, ``n`` and values), extra dims included."""
+    ds = make_scores(n_metrics=3, n_systems=6, n_inputs=9, seed=3, nan_frac=0.05, extra=("lp", 2))
+    kw = dict(target="human", level=level, method="kendall")
+    one = xcorrstat.correlate(ds, **kw)
+    assert isinstance(one, xr.DataArray) and one.name == "correlation" and "n" in one.coords
+    larger = [
+        xcorrstat.bootstrap(ds, resample=xcorrstat.Bootstrap("input", n_resamples=20, rng=0), **kw),
+        xcorrstat.compare(ds, test=xcorrstat.Permutation(n_resamples=20, rng=0), **kw),
+        xcorrstat.fisher(ds, **kw),
+    ]
+    for res in larger:
+        got = res["correlation"].transpose(*one.dims)
+        xr.testing.assert_equal(got.drop_attrs(), one.drop_attrs())
+        xr.testing.assert_equal(got["n"], one["n"])

@@ -66,7 +66,7 @@ def test_within_system_fisher_equals_textbook_formula(method, confidence_level):
     assert res.attrs["level"] == "within_system"
     for m in range(x.shape[0]):
         r, n, low, high = oracle(x[m], z, method, confidence_level)
-        assert int(res["n"].values[m]) == n
+        assert int(res["sample_size"].values[m]) == n
         np.testing.assert_allclose(res["correlation"].values[m], r, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(res["low"].values[m], low, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(res["high"].values[m], high, rtol=1e-12, atol=1e-14)
@@ -78,14 +78,14 @@ def test_within_system_fisher_is_input_level_transposed():
     swapped = ds.rename({"system": "input", "input": "system"}).transpose("system", "input")
     within = xcorrstat.fisher(ds, target="human", level="within_system", method="spearman")
     by_input = xcorrstat.fisher(swapped, target="human", level="input", method="spearman")
-    for name in ("correlation", "low", "high", "n"):
+    for name in ("correlation", "low", "high", "sample_size", "n"):
         np.testing.assert_array_equal(within[name].values, by_input[name].values)
 
 
 def test_within_system_fisher_nan_when_n_at_most_b():
     ds, _, _ = make_data(3, n_inp=4, nan_frac=0.0)
     res = xcorrstat.fisher(ds, target="human", level="within_system", method="kendall")
-    assert (res["n"] == 4).all()  # n <= b = 4 for Kendall
+    assert (res["sample_size"] == 4).all()  # n <= b = 4 for Kendall
     assert np.isnan(res["low"]).all() and np.isnan(res["high"]).all()
     assert np.isfinite(res["correlation"]).all()
 

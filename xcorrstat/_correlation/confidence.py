@@ -412,7 +412,8 @@ def fisher(
     systems correlated for any one input (the per-input sample size; the input
     average is not an n-sample correlation, so this interval is conservative there)
     and at within-system level, likewise, the largest number of inputs correlated for
-    any one system. Returned as coordinate ``n``; NaN bounds where ``n <= b``.
+    any one system. Returned as ``sample_size``; NaN bounds where it is ``<= b``. The coordinate
+    ``n`` counts the units as :func:`correlate` does.
 
     Parameters
     ----------
@@ -431,7 +432,8 @@ def fisher(
     Returns
     -------
     Dataset
-        ``correlation``, ``low`` and ``high`` with the coordinate ``n``; attrs record the options.
+        ``correlation``, ``low``, ``high`` and ``sample_size`` (the interval's n), with the coordinate
+        ``n``; attrs record the options.
 
     Examples
     --------
@@ -453,14 +455,15 @@ def fisher(
         kwargs={"method": method, "confidence_level": confidence_level},
         output_core_dims=[[], []], dask="parallelized", output_dtypes=[np.float64, np.float64],
     )
-    out = xr.Dataset({"correlation": point["correlation"], "low": low, "high": high}).assign_coords(n=n)
+    n.attrs["long_name"] = ("the n of Fisher's z interval: pairs correlated" +
+                            {"input": " (most systems correlated for one input)",
+                             "within_system": " (most inputs correlated for one system)"}.get(level, ""))
+    out = xr.Dataset({"correlation": point["correlation"], "low": low, "high": high,
+                      "sample_size": n.reset_coords(drop=True)}).assign_coords(n=point["n"])
     out.attrs = {
         "statistic": "level correlation with human judgments",
         "target": target_attr(target),
         "level": level, "method": own_name(method), "variant": variant if method == "kendall" else "",
         "ci": "fisher", "confidence_level": confidence_level,
-        "n_meaning": "pairs correlated (within-system level: most inputs correlated for one system)"
-                     if level == "within_system" else
-                     "pairs correlated (input level: most systems correlated for one input)",
     }
     return out
