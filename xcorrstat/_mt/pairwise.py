@@ -9,14 +9,16 @@ label of those dims too (e.g. system pairs within each language pair), then pool
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
+import dask.array as dsa
 import numpy as np
 import xarray as xr
 
 from .._docs import fill_doc
 from .._types import Level
 from .._kernels.pairwise import agreement_counts, difference_sums, kendall_like_counts
-from .._kernels.scaling import pow2_normalise, remove_offset
+from .._kernels.scaling import SAFE_EXPONENT, pow2_normalise, remove_offset
 from .._labelled import check_labels, check_new_dim, pair_dim
 from .._schema import aligned_scores
 from .._validation import check_choice, check_epsilon
@@ -37,31 +39,68 @@ def _group_sums(x: xr.DataArray, z: xr.DataArray, batch: list, level: str, func)
     if items < 2:
         raise ValueError(f"level={level!r} gives groups of {items} item(s); pairs need at least 2")
     if x.chunks is not None or z.chunks is not None:
-        kinds = [np.asarray(p).dtype for p in func(np.zeros((1, 2)), np.zeros((1, 2)))]  # the parts' dtypes
-        parts = blocks_of_cells(_summed_parts, x, z, outputs=[((), k) for k in kinds], level=level, func=func)
+        parts = blocks_of_cells(_summed_parts, x, z, outputs=[((), k) for k in _part_kinds(func)], level=level,
+                                func=func)
         return xr.Dataset({f"part{k}": part for k, part in enumerate(parts)})
     sums = _summed_parts(x.values, z.values, level=level, func=func)
     coords = {d: x[d] for d in batch}
     return xr.Dataset({f"part{k}": (batch, part) for k, part in enumerate(sums)}, coords=coords)
 
 
+def _part_kinds(func) -> list[np.dtype]:
+    """The dtypes of ``func``'s parts."""
+    return [np.asarray(p).dtype for p in func(np.zeros((1, 2)), np.zeros((1, 2)))]
+
+
 def _summed_parts(x: np.ndarray, z: np.ndarray, *, level: str, func) -> tuple[np.ndarray, ...]:
-    """(*batch, S, I) scores -> ``func``'s parts summed over each group's pairs, then over the groups."""
-    gx, gz = level_groups(x.astype(np.float64), z.astype(np.float64), level)
-    return tuple(part.sum(axis=-1) for part in func(gx, gz))
+    """(*batch, S, I) scores -> ``func``'s parts summed over each group's pairs, then over the groups.
+
+    Row by row of the batch dims, each row C-ordered: a row's float sums are then added in the same
+    order whatever the array or block that holds it (numpy's order depends on the shape and layout).
+    """
+    x, z = np.broadcast_arrays(x, z)
+    lead = x.shape[:-2]
+    sums = [np.empty(lead, dtype=k) for k in _part_kinds(func)]
+    for row in np.ndindex(*lead):
+        gx, gz = level_groups(np.ascontiguousarray(x[row], dtype=np.float64),
+                              np.ascontiguousarray(z[row], dtype=np.float64), level)
+        for total, part in zip(sums, func(gx, gz)):
+            total[row] = part.sum(axis=-1)
+    return tuple(sums)
 
 
 def _scale_free(a: xr.DataArray, level: str) -> xr.DataArray:
     """Scores scaled by a power of two per metric (exact), and rid of a large offset per (system, input)
     matrix at system level (exact, see :func:`~xcorrstat._kernels.scaling.remove_offset`): the pairwise
     difference Pearson is invariant to both, and then no square overflows or underflows and no large
-    offset rounds the per-system means."""
-    values = a.values.astype(np.float64)
+    offset rounds the per-system means. Lazy for Dask-backed scores, with the eager values bit for bit."""
     axes = tuple(i for i, d in enumerate(a.dims) if d not in ("metric", "target"))
-    values = pow2_normalise(values, axis=axes)
+    cells = tuple(a.get_axis_num(d) for d in ("system", "input") if d in a.dims)
+    if a.chunks is None:
+        values = pow2_normalise(a.values.astype(np.float64), axis=axes)
+        return a.copy(data=_without_offset(values, cells) if level == "system" else values)
+    lazy = _lazy_pow2_normalise(a.data.astype(np.float64), axes)
     if level == "system":
-        values = remove_offset(values, axis=tuple(a.get_axis_num(d) for d in ("system", "input") if d in a.dims))
-    return a.copy(data=values)
+        lazy = lazy.rechunk({axis: -1 for axis in cells}).map_blocks(_without_offset, cells, dtype=np.float64)
+    return a.copy(data=lazy)
+
+
+def _without_offset(values: np.ndarray, cells: tuple[int, ...]) -> np.ndarray:
+    """:func:`~xcorrstat._kernels.scaling.remove_offset` over the ``cells`` axes, summed in C order whatever
+    the memory layout of ``values`` (an eager array or a block of a Dask array)."""
+    return remove_offset(np.ascontiguousarray(values), axis=cells)
+
+
+def _lazy_pow2_normalise(values: Any, axes: tuple[int, ...]) -> Any:
+    """:func:`~xcorrstat._kernels.scaling.pow2_normalise` of a Dask array over ``axes``, bit for bit: the
+    exponents come from maxima (exact in any order) and the scaling is elementwise."""
+    if values.size == 0:
+        return values
+    finite = dsa.isfinite(values)
+    magnitude = dsa.where(finite, abs(values), 0.0).max(axis=axes, keepdims=True)  # as max(where=, initial=0)
+    exponent = dsa.frexp(magnitude)[1]
+    moderate = abs(exponent).max() <= SAFE_EXPONENT
+    return dsa.where(moderate, values, dsa.ldexp(values, -exponent))
 
 
 def _grouped_scores(data, target, metrics, level, pool) -> tuple[xr.DataArray, xr.DataArray, list, list]:
@@ -81,6 +120,8 @@ def _pooled_sums(x: xr.DataArray, z: xr.DataArray, batch: list, pooled: list, le
                  func: Callable) -> xr.Dataset:
     """``func``'s parts summed over the pairs of every group of the level, and over the pooled dims."""
     out = _group_sums(x, z, batch, level, func)
+    if pooled and out.chunks:  # lazy: each sum over the pooled dims in one block, added as the eager call adds
+        out = out.chunk({d: -1 for d in pooled})
     return out.sum(pooled) if pooled else out
 
 

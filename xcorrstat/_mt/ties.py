@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -74,33 +76,63 @@ def _check_sample_rate(sample_rate) -> float:
     return float(sample_rate)
 
 
-def _uniform_source(rng) -> tuple[Callable[[int], np.ndarray], dict]:
-    """``(random, attrs)``: ``random(k)`` gives k uniforms in one call; attrs record the seed.
+#: ``random(k)``: k uniforms in [0, 1) in one call.
+Uniforms = Callable[[int], np.ndarray]
+
+
+def _seeded_uniforms(seed: int) -> Uniforms:
+    """The uniforms of the stream of ``seed``, from its start."""
+    return seeded_generator(seed).random
+
+
+def _restored_uniforms(state: dict[str, Any] | tuple[Any, ...]) -> Uniforms:
+    """The uniforms of a numpy ``RandomState`` restored to ``state``."""
+    legacy = np.random.RandomState()
+    legacy.set_state(state)
+    return legacy.random_sample
+
+
+def _uniform_source(rng, *, lazy: bool = False) -> tuple[Callable[[], Uniforms], dict]:
+    """``(source, attrs)``: ``source()`` gives ``random``, where ``random(k)`` gives k uniforms in one call;
+    attrs record the seed.
 
     ``rng`` is read as everywhere in the library (:func:`~xcorrstat._resampling.draws.resolve_seed`,
     the stream :func:`~xcorrstat._resampling.draws.seeded_generator` of the seed), except a numpy
     ``RandomState``: mt-metrics-eval draws from numpy's legacy global generator, so to reproduce it
-    a RandomState is drawn from as it stands.
+    a RandomState is drawn from as it stands. For a ``lazy`` result ``source`` is a picklable
+    function of a seed or of a copy of the RandomState's state (which is then not advanced), so
+    every computation of the result draws the same numbers.
+
+    Examples
+    --------
+    >>> source, attrs = _uniform_source(7, lazy=True)
+    >>> bool((source()(3) == np.random.default_rng(7).random(3)).all()), attrs
+    (True, {'rng': 7})
     """
     if isinstance(rng, np.random.RandomState):
         # numpy's legacy generator (what np.random.seed drives): its stream is used as it stands
-        return rng.random_sample, {"rng": "numpy.random.RandomState"}
+        drawn = {"rng": "numpy.random.RandomState"}
+        if lazy:
+            return partial(_restored_uniforms, rng.get_state()), drawn
+        return lambda: rng.random_sample, drawn
     seed = resolve_seed(rng)
-    return seeded_generator(seed).random, {"rng": seed}
+    return partial(_seeded_uniforms, seed), {"rng": seed}
 
 
-def _sampled_pairs(gx, gz, batch, sample_rate, random) -> np.ndarray:
-    """The kept pairs (..., G, P_g): one draw per pair some metric can use."""
+def _sampled_pairs(gx: np.ndarray, gz: np.ndarray, metric_axis: int | None, sample_rate: float,
+                   random: Uniforms) -> np.ndarray:
+    """The kept pairs (..., G, P_g): one draw per pair some metric (along ``metric_axis``) can use."""
     valid = valid_pairs(gx, gz)
     # every metric is calibrated on the same draws: a pair gets one if some metric can use it
-    eligible = valid.any(axis=batch.index(METRIC), keepdims=True) if METRIC in batch else valid
+    eligible = valid if metric_axis is None else valid.any(axis=metric_axis, keepdims=True)
     return np.broadcast_to(sample_pairs(eligible, sample_rate, random), valid.shape)
 
 
 def _calibrate_ties_iv(data, target, metrics, level, variant, sample_rate, rng):
     """Every option of :func:`calibrate_ties`, checked once: the sample rate, aligned scores X
     ``(*batch, system, input)``, the batch dims, the level's groups of X and Z, and the source of the
-    pair draws with its attrs (None and no attrs when every pair is used; ``rng`` is then ignored)."""
+    pair draws (:func:`_uniform_source`) with its attrs (None and no attrs when every pair is used;
+    ``rng`` is then ignored)."""
     check("calibrate_ties", level=level, variant=variant)
     sample_rate = _check_sample_rate(sample_rate)
     x, z, batch = aligned_scores(data, target=target, metrics=metrics, level=level)
@@ -109,8 +141,9 @@ def _calibrate_ties_iv(data, target, metrics, level, variant, sample_rate, rng):
         raise ValueError(f"level={level!r} compares groups of {items} items ({items ** 2 // 2} "
                          f"pairs each); more than {MAX_GROUP} items per group is not supported, use "
                          f"level='input' or 'within_system'")
-    random, drawn = _uniform_source(rng) if sample_rate < 1 else (None, {})
-    return sample_rate, x, z, batch, random, drawn
+    lazy = x.chunks is not None or z.chunks is not None
+    source, drawn = _uniform_source(rng, lazy=lazy) if sample_rate < 1 else (None, {})
+    return sample_rate, x, z, batch, source, drawn
 
 
 def group_shape(level: str, systems: int, inputs: int) -> tuple[int, int]:
@@ -125,32 +158,35 @@ def group_shape(level: str, systems: int, inputs: int) -> tuple[int, int]:
             "system": (1, systems)}[level]
 
 
-def _calibrated_block(x: np.ndarray, z: np.ndarray, *, level: str, variant: TieVariant,
-                      keep: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-    """Aligned (..., S, I) scores -> epsilon, correlation, n, thresholds and objective over (...)."""
+def _calibrated_block(x: np.ndarray, z: np.ndarray, *, level: str, variant: TieVariant, sample_rate: float = 1.0,
+                      source: Callable[[], Uniforms] | None = None,
+                      metric_axis: int | None = None) -> tuple[np.ndarray, ...]:
+    """Aligned (..., S, I) scores -> epsilon, correlation, n, thresholds and objective over (...); with a
+    ``source`` of draws, on the pairs :func:`_sampled_pairs` keeps (the metrics along ``metric_axis``)."""
     gx, gz = level_groups(x.astype(np.float64), z.astype(np.float64), level)
+    keep = None if source is None else _sampled_pairs(gx, gz, metric_axis, sample_rate, source())
     eps, best, thresholds, objective = _calibrate_in_blocks(gx, gz, variant, keep)
     return eps, best, _units(gx, gz, level, keep), thresholds, objective
 
 
 def _calibrated(x: xr.DataArray, z: xr.DataArray, batch: list, level: str, variant: TieVariant,
-                sample_rate: float, random: Callable[[int], np.ndarray] | None) -> tuple[xr.DataArray, ...]:
+                sample_rate: float, source: Callable[[], Uniforms] | None) -> tuple[xr.DataArray, ...]:
     """Epsilon, correlation, n, thresholds and objective (the last two over ``candidate``) of aligned
-    scores: lazy for Dask-backed scores that use every pair (one task, which calibrates the rows on
-    threads as the eager call does)."""
-    if x.chunks is not None and random is None:
+    scores: lazy for Dask-backed scores (one task, which draws the kept pairs and calibrates the rows
+    on threads as the eager call does)."""
+    # X and Z have every batch dim in the order of ``batch``, in a block as in the eager array
+    metric_axis = batch.index(METRIC) if METRIC in batch else None
+    options: dict[str, Any] = {"level": level, "variant": variant, "sample_rate": sample_rate, "source": source,
+                               "metric_axis": metric_axis}
+    if x.chunks is not None or z.chunks is not None:
         groups, items = group_shape(level, x.sizes[SYSTEM], x.sizes[INPUT])
-        # one block: the curve's running sums see the rows in the layout of the eager call, bit for bit
-        return blocks_of_cells(_calibrated_block, x.chunk(-1), z.chunk(-1), level=level, variant=variant,
+        # one block: the curve's running sums see the rows in the layout of the eager call, and the
+        # pair draws fall on the pairs of the whole batch in the order of the eager call, bit for bit
+        return blocks_of_cells(_calibrated_block, x.chunk(-1), z.chunk(-1), **options,
                                outputs=[((), np.float64), ((), np.float64), ((), np.int64),
                                         (("candidate",), np.float64), (("candidate",), np.float64)],
                                sizes={"candidate": groups * (items * (items - 1) // 2) + 1})
-    xv, zv = x.values, z.values
-    keep = None
-    if random is not None:
-        keep = _sampled_pairs(*level_groups(xv.astype(np.float64), zv.astype(np.float64), level), batch,
-                              sample_rate, random)
-    parts = _calibrated_block(xv, zv, level=level, variant=variant, keep=keep)
+    parts = _calibrated_block(x.values, z.values, **options)
     dims = [batch] * 3 + [[*batch, "candidate"]] * 2
     return tuple(xr.DataArray(p, dims=d) for p, d in zip(parts, dims))
 
@@ -224,7 +260,9 @@ def calibrate_ties(
         seed (recorded in attrs), None fresh entropy. A ``numpy.random.RandomState`` is
         drawn from as it stands (to reproduce mt-metrics-eval, which draws from numpy's
         legacy global generator): ``RandomState(123)`` gives what ``np.random.seed(123)``
-        gives mt-metrics-eval.
+        gives mt-metrics-eval. With Dask-backed data the result stays lazy and the pairs are
+        drawn when it is computed, the same numbers as the eager call's: from the seed, or
+        from a copy of the RandomState's state at the call (which is then not advanced).
 
     Returns
     -------
@@ -273,9 +311,9 @@ def calibrate_ties(
     >>> half.attrs["sample_rate"], half.attrs["rng"]
     (0.5, 0)
     """
-    sample_rate, x, z, batch, random, drawn = _calibrate_ties_iv(data, target, metrics, level, variant,
+    sample_rate, x, z, batch, source, drawn = _calibrate_ties_iv(data, target, metrics, level, variant,
                                                                  sample_rate, rng)
-    eps, best, n, thresholds, objective = _calibrated(x, z, batch, level, variant, sample_rate, random)
+    eps, best, n, thresholds, objective = _calibrated(x, z, batch, level, variant, sample_rate, source)
     out = xr.Dataset({"epsilon": eps, "correlation": best, "n": n}, coords={d: x[d] for d in batch})
     if keep_curve:
         out["threshold"] = thresholds
