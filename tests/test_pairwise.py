@@ -6,9 +6,10 @@
 | ``KendallLike(gold, metric, thresh)`` (one vector) | ``kendall_like(level="global", threshold=thresh)`` |
 | ``Correlation.KendallLike(average_by="none")`` | ``kendall_like(level="global")`` |
 | ``Correlation.KendallLike(average_by="item")``, pooled | ``kendall_like(level="input")`` |
-| ``Pearson(pdp=True)``, ``AverageCorrelation(pearsonr, pdp=True)`` | ``pairwise_difference_pearson`` and ``correlate(pdp=True)`` |
+| ``Pearson(pdp=True)``, ``AverageCorrelation(pearsonr, pdp=True)`` | ``pairwise_difference_pearson``                   |
 """
 
+import inspect
 import itertools
 
 import numpy as np
@@ -105,39 +106,28 @@ def test_mtme_agreement(case):
 def test_pairwise_difference_pearson_against_pair_loops(level):
     ds = make_scores(n_metrics=2, n_systems=5, n_inputs=6, seed=4, nan_frac=0.15)
     res = xcorrstat.pairwise_difference_pearson(ds, target="human", level=level)
-    r = xcorrstat.correlate(ds, target="human", level=level, pdp=True)
     for m in ("m0", "m1"):
         pairs = [p for rx, rz in _rows(ds[m].values, ds["human"].values, level) for p in _pairs(rx, rz)]
         dm, dg = np.array(pairs).T
         expected = np.sum(dm * dg) / np.sqrt(np.sum(dm**2) * np.sum(dg**2))
         assert float(res["correlation"].sel(metric=m)) == pytest.approx(expected, abs=1e-12)
         assert int(res["n_pairs"].sel(metric=m)) == len(pairs)
-        assert float(r.sel(metric=m)) == pytest.approx(expected, abs=1e-12) and int(r["n"].sel(metric=m)) == len(pairs)
 
 
-def test_correlate_pdp_options():
+def test_pairwise_difference_pearson_targets_levels_and_extra_dims():
     ds = make_scores(n_metrics=2, n_systems=4, n_inputs=5, seed=1, nan_frac=0.1, extra=("lp", 2))
     ds["coherence"] = ds["human"] + 1.0
     ds["coherence"].attrs["role"] = "human"
-    r = xcorrstat.correlate(ds, target=["human", "coherence"], level=["input", "system"], pdp=True)
-    assert set(r.dims) == {"target", "level", "metric", "lp"} and r.attrs["pdp"] == 1
-    for t, lev, m, k in itertools.product(("human", "coherence"), ("input", "system"), ("m0", "m1"), range(2)):
-        rows = _rows(ds[m].isel(lp=k).values, ds[t].isel(lp=k).values, lev)
-        dm, dg = np.array([p for rx, rz in rows for p in _pairs(rx, rz)]).T
-        expected = np.sum(dm * dg) / np.sqrt(np.sum(dm**2) * np.sum(dg**2))
-        got = r.sel(target=t, level=lev, metric=m).isel(lp=k)
-        assert float(got) == pytest.approx(expected, abs=1e-12) and int(got["n"]) == len(dm)
-    # one missing cell makes every correlation undefined without skipna; min_pairs counts pairs
-    assert r.notnull().all() and xcorrstat.correlate(ds, target="human", pdp=True, skipna=False).isnull().all()
-    few = xcorrstat.correlate(ds, target="human", level="system", pdp=True, min_pairs=7)
-    assert few.isnull().all() and (few["n"] == 6).all()  # 4 systems: 6 pairs
-    for bad in ("kendall", "spearman", ["pearson", "kendall"]):
-        with pytest.raises(ValueError, match="pdp=True .* needs method='pearson'"):
-            xcorrstat.correlate(ds, target="human", method=bad, pdp=True)
-    with pytest.raises(ValueError, match="complete_inputs=True and average='weighted' do not apply"):
-        xcorrstat.correlate(ds, target="human", level="input", average="weighted", pdp=True)
-    with pytest.raises(TypeError, match="pdp must be True or False"):
-        xcorrstat.correlate(ds, target="human", pdp="yes")
+    for t, lev in itertools.product(("human", "coherence"), ("input", "system")):
+        r = xcorrstat.pairwise_difference_pearson(ds, target=t, level=lev)
+        assert set(r["correlation"].dims) == {"metric", "lp"}
+        for m, k in itertools.product(("m0", "m1"), range(2)):
+            rows = _rows(ds[m].isel(lp=k).values, ds[t].isel(lp=k).values, lev)
+            dm, dg = np.array([p for rx, rz in rows for p in _pairs(rx, rz)]).T
+            expected = np.sum(dm * dg) / np.sqrt(np.sum(dm**2) * np.sum(dg**2))
+            got = r.sel(metric=m).isel(lp=k)
+            assert float(got["correlation"]) == pytest.approx(expected, abs=1e-12)
+            assert int(got["n_pairs"]) == len(dm)
 
 
 PDP = load("Correlation.Pearson(pdp", "AverageCorrelation(pearsonr, num_sys=2, average_by=item, pdp",
@@ -147,22 +137,17 @@ PDP_LEVEL = {"none": "global", "item": "input", "sys": "within_system"}
 
 @pytest.mark.parametrize("case", PDP, ids=ids(PDP))
 def test_mtme_pdp(case):
-    """``Pearson(pdp=True)``: ``pairwise_difference_pearson``, and ``correlate(pdp=True)`` (with
-    ``min_pairs=2``: mt-metrics-eval correlates any two or more differences)."""
+    """``Pearson(pdp=True)``: ``pairwise_difference_pearson`` (which, as mt-metrics-eval, correlates any
+    two or more differences)."""
     a, exp = case["args"], case["expected"]
     ds = scores(a["num_sys"], a["gold"], m=a["metric"])
     level = PDP_LEVEL[a["average_by"]]
     if isinstance(exp, dict) and exp.get("raises"):
         with pytest.raises(ValueError, match="pairs need at least 2"):
             xcorrstat.pairwise_difference_pearson(ds, target="human", level=level)
-        with pytest.raises(ValueError, match="pairs need at least 2"):
-            xcorrstat.correlate(ds, target="human", level=level, pdp=True)
         return
     r = float(xcorrstat.pairwise_difference_pearson(ds, target="human", level=level)["correlation"][0])
     assert r == pytest.approx(exp, abs=case["tolerance"]["abs"])
-    via_correlate = xcorrstat.correlate(ds, target="human", level=level, pdp=True, min_pairs=2)
-    assert float(via_correlate[0]) == pytest.approx(exp, abs=case["tolerance"]["abs"])
-    assert via_correlate.attrs["pdp"] == 1
     if level == "global":  # on one group PDP is plain Pearson
         assert r == pytest.approx(float(xcorrstat.correlate(ds, target="human", level="global", min_pairs=2)[0]),
                                   abs=1e-12)
@@ -173,9 +158,12 @@ PDP_INVALID = load("AverageCorrelation(kendalltau, num_sys=2, average_by=none, p
 
 @pytest.mark.parametrize("case", PDP_INVALID, ids=ids(PDP_INVALID))
 def test_mtme_pdp_invalid_corr_fcn(case):
-    """mt-metrics-eval refuses pdp=True with a correlation function other than Pearson's."""
-    a = case["args"]
-    assert case["expected"] == {"raises": "ValueError"}
-    ds = scores(a["num_sys"], a["gold"], m=a["metric"])
-    with pytest.raises(ValueError, match=r"pdp=True .* needs method='pearson', got method='kendall'"):
-        xcorrstat.correlate(ds, target="human", level=PDP_LEVEL[a["average_by"]], method="kendall", pdp=a["pdp"])
+    """mt-metrics-eval refuses pdp=True with a correlation function other than Pearson's; here the
+    combination cannot be written: pairwise difference Pearson is a function of its own, without a
+    ``method``, and ``correlate`` has no ``pdp`` flag."""
+    assert case["expected"] == {"raises": "ValueError"} and case["args"]["pdp"] is True
+    assert "method" not in inspect.signature(xcorrstat.pairwise_difference_pearson).parameters
+    assert "pdp" not in inspect.signature(xcorrstat.correlate).parameters
+    ds = scores(case["args"]["num_sys"], case["args"]["gold"], m=case["args"]["metric"])
+    with pytest.raises(TypeError, match="pdp"):
+        xcorrstat.correlate(ds, target="human", method="kendall", pdp=True)

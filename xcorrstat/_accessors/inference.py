@@ -57,11 +57,9 @@ class InferenceMethods(Bound):
     def correlate(self, *, target: Hashable | Sequence[Hashable], level: Levels = 'system',
             method: Statistic | Sequence[Method] = 'pearson', variant: Variant = 'b',
             metrics: Sequence[Hashable] | None = None, skipna: bool = True, complete_inputs: bool = False,
-            min_pairs: int | None = None, epsilon: float = 0.0, average: Average = 'macro',
-            pdp: bool = False) -> xr.DataArray:
+            min_pairs: int | None = None, epsilon: float = 0.0, average: Average = 'macro') -> xr.DataArray:
         return correlate(self._data(), target=target, level=level, method=method, variant=variant, metrics=metrics,
-            skipna=skipna, complete_inputs=complete_inputs, min_pairs=min_pairs, epsilon=epsilon, average=average,
-            pdp=pdp)
+            skipna=skipna, complete_inputs=complete_inputs, min_pairs=min_pairs, epsilon=epsilon, average=average)
 
     def bootstrap(self, *, target: Hashable | Sequence[Hashable], metrics: Sequence[Hashable] | None = None,
             level: Levels = 'system', method: Statistic = 'pearson', variant: Variant = 'b', epsilon: Epsilon = 0.0,

@@ -20,9 +20,8 @@ from .._capabilities import LEVELS, METHODS, check, check_refinements
 from .._types import Average, Levels, Method, Statistic, Variant
 from .._kernels import level_correlation
 from .._kernels.levels import AVERAGES
-from .._mt.pairwise import pdp_statistic
 from .._options import OPTIONS
-from .._schema import INPUT, SYSTEM, TARGET, check_finite, split_scores
+from .._schema import INPUT, SYSTEM, check_finite, split_scores
 from .._validation import check_choice, check_epsilon, check_min_pairs
 
 __all__ = ["METHOD_DIM", "correlate", "level_statistic", "target_attr"]
@@ -72,32 +71,6 @@ def level_statistic(x: xr.DataArray, z: xr.DataArray, **kwargs) -> tuple[xr.Data
     )
 
 
-def pdp_level_statistic(x: xr.DataArray, z: xr.DataArray, *, level: str, min_pairs: int,
-                        skipna: bool) -> tuple[xr.DataArray, xr.DataArray]:
-    """Pairwise difference Pearson and its number of valid pairs, of X (metric, ...) against one target Z."""
-    x, z = xr.broadcast(x, z)
-    batch = [d for d in x.dims if d not in (SYSTEM, INPUT)]
-    x, z = x.transpose(*batch, SYSTEM, INPUT), z.transpose(*batch, SYSTEM, INPUT)
-    check_finite(x.values, "metric scores")
-    check_finite(z.values, "target scores")
-    r, n = pdp_statistic(x, z, level=level)
-    r = r.where(n >= min_pairs)
-    if not skipna:  # any missing cell makes the correlation undefined
-        r = r.where(~(x.isnull() | z.isnull()).any([SYSTEM, INPUT]))
-    return r, n
-
-
-def _pdp_result(x: xr.DataArray, z: xr.DataArray, *, level: str, min_pairs: int, skipna: bool) -> xr.Dataset:
-    """``correlation`` and ``n`` of ``correlate(pdp=True)`` at one level, with a ``target`` dim for several."""
-    if TARGET not in z.dims:
-        r, n = pdp_level_statistic(x, z, level=level, min_pairs=min_pairs, skipna=skipna)
-        return xr.Dataset({"correlation": r, "n": n})
-    labels = list(z[TARGET].values)
-    parts = [_pdp_result(x, z.sel({TARGET: t}, drop=True), level=level, min_pairs=min_pairs, skipna=skipna)
-             for t in labels]
-    return _stack(parts, TARGET, labels)
-
-
 def _stack(parts: list[xr.Dataset], dim: str, labels: list[str]) -> xr.Dataset:
     # statistic and n get the new dim; scalar coords (e.g. a selected batch label) stay scalar
     return xr.concat(parts, dim=dim, data_vars="all", coords="minimal", compat="override").assign_coords(
@@ -114,8 +87,7 @@ class _CorrelateOptions(NamedTuple):
     min_pairs: int
 
 
-def _correlate_iv(level, method, variant, skipna, complete_inputs, min_pairs, epsilon, average,
-                  pdp) -> _CorrelateOptions:
+def _correlate_iv(level, method, variant, skipna, complete_inputs, min_pairs, epsilon, average) -> _CorrelateOptions:
     """Every option of :func:`correlate`, checked once and normalised."""
     levels, level_dim = _choices(level, LEVELS, "level")
     methods, method_dim = ([method], False) if is_own(method) else _choices(method, METHODS, "method")
@@ -130,14 +102,6 @@ def _correlate_iv(level, method, variant, skipna, complete_inputs, min_pairs, ep
         raise ValueError(f"epsilon applies to method='kendall' only, got method={method!r}")
     if not isinstance(skipna, (bool, np.bool_)):
         raise TypeError(f"skipna must be True or False, got {skipna!r}")
-    if not isinstance(pdp, (bool, np.bool_)):
-        raise TypeError(f"pdp must be True or False, got {pdp!r}")
-    if pdp and methods != ["pearson"]:
-        raise ValueError(f"pdp=True is the pairwise difference Pearson correlation: it needs method='pearson', "
-                         f"got method={method!r}")
-    if pdp and (complete_inputs or average != "macro"):
-        raise ValueError("pdp=True pools the pairs of every group: complete_inputs=True and average='weighted' "
-                         "do not apply to it")
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     return _CorrelateOptions(levels, level_dim, methods, method_dim, epsilon, min_pairs)
 
@@ -156,7 +120,6 @@ def correlate(
     min_pairs: int | None = None,
     epsilon: float = 0.0,
     average: Average = "macro",
-    pdp: bool = False,
 ) -> xr.DataArray:
     """Correlate every metric with a human target at a level, in one call.
 
@@ -177,14 +140,6 @@ def correlate(
         Kendall only: a pair whose metric scores differ by at most epsilon is a metric
         tie (target ties need exact equality); see :func:`xcorrstat.calibrate_ties`.
     %(average)s
-    pdp : bool, default False
-        Pearson only: the pairwise difference Pearson correlation of each level instead
-        (mt-metrics-eval's ``Pearson(pdp=True)``; :func:`xcorrstat.pairwise_difference_pearson`):
-        Pearson's r, uncentred, of the metric's and the target's differences over every
-        valid pair of the level's groups (the systems of each input, the inputs of each
-        system, all cells, or the per-system means), pooled. ``n`` is then the number of
-        valid pairs, ``min_pairs`` applies to it, and it is computed eagerly.
-
     Returns
     -------
     DataArray
@@ -200,19 +155,13 @@ def correlate(
     >>> r = xcorrstat.correlate(ds, target="expert_relevance", level="system", method="kendall")
     >>> round(float(r.sel(metric="qa_eval_f1")), 2)
     0.77
-    >>> pdp = xcorrstat.correlate(ds, target="expert_relevance", level="input", pdp=True)
-    >>> pdp.attrs["pdp"], int(pdp["n"].sel(metric="qa_eval_f1"))
-    (1, 12000)
     """
-    opts = _correlate_iv(level, method, variant, skipna, complete_inputs, min_pairs, epsilon, average, pdp)
+    opts = _correlate_iv(level, method, variant, skipna, complete_inputs, min_pairs, epsilon, average)
     x, z, _ = split_scores(data, target=target, metrics=metrics, level=level)
     rows = []
     for lev in opts.levels:
         cols = []
         for meth in opts.methods:
-            if pdp:
-                cols.append(_pdp_result(x, z, level=lev, min_pairs=int(opts.min_pairs), skipna=bool(skipna)))
-                continue
             r, n = level_statistic(
                 x, z, level=lev, method=meth, variant=variant, min_pairs=int(opts.min_pairs),
                 complete_inputs=bool(complete_inputs), skipna=bool(skipna), epsilon=float(opts.epsilon),
@@ -224,13 +173,13 @@ def correlate(
     out = both["correlation"].assign_coords(n=both["n"])
     out.name = "correlation"
     out.attrs = _correlate_attrs(opts, target=target, level=level, method=method, variant=variant, skipna=skipna,
-                                 complete_inputs=complete_inputs, average=average, pdp=pdp)
+                                 complete_inputs=complete_inputs, average=average)
     out.coords["n"].attrs["long_name"] = "number of units the correlation used"
     return out
 
 
 def _correlate_attrs(opts: _CorrelateOptions, *, target, level, method, variant, skipna, complete_inputs,
-                     average, pdp) -> dict:
+                     average) -> dict:
     """The attrs of a :func:`correlate` result: how it was made."""
     return {
         "long_name": "correlation with human judgments",
@@ -243,8 +192,6 @@ def _correlate_attrs(opts: _CorrelateOptions, *, target, level, method, variant,
         "min_pairs": int(opts.min_pairs),
         "epsilon": float(opts.epsilon),
         "average": average,
-        "pdp": int(bool(pdp)),
-        "n_meaning": "valid pairs whose differences were correlated" if pdp else
-                     "systems (system level), defined inputs (input level), defined systems "
+        "n_meaning": "systems (system level), defined inputs (input level), defined systems "
                      "(within-system level), cells (global level)",
     }

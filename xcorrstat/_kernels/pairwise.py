@@ -67,7 +67,7 @@ def difference_sums(x: ArrayLike, z: ArrayLike) -> tuple[PerRow, PerRow, PerRow,
 
     The sums are pooled over groups by the caller, so scaling is the caller's: scores of extreme
     magnitude are first brought into range by one exact power of two per metric
-    (:func:`xcorrstat._mt.pairwise.pdp_statistic` does this).
+    (:func:`xcorrstat.pairwise_difference_pearson` does this).
 
     Examples
     --------

@@ -25,8 +25,7 @@ from .._validation import check_choice, check_epsilon
 from .._resampling.engine import blocks_of_cells
 from .ties import MAX_GROUP, TIE_LEVELS, group_shape, level_groups
 
-__all__ = ["kendall_like", "pairwise_accuracy", "pairwise_difference_pearson", "pairwise_differences",
-           "pdp_statistic"]
+__all__ = ["kendall_like", "pairwise_accuracy", "pairwise_difference_pearson", "pairwise_differences"]
 
 
 def _group_sums(x: xr.DataArray, z: xr.DataArray, batch: list, level: str, func) -> xr.Dataset:
@@ -130,17 +129,6 @@ def _pdp(sums: xr.Dataset) -> xr.DataArray:
     den = np.sqrt(sums["part1"] * sums["part2"])
     with np.errstate(invalid="ignore", divide="ignore"):
         return (sums["part0"] / den.where(den > 0)).clip(-1.0, 1.0)
-
-
-def pdp_statistic(x: xr.DataArray, z: xr.DataArray, *, level: str) -> tuple[xr.DataArray, xr.DataArray]:
-    """PDP and the number of valid pairs of aligned ``(*batch, system, input)`` scores, over the batch dims.
-
-    The computation behind :func:`pairwise_difference_pearson` and ``correlate(pdp=True)``; ``level``
-    (one of ``TIE_LEVELS``) is checked by the caller.
-    """
-    batch = [d for d in x.dims if d not in ("system", "input")]
-    sums = _group_sums(_scale_free(x, level), _scale_free(z, level), batch, level, difference_sums)
-    return _pdp(sums), sums["part3"]
 
 
 def _pairwise_accuracy_iv(data, target, metrics, level, pool) -> tuple[xr.DataArray, xr.DataArray, list, list]:
@@ -287,8 +275,7 @@ def pairwise_difference_pearson(
     -------
     Dataset
         ``correlation`` over ``metric`` (NaN when either side's differences are all 0) and
-        ``n_pairs``, the valid pairs pooled. ``correlate(..., pdp=True)`` gives the same
-        correlation as a correlate result.
+        ``n_pairs``, the valid pairs pooled.
 
     Examples
     --------
