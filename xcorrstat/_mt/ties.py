@@ -268,8 +268,8 @@ def calibrate_ties(
     -------
     Dataset
         ``epsilon`` (the smallest optimal threshold: 0 or a pair's ``|metric
-        difference|``), ``correlation`` (acc_eq or tau_eq there) and ``n`` over
-        ``metric``; NaN where no group has a valid pair. Pairs with a missing score are
+        difference|``) and ``correlation`` (acc_eq or tau_eq there) over ``metric``, with
+        the coordinate ``n``; NaN where no group has a valid pair. Pairs with a missing score are
         left out, and a group without a valid pair (an input without any target score, a
         system without any at within-system level) is left out of the average: ``n``
         counts the groups averaged at input and within-system level (the valid cells at
@@ -305,8 +305,8 @@ def calibrate_ties(
     >>> import xcorrstat
     >>> ds = xcorrstat.datasets.summeval()
     >>> res = xcorrstat.calibrate_ties(ds, target="expert_relevance", metrics=["rouge_2_f1", "qa_eval_f1"])
-    >>> list(res.data_vars)
-    ['epsilon', 'correlation', 'n']
+    >>> list(res.data_vars), int(res["n"].sel(metric="qa_eval_f1"))
+    (['epsilon', 'correlation'], 100)
     >>> half = xcorrstat.calibrate_ties(ds, target="expert_relevance", metrics=["qa_eval_f1"], sample_rate=0.5, rng=0)
     >>> half.attrs["sample_rate"], half.attrs["rng"]
     (0.5, 0)
@@ -314,7 +314,7 @@ def calibrate_ties(
     sample_rate, x, z, batch, source, drawn = _calibrate_ties_iv(data, target, metrics, level, variant,
                                                                  sample_rate, rng)
     eps, best, n, thresholds, objective = _calibrated(x, z, batch, level, variant, sample_rate, source)
-    out = xr.Dataset({"epsilon": eps, "correlation": best, "n": n}, coords={d: x[d] for d in batch})
+    out = xr.Dataset({"epsilon": eps, "correlation": best}, coords={d: x[d] for d in batch}).assign_coords(n=n)
     if keep_curve:
         out["threshold"] = thresholds
         out["objective"] = objective
