@@ -56,6 +56,7 @@ trees, 1 when some case differs, 2 when a tree could not be run.
 from __future__ import annotations
 
 import argparse
+import inspect
 import math
 import os
 import pickle
@@ -681,8 +682,9 @@ def build_cases(scratch: Path, quick: bool):
     for level in ("system", "input", "global"):
         add(f"agreement/matrix/level-{level}", "agreement.matrix",
             lambda level=level: xcs.agreement.matrix(ds, level=level, method="kendall"))
+    picked = "metrics" if "metrics" in inspect.signature(xcs.agreement.matrix).parameters else "scores"  # renamed
     add("agreement/matrix/level-scores-missing", "agreement.matrix", lambda: xcs.agreement.matrix(
-        holes, level="system", scores=[T, *METRICS[:3]], complete_inputs=True))
+        holes, level="system", complete_inputs=True, **{picked: [T, *METRICS[:3]]}))
     add("agreement/jaccard/union-cycle", ("agreement.jaccard", *agr_names), lambda: xcs.agreement.jaccard(
         get_bench(), var="selected", over="strategy", item="item", union="cycle"))
     add("agreement/jaccard/distance-kept-dim", ("agreement.jaccard", *agr_names),

@@ -225,7 +225,7 @@ def test_input_level_is_mean_of_per_input_pandas_matrices(method):
 
 def test_global_level_equals_pandas_over_cells():
     ds = score_dataset(np.random.default_rng(13), nan_frac=0.2)
-    got = matrix(ds, level="global", method="spearman", scores=["s2", "s0", "s3"])
+    got = matrix(ds, level="global", method="spearman", metrics=["s2", "s0", "s3"])
     table = ds.to_dataframe()[["s2", "s0", "s3"]]
     np.testing.assert_allclose(got.values, pandas_corr(table, "spearman", 3), rtol=0, atol=ATOL)
     assert list(got["other_metric"].values) == ["s2", "s0", "s3"]
@@ -246,7 +246,7 @@ def test_level_default_includes_human_scores(summeval):
         (dict(over="label", along=("a", "a")), "names a dim twice"),
         (dict(over="label", method="cosine"), "method must be one of"),
         (dict(over="label", min_pairs=1), "min_pairs must be an integer >= 2"),
-        (dict(over="label", scores=["x"]), "scores: only used with level"),
+        (dict(over="label", metrics=["x"]), "metrics: only used with level"),
     ],
 )
 def test_errors_name_the_argument(kwargs, match):

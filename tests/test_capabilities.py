@@ -120,7 +120,7 @@ def _tau_a(a, b):
 @pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
 def test_matrix_within_system_is_the_mean_of_per_system_correlations(method):
     ds = make_scores(n_metrics=3, n_systems=5, n_inputs=9, seed=3)
-    got = xcorrstat.agreement.matrix(ds, level="within_system", method=method, scores=["m0", "m1", "m2"])
+    got = xcorrstat.agreement.matrix(ds, level="within_system", method=method, metrics=["m0", "m1", "m2"])
     for a, b in itertools.permutations(["m0", "m1", "m2"], 2):
         want = np.mean([_scipy(method, ds[a].values[s], ds[b].values[s]) for s in range(5)])
         assert float(got.sel(metric=a, other_metric=b)) == pytest.approx(want, abs=1e-12)
@@ -129,7 +129,7 @@ def test_matrix_within_system_is_the_mean_of_per_system_correlations(method):
 def test_matrix_kendall_tau_a_at_system_level_is_brute_force():
     ds = make_scores(n_metrics=2, n_systems=7, n_inputs=5, seed=8)
     ds["m1"] = ds["m1"].round(0)  # ties between system means
-    got = xcorrstat.agreement.matrix(ds, level="system", method="kendall", variant="a", scores=["m0", "m1"])
+    got = xcorrstat.agreement.matrix(ds, level="system", method="kendall", variant="a", metrics=["m0", "m1"])
     want = _tau_a(ds["m0"].mean("input").values, ds["m1"].mean("input").values)
     assert float(got.sel(metric="m0", other_metric="m1")) == pytest.approx(want, abs=1e-12)
 

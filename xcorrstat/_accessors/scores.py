@@ -88,9 +88,9 @@ class ScoresAccessor(InferenceMethods):
 
     def matrix(self, *, var: Hashable | None = None, over: Hashable | None = None,
             along: Hashable | Sequence[Hashable] | None = None, level: Level | None = None,
-            scores: Sequence[Hashable] | None = None, method: Method = "pearson", variant: Variant = "b",
+            metrics: Sequence[Hashable] | None = None, method: Method = "pearson", variant: Variant = "b",
             complete_inputs: bool = False, min_pairs: int | None = None) -> xr.DataArray:
-        return matrix(self._data(), var=var, over=over, along=along, level=level, scores=scores, method=method,
+        return matrix(self._data(), var=var, over=over, along=along, level=level, metrics=metrics, method=method,
             variant=variant, complete_inputs=complete_inputs, min_pairs=min_pairs)
 
     def jaccard(self, *, var: Hashable | None = None, over: Hashable, item: Hashable,

@@ -88,7 +88,7 @@ def _apply(da: xr.DataArray, over: Hashable, core: Sequence[Hashable], func: Cal
 
 def _matrix_iv(
     data: xr.Dataset | xr.DataArray, var: Hashable | None, over: Hashable | None,
-    along: Hashable | Sequence[Hashable] | None, level: Level | None, scores: Sequence[Hashable] | None,
+    along: Hashable | Sequence[Hashable] | None, level: Level | None, metrics: Sequence[Hashable] | None,
     method: Method, variant: Variant, complete_inputs: bool, min_pairs: int | None,
 ) -> tuple[xr.DataArray, Hashable, tuple[Hashable, ...], Callable[..., Any], dict[str, Any], dict[str, Any]]:
     """``(data array, compared dim, observed dims, kernel, its options, attrs)`` of a :func:`matrix` call."""
@@ -99,8 +99,8 @@ def _matrix_iv(
                              "variant": variant if method == "kendall" else "", "min_pairs": min_pairs,
                              "missing": "pairwise deletion"}
     if level is None:
-        if scores is not None:
-            raise ValueError("scores: only used with level=...; pick the variable with var=...")
+        if metrics is not None:
+            raise ValueError("metrics: only used with level=...; pick the variable with var=...")
         da = pick_variable(data, var)
         over = check_dim(da, over, "over")
         check_labels(da, over, "over")
@@ -116,13 +116,13 @@ def _matrix_iv(
         raise ValueError(f"over: with level=... the compared labels are the scores (dim {METRIC!r}), got {over!r}")
     if along is not None or var is not None:
         raise ValueError("along and var: not used with level=...; the level fixes the observations "
-                         "(system and input) and scores=... picks the variables")
+                         "(system and input) and metrics=... picks the variables")
     ds = as_dataset(data)
     default = [k for k, v in ds.data_vars.items()
                if v.dtype.kind in "biuf" and SYSTEM in v.dims and INPUT in v.dims]
-    names = select_scores(ds, scores, default, "scores")
+    names = select_scores(ds, metrics, default, "metrics")
     x = stack_scores(ds, names, METRIC)
-    check_new_dim(x, pair_dim(METRIC), "scores")
+    check_new_dim(x, pair_dim(METRIC), "metrics")
     attrs.update(level=level, over=METRIC, along=[SYSTEM, INPUT], complete_inputs=int(bool(complete_inputs)),
                  n_meaning="systems (system level), defined inputs (input level), cells (global level), "
                           "defined systems (within-system level)")
@@ -139,7 +139,7 @@ def matrix(
     over: Hashable | None = None,
     along: Hashable | Sequence[Hashable] | None = None,
     level: Level | None = None,
-    scores: Sequence[Hashable] | None = None,
+    metrics: Sequence[Hashable] | None = None,
     method: Method = "pearson",
     variant: Variant = "b",
     complete_inputs: bool = False,
@@ -166,7 +166,7 @@ def matrix(
     level : {"system", "input", "global", "within_system"}, optional
         Compare the scores of a score Dataset at this level (as
         :func:`xcorrstat.correlate` correlates a metric with a target).
-    scores : list of str, optional
+    metrics : list of str, optional
         With ``level``: the scores to compare; default every numeric variable with
         ``system`` and ``input`` dims, human judgments included.
     %(method)s
@@ -208,7 +208,7 @@ def matrix(
     >>> r.dims, float(r.isel(batch_size=0, other_batch_size=0))
     (('batch_size', 'other_batch_size'), 1.0)
     """
-    da, over, core, kernel, kwargs, attrs = _matrix_iv(data, var, over, along, level, scores, method, variant,
+    da, over, core, kernel, kwargs, attrs = _matrix_iv(data, var, over, along, level, metrics, method, variant,
                                                        complete_inputs, min_pairs)
     out = _apply(da, over, core, kernel, kwargs)
     out.name = "correlation"
