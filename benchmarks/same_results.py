@@ -214,6 +214,14 @@ def build_cases(scratch: Path, quick: bool):
                 return fn()
         return run
 
+    def trials(size, func, *args, **kw):
+        """``func(*args, **kw)`` with ``size`` trials per task: the ``trial_batch`` option, or the parameter
+        of a tree from before it was an option (never the numbers)."""
+        if "trial_batch" in inspect.signature(func).parameters:
+            return func(*args, trial_batch=size, **kw)
+        with xcs.set_options(trial_batch=size):
+            return func(*args, **kw)
+
     T, T2 = "expert_relevance", "expert_coherence"
     METRICS = ["rouge_1_f1", "rouge_2_f1", "bertscore_f1", "qa_eval_f1", "meteor"]
     X, Y = "qa_eval_f1", "rouge_2_f1"
@@ -732,19 +740,19 @@ def build_cases(scratch: Path, quick: bool):
         "CI_METHODS": xcs.diagnostics.CI_METHODS, "POWER_TESTS": xcs.diagnostics.POWER_TESTS})
     add("diagnostics/ci_coverage", "diagnostics.ci_coverage", lambda: xcs.diagnostics.ci_coverage(
         ds, target=T, metrics=X, n_trials=n_trials, n_resamples=n // 2, rng=0))
-    add("diagnostics/ci_coverage/kendall-global", "diagnostics.ci_coverage", lambda: xcs.diagnostics.ci_coverage(
-        ds, target=T, metrics=[X, Y], level=["system", "global"], method="kendall", variant="c",
-        methods=["fisher", "BOOT-INPUTS"], n_trials=n_trials // 2, n_resamples=n // 4, rng=1,
-        confidence_level=0.9, trial_batch=7))
+    add("diagnostics/ci_coverage/kendall-global", "diagnostics.ci_coverage", lambda: trials(
+        7, xcs.diagnostics.ci_coverage, ds, target=T, metrics=[X, Y], level=["system", "global"], method="kendall",
+        variant="c", methods=["fisher", "BOOT-INPUTS"], n_trials=n_trials // 2, n_resamples=n // 4, rng=1,
+        confidence_level=0.9))
     add("diagnostics/power_analysis", "diagnostics.power_analysis", lambda: xcs.diagnostics.power_analysis(
         ds, target=T, metric=X, noise=[0.0, 1.0], tests=["perm-both", "boot-both", "williams"],
         n_trials=n_trials // 4, n_resamples=n // 4, rng=0))
     add("diagnostics/power_analysis/input-kendall", ("diagnostics.power_analysis", "set_options"),
-        batched(10, lambda: xcs.diagnostics.power_analysis(
-            ds, target=T, metric=Y, noise=[0.5, 2.0], tests=["perm-systems", "perm-inputs", "boot-inputs",
-                                                             "boot-systems", "williams"],
+        batched(10, lambda: trials(
+            2, xcs.diagnostics.power_analysis, ds, target=T, metric=Y, noise=[0.5, 2.0],
+            tests=["perm-systems", "perm-inputs", "boot-inputs", "boot-systems", "williams"],
             level="input", method="kendall", n_trials=n_trials // 8, n_resamples=n // 8, rng=1,
-            n_inputs=40, type_one=False, trial_batch=2, alpha=0.1)))
+            n_inputs=40, type_one=False, alpha=0.1)))
     add("diagnostics/power_analysis/degraded", ("diagnostics.power_analysis", "diagnostics.degrade"),
         lambda: xcs.diagnostics.power_analysis(
             ds, target=T, metric=X, degraded=xcs.diagnostics.degrade(ds[X], noise=[0.25, 1.5], n_trials=3, rng=5),
@@ -1341,9 +1349,9 @@ CHANGED_ON_PURPOSE = {
     "package/__all__": "the public names changed: Permutation, Bootstrap, Williams in; ranked_frame, "
                        "to_latex, to_markdown on the result accessor",
     "agreement/pair_dim": "the second copy of a compared dim is other_{dim}, as compare's other_metric",
-    "options/get_options": "options: progress is 'never' by default, batch is an option, compiled is gone",
-    "options/set_options-with": "options: progress is 'never' by default, batch is an option, compiled is gone",
-    "options/set_options-global": "options: progress is 'never' by default, batch is an option, compiled is gone",
+    "options/get_options": "options: progress is 'never' by default, batch and trial_batch are options, compiled is gone",
+    "options/set_options-with": "options: progress is 'never' by default, batch and trial_batch are options, compiled is gone",
+    "options/set_options-global": "options: progress is 'never' by default, batch and trial_batch are options, compiled is gone",
     "pairwise_difference_pearson/global": "pair sums added one batch row at a time in a fixed layout, eager and "
                                           "lazy alike (the order of a float sum)",
     "pairwise_difference_pearson/system": "pair sums added one batch row at a time in a fixed layout, eager and "

@@ -83,8 +83,10 @@ def test_matches_explicit_trials(level, method):
 def test_same_seed_same_result_whatever_the_blocks():
     ds = make_scores(n_metrics=1, n_systems=6, n_inputs=8, seed=1)
     kw = dict(target="human", metrics="m0", level=["system", "input"], n_trials=10, n_resamples=40, rng=3)
-    a = ci_coverage(ds, trial_batch=1, **kw)
-    b = ci_coverage(ds, trial_batch=7, **kw)
+    with xcorrstat.set_options(trial_batch=1):
+        a = ci_coverage(ds, **kw)
+    with xcorrstat.set_options(trial_batch=7):
+        b = ci_coverage(ds, **kw)
     c = ci_coverage(ds.chunk(), **kw)
     for other in (b, c):
         for v in ("contained", "too_high", "too_low", "width"):

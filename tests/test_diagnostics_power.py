@@ -108,12 +108,17 @@ def test_bad_arguments(ds):
 
 
 def test_trial_batch_is_recorded_and_trial_chunk_refused():
-    """trial_batch sets the trials per task (same numbers, recorded in attrs); trial_chunk, an earlier name, is refused."""
+    """The trial_batch option sets the trials per task (same numbers, recorded in attrs); trial_chunk, an
+    earlier name, is refused, and so is trial_batch as a parameter (how the work runs is an option)."""
     ds = make_scores(n_metrics=1, seed=4)
     kw = dict(target="human", metric="m0", noise=[0.0, 1.0], tests=["PERM-BOTH"], n_trials=4,
               n_resamples=50, rng=0)
-    two, one = power_analysis(ds, trial_batch=2, **kw), power_analysis(ds, trial_batch=1, **kw)
+    with xcorrstat.set_options(trial_batch=2):
+        two = power_analysis(ds, **kw)
+    with xcorrstat.set_options(trial_batch=1):
+        one = power_analysis(ds, **kw)
     np.testing.assert_array_equal(two["power"].values, one["power"].values)
     assert two.attrs["trial_batch"] == 2
-    with pytest.raises(TypeError, match="trial_chunk"):
-        power_analysis(ds, trial_chunk=2, **kw)
+    for name in ("trial_chunk", "trial_batch"):
+        with pytest.raises(TypeError, match=name):
+            power_analysis(ds, **{name: 2}, **kw)

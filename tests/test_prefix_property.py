@@ -175,10 +175,10 @@ def test_coverage_trial_draws_are_prefixes(n):
 @functools.lru_cache(maxsize=None)
 def _coverage(n, trial_batch, backend):
     ds = make_scores(n_metrics=2, n_systems=8, n_inputs=6, seed=5)  # halves of 4 systems: defined
-    res = ci_coverage(ds.chunk() if backend == "dask" else ds, target="human", metrics=["m0", "m1"],
-                      level=["system", "input"],
-                      methods=["boot-both", "boot-inputs"], n_trials=3, n_resamples=n,
-                      rng=11, trial_batch=trial_batch)
+    with xcorrstat.set_options(trial_batch=trial_batch):
+        res = ci_coverage(ds.chunk() if backend == "dask" else ds, target="human", metrics=["m0", "m1"],
+                          level=["system", "input"],
+                          methods=["boot-both", "boot-inputs"], n_trials=3, n_resamples=n, rng=11)
     return res[["contained", "width", "too_high", "too_low"]]
 
 

@@ -20,6 +20,7 @@ OPTIONS: dict[str, Any] = {
     "compiled": None,
     "progress": "never",
     "batch": None,
+    "trial_batch": None,
     "tune_worker_allocator": False,
 }
 
@@ -91,6 +92,13 @@ def _batch(value: Any) -> int | None:
                      f"got {cut(value)}")
 
 
+def _trial_batch(value: Any) -> int | None:
+    if value is None or (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1):
+        return None if value is None else int(value)
+    raise ValueError(f"set_options: trial_batch must be a positive integer (trials per task) or None, "
+                     f"got {cut(value)}")
+
+
 def _flag(name: str) -> Callable[[Any], bool]:
     def check(value: Any) -> bool:
         if isinstance(value, (bool, np.bool_)):
@@ -107,6 +115,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "compiled": _compiled,
     "progress": _progress,
     "batch": _batch,
+    "trial_batch": _trial_batch,
     "tune_worker_allocator": _flag("tune_worker_allocator"),
 }
 
@@ -201,6 +210,11 @@ class set_options:
         8 MB are computed together, and a Dask task computes at least
         ``ceil(n_resamples / 256)`` draws. The numbers do not depend on it: every draw is made
         from its id. Results record ``batch`` (as set), ``draws_per_batch`` and ``draws_per_task``.
+    trial_batch : int or None, default None
+        Trials per Dask task of the simulations of :mod:`xcorrstat.diagnostics`
+        (``ci_coverage``, ``power_analysis``); ``None`` picks it from the number of trials. The
+        numbers do not depend on it: every trial is made from its id. Results record it in
+        ``attrs["trial_batch"]``.
     tune_worker_allocator : bool, default False
         Whether tasks of draws may change glibc's allocator in the ``dask.distributed`` worker
         processes that run them (workers with a process of their own, started by a nanny, which

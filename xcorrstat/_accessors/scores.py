@@ -119,20 +119,19 @@ class ScoresAccessor(InferenceMethods):
             level: Levels = ('system', 'input'), method: Method = 'pearson', variant: Variant = 'b',
             methods: Sequence[str] = ('fisher', 'BOOT-SYSTEMS', 'BOOT-INPUTS', 'BOOT-BOTH'), n_trials: int = 1000,
             n_resamples: int = 1000, confidence_level: float = 0.95, rng: Seed = None,
-            trial_batch: int | None = None, skipna: bool = True, min_pairs: int | None = None) -> xr.Dataset:
+            skipna: bool = True, min_pairs: int | None = None) -> xr.Dataset:
         return ci_coverage(self._data(), target=target, metrics=metrics, level=level, method=method,
             variant=variant, methods=methods, n_trials=n_trials, n_resamples=n_resamples,
-            confidence_level=confidence_level, rng=rng, trial_batch=trial_batch, skipna=skipna, min_pairs=min_pairs)
+            confidence_level=confidence_level, rng=rng, skipna=skipna, min_pairs=min_pairs)
 
     def power_analysis(self, *, target: Hashable, metric: Hashable, degraded: xr.DataArray | None = None,
             noise: Sequence[float] = (0.0, 0.25, 0.5, 1.0, 2.0),
             tests: Sequence[str] = ('PERM-BOTH', 'BOOT-BOTH', 'williams'), level: Level = 'system',
             method: Method = 'pearson', n_trials: int = 100, n_resamples: int = 1000, alpha: float = 0.05,
-            n_inputs: int | None = None, type_one: bool = True, rng: Seed = None,
-            trial_batch: int | None = None) -> xr.Dataset:
+            n_inputs: int | None = None, type_one: bool = True, rng: Seed = None) -> xr.Dataset:
         return power_analysis(self._data(), target=target, metric=metric, degraded=degraded, noise=noise,
             tests=tests, level=level, method=method, n_trials=n_trials, n_resamples=n_resamples, alpha=alpha,
-            n_inputs=n_inputs, type_one=type_one, rng=rng, trial_batch=trial_batch)
+            n_inputs=n_inputs, type_one=type_one, rng=rng)
 
     def normality(self, *, variables: Sequence[Hashable] | None = None, alpha: float = 0.05) -> xr.Dataset:
         return normality(self._data(), variables=variables, alpha=alpha)

@@ -42,7 +42,6 @@ from .._resampling.schemes import BOOTSTRAP_SCHEMES
 from .._resampling.statistics import resampled_level_correlation
 from .._schema import INPUT, SYSTEM, check_finite, split_scores
 from .._validation import (
-    check_batch,
     check_min_pairs,
     check_positive_int,
     check_unit_interval,
@@ -150,7 +149,7 @@ class _Coverage(NamedTuple):
 
 
 def _ci_coverage_iv(data, target, metric, level, method, variant, methods, n_trials, n_resamples,
-                    confidence_level, rng, trial_batch, skipna, min_pairs) -> _Coverage:
+                    confidence_level, rng, skipna, min_pairs) -> _Coverage:
     levels: list[str] = list(check_levels("diagnostics.ci_coverage", level, method=method, variant=variant))
     check_refinements("diagnostics.ci_coverage", level=levels, method=method, variant=variant)
     labels, names = parse_labels(methods, tuple(CI_METHODS), "methods")
@@ -174,7 +173,7 @@ def _ci_coverage_iv(data, target, metric, level, method, variant, methods, n_tri
     s, i = zv.shape
     if s < 4 or i < 2:
         raise ValueError(f"ci_coverage needs at least 4 systems and 2 inputs to split in halves, got {s} x {i}")
-    block = check_batch(trial_batch, "trial_batch", "trials per task") or _default_trial_block(n_trials)
+    block = OPTIONS["trial_batch"] or _default_trial_block(n_trials)
     block = max(block, -(-n_trials // MAX_DRAW_TASKS))  # a bounded number of tasks
     kw = dict(method=method, variant=variant, min_pairs=int(min_pairs), skipna=bool(skipna))
     return _Coverage(xv, zv, x["metric"].values, levels, labels,
@@ -249,7 +248,6 @@ def ci_coverage(
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
     rng: Seed = None,
-    trial_batch: int | None = None,
     skipna: bool = True,
     min_pairs: int | None = None,
 ) -> xr.Dataset:
@@ -282,8 +280,6 @@ def ci_coverage(
     %(confidence_level)s
     rng : int, Generator, SeedSequence or None
         Seed; trial t uses ``SeedSequence(seed, spawn_key=(t,))`` alone.
-    trial_batch : int, optional
-        Trials per Dask task (default: about 32 tasks, at most 50 trials each).
     %(skipna)s
     %(min_pairs)s
 
@@ -310,6 +306,6 @@ def ci_coverage(
     if metrics is None:
         raise TypeError("ci_coverage() needs metrics=: the metric(s) whose intervals are checked")
     a = _ci_coverage_iv(data, target, metrics, level, method, variant, methods, n_trials, n_resamples,
-                        confidence_level, rng, trial_batch, skipna, min_pairs)
+                        confidence_level, rng, skipna, min_pairs)
     values = _coverage_trials(a, progress)  # (M, L, K, T, 3)
     return _coverage_result(values, a, target, method, variant, skipna)

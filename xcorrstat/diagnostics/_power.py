@@ -172,7 +172,7 @@ def _simulation(x: xr.DataArray, y: xr.DataArray, y2: xr.DataArray | None, z: xr
 
 
 def _power_analysis_iv(data, target, metric, degraded, noise, tests, level, method, n_trials, n_resamples,
-                       alpha, n_inputs, type_one, rng, trial_batch, batch) -> _Power:
+                       alpha, n_inputs, type_one, rng, batch) -> _Power:
     ds = as_dataset(data)
     for name, value in (("target", target), ("metric", metric)):
         if value not in ds.data_vars:
@@ -183,7 +183,7 @@ def _power_analysis_iv(data, target, metric, degraded, noise, tests, level, meth
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     alpha = check_unit_interval(alpha, "alpha")
     batch = check_batch(batch)
-    trial_batch = check_batch(trial_batch, "trial_batch", "trials per task")
+    trial_batch = OPTIONS["trial_batch"]
     seed = resolve_seed(rng)
     x = ds[metric].astype(np.float64).transpose(SYSTEM, INPUT)
     z = ds[target].astype(np.float64).transpose(SYSTEM, INPUT)
@@ -278,7 +278,6 @@ def power_analysis(
     n_inputs: int | None = None,
     type_one: bool = True,
     rng: Seed = None,
-    trial_batch: int | None = None,
 ) -> xr.Dataset:
     """Power of each test to find that a metric beats a degraded version of itself, and type-I error.
 
@@ -316,9 +315,6 @@ def power_analysis(
         independent noise), whose rejection rate estimates the type-I error.
     rng : int, Generator, SeedSequence or None
         Seed of the noise, the input samples and the tests' draws.
-    trial_batch : int, optional
-        Trials per Dask task (default 8, raised so that there are at most 256 blocks
-        of trials); each task handles one amount. Recorded in ``attrs["trial_batch"]``.
         :func:`xcorrstat.permutation_test`); the numbers do not depend on it.
 
     Returns
@@ -348,6 +344,6 @@ def power_analysis(
     """
     batch = OPTIONS["batch"]
     a = _power_analysis_iv(data, target, metric, degraded, noise, tests, level, method, n_trials, n_resamples,
-                           alpha, n_inputs, type_one, rng, trial_batch, batch)
+                           alpha, n_inputs, type_one, rng, batch)
     power, type1, per_task = _rejection_rates(a, level, method)
     return _power_result(power, type1, per_task, a, target, metric, level, method)
