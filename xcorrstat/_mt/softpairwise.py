@@ -26,6 +26,7 @@ mt-metrics-eval's ``data.GetCorrelations`` drops the systems without a gold scor
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -34,7 +35,8 @@ from .._docs import fill_doc
 from .._types import Draws, Seed
 from .._kernels.scaling import pow2_exponent
 from .._resampling.draws import permutation_masks, resolve_seed, seeded_generator
-from .._schema import INPUT, aligned_scores
+from .._resampling.engine import blocks_of_cells
+from .._schema import aligned_scores
 from .._validation import check_choice, check_positive_int
 
 __all__ = ["DRAWS", "MTME_SEED", "Draws", "mtme_signs", "pairs_with_data", "pairwise_pvalues",
@@ -179,15 +181,32 @@ def _soft_pairwise_accuracy_iv(data, target, metrics, n_resamples, rng,
     return n_resamples, seed, x, z, batch
 
 
-def _spa_by_id(x: xr.DataArray, z: xr.DataArray, seed: int, n_resamples: int) -> tuple[np.ndarray, np.ndarray]:
+def _spa_by_id(x: np.ndarray, z: np.ndarray, seed: int, n_resamples: int) -> tuple[np.ndarray, np.ndarray]:
     """SPA of (..., S, I) metric scores against the target with the library's sign draws (keyed by draw id),
     and the system pairs averaged: the pairs with an input where both systems have both scores."""
     # a cell missing in the metric or the target is left out of both (the library's one rule)
-    x, z = x.where(z.notnull()), z.where(x.notnull())
-    signs = 1.0 - 2.0 * permutation_masks(seed, np.arange(n_resamples), 1, x.sizes[INPUT], "cells")[:, 0, :]
-    p_metric = pairwise_pvalues(x.values, signs)
-    p_gold = pairwise_pvalues(z.values, signs)
-    return _one_minus_mean(np.abs(p_gold - p_metric), pairs_with_data(x.values))
+    x, z = np.where(np.isnan(z), np.nan, x), np.where(np.isnan(x), np.nan, z)
+    signs = 1.0 - 2.0 * permutation_masks(seed, np.arange(n_resamples), 1, x.shape[-1], "cells")[:, 0, :]
+    p_metric = pairwise_pvalues(x, signs)
+    p_gold = pairwise_pvalues(z, signs)
+    return _one_minus_mean(np.abs(p_gold - p_metric), pairs_with_data(x))
+
+
+def _spa_block(x: np.ndarray, z: np.ndarray, *, seed: int, n_resamples: int,
+               draws: Draws) -> tuple[np.ndarray, ...]:
+    """The outputs of :func:`soft_pairwise_accuracy` (see :func:`_outputs`) of (..., S, I) scores. The scores
+    are C-ordered first, so the sums run in one order whatever the layout of the array or block (the means
+    over pairs of several rows at once still depend on the rows a call holds: lazy scores come in whole)."""
+    x, z = np.ascontiguousarray(x), np.ascontiguousarray(z)
+    if draws == "mt-metrics-eval":
+        return _spa_mtme(x, z, seed, n_resamples)
+    return _spa_by_id(x, z, seed, n_resamples)
+
+
+def _outputs(draws: Draws) -> list[tuple[str, type]]:
+    """The data variables of :func:`soft_pairwise_accuracy` and their dtypes, in order."""
+    middle = [("n_inputs", np.int64)] if draws == "mt-metrics-eval" else []
+    return [("soft_pairwise_accuracy", np.float64), *middle, ("n_pairs", np.int64)]
 
 
 @fill_doc
@@ -228,7 +247,8 @@ def soft_pairwise_accuracy(
         ``n_inputs``, the inputs used. A pair of systems without an input where both have
         the metric's and the target's score has no test and is left out of the mean, never
         counted as agreement: a system without any score of the target (or of the metric)
-        is in no pair.
+        is in no pair. Dask-backed scores give a Dask-backed result (one task over the whole
+        scores): the same values as the eager call, whatever the chunks.
 
     Notes
     -----
@@ -264,13 +284,15 @@ def soft_pairwise_accuracy(
     """
     n_resamples, seed, x, zb, batch = _soft_pairwise_accuracy_iv(data, target, metrics, n_resamples, rng, draws)
     coords = {d: x[d] for d in batch}
-    if draws == "mt-metrics-eval":
-        spa, used, n_pairs = _spa_mtme(x.values, zb.values, seed, n_resamples)
-        out = xr.Dataset({"soft_pairwise_accuracy": (batch, spa), "n_inputs": (batch, used),
-                          "n_pairs": (batch, n_pairs)}, coords=coords)
+    names, kinds = zip(*_outputs(draws))
+    options: dict[str, Any] = {"seed": seed, "n_resamples": n_resamples, "draws": draws}
+    if x.chunks is not None or zb.chunks is not None:
+        # lazy, one task: its means over the pairs of several rows at once round as in the eager call, bit for bit
+        parts = [p.transpose(*batch).data for p in blocks_of_cells(_spa_block, x.chunk(-1), zb.chunk(-1), **options,
+                                                                   outputs=[((), k) for k in kinds])]
     else:
-        spa, n_pairs = _spa_by_id(x, zb, seed, n_resamples)
-        out = xr.Dataset({"soft_pairwise_accuracy": (batch, spa), "n_pairs": (batch, n_pairs)}, coords=coords)
+        parts = list(_spa_block(x.values, zb.values, **options))
+    out = xr.Dataset({name: (batch, part) for name, part in zip(names, parts)}, coords=coords)
     out.attrs = {"statistic": "soft pairwise accuracy = 1 - mean |p_human - p_metric| over system pairs",
                  "test": "one-sided paired sign-flip test of the summed per-input differences",
                  "target": str(target), "n_resamples": n_resamples, "rng": seed, "draws": draws}

@@ -5,7 +5,9 @@ over all cells: each draw swaps every (system, input) cell between the two metri
 fair coin, recomputes both SPAs, and counts the draws whose difference reaches the
 observed one. Here a draw is a 0/1 mask over the cells, keyed by its draw id, shared by
 every pair of metrics; :mod:`xcorrstat._kernels.spa_swap` turns a batch of masks into the
-swapped SPAs of every pair with one matrix product per metric. Tasks are blocks of draw ids.
+swapped SPAs of every pair with one matrix product per metric. Tasks are blocks of draw ids, in one
+graph with the z-scores and the observed differences: Dask-backed scores give a lazy result, eager
+scores run the same graph at once.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from functools import partial
 from typing import NamedTuple
 
 import dask
+import dask.array as dsa
 import numpy as np
 import xarray as xr
 
@@ -22,7 +25,7 @@ from .._options import OPTIONS
 from .._types import Draws, Seed
 from .._kernels.spa_swap import masked_flips, pair_pvalues_from_sums, pair_scale, spa_from_flips, swapped_spa
 from .._resampling.draws import permutation_masks, resolve_seed
-from .._resampling.engine import block_elems, draws_within
+from .._resampling.engine import block_elems, compute_with_progress, draws_within
 from .._resampling.pvalues import permutation_pvalue
 from .._resampling.workers import BLAS_ONE_THREAD, parallelism
 from .._schema import INPUT, METRIC, SYSTEM, aligned_scores
@@ -135,14 +138,49 @@ def _draw_block(x: np.ndarray, z: np.ndarray, pairs: np.ndarray, signs_of, mask_
     return out
 
 
-def _zscored(x: xr.DataArray, z: xr.DataArray) -> xr.DataArray:
-    """Each metric z-scored over its cells that have a target score (mt-metrics-eval's PERM-BOTH swaps
-    z-scored scores): SPA is the same, the swapped scores are on one scale."""
-    ok = np.isfinite(z.values)[None] & np.isfinite(x.values)
+def _zscored(x: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """Each metric (M, S, I) z-scored over its cells that have a target score (mt-metrics-eval's PERM-BOTH
+    swaps z-scored scores): SPA is the same, the swapped scores are on one scale."""
+    ok = np.isfinite(z)[None] & np.isfinite(x)
     count = np.maximum(ok.sum(axis=(1, 2), keepdims=True), 1)
-    mean = np.where(ok, x.values, 0.0).sum(axis=(1, 2), keepdims=True) / count
-    std = np.sqrt(np.where(ok, (x.values - mean) ** 2, 0.0).sum(axis=(1, 2), keepdims=True) / count)
-    return x.copy(data=(x.values - mean) / np.where(std > 0, std, 1.0))
+    mean = np.where(ok, x, 0.0).sum(axis=(1, 2), keepdims=True) / count
+    std = np.sqrt(np.where(ok, (x - mean) ** 2, 0.0).sum(axis=(1, 2), keepdims=True) / count)
+    return (x - mean) / np.where(std > 0, std, 1.0)
+
+
+def _prepared(x: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The z-scored metrics (M, S, I) and the target (S, I), C-ordered first: each metric's sums then run
+    in one order whatever the layout of the scores or the chunks they came in."""
+    z = np.ascontiguousarray(z)
+    return _zscored(np.ascontiguousarray(x), z), z
+
+
+def _matrices(delta: np.ndarray, pairs: np.ndarray, m: int, *parts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """delta and p-value (M, M) from the observed difference of each pair of metrics and its blocks of draws."""
+    dist = np.concatenate(parts, axis=-1)
+    i, j = pairs[:, 0], pairs[:, 1]
+    delta_mat = np.full((m, m), np.nan)
+    pvalue = np.full((m, m), np.nan)
+    delta_mat[i, j], delta_mat[j, i] = delta, -delta
+    pvalue[i, j] = permutation_pvalue(dist, delta, alternative="greater", pvalue="fraction")
+    pvalue[j, i] = permutation_pvalue(-dist, -delta, alternative="greater", pvalue="fraction")
+    return delta_mat, pvalue
+
+
+def _tested(x: xr.DataArray, z: xr.DataArray, *, signs_of, seed: int, n_resamples: int,
+            batch: int) -> tuple[dsa.Array, dsa.Array]:
+    """delta and p-value (M, M) as lazy arrays of one graph: the z-scores, the observed differences and the
+    blocks of draw ids are its tasks (Dask-backed scores come in whole, to the z-scores' task)."""
+    m = x.sizes[METRIC]
+    pairs = np.stack(np.triu_indices(m, 1), axis=-1)
+    prepared = dask.delayed(_prepared, nout=2)(x.data, z.data)
+    delta = dask.delayed(_observed)(prepared[0], prepared[1], pairs, signs_of)
+    blocks = np.array_split(np.arange(n_resamples), max(1, min(4 * parallelism(), -(-n_resamples // batch))))
+    parts = [dask.delayed(_draw_block)(prepared[0], prepared[1], pairs, signs_of, _mask_seed(seed), ids, batch)
+             for ids in blocks if ids.size]
+    done = dask.delayed(_matrices, nout=2)(delta, pairs, m, *parts)
+    return dsa.from_delayed(done[0], shape=(m, m), dtype=np.float64), \
+        dsa.from_delayed(done[1], shape=(m, m), dtype=np.float64)
 
 
 def _soft_pairwise_accuracy_test_iv(data, target, metrics, n_resamples, spa_resamples, draws, batch):
@@ -201,7 +239,8 @@ def soft_pairwise_accuracy_test(
         that pair of metrics, in the observed value and in every draw, as
         :func:`~xcorrstat.soft_pairwise_accuracy` leaves it out; then an input where a kept
         system lacks either metric or the target is left out. NaN on the diagonal, and where
-        fewer than 2 systems or no input are left.
+        fewer than 2 systems or no input are left. Dask-backed scores give a Dask-backed result
+        (computing it gives the eager values).
 
     Notes
     -----
@@ -224,32 +263,21 @@ def soft_pairwise_accuracy_test(
     x, z, n_resamples, spa_resamples, batch = _soft_pairwise_accuracy_test_iv(
         data, target, metrics, n_resamples, spa_resamples, draws, batch)
     seed = resolve_seed(rng)
+    lazy = x.chunks is not None or z.chunks is not None
     spa = soft_pairwise_accuracy(data, target=target, metrics=list(x[METRIC].values), n_resamples=spa_resamples,
                                  rng=spa_rng, draws=draws)
     spa_seed = int(spa.attrs["rng"])
-    x = _zscored(x, z)
     m, s, n_inp = x.shape
     q = s * (s - 1) // 2
     per_draw = m * spa_resamples * s + 2 * s * n_inp + 3 * spa_resamples * q
     batch = batch or min(n_resamples, draws_within(block_elems(), per_draw))
-    pairs = np.stack(np.triu_indices(m, 1), axis=-1)
-    signs_of = partial(_signs, draws, spa_seed, spa_resamples)
-    delta = _observed(x.values, z.values, pairs, signs_of)
-    blocks = np.array_split(np.arange(n_resamples), max(1, min(4 * parallelism(), -(-n_resamples // batch))))
-    parts = dask.compute(*[dask.delayed(_draw_block)(x.values, z.values, pairs, signs_of, _mask_seed(seed), ids,
-                                                     batch) for ids in blocks if ids.size])
-    dist = np.concatenate(parts, axis=-1)
-    i, j = pairs[:, 0], pairs[:, 1]
-    delta_mat = np.full((m, m), np.nan)
-    pvalue = np.full((m, m), np.nan)
-    delta_mat[i, j], delta_mat[j, i] = delta, -delta
-    pvalue[i, j] = permutation_pvalue(dist, delta, alternative="greater", pvalue="fraction")
-    pvalue[j, i] = permutation_pvalue(-dist, -delta, alternative="greater", pvalue="fraction")
+    delta, pvalue = _tested(x, z, signs_of=partial(_signs, draws, spa_seed, spa_resamples), seed=seed,
+                            n_resamples=n_resamples, batch=batch)
     coords = {METRIC: x[METRIC].values, OTHER: x[METRIC].values}
     out = xr.Dataset({"soft_pairwise_accuracy": spa["soft_pairwise_accuracy"],
-                      "delta": ((METRIC, OTHER), delta_mat), "pvalue": ((METRIC, OTHER), pvalue)},
+                      "delta": ((METRIC, OTHER), delta), "pvalue": ((METRIC, OTHER), pvalue)},
                      coords=coords)
     out.attrs = {"test": "permutation", "permute": f"{SYSTEM}, {INPUT} (every cell)", "n_resamples": n_resamples,
                  "rng": seed, "spa_resamples": spa_resamples, "spa_rng": spa_seed, "draws": draws,
                  "pvalue": "fraction", "alternative": "greater", "batch": batch}
-    return out
+    return out if lazy else compute_with_progress(out, True)
