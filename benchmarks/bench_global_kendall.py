@@ -14,8 +14,7 @@ side by side with the peers, in one run.
    ``--mtme-budget`` seconds. Printed: times, ratios, the correlations (to 1e-9) and the p-values (within
    Monte-Carlo error: three standard errors of the difference of two estimates plus 1/k), the decisions.
 
-Both parts also time xcorrstat with its NumPy loops only (as without the ``fast`` extra, numba). MTME is
-not a dependency and not on PyPI (the package of that name there is another project): point
+MTME is not a dependency and not on PyPI (the package of that name there is another project): point
 ``--mtme-source`` at a checkout of google-research/mt-metrics-eval (the folder holding
 ``mt_metrics_eval/``); without it part 2 runs xcorrstat only. Times are wall-clock
 (``time.perf_counter``); MTME and nlpstats run single-threaded, xcorrstat on Dask threads.
@@ -34,14 +33,12 @@ import sys
 import textwrap
 import time
 import warnings
-from unittest import mock
 
 import numpy as np
 import scipy.stats
 import xarray as xr
 
 import xcorrstat
-from xcorrstat._kernels import global_kendall as global_kendall
 from peers import baseline_python, load_mtme  # benchmarks/peers.py
 
 N_BOOT = 1000
@@ -65,11 +62,6 @@ BASELINE = textwrap.dedent(
 )
 
 
-def numpy_only():
-    """xcorrstat without its compiled loops, as without numba."""
-    return mock.patch.object(global_kendall, "_jit", lambda: None)
-
-
 def best_of(fn, repeats: int) -> tuple[float, object]:
     times, out = [], None
     for _ in range(repeats):
@@ -86,7 +78,7 @@ def bootstrap_part(args) -> None:
     python = None if args.skip_baseline else baseline_python(args.baseline_python)
     print(f"\n[1] bootstrap CI of global-level Kendall tau-b, one metric, {N_BOOT} draws "
           f"(xcorrstat best of {args.repeats})")
-    head = f"  {'case':26s} {'xcorrstat':>10s} {'NumPy only':>10s} {'nlpstats':>9s} {'ratio':>7s}  CIs (xcorrstat | nlpstats)"
+    head = f"  {'case':26s} {'xcorrstat':>10s} {'nlpstats':>9s} {'ratio':>7s}  CIs (xcorrstat | nlpstats)"
     print(head)
     for seed, (s, i) in enumerate(BOOT_CASES):
         rng = np.random.default_rng(seed)
@@ -98,10 +90,8 @@ def bootstrap_part(args) -> None:
                 return ds.corrstat.bootstrap(target="human", level="global", method="kendall",
                                              resample=xcorrstat.Bootstrap(resample, n_resamples=N_BOOT, rng=seed))
             t_ours, res = best_of(run, args.repeats)
-            with numpy_only():
-                t_np, _ = best_of(run, 1)
             point = float(res["correlation"][0])
-            line = (f"  {label + f' {s}x{i}':26s} {t_ours:9.3f}s {t_np:9.3f}s")
+            line = f"  {label + f' {s}x{i}':26s} {t_ours:9.3f}s"
             ours_ci = f"[{float(res['low'][0]):+.3f}, {float(res['high'][0]):+.3f}]"
             if python:
                 cmd = [python, "-c", BASELINE, json.dumps([s, i, how, N_BOOT, seed])]
@@ -181,14 +171,12 @@ def permutation_part(args) -> None:
           f"{(human == 0).mean():.0%} at 0")
     xc_compare(grid.isel(system=slice(0, 4), input=slice(0, 30)), names[:3], 10, 0)  # warm-up: numba, Dask
     t_xc, res = best_of(lambda: xc_compare(grid, names, k, args.seed), args.repeats)
-    with numpy_only():
-        t_np, _ = best_of(lambda: xc_compare(grid, names, k, args.seed), 1)
     xcorrstat.permutation_test(grid.isel(input=slice(0, 30)), x=names[0], y=names[1], target="mqm",
                                level="global", method="kendall", test=xcorrstat.Permutation(n_resamples=10, rng=0))
     t_one, one = best_of(lambda: xcorrstat.permutation_test(
         grid, x=names[0], y=names[1], target="mqm", level="global", method="kendall",
         test=xcorrstat.Permutation(n_resamples=k, rng=args.seed, pvalue="fraction")), args.repeats)
-    print(f"  xcorrstat compare: {t_xc:.3f} s (best of {args.repeats}; NumPy loops only {t_np:.2f} s); "
+    print(f"  xcorrstat compare: {t_xc:.3f} s (best of {args.repeats}); "
           f"permutation_test, one pair: {t_one:.3f} s", flush=True)
     if not args.mtme_source:
         print("  MTME: skipped (no --mtme-source)")
@@ -206,8 +194,7 @@ def permutation_part(args) -> None:
     rows = [(a, b, p, float(res["pvalue"].sel(metric=a, other_metric=b))) for (a, b), p in pvals.items()]
     within = sum(abs(p - q) <= mc_tolerance((p + q) / 2, k, k) for _, _, p, q in rows)
     same = sum((p <= ALPHA) == (q <= ALPHA) for _, _, p, q in rows)
-    print(f"  MTME CompareMetrics: {full:.2f} s ({how}) -> compare is {full / t_xc:.0f}x faster "
-          f"(NumPy loops only: {full / t_np:.0f}x)")
+    print(f"  MTME CompareMetrics: {full:.2f} s ({how}) -> compare is {full / t_xc:.0f}x faster")
     print(f"  MTME PermutationSigDiff, one pair: {t_pair:.2f} s -> permutation_test is {t_pair / t_one:.0f}x faster; "
           f"p {p_pair:.3f} (MTME) / {float(one['pvalue']):.3f} (xcorrstat; p that {names[0]} beats {names[1]})")
     if args.k_pair and args.k_pair != k:  # one pair at the default n_resamples: fixed costs weigh less
@@ -241,8 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     parts = {s.strip() for s in args.parts.split(",")}
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"xcorrstat {xcorrstat.__version__} on {cores} core(s); compiled loops (numba): "
-          f"{global_kendall.compiled_available()}")
+    print(f"xcorrstat {xcorrstat.__version__} on {cores} core(s)")
     if "1" in parts:
         bootstrap_part(args)
     if "2" in parts:

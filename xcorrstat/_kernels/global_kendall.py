@@ -21,22 +21,23 @@ the expanded (swapped) vector is a weighted count over that table:
   with weight.
 
 With ``epsilon > 0`` (a metric difference of at most epsilon is a tie) a pair counts only
-when ``x_j - x_i > epsilon``: each entry looks back to the last entry that far below it, and
-``t_x`` is ``n0`` minus those far pairs (NumPy loops only).
+when ``x_j - x_i > epsilon``: each entry looks back to the last entry that far below it (its
+lag), the same passes count only those pairs, and ``t_x`` is ``n0`` minus the far pairs.
 
 The counts are exact integers, so a draw's tau is bit for bit the one of
 :func:`xcorrstat._kernels.kendall` on the explicitly expanded (swapped) vectors, with its
 undefined rule: fewer than ``max(min_pairs, 2)`` values, or (tau-a, -b, -c) a constant
 vector over the drawn valid cells. A draw's counts depend on its weights alone, never on
-the batch. Unless turned off (``set_options(compiled=False)``), compiled loops
-(:mod:`xcorrstat._kernels.global_kendall_jit`) do the per-draw passes, 32 draws side by side;
-otherwise NumPy does them, vectorised over entries and draws.
+the batch. Compiled loops (:mod:`xcorrstat._kernels.global_kendall_jit`, imported on first
+use) do the per-draw passes, 32 draws side by side, in int32 when every weight and sum of
+weights fits and in int64 otherwise (:func:`accumulator`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from functools import partial
+import functools
+import importlib
+from collections.abc import Sequence
 from types import ModuleType
 from typing import NamedTuple
 
@@ -44,7 +45,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._types import Variant
-from ._compiled import compiled_module
 from .tau import tau_from_counts
 
 __all__ = [
@@ -52,14 +52,11 @@ __all__ = [
     "CellTable",
     "TauTable",
     "accumulator",
-    "bucket_index",
     "cell_tables",
-    "compiled_available",
-    "compiled_loops",
     "group_lists",
     "jit_groups",
+    "jit_loops",
     "lead_rows",
-    "numpy_counts",
     "ranked_table",
     "table_counts",
     "tau_from_table",
@@ -72,8 +69,6 @@ __all__ = [
 #: and those of them tied in z.
 COUNT_ROWS = ("n", "discordant", "tx0", "txz0", "tz", "distinct_x", "distinct_z", "far", "far_tz")
 _INT32_MAX = 2**31 - 1
-# NumPy loops: entries x lanes of one block of int64 temporaries
-_NUMPY_BLOCK = 1 << 20
 
 
 class TauTable(NamedTuple):
@@ -176,108 +171,19 @@ def _far_below(vs: np.ndarray, epsilon: float) -> np.ndarray:
     return lo
 
 
-def compiled_available() -> bool:
-    """Whether the compiled loops (numba) can be used.
+@functools.cache
+def jit_loops() -> ModuleType:
+    """The compiled loops' module (:mod:`xcorrstat._kernels.global_kendall_jit`), imported on first use.
 
     Examples
     --------
-    >>> isinstance(compiled_available(), bool)
-    True
+    >>> jit_loops().LANES
+    32
     """
-    return _jit() is not None
+    return importlib.import_module(f"{__package__}.global_kendall_jit")
 
 
-def _jit() -> ModuleType | None:
-    """The compiled loops' module; None without numba."""
-    return compiled_module("global_kendall_jit")
-
-
-def compiled_loops(compiled: bool | None, epsilon: float) -> ModuleType | None:
-    """The compiled module if ``compiled`` allows it (None: when installed) and it covers epsilon."""
-    if compiled is False or epsilon:
-        return None
-    jit = _jit()
-    if compiled and jit is None:
-        raise ImportError("compiled=True needs numba, a dependency of xcorrstat: pip install numba")
-    return jit
-
-
-def bucket_index(bucket: np.ndarray, look: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Entries by (bucket, position), and for each entry j the range ``[lo_j, hi_j)`` of that order
-    holding the entries of its bucket before position ``look_j``.
-
-    Examples
-    --------
-    >>> order, lo, hi = bucket_index(np.array([1, 0, 1, 0]), np.arange(4))
-    >>> order.tolist(), lo.tolist(), hi.tolist()  # entry 2 sees entry 0, entry 3 sees entry 1
-    ([1, 3, 0, 2], [2, 0, 2, 0], [2, 0, 3, 1])
-    """
-    e = bucket.size
-    order = np.argsort(bucket, kind="stable")
-    sb = bucket[order]
-    return order, np.searchsorted(sb, bucket), np.searchsorted(sb * e + order, bucket * e + look)
-
-
-def _bucket_pairs(bucket: np.ndarray, inserts: np.ndarray, queries: np.ndarray,
-                  look: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-    """``sum_{j in queries} W_j sum_{i < look_j, bucket_i = bucket_j, i in inserts} W_i`` per lane,
-    as a function of the weights (E, L); the sort by bucket is done once here."""
-    e = bucket.size
-    order, lo, hi = bucket_index(bucket, look)
-    qj = np.flatnonzero(queries)
-    lo, hi = lo[qj], hi[qj]
-    keep = inserts[order]
-
-    def run(w: np.ndarray) -> np.ndarray:
-        csum = np.zeros((e + 1, w.shape[1]), dtype=np.int64)
-        np.cumsum(np.where(keep[:, None], w[order], 0), axis=0, out=csum[1:])
-        return np.einsum("jl,jl->l", w[qj], csum[hi] - csum[lo])
-
-    return run
-
-
-def _group_pairs(w: np.ndarray, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Tie pairs ``sum T (T - 1) / 2`` and groups with weight, over the runs (bounds ``runs``)."""
-    if not w.shape[0]:
-        return np.zeros(w.shape[1], dtype=np.int64), np.zeros(w.shape[1], dtype=np.int64)
-    total = np.add.reduceat(w, runs[:-1], axis=0)
-    return np.sum(total * (total - 1) // 2, axis=0), np.sum(total > 0, axis=0)
-
-
-def numpy_counts(t: TauTable, lanes: int, weights: Callable[[int, int], np.ndarray],
-                  with_z: bool = True) -> np.ndarray:
-    """:func:`table_counts` with NumPy loops: ``weights(l0, l1)`` gives lanes l0..l1-1 as (E, l1 - l0)
-    int64 in table order; returns (9, lanes). Without ``with_z`` the z rows are left 0."""
-    e = t.zr.size
-    zr = t.zr.astype(np.int64)
-    look = t.lag if t.lag is not None else np.arange(e, dtype=np.int64)
-    levels = []
-    for k in range(t.nbits):  # one pass per bit of the target's rank
-        bit = ((zr >> k) & 1).astype(bool)
-        # a pair counts at the highest bit where the ranks differ: the earlier entry has it set
-        levels.append(_bucket_pairs(zr >> (k + 1), bit, ~bit, look))
-    every = np.ones(e, dtype=bool)
-    far_tz = _bucket_pairs(zr, every, every, look) if t.lag is not None else None
-    out = np.zeros((len(COUNT_ROWS), lanes), dtype=np.int64)
-    step = max(1, _NUMPY_BLOCK // max(e, 1))
-    for l0 in range(0, lanes, step):
-        wb = weights(l0, min(l0 + step, lanes))
-        col = out[:, l0:l0 + step]
-        col[0] = wb.sum(axis=0)
-        col[1] = sum((level(wb) for level in levels), np.zeros(wb.shape[1], dtype=np.int64))
-        col[2], col[5] = _group_pairs(wb, t.x_runs)
-        col[3] = _group_pairs(wb, t.xz_runs)[0]
-        if with_z:
-            col[4], col[6] = _group_pairs(wb[t.zorder], t.z_runs)
-        if t.lag is not None and far_tz is not None:
-            csum = np.zeros((e + 1, wb.shape[1]), dtype=np.int64)
-            np.cumsum(wb, axis=0, out=csum[1:])
-            col[7] = np.einsum("jl,jl->l", wb, csum[t.lag])
-            col[8] = far_tz(wb)
-    return out
-
-
-def table_counts(t: TauTable, weights: ArrayLike, *, compiled: bool | None = None) -> np.ndarray:
+def table_counts(t: TauTable, weights: ArrayLike) -> np.ndarray:
     """Weighted Kendall counts of a table for a batch of weight vectors.
 
     Parameters
@@ -286,8 +192,6 @@ def table_counts(t: TauTable, weights: ArrayLike, *, compiled: bool | None = Non
         From :func:`tau_table`.
     weights : array_like (B, E) of int
         Non-negative integer weight of every entry (in the caller's entry order) in each draw.
-    compiled : bool, optional
-        Use the compiled loops (True: require them; False: NumPy; None: when installed).
 
     Returns
     -------
@@ -299,42 +203,43 @@ def table_counts(t: TauTable, weights: ArrayLike, *, compiled: bool | None = Non
     Examples
     --------
     >>> t = tau_table([1.0, 2.0, 3.0], [1.0, 3.0, 2.0])
-    >>> table_counts(t, [[1, 1, 1], [2, 1, 1]], compiled=False)[:2].tolist()  # n and discordant pairs
+    >>> table_counts(t, [[1, 1, 1], [2, 1, 1]])[:2].tolist()  # n and discordant pairs
     [[3, 4], [1, 1]]
     """
     w = np.asarray(weights, dtype=np.int64)
     if w.ndim != 2 or w.shape[1] != t.order.size or (w.size and w.min() < 0):
         raise ValueError(f"weights must be (draws, {t.order.size}) non-negative integers, got shape {w.shape}")
-    w = np.ascontiguousarray(w[:, t.order].T)  # (E, B) in table order
-    jit = compiled_loops(compiled, 1.0 if t.lag is not None else 0.0)
-    acc = accumulator(int(w.max(initial=0)), int(w.sum(axis=0).max(initial=0)), w.shape[0])
-    if jit is None or acc is None:
-        return numpy_counts(t, w.shape[1], lambda l0, l1: w[:, l0:l1])
-    out = np.zeros((len(COUNT_ROWS), w.shape[1]), dtype=np.int64)
-    lanes = jit.LANES
-    wide = np.zeros((w.shape[0], lanes), dtype=np.int32)
-    scratch = np.zeros(((int(t.zr.max(initial=0)) >> 1) + 1) * lanes, dtype=np.int32)
-    groups = jit_groups(t, multi=False)
-    for l0 in range(0, w.shape[1], lanes):
-        h = min(lanes, w.shape[1] - l0)
-        wide[:] = 0
-        wide[:, :h] = w[:, l0:l0 + h]
-        part = np.zeros((len(COUNT_ROWS), lanes), dtype=np.int64)
-        jit.group_counts(wide, groups, part, True, False)
-        part[1] = jit.level_discordant(t.zr, wide, t.nbits, scratch, acc[1], acc[0])
-        out[:, l0:l0 + h] = part[:, :h]
-    return out
+    dtype, acc, flush = accumulator(int(w.max(initial=0)), int(w.sum(axis=1).max(initial=0)), w.shape[1])
+    # entry j of the table is the caller's entry order[j], weighing w[b, order[j]] * 1
+    ones = np.ones((1, w.shape[0]), dtype=dtype)
+    entries = t.order.astype(np.int32)
+    return jit_loops().weight_counts(entries, np.zeros_like(entries), t.zr, t.nbits, jit_groups(t, multi=False),
+                                     np.ascontiguousarray(w.T, dtype=dtype), ones, flush, acc, t.lag)
 
 
-def accumulator(max_weight: int, total: int, entries: int) -> tuple[np.ndarray, int] | None:
-    """The compiled loops' partial sums: (an array of their dtype, entries summed before each flush),
-    or None when a bucket's weight may not fit in int32 (the NumPy loops take over)."""
+def accumulator(max_weight: int, total: int, entries: int) -> tuple[type[np.integer], np.ndarray, int]:
+    """The dtypes of the compiled loops for weights up to ``max_weight`` summing to at most ``total``.
+
+    Returns the dtype of the weights and of their bucket sums (int32 when both fit, else
+    int64), an array of the partial sums' dtype, and how many entries are summed before each
+    flush of the partial sums into int64.
+
+    Examples
+    --------
+    >>> for bounds in ((3, 40, 10), (2**20, 2**30, 10), (2**20, 2**40, 10)):
+    ...     weights, acc, flush = accumulator(*bounds)
+    ...     print(weights.__name__, acc.dtype, flush)
+    int32 int32 10
+    int32 int64 10
+    int64 int64 10
+    """
+    flush = max(entries, 1)
     if total > _INT32_MAX or max_weight > _INT32_MAX:
-        return None
+        return np.int64, np.zeros(1, dtype=np.int64), flush
     bound = max(max_weight * total, 1)  # one entry's term
     if bound > _INT32_MAX:
-        return np.zeros(1, dtype=np.int64), max(entries, 1)
-    return np.zeros(1, dtype=np.int32), max(1, min(_INT32_MAX // bound, max(entries, 1)))
+        return np.int32, np.zeros(1, dtype=np.int64), flush
+    return np.int32, np.zeros(1, dtype=np.int32), max(1, min(_INT32_MAX // bound, flush))
 
 
 def tau_from_table(counts: np.ndarray, *, variant: Variant = "b", min_pairs: int = 3,
@@ -344,7 +249,7 @@ def tau_from_table(counts: np.ndarray, *, variant: Variant = "b", min_pairs: int
     Examples
     --------
     >>> t = tau_table([1.0, 2.0, 3.0, 4.0], [1.0, 3.0, 2.0, 4.0])
-    >>> r, n = tau_from_table(table_counts(t, [[1, 1, 1, 1]], compiled=False))
+    >>> r, n = tau_from_table(table_counts(t, [[1, 1, 1, 1]]))
     >>> np.round(r, 4).tolist(), n.tolist()
     ([0.6667], [4])
     """
@@ -399,12 +304,6 @@ def cell_tables(x: ArrayLike, z: ArrayLike, *, epsilon: float = 0.0) -> list[Cel
     return out
 
 
-def _cell_weights(wt: np.ndarray, ct: np.ndarray, sys_of: np.ndarray, inp_of: np.ndarray, l0: int,
-                  l1: int) -> np.ndarray:
-    """Weights ``w_s c_i`` of the table's entries (rows) in draws l0..l1-1 (columns)."""
-    return wt[sys_of, l0:l1] * ct[inp_of, l0:l1]
-
-
 def _counts(a: ArrayLike | None, size: int, name: str, what: str) -> np.ndarray | None:
     """Count vectors (B, size) of non-negative integers, or None."""
     if a is None:
@@ -426,7 +325,6 @@ def weighted_global_kendall(
     variant: Variant = "b",
     min_pairs: int = 3,
     epsilon: float = 0.0,
-    compiled: bool | None = None,
     tables: Sequence[CellTable] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Global-level Kendall of bootstrap draws given as system and input counts.
@@ -441,8 +339,6 @@ def weighted_global_kendall(
         Input counts of each draw (None: every input once). At least one of w and c.
     variant, min_pairs, epsilon
         As in :func:`xcorrstat._kernels.kendall`.
-    compiled : bool, optional
-        Compiled loops (True: require them; False: NumPy; None: when installed).
     tables : sequence of CellTable, optional
         :func:`cell_tables` of the same ``x``, ``z`` and ``epsilon``, to sort the cells once
         for many batches of draws.
@@ -470,22 +366,19 @@ def weighted_global_kendall(
         raise ValueError(f"w and c must have one row per draw each, got {wa.shape[0]} and {ca.shape[0]} rows")
     wt = np.ascontiguousarray((np.ones((b, s), dtype=np.int64) if wa is None else wa).T)  # (S, B)
     ct = np.ascontiguousarray((np.ones((b, i), dtype=np.int64) if ca is None else ca).T)  # (I, B)
-    jit = compiled_loops(compiled, epsilon)
-    acc = accumulator(int(wt.max(initial=0)) * int(ct.max(initial=0)),
-                      int(wt.sum(axis=0).max(initial=0)) * int(ct.sum(axis=0).max(initial=0)), s * i)
+    dtype, acc, flush = accumulator(int(wt.max(initial=0)) * int(ct.max(initial=0)),
+                                    int(wt.sum(axis=0).max(initial=0)) * int(ct.sum(axis=0).max(initial=0)), s * i)
     if tables is None:
         tables = cell_tables(xf, zf, epsilon=epsilon)
     elif len(tables) != xf.shape[0]:
         raise ValueError(f"tables must hold one table per row of x, got {len(tables)} for {xf.shape[0]} rows")
     r = np.empty((xf.shape[0], b))
     n = np.empty((xf.shape[0], b), dtype=np.int64)
-    w32, c32 = wt.astype(np.int32), ct.astype(np.int32)  # within int32: acc is not None
+    wk, ck = wt.astype(dtype), ct.astype(dtype)  # every product w_s c_i and every draw's sum fit in dtype
+    jit = jit_loops()
     for row, ct_row in enumerate(tables):
-        t, sys_of, inp_of = ct_row.table, ct_row.sys_of, ct_row.inp_of
-        if jit is not None and acc is not None:
-            counts = np.zeros((len(COUNT_ROWS), b), dtype=np.int64)
-            counts[:7] = jit.weight_counts(sys_of, inp_of, t.zr, t.nbits, ct_row.groups, w32, c32, acc[1], acc[0])
-        else:
-            counts = numpy_counts(t, b, partial(_cell_weights, wt, ct, sys_of, inp_of))
+        t = ct_row.table
+        counts = jit.weight_counts(ct_row.sys_of, ct_row.inp_of, t.zr, t.nbits, ct_row.groups, wk, ck, flush, acc,
+                                   t.lag)
         r[row], n[row] = tau_from_table(counts, variant=variant, min_pairs=min_pairs, epsilon=epsilon)
     return r.reshape(lead + (b,)), n.reshape(lead + (b,))

@@ -1,19 +1,24 @@
-"""Compiled loops of :mod:`xcorrstat._kernels.global_kendall` (numba).
+"""Compiled loops of :mod:`xcorrstat._kernels.global_kendall` (numba): its one algorithm.
 
-Only :mod:`xcorrstat._kernels.global_kendall` imports this module, unless the compiled loops
-are turned off; it falls back to its NumPy loops then. The loops here
-compute the same integer counts as those NumPy loops (the tests compare them draw by draw):
+:mod:`xcorrstat._kernels.global_kendall` imports this module on first use (importing
+xcorrstat does not start numba). The loops count exact integers (the tests compare them
+with NumPy counts and brute-force counts, draw by draw):
 
 * :func:`level_discordant`: weighted discordant pairs of a table for a block of weight
-  columns ("lanes"), one pass over the entries per bit of the target's rank;
+  columns ("lanes"), one pass over the entries per bit of the target's rank; with a lag
+  (``epsilon > 0``) an entry pairs only with the entries far enough below it, and
+  :func:`far_pairs` counts those far pairs and the far pairs tied in the target;
 * :func:`group_counts`: weighted tie pairs and distinct values of the table's groups;
 * :func:`swap_counts` and :func:`weight_counts`: the two drivers, which build a block of
   lanes from swap masks (0/1 weights of X' and Y') or from bootstrap counts (``w_s c_i``)
   and call both; :func:`swap_counts_linear` counts X' only and gives what Y' needs
   (:mod:`xcorrstat._kernels.global_kendall_swap`).
 
-Every lane is computed on its own, so a draw's counts do not depend on the block or batch it
-is computed in. The functions release the GIL (Dask threads run them in parallel).
+Weights, bucket sums and partial sums take the dtype of the arrays passed in: int32 when
+they fit (the fast flavour), int64 otherwise; numba compiles one specialisation per dtype of
+the same loops. Every lane is computed on its own, so a draw's counts do not depend on the
+block or batch it is computed in. The functions release the GIL (Dask threads run them in
+parallel).
 """
 
 from __future__ import annotations
@@ -24,13 +29,16 @@ import numpy as np
 
 numba = importlib.import_module("numba")
 
-__all__ = ["LANES", "group_counts", "level_discordant", "linear_terms", "swap_counts", "swap_counts_linear",
-           "weight_counts"]
+__all__ = ["LANES", "N_ROWS", "far_pairs", "group_counts", "level_discordant", "linear_terms", "swap_counts",
+           "swap_counts_linear", "weight_counts"]
 
 #: Weight columns computed together: one SIMD row of 0/1 bytes, a few of int32 weights.
 LANES = 32
 #: Rows of the counts :func:`swap_counts` and :func:`weight_counts` return.
 N_COUNTS = 7  # n, discordant, tx0, txz0, tz, distinct x, distinct z
+#: Rows of the counts :func:`weight_counts` returns: those of :data:`N_COUNTS`, then with a lag
+#: the pairs far apart in x and those of them tied in z.
+N_ROWS = 9
 
 _JIT = {"nogil": True, "cache": True, "boundscheck": False, "error_model": "numpy"}
 
@@ -43,16 +51,22 @@ def _width(h):
 
 
 @numba.njit(**_JIT)
-def level_discordant(zr, w, nbits, ones, flush, acc):
-    """Weighted pairs ``i < j`` (table order) with ``zr[i] > zr[j]``, per lane: ``sum w_i w_j``.
+def level_discordant(zr, w, nbits, ones, flush, acc, lag):
+    """Weighted pairs ``i < j`` (table order) with ``zr[i] > zr[j]``, per lane: ``sum w_i w_j``;
+    with a ``lag`` (not None) only the pairs with ``i < lag[j]`` (far apart in x).
 
     The pair is counted at the highest bit where the two ranks differ: entry i (bit 1) adds
     its weights to its bucket (the rank's higher bits), entry j (bit 0) takes the bucket's
-    sum. ``ones`` is scratch of at least ``((max rank >> 1) + 1) * lanes`` int32; partial
-    sums are ``acc``'s dtype and go into the int64 result every ``flush`` entries.
+    sum. ``ones`` is scratch of at least ``((max rank >> 1) + 1) * lanes`` of the weights'
+    dtype; partial sums are ``acc``'s dtype and go into the int64 result every ``flush`` entries.
+    numba compiles the loop without a lag (None) on its own: the lagged branch is pruned.
     """
     e, lanes = w.shape
     out = np.zeros(lanes, np.int64)
+    if lag is not None:
+        for k in range(nbits):
+            _lagged_pass(zr, w, lag, k + 1, k, ones, flush, acc, out)
+        return out
     part = np.zeros(lanes, acc.dtype)
     for k in range(nbits):
         ones[:] = 0
@@ -72,6 +86,53 @@ def level_discordant(zr, w, nbits, ones, flush, acc):
             for lane in range(lanes):
                 out[lane] += part[lane]
     return out
+
+
+@numba.njit(**_JIT)
+def _lagged_pass(zr, w, lag, shift, bit, ones, flush, acc, out):
+    """One pass of :func:`level_discordant` with a lag, or of :func:`far_pairs`: add ``sum w_i w_j``
+    per lane to ``out`` over the pairs ``i < lag[j]`` (table order) in the same bucket
+    ``zr >> shift``; with ``bit >= 0`` only those where i has that bit of its rank set and j
+    has not, with ``bit < 0`` all of them.
+
+    ``lag`` never decreases, so that a pointer walks the entries once: entry i adds its weights
+    to its bucket's running sums in ``ones`` (scratch of at least ``((max rank >> shift) + 1)
+    * lanes``, cleared here) when the look of some j passes it, then j takes its bucket's sums.
+    The row views are taken outside the branches, so that the lane loops are vectorised.
+    """
+    e, lanes = w.shape
+    part = np.zeros(lanes, acc.dtype)
+    ones[:] = 0
+    i = 0
+    for j0 in range(0, e, flush):
+        part[:] = 0
+        for j in range(j0, min(e, j0 + flush)):
+            while i < lag[j]:
+                r = zr[i]
+                base = (r >> shift) * lanes
+                row = ones[base:base + lanes]
+                wi = w[i]
+                if bit < 0 or (r >> bit) & 1:
+                    for lane in range(lanes):
+                        row[lane] += wi[lane]
+                i += 1
+            r = zr[j]
+            base = (r >> shift) * lanes
+            row = ones[base:base + lanes]
+            wj = w[j]
+            if bit < 0 or not (r >> bit) & 1:
+                for lane in range(lanes):
+                    part[lane] += wj[lane] * row[lane]
+        for lane in range(lanes):
+            out[lane] += part[lane]
+
+
+@numba.njit(**_JIT)
+def far_pairs(zr, w, nbits, ones, flush, acc, lag, far, far_tz):
+    """Add per lane the weighted pairs ``i < lag[j]`` to ``far`` and those of them tied in the
+    target to ``far_tz``; ``ones`` as in :func:`level_discordant` with ``(max rank + 1) * lanes``."""
+    _lagged_pass(zr, w, lag, nbits, -1, ones, flush, acc, far)  # one bucket: every rank < 2**nbits
+    _lagged_pass(zr, w, lag, 0, -1, ones, flush, acc, far_tz)
 
 
 @numba.njit(**_JIT)
@@ -162,7 +223,7 @@ def swap_counts(cell, src, zr, nbits, groups, masks, with_z, flush):
             w[:, half + lane] = 0
         part[:] = 0
         group_counts(w, groups, part, with_z, True)
-        part[1, :2 * half] = level_discordant(zr, w, nbits, ones[:rows * 2 * half], flush, acc)
+        part[1, :2 * half] = level_discordant(zr, w, nbits, ones[:rows * 2 * half], flush, acc, None)
         for lane in range(h):
             for r in range(N_COUNTS):
                 out[r, b0 + lane] = part[r, lane]
@@ -171,22 +232,25 @@ def swap_counts(cell, src, zr, nbits, groups, masks, with_z, flush):
 
 
 @numba.njit(**_JIT)
-def weight_counts(sys_of, inp_of, zr, nbits, groups, w_t, c_t, flush, acc):
-    """Counts for B bootstrap draws: entry j weighs ``w_t[sys_of[j], b] * c_t[inp_of[j], b]``.
+def weight_counts(sys_of, inp_of, zr, nbits, groups, w_t, c_t, flush, acc, lag):
+    """Counts (:data:`N_ROWS`, B) for B bootstrap draws: entry j weighs ``w_t[sys_of[j], b] * c_t[inp_of[j], b]``.
 
-    ``w_t`` (S, B) and ``c_t`` (I, B) are int32 counts of the systems and inputs; ``groups``
-    as in :func:`group_counts`, every run listed.
+    ``w_t`` (S, B) and ``c_t`` (I, B) are counts of the systems and inputs, of a dtype that
+    holds every weight and every sum of weights (the dtype of the block and the bucket sums);
+    ``groups`` as in :func:`group_counts`, every run listed; ``lag`` None, or (with epsilon)
+    the entries far enough below each entry (then the far rows are counted too).
     """
     e = sys_of.shape[0]
     b = w_t.shape[1]
-    out = np.zeros((N_COUNTS, b), np.int64)
-    rows = ((zr.max() >> 1) + 1) if e else 1
-    ones = np.zeros(rows * LANES, np.int32)
-    part = np.zeros((N_COUNTS, LANES), np.int64)
+    out = np.zeros((N_ROWS, b), np.int64)
+    top = zr.max() if e else 0
+    rows = (top >> 1) + 1 if lag is None else top + 1
+    ones = np.zeros(rows * LANES, w_t.dtype)
+    part = np.zeros((N_ROWS, LANES), np.int64)
     for b0 in range(0, b, LANES):
         h = min(LANES, b - b0)
         lanes = _width(h)
-        w = np.zeros((e, lanes), np.int32)
+        w = np.zeros((e, lanes), w_t.dtype)
         for j in range(e):
             ws = w_t[sys_of[j]]
             ci = c_t[inp_of[j]]
@@ -194,9 +258,12 @@ def weight_counts(sys_of, inp_of, zr, nbits, groups, w_t, c_t, flush, acc):
                 w[j, lane] = ws[b0 + lane] * ci[b0 + lane]
         part[:] = 0
         group_counts(w, groups, part, True, False)
-        part[1, :lanes] = level_discordant(zr, w, nbits, ones[:rows * lanes], flush, acc)
+        scratch = ones[:((top >> 1) + 1) * lanes]
+        part[1, :lanes] = level_discordant(zr, w, nbits, scratch, flush, acc, lag)
+        if lag is not None:
+            far_pairs(zr, w, nbits, ones[:rows * lanes], flush, acc, lag, part[7], part[8])
         for lane in range(h):
-            for r in range(N_COUNTS):
+            for r in range(N_ROWS):
                 out[r, b0 + lane] = part[r, lane]
     return out
 
@@ -229,7 +296,7 @@ def swap_counts_linear(cell, src, zr, nbits, groups, masks, lin, singles, flush)
 
     Returns (9, B) rows: weight, discordant pairs, tie pairs in x and in (x, z) and distinct
     x of X'; tie pairs in x and in (x, z) and distinct x of Y' (every entry X' does not keep);
-    ``sum_c m_c lin[c]`` (``lin`` int32). ``groups`` lists the runs of two entries or more;
+    ``sum_c m_c lin[c]`` (``lin`` int32, or int64 for tables too long for int32 sums). ``groups`` lists the runs of two entries or more;
     ``singles`` is the number of entries alone in their run of x.
     """
     xs, xe, xzs, xze = groups[0], groups[1], groups[2], groups[3]
@@ -243,7 +310,7 @@ def swap_counts_linear(cell, src, zr, nbits, groups, masks, lin, singles, flush)
     block = np.zeros((cells, LANES), np.uint8)
     part = np.zeros((9, LANES), np.int64)
     n_valid = e // 2
-    lm = np.zeros(LANES, np.int32)
+    lm = np.zeros(LANES, lin.dtype)
     biggest = 1
     for c in range(cells):
         biggest = max(biggest, abs(lin[c]))
@@ -285,7 +352,7 @@ def swap_counts_linear(cell, src, zr, nbits, groups, masks, lin, singles, flush)
             kept = part[0, lane] - covered[lane]  # lone entries X' keeps; Y' keeps the other lone ones
             part[4, lane] += kept
             part[7, lane] += singles - kept
-        part[1, :lanes] = level_discordant(zr, w, nbits, ones[:rows * lanes], flush, acc)
+        part[1, :lanes] = level_discordant(zr, w, nbits, ones[:rows * lanes], flush, acc, None)
         for lane in range(h):
             for r in range(9):
                 out[r, b0 + lane] = part[r, lane]

@@ -15,14 +15,14 @@ difference is ``g_ab [A_ab (1 - m_a - m_b) + B_ab (m_b - m_a)]`` with ``A = f(0,
 and ``B = f(0, 1) - f(1, 0)``: no ``m_a m_b`` term. So
 ``S(Y') = S(X') - (S(X) - S(Y)) - sum_c m_c l_c`` with ``l_c = h(y_c, z_c) - h(x_c, z_c)`` and
 ``h(v, z_c) = sum over the 2n entries e of sgn(v - v_e) sgn(z_c - z_e)``, found once
-(:func:`xcorrstat._kernels.global_kendall_jit.linear_terms`). The compiled loops use this; the NumPy loops count Y' like X' (the tests compare
-the two).
+(:func:`xcorrstat._kernels.global_kendall_jit.linear_terms`). When X and Y are missing in
+different cells, the compiled loops count Y' like X'. The tests compare both with NumPy counts
+of X' and Y' and with the explicitly swapped matrices.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import ModuleType
 from typing import NamedTuple
 
 import numpy as np
@@ -32,10 +32,9 @@ from .._types import Variant
 from .global_kendall import (
     COUNT_ROWS,
     TauTable,
-    compiled_loops,
     jit_groups,
+    jit_loops,
     lead_rows,
-    numpy_counts,
     ranked_table,
     tau_from_table,
 )
@@ -43,6 +42,8 @@ from .global_kendall import (
 __all__ = ["swap_global_kendall"]
 
 _INT32_MAX = 2**31 - 1
+#: Tables of this many entries or more keep the linear terms l_c (|l_c| <= 2 E) in int64.
+LINEAR_INT32_ENTRIES = _INT32_MAX // 8
 
 
 class _SwapRow(NamedTuple):
@@ -56,7 +57,7 @@ class _SwapRow(NamedTuple):
     linear: tuple[np.ndarray, int] | None  # (l_c per cell, S(X) - S(Y)) for the compiled loops
 
 
-def _swap_row(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, jit: ModuleType | None) -> _SwapRow:
+def _swap_row(zx: np.ndarray, zy: np.ndarray, z: np.ndarray) -> _SwapRow:
     """The table of one (S, I) row: the valid scores of X (cells where X and Z are present), then of Y."""
     zf = z.reshape(-1)
     vz = ~np.isnan(zf)
@@ -73,10 +74,8 @@ def _swap_row(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, jit: ModuleType | N
     # every draw keeps the same cells, each once: the target's ties are fixed
     per_z = np.diff(t.z_runs).astype(np.int64) // 2  # each cell is two entries, its X and its Y
     row = row._replace(fixed=(int(np.sum(per_z * (per_z - 1) // 2)), int(per_z.size)))
-    if jit is None or t.zr.size >= _INT32_MAX // 8:
-        return row
-    lin, c0 = jit.linear_terms(t.zr, t.x_runs, row.src, row.cell, zf.size)
-    return row._replace(linear=(lin.astype(np.int32), int(c0)))  # |l_c| <= 2 E: int32
+    lin, c0 = jit_loops().linear_terms(t.zr, t.x_runs, row.src, row.cell, zf.size)
+    return row._replace(linear=(lin.astype(np.int32 if t.zr.size < LINEAR_INT32_ENTRIES else np.int64), int(c0)))
 
 
 def swap_global_kendall(
@@ -86,7 +85,6 @@ def swap_global_kendall(
     *,
     variant: Variant = "b",
     min_pairs: int = 3,
-    compiled: bool | None = None,
 ) -> Callable[[ArrayLike], np.ndarray]:
     """``deltas(masks)``: global-level ``tau(X', Z) - tau(Y', Z)`` for a batch of swap masks.
 
@@ -97,8 +95,6 @@ def swap_global_kendall(
         may be missing in different cells.
     variant, min_pairs
         As in :func:`xcorrstat._kernels.kendall`.
-    compiled : bool, optional
-        Compiled loops (True: require them; False: NumPy; None: when installed).
 
     Returns
     -------
@@ -114,8 +110,7 @@ def swap_global_kendall(
     [1.2, -1.2]
     """
     (xf, yf, zf), lead = lead_rows(zx, zy, z)
-    jit = compiled_loops(compiled, 0.0)
-    rows = [_swap_row(xf[p], yf[p], zf[p], jit) for p in range(xf.shape[0])]
+    rows = [_swap_row(xf[p], yf[p], zf[p]) for p in range(xf.shape[0])]
 
     def deltas(masks: ArrayLike) -> np.ndarray:
         m = np.asarray(masks, dtype=bool)
@@ -125,12 +120,7 @@ def swap_global_kendall(
         flat = np.ascontiguousarray(m.reshape(b, -1)).view(np.uint8)  # (B, cells) of 0/1
         out = np.empty((len(rows), b))
         for p, row in enumerate(rows):
-            if jit is not None and row.linear is not None:
-                counts = _linear_counts(row, flat, jit)
-            elif jit is not None and row.table.zr.size < _INT32_MAX // 8:
-                counts = _compiled_counts(row, flat, jit)
-            else:
-                counts = _numpy_swap_counts(row, flat)
+            counts = _linear_counts(row, flat) if row.linear is not None else _swap_counts(row, flat)
             r, _ = tau_from_table(counts, variant=variant, min_pairs=min_pairs)
             out[p] = r[:b] - r[b:]
         return out.reshape(lead + (b,))
@@ -138,24 +128,24 @@ def swap_global_kendall(
     return deltas
 
 
-def _compiled_counts(row: _SwapRow, masks: np.ndarray, jit: ModuleType) -> np.ndarray:
+def _swap_counts(row: _SwapRow, masks: np.ndarray) -> np.ndarray:
     """(9, 2B) counts of X' then Y' for masks (B, cells), both counted by the compiled loops."""
     t = row.table
     counts = np.zeros((len(COUNT_ROWS), 2 * masks.shape[0]), dtype=np.int64)
-    counts[:7] = jit.swap_counts(row.cell, row.src, t.zr, t.nbits, row.groups, masks, row.fixed is None,
+    counts[:7] = jit_loops().swap_counts(row.cell, row.src, t.zr, t.nbits, row.groups, masks, row.fixed is None,
                                  max(1, _INT32_MAX // max(t.zr.size, 1)))
     if row.fixed is not None:
         counts[4], counts[6] = row.fixed
     return counts
 
 
-def _linear_counts(row: _SwapRow, masks: np.ndarray, jit: ModuleType) -> np.ndarray:
+def _linear_counts(row: _SwapRow, masks: np.ndarray) -> np.ndarray:
     """(9, 2B) counts with Y''s discordant pairs from the linear form (module docstring)."""
     assert row.fixed is not None and row.linear is not None
     t, b = row.table, masks.shape[0]
     lin, c0 = row.linear
     singles = t.zr.size - int(np.sum(row.groups[1] - row.groups[0]))  # entries alone in their run of x
-    part = jit.swap_counts_linear(row.cell, row.src, t.zr, t.nbits, row.groups, masks, lin, singles,
+    part = jit_loops().swap_counts_linear(row.cell, row.src, t.zr, t.nbits, row.groups, masks, lin, singles,
                                   max(1, _INT32_MAX // max(t.zr.size, 1)))
     n, dis_x, tx_x, txz_x, mx_x, tx_y, txz_y, mx_y, lm = part
     tz, mz = row.fixed
@@ -169,17 +159,3 @@ def _linear_counts(row: _SwapRow, masks: np.ndarray, jit: ModuleType) -> np.ndar
             counts[r, col] = v
     return counts
 
-
-def _numpy_swap_counts(row: _SwapRow, masks: np.ndarray) -> np.ndarray:
-    """(9, 2B) counts of X' then Y' for masks (B, cells), by the NumPy loops."""
-    b = masks.shape[0]
-    flip = 1 - row.src.astype(np.int64)
-
-    def weights(l0: int, l1: int) -> np.ndarray:
-        lane = np.arange(l0, l1)  # lanes 0..B-1 are X', B..2B-1 are Y'
-        return (masks[lane % b][:, row.cell].T ^ flip[:, None]) ^ (lane >= b)[None, :]
-
-    counts = numpy_counts(row.table, 2 * b, weights, with_z=row.fixed is None)
-    if row.fixed is not None:
-        counts[4], counts[6] = row.fixed
-    return counts
