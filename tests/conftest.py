@@ -5,17 +5,6 @@ import xarray as xr
 import xcorrstat
 
 
-@pytest.fixture(params=["compiled", "numpy"])
-def path(request):
-    """A kernel's compiled loop (when numba is installed), then its NumPy path."""
-    if request.param == "compiled":
-        pytest.importorskip("numba")
-        yield request.param
-    else:
-        with xcorrstat.set_options(compiled=False):
-            yield request.param
-
-
 @pytest.fixture(scope="session")
 def summeval() -> xr.Dataset:
     return xcorrstat.datasets.summeval()

@@ -1,7 +1,7 @@
 """What newcomers trip over: choices in any case with "did you mean", readable column lists, hints that name
 options that exist, progress bars only where a person sees them, --quiet everywhere, columns named like human
-judgments, one rule for label columns, clusters without a dashboard, lower-is-better metrics and the switch
-of the compiled loops."""
+judgments, one rule for label columns, clusters without a dashboard, lower-is-better metrics, and compiled
+loops without a switch or a compiler at import."""
 
 import io
 import re
@@ -15,8 +15,6 @@ import xarray as xr
 
 import xcorrstat
 from xcorrstat._cli import main
-from xcorrstat._kernels._compiled import compiled_module
-from xcorrstat._kernels.global_kendall import compiled_loops
 from xcorrstat._options import show_progress
 from xcorrstat._resampling.engine import compute_with_progress
 from xcorrstat._schema import looks_human
@@ -411,35 +409,22 @@ def test_lower_is_better_on_mtme_data(capsys, tmp_path):
     np.testing.assert_allclose(outs[1].loc["COMET-refA"].values, outs[0].loc["COMET-refA"].values)
 
 
-# -- 10. the compiled loops can be turned off ---------------------------------------------------------------
+# -- 10. one algorithm per kernel: no switch, and no compiler until a loop runs --------------------------
 
 
-def global_kendall(ds):
-    return xcorrstat.correlate(ds, target="human", level="global", method="kendall")
+def test_the_compiled_loops_have_no_switch():
+    """Each kernel has one algorithm (the NumPy ones are the tests' oracles), so there is nothing to
+    turn off: ``compiled`` is not an option."""
+    assert "compiled" not in xcorrstat.get_options()
+    with pytest.raises(ValueError, match="compiled"):
+        xcorrstat.set_options(compiled=False)
 
 
-def test_set_options_turns_compiled_loops_off():
-    ds = make_scores(n_metrics=3, n_systems=5, n_inputs=30, seed=9, ties=True)
-    with xcorrstat.set_options(compiled=False):
-        assert compiled_module("global_kendall_jit") is None and compiled_loops(None, 0.0) is None
-        numpy_path = global_kendall(ds)
-    default = global_kendall(ds)
-    np.testing.assert_array_equal(numpy_path.values, default.values)
-    assert xcorrstat.get_options()["compiled"] is None
-    with pytest.raises(ValueError, match="compiled must be True, False or None"):
-        xcorrstat.set_options(compiled="no")
+def test_importing_the_package_does_not_start_numba():
+    """The loops are imported and compiled on first use: a process that never runs one never loads numba."""
+    import subprocess
+    import sys
 
-
-def test_environment_variable_turns_compiled_loops_off(monkeypatch):
-    ds = make_scores(n_metrics=3, n_systems=5, n_inputs=30, seed=10, ties=True)
-    monkeypatch.setenv("XCORRSTAT_COMPILED", "0")
-    assert compiled_module("global_kendall_jit") is None and compiled_module("swap_system_jit") is None
-    numpy_path = global_kendall(ds)
-    with xcorrstat.set_options(compiled=True):  # the option overrides the environment
-        on = compiled_module("global_kendall_jit")
-    monkeypatch.setenv("XCORRSTAT_COMPILED", "maybe")
-    with pytest.raises(ValueError, match="XCORRSTAT_COMPILED must be 0 or 1"):
-        compiled_module("global_kendall_jit")
-    monkeypatch.delenv("XCORRSTAT_COMPILED")
-    np.testing.assert_array_equal(numpy_path.values, global_kendall(ds).values)
-    assert on is compiled_module("global_kendall_jit")
+    code = "import sys, xcorrstat; xcorrstat.datasets.summeval(); print('numba' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from typing import Any
@@ -11,23 +10,18 @@ import numpy as np
 
 from ._display import cut, stream_is_interactive
 
-__all__ = ["COMPILED_ENV", "OPTIONS", "PROGRESS", "compiled_enabled", "get_options", "parse_bytes",
+__all__ = ["OPTIONS", "PROGRESS", "get_options", "parse_bytes",
            "set_options", "show_progress"]
 
 OPTIONS: dict[str, Any] = {
     "min_pairs": 3,
     "memory_budget": 2**30,
-    "compiled": None,
     "progress": "never",
     "batch": None,
     "trial_batch": None,
     "tune_worker_allocator": False,
 }
 
-#: Environment variable that turns the compiled (numba) loops off: ``XCORRSTAT_COMPILED=0``.
-COMPILED_ENV = "XCORRSTAT_COMPILED"
-_OFF = ("0", "false", "no", "off")
-_ON = ("", "1", "true", "yes", "on")
 #: Values of the ``progress`` option.
 PROGRESS = ("never", "auto", "always")
 
@@ -70,13 +64,6 @@ def _min_pairs(value: Any) -> int:
     raise ValueError(f"set_options: min_pairs must be an integer >= 2, got {value!r}")
 
 
-def _compiled(value: Any) -> bool | None:
-    if value is None or isinstance(value, (bool, np.bool_)):
-        return None if value is None else bool(value)
-    raise ValueError(f"set_options: compiled must be True, False or None (the {COMPILED_ENV} environment "
-                     f"variable decides), got {cut(value)}")
-
-
 def _progress(value: Any) -> str:
     if isinstance(value, (bool, np.bool_)):
         return "always" if value else "never"
@@ -112,33 +99,11 @@ def _flag(name: str) -> Callable[[Any], bool]:
 _CHECKS: dict[str, Callable[[Any], Any]] = {
     "min_pairs": _min_pairs,
     "memory_budget": parse_bytes,
-    "compiled": _compiled,
     "progress": _progress,
     "batch": _batch,
     "trial_batch": _trial_batch,
     "tune_worker_allocator": _flag("tune_worker_allocator"),
 }
-
-
-def compiled_enabled() -> bool:
-    """Whether the compiled (numba) loops may be used: the ``compiled`` option, else the environment
-    variable ``XCORRSTAT_COMPILED`` (``0``, ``false``, ``no`` or ``off`` turn them off), else yes.
-
-    Examples
-    --------
-    >>> with set_options(compiled=False):
-    ...     compiled_enabled()
-    False
-    """
-    if OPTIONS["compiled"] is not None:
-        return bool(OPTIONS["compiled"])
-    setting = os.environ.get(COMPILED_ENV, "").strip().lower()
-    if setting in _OFF:
-        return False
-    if setting not in _ON:
-        raise ValueError(f"the environment variable {COMPILED_ENV} must be 0 or 1 (also false/true, no/yes, "
-                         f"off/on), got {cut(os.environ[COMPILED_ENV])}")
-    return True
 
 
 def show_progress(progress: bool, stream: Any = None) -> bool:
@@ -192,13 +157,6 @@ class set_options:
         results come on top. A smaller budget means smaller blocks and more of them, not other
         numbers: every draw is made from its id, whatever the blocks. A block always holds
         at least one draw of one metric (or pair) and about 8 MB of temporaries.
-    compiled : bool or None, default None
-        Whether the compiled (numba) loops of the kernels that still have a NumPy path too may
-        be used (global-level Kendall, and the system-level, input-level and missing-cell swap
-        kernels; the soft pairwise accuracy test has only its compiled loop). ``False`` runs
-        their NumPy path (the same numbers, without the first call's compilation); ``None``
-        leaves it to the environment variable ``XCORRSTAT_COMPILED`` (``XCORRSTAT_COMPILED=0``
-        turns them off), else they are used.
     progress : {"never", "auto", "always"}, default "never"
         Progress bars of eager computations: ``"auto"`` shows them only when stderr is a
         terminal or a notebook's output (a log file or a pipe gets none), ``"always"``

@@ -1,9 +1,12 @@
-"""How kernels are compiled: :data:`jit`, numba's decorator with the package's settings.
+"""How kernels are compiled: :data:`jit`, numba's decorator with the package's settings, and
+:func:`loops`, a module of compiled loops imported on first use.
 
-A kernel written once as a loop is compiled with :data:`jit` (numba is a dependency). Some
-kernels still have a compiled companion module beside a NumPy path: they ask for it here and
-take the NumPy path when this returns None: when the compiled loops are turned off
-(``set_options(compiled=False)`` or the environment variable ``XCORRSTAT_COMPILED=0``, :func:`xcorrstat._options.compiled_enabled`).
+Every kernel that runs a loop per draw has one algorithm, compiled by numba (a dependency). A
+small loop is written beside its kernel and decorated with :data:`jit`; a larger set of loops
+lives in a ``*_jit`` module of its own, which its kernel imports with :func:`loops` when it first
+runs. Either way importing xcorrstat does not start numba's compiler (about 50 MiB of memory) in
+a process that never runs a loop. The NumPy algorithms these loops replaced are kept in the tests,
+as the oracles the loops are compared with bit for bit.
 """
 
 from __future__ import annotations
@@ -15,16 +18,12 @@ from types import ModuleType
 from collections.abc import Callable
 from typing import Any
 
-from .._options import compiled_enabled
-
-__all__ = ["compiled_module", "jit"]
+__all__ = ["jit", "loops"]
 
 
 def jit(func: Callable[..., Any]) -> Callable[..., Any]:
     """``func`` compiled by numba on its first call: machine code without the GIL (Dask threads run
-    it in parallel), cached on disk, without bounds checks. Kernels whose one algorithm is such a
-    loop use this. The compilation waits for the first call, so importing xcorrstat does not start
-    numba's compiler (about 50 MiB of memory) in a process that never runs the loop.
+    it in parallel), cached on disk, without bounds checks.
 
     Examples
     --------
@@ -46,26 +45,13 @@ def jit(func: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def compiled_module(name: str) -> ModuleType | None:
-    """``xcorrstat._kernels.<name>``, imported once; None when numba is not installed or the
-    compiled loops are turned off.
+@functools.cache
+def loops(name: str) -> ModuleType:
+    """``xcorrstat._kernels.<name>``, a module of compiled loops, imported once, on first use.
 
     Examples
     --------
-    >>> hasattr(compiled_module("global_kendall_jit"), "LANES")
-    True
-    >>> from xcorrstat import set_options
-    >>> with set_options(compiled=False):
-    ...     compiled_module("global_kendall_jit") is None
-    True
+    >>> loops("global_kendall_jit").LANES
+    32
     """
-    return _imported(name) if compiled_enabled() else None
-
-
-@functools.cache
-def _imported(name: str) -> ModuleType | None:
-    """``xcorrstat._kernels.<name>``, imported once; None when numba is not installed."""
-    try:
-        return importlib.import_module(f"{__package__}.{name}")
-    except ImportError:
-        return None
+    return importlib.import_module(f"{__package__}.{name}")

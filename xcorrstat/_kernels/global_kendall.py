@@ -35,16 +35,14 @@ weights fits and in int64 otherwise (:func:`accumulator`).
 
 from __future__ import annotations
 
-import functools
-import importlib
 from collections.abc import Sequence
-from types import ModuleType
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._types import Variant
+from ._compiled import loops
 from .tau import tau_from_counts
 
 __all__ = [
@@ -55,7 +53,6 @@ __all__ = [
     "cell_tables",
     "group_lists",
     "jit_groups",
-    "jit_loops",
     "lead_rows",
     "ranked_table",
     "table_counts",
@@ -171,16 +168,6 @@ def _far_below(vs: np.ndarray, epsilon: float) -> np.ndarray:
     return lo
 
 
-@functools.cache
-def jit_loops() -> ModuleType:
-    """The compiled loops' module (:mod:`xcorrstat._kernels.global_kendall_jit`), imported on first use.
-
-    Examples
-    --------
-    >>> jit_loops().LANES
-    32
-    """
-    return importlib.import_module(f"{__package__}.global_kendall_jit")
 
 
 def table_counts(t: TauTable, weights: ArrayLike) -> np.ndarray:
@@ -213,8 +200,9 @@ def table_counts(t: TauTable, weights: ArrayLike) -> np.ndarray:
     # entry j of the table is the caller's entry order[j], weighing w[b, order[j]] * 1
     ones = np.ones((1, w.shape[0]), dtype=dtype)
     entries = t.order.astype(np.int32)
-    return jit_loops().weight_counts(entries, np.zeros_like(entries), t.zr, t.nbits, jit_groups(t, multi=False),
-                                     np.ascontiguousarray(w.T, dtype=dtype), ones, flush, acc, t.lag)
+    jit = loops("global_kendall_jit")
+    return jit.weight_counts(entries, np.zeros_like(entries), t.zr, t.nbits, jit_groups(t, multi=False),
+                             np.ascontiguousarray(w.T, dtype=dtype), ones, flush, acc, t.lag)
 
 
 def accumulator(max_weight: int, total: int, entries: int) -> tuple[type[np.integer], np.ndarray, int]:
@@ -375,7 +363,7 @@ def weighted_global_kendall(
     r = np.empty((xf.shape[0], b))
     n = np.empty((xf.shape[0], b), dtype=np.int64)
     wk, ck = wt.astype(dtype), ct.astype(dtype)  # every product w_s c_i and every draw's sum fit in dtype
-    jit = jit_loops()
+    jit = loops("global_kendall_jit")
     for row, ct_row in enumerate(tables):
         t = ct_row.table
         counts = jit.weight_counts(ct_row.sys_of, ct_row.inp_of, t.zr, t.nbits, ct_row.groups, wk, ck, flush, acc,

@@ -296,7 +296,8 @@ def swap_counts_linear(cell, src, zr, nbits, groups, masks, lin, singles, flush)
 
     Returns (9, B) rows: weight, discordant pairs, tie pairs in x and in (x, z) and distinct
     x of X'; tie pairs in x and in (x, z) and distinct x of Y' (every entry X' does not keep);
-    ``sum_c m_c lin[c]`` (``lin`` int32, or int64 for tables too long for int32 sums). ``groups`` lists the runs of two entries or more;
+    ``sum_c m_c lin[c]`` (``lin`` int32, or int64 for tables too long for int32 sums). ``groups`` lists the
+    runs of two entries or more;
     ``singles`` is the number of entries alone in their run of x.
     """
     xs, xe, xzs, xze = groups[0], groups[1], groups[2], groups[3]

@@ -28,13 +28,11 @@ of the same operations.
 
 from __future__ import annotations
 
-import functools
-import importlib
-from types import ModuleType
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._compiled import loops
 from .scaling import centre_cells
 from .swap import SwapDeltas
 from .correlation import pearson
@@ -117,7 +115,7 @@ class _Operands:
     def _sums(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Totals and counts of the defined r (2, Q, B) by the compiled loop: blocks of inputs, all pairs
         and draws at once, then the flagged values recomputed."""
-        jit = _loop()
+        jit = loops("swap_allpairs_input_jit")
         b, n_sys, n_inp = m.shape
         q = self.lo.size
         ib = max(1, min(n_inp, PAIR_BLOCK_ELEMS // (n_sys * max(b, 6 * self.x.shape[0]))))
@@ -170,8 +168,3 @@ class _Operands:
         return np.ascontiguousarray(np.stack(forms, axis=0).transpose(3, 2, 0, 1), dtype=np.float64)
 
 
-@functools.cache
-def _loop() -> ModuleType:
-    """The compiled loop (:mod:`xcorrstat._kernels.swap_allpairs_input_jit`), imported on first use
-    (importing the package does not import numba)."""
-    return importlib.import_module(f"{__package__}.swap_allpairs_input_jit")

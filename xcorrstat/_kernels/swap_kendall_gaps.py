@@ -22,14 +22,12 @@ integers, so each value is the float :func:`gap_stats` writes.
 
 from __future__ import annotations
 
-import functools
-import importlib
-from types import ModuleType
 from typing import NamedTuple
 
 import numpy as np
 
 from .._types import Variant
+from ._compiled import loops
 
 __all__ = ["ACC_VARIANTS", "DrawCounts", "gap_add", "gap_stats"]
 
@@ -137,11 +135,7 @@ def gap_add(v: tuple[np.ndarray, np.ndarray], c: DrawCounts, totals: np.ndarray,
         col[c.tied] = np.arange(c.tied.size)
         tx, ty = c.ties
     gold = none.astype(np.float64) if c.gold_tied is None else c.gold_tied
-    _loop().gap_add(v[0], v[1], c.valid, c.total, gold, tx, ty, col, _CODES[variant], need, totals, counts)
+    jit = loops("swap_kendall_jit")
+    jit.gap_add(v[0], v[1], c.valid, c.total, gold, tx, ty, col, _CODES[variant], need, totals, counts)
 
 
-@functools.cache
-def _loop() -> ModuleType:
-    """The compiled loop (:mod:`xcorrstat._kernels.swap_kendall_jit`), imported on first use
-    (importing the package does not import numba)."""
-    return importlib.import_module(f"{__package__}.swap_kendall_jit")

@@ -42,10 +42,7 @@ expanded swaps, with missing cells).
 
 from __future__ import annotations
 
-import functools
-import importlib
 import warnings
-from types import ModuleType
 from typing import NamedTuple
 
 import numpy as np
@@ -53,6 +50,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from .._types import Method, Variant
+from ._compiled import loops
 from .correlation import PAIRWISE_MAX_N, corr
 from .exactsum import exact_parts
 from .scaling import SAFE_SUM_BOUNDS, pow2_exponent
@@ -67,17 +65,6 @@ __all__ = ["SYSTEM_BLOCK_ELEMS", "prepare_system_swap", "system_statistic", "sys
 SYSTEM_BLOCK_ELEMS = 1 << 17
 
 
-@functools.cache
-def _loops() -> ModuleType:
-    """The compiled loops (:mod:`.swap_system_jit`), imported on first use: importing the package
-    does not import numba.
-
-    Examples
-    --------
-    >>> sorted(name for name in ("kendall_counts", "pearson_rows") if hasattr(_loops(), name))
-    ['kendall_counts', 'pearson_rows']
-    """
-    return importlib.import_module(f"{__package__}.swap_system_jit")
 
 
 def zscore_map(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -231,11 +218,11 @@ class _Operands:
         kw, n_sys, b = self.kw, terms.kept.shape[0], terms.kept.shape[-1]
         if kw["method"] == "pearson":
             r = np.empty((keep.size, b))
-            _loops().pearson_rows(*terms, keep, moved, max(kw["min_pairs"], 2), *SAFE_SUM_BOUNDS, r)
+            loops("swap_system_jit").pearson_rows(*terms, keep, moved, max(kw["min_pairs"], 2), *SAFE_SUM_BOUNDS, r)
             return flagged_pearson(r, terms, keep, moved, kw["min_pairs"])
         if kw["method"] == "kendall" and n_sys <= PAIRWISE_MAX_N:
             counts = np.empty((len(COUNT_NAMES), keep.size, b), dtype=np.int64)
-            _loops().kendall_counts(*terms, keep, moved, kw["variant"] == "c", counts)
+            loops("swap_system_jit").kendall_counts(*terms, keep, moved, kw["variant"] == "c", counts)
             return tau_of_counts(counts, kw["variant"], kw["min_pairs"])
         mx, mz = swapped_means(terms, keep, moved)
         return system_statistic(np.moveaxis(mx, 0, -1), np.moveaxis(mz, 0, -1), **kw)

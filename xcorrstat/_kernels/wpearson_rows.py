@@ -16,13 +16,11 @@ rescales them.
 
 from __future__ import annotations
 
-import functools
-import importlib
-from types import ModuleType
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._compiled import loops
 from .scaling import SAFE_SUM_BOUNDS
 from .weighted import wcorr_gemm
 
@@ -49,7 +47,7 @@ def wpearson_rows(x: ArrayLike, z: ArrayLike, weights: ArrayLike, *,
     valid = ~np.isnan(xa) & ~np.isnan(za)
     xv, zv = np.where(valid, xa, 0.0), np.where(valid, za, 0.0)
     out = np.empty((2, xa.shape[0], wt.shape[1]))
-    _loop().rows(xv, zv, valid, wt, float(min_pairs), *SAFE_SUM_BOUNDS, out)
+    loops("wpearson_rows_jit").rows(xv, zv, valid, wt, float(min_pairs), *SAFE_SUM_BOUNDS, out)
     r, n = out
     unsafe = np.isinf(r)  # sums of squares out of the safe range: rescaled by the general kernel
     if unsafe.any():
@@ -59,8 +57,3 @@ def wpearson_rows(x: ArrayLike, z: ArrayLike, weights: ArrayLike, *,
     return r, n.astype(np.int64)
 
 
-@functools.cache
-def _loop() -> ModuleType:
-    """The compiled loop (:mod:`xcorrstat._kernels.wpearson_rows_jit`), imported on first use
-    (importing the package does not import numba)."""
-    return importlib.import_module(f"{__package__}.wpearson_rows_jit")
