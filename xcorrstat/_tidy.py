@@ -83,7 +83,7 @@ def tidy(
     >>> ds = xcorrstat.datasets.summeval()
     >>> ci = ds.corrstat.fisher(target="expert_relevance", metrics=["qa_eval_f1", "rouge_2_f1"])
     >>> list(xcorrstat.tidy(ci).columns)
-    ['target', 'level', 'method', 'metric', 'correlation', 'low', 'high', 'n']
+    ['target', 'level', 'method', 'metric', 'correlation', 'low', 'high', 'n', 'sample_size']
     """
     ds = _tidy_iv(result)
     if not distribution:
