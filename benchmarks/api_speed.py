@@ -10,7 +10,13 @@ process), on the bundled SummEval data
 The calls are spelled as each tree spells them (the earlier flat keywords, or the settings
 objects). Printed: both times, their ratio (current / baseline) and whether it is within 10%.
 
-    python benchmarks/api_speed.py [--baseline REV] [--rounds 3] [--quick]
+``--cluster`` times instead what a user runs on a cluster: the shared-task-sized bootstrap (50
+metrics x 15 systems x 2,000 inputs, input-level Kendall, BOOT-BOTH, 1,000 draws, the case of
+``bench_distributed.py``) and compare (20 metrics, input level, PERM-INPUTS), each process with a
+``LocalCluster`` of 2 worker processes of 1 thread (started by nannies, with the allocator
+settings they give their workers) and every setting at its default.
+
+    python benchmarks/api_speed.py [--baseline REV] [--rounds 3] [--quick] [--cluster]
 """
 
 from __future__ import annotations
@@ -66,7 +72,18 @@ def comp(ds, target, dims, **kw):
         return xcorrstat.compare(ds, target=target, test=xcorrstat.Permutation(dims, n_resamples=draws, rng=0), **kw)
     return xcorrstat.compare(ds, target=target, permute=dims, n_resamples=draws, rng=0, **kw)
 
-CASES = {
+if sys.argv[3] == "1":  # on a cluster of 2 worker processes, as bench_distributed.py
+    from dask.distributed import Client, LocalCluster
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = Client(cluster)
+    big = xr.Dataset({f"m{k:02d}": (("system", "input"), rng.normal(size=(15, 2000))) for k in range(50)})
+    big["human"] = (("system", "input"), rng.normal(size=(15, 2000)))
+    CASES = {
+        "cluster bootstrap 50 metrics input kendall BOOT-BOTH": lambda: boot(big, "human", ("system", "input"), level="input", method="kendall"),
+        "cluster compare wmt input kendall PERM-INPUTS": lambda: comp(wm, "human", "input", level="input", method="kendall"),
+    }
+else:
+  CASES = {
     "correlate summeval 4 levels kendall": lambda: xcorrstat.correlate(se, target=T, level=["system", "input", "global", "within_system"], method="kendall"),
     "bootstrap summeval system pearson BOOT-BOTH": lambda: boot(se, T, ("system", "input")),
     "bootstrap summeval input kendall BOOT-BOTH": lambda: boot(se, T, ("system", "input"), level="input", method="kendall"),
@@ -93,10 +110,10 @@ print(json.dumps(out))
 '''
 
 
-def _run(tree: Path, quick: bool) -> dict[str, float]:
+def _run(tree: Path, quick: bool, cluster: bool) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=str(tree))
-    done = subprocess.run([sys.executable, "-c", CHILD, str(tree), "1" if quick else "0"], capture_output=True,
-                          text=True, env=env, cwd=tempfile.gettempdir())
+    done = subprocess.run([sys.executable, "-c", CHILD, str(tree), "1" if quick else "0", "1" if cluster else "0"],
+                          capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
     if done.returncode != 0:
         raise SystemExit(f"the run in {tree} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -107,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", default="HEAD", help="the earlier commit (default HEAD)")
     parser.add_argument("--rounds", type=int, default=3, help="processes per tree, alternating (default 3)")
     parser.add_argument("--quick", action="store_true", help="200 draws instead of 1,000")
+    parser.add_argument("--cluster", action="store_true", help="the shared-task-sized calls on a 2-process LocalCluster")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="xcorrstat-speed-"))
     base = work / "baseline"
@@ -116,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         best: dict[str, dict[str, float]] = {"baseline": {}, "current": {}}
         for _ in range(args.rounds):
             for side, tree in (("baseline", base), ("current", TREE)):
-                for case, seconds in _run(tree, args.quick).items():
+                for case, seconds in _run(tree, args.quick, args.cluster).items():
                     best[side][case] = min(seconds, best[side].get(case, float("inf")))
     finally:
         subprocess.run(["git", "-C", str(TREE), "worktree", "remove", "--force", str(base)], capture_output=True)
