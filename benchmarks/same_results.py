@@ -757,11 +757,18 @@ def build_cases(scratch: Path, quick: bool):
         lambda: xcs.diagnostics.power_analysis(
             ds, target=T, metric=X, degraded=xcs.diagnostics.degrade(ds[X], noise=[0.25, 1.5], n_trials=3, rng=5),
             tests=["perm-both", "williams"], n_resamples=n // 8, rng=2))
-    add("diagnostics/normality", "diagnostics.normality", lambda: xcs.diagnostics.normality(ds))
-    add("diagnostics/normality/missing-alpha", "diagnostics.normality", lambda: xcs.diagnostics.normality(
-        holes, variables=[T, X], alpha=0.1))
-    add("diagnostics/normality/task-dim", "diagnostics.normality", lambda: xcs.diagnostics.normality(
-        tasks, variables=METRICS[:2]))
+    def normality(data, names=None, **kw):
+        """normality() of ``names`` over ``metric`` (an earlier tree took ``variables=`` and named the dim
+        ``variable``)."""
+        if names is not None:
+            new = "metrics" in inspect.signature(xcs.diagnostics.normality).parameters
+            kw["metrics" if new else "variables"] = names
+        out = xcs.diagnostics.normality(data, **kw)
+        return out.rename({"variable": "metric"}) if "variable" in out.dims else out
+
+    add("diagnostics/normality", "diagnostics.normality", lambda: normality(ds))
+    add("diagnostics/normality/missing-alpha", "diagnostics.normality", lambda: normality(holes, [T, X], alpha=0.1))
+    add("diagnostics/normality/task-dim", "diagnostics.normality", lambda: normality(tasks, METRICS[:2]))
     add("diagnostics/degrade", "diagnostics.degrade", lambda: xcs.diagnostics.degrade(
         ds[X], noise=[0.0, 0.5, 1.0], n_trials=3, rng=0))
     add("diagnostics/degrade/copy-missing", "diagnostics.degrade", lambda: xcs.diagnostics.degrade(

@@ -133,8 +133,8 @@ class ScoresAccessor(InferenceMethods):
             tests=tests, level=level, method=method, n_trials=n_trials, n_resamples=n_resamples, alpha=alpha,
             n_inputs=n_inputs, type_one=type_one, rng=rng)
 
-    def normality(self, *, variables: Sequence[Hashable] | None = None, alpha: float = 0.05) -> xr.Dataset:
-        return normality(self._data(), variables=variables, alpha=alpha)
+    def normality(self, *, metrics: Sequence[Hashable] | None = None, alpha: float = 0.05) -> xr.Dataset:
+        return normality(self._data(), metrics=metrics, alpha=alpha)
 
 
 #: The functions behind the methods of :class:`ScoresAccessor`, in the order of its methods.

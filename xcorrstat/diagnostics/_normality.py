@@ -15,7 +15,7 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
-from .._schema import INPUT, SYSTEM, as_dataset, check_finite
+from .._schema import INPUT, METRIC, SYSTEM, as_dataset, check_finite
 from .._validation import check_unit_interval
 
 __all__ = ["normality"]
@@ -47,18 +47,18 @@ def _shapiro_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return w, p
 
 
-def _normality_iv(data, variables, alpha) -> tuple[float, xr.DataArray, list[Hashable], np.ndarray]:
-    """The level, the variables stacked along ``variable``, its batch dims and its (..., S, I) values."""
+def _normality_iv(data, metrics, alpha) -> tuple[float, xr.DataArray, list[Hashable], np.ndarray]:
+    """The level, the scores stacked along ``metric``, its batch dims and its (..., S, I) values."""
     alpha = check_unit_interval(alpha, "alpha")
     ds = as_dataset(data)
-    names = list(ds.data_vars) if variables is None else list(variables)
+    names = list(ds.data_vars) if metrics is None else list(metrics)
     if not names:
-        raise ValueError("variables must name at least one variable of the data")
+        raise ValueError("metrics must name at least one variable of the data")
     missing = [n for n in names if n not in ds.data_vars]
     if missing:
-        raise ValueError(f"variables={missing!r}: not in the data; available: {list(ds.data_vars)}")
-    stacked = xr.concat([ds[n].astype(np.float64) for n in names], dim="variable", coords="minimal",
-                        compat="override").assign_coords(variable=[str(n) for n in names])
+        raise ValueError(f"metrics={missing!r}: not in the data; available: {list(ds.data_vars)}")
+    stacked = xr.concat([ds[n].astype(np.float64) for n in names], dim=METRIC, coords="minimal",
+                        compat="override").assign_coords({METRIC: [str(n) for n in names]})
     for dim in (SYSTEM, INPUT):
         if dim not in stacked.dims:
             raise ValueError(f"data must have a {dim!r} dim, got dims {tuple(stacked.dims)}")
@@ -71,39 +71,39 @@ def _normality_iv(data, variables, alpha) -> tuple[float, xr.DataArray, list[Has
 def normality(
     data: xr.Dataset | xr.DataArray,
     *,
-    variables: Sequence[Hashable] | None = None,
+    metrics: Sequence[Hashable] | None = None,
     alpha: float = 0.05,
 ) -> xr.Dataset:
-    """Shapiro-Wilk normality report of every variable, at system and input level.
+    """Shapiro-Wilk normality report of every score, at system and input level.
 
     Parameters
     ----------
     data : Dataset or DataArray
         Scores with ``system`` and ``input`` dims (extra dims are reported label by label).
-    variables : list of str, optional
-        Variables to test; default every data variable (metrics and human scores).
+    metrics : list of str, optional
+        Scores to test; default every data variable (metrics and human scores).
     alpha : float, default 0.05
         Level at which an input's test counts as rejecting normality.
 
     Returns
     -------
     Dataset
-        Over ``variable`` (and any extra dims): ``system_statistic`` and
+        Over ``metric`` (and any extra dims): ``system_statistic`` and
         ``system_pvalue`` (the test on the per-system means over the available
         inputs), ``input_reject_share`` (the share of tested inputs whose test on the
         systems' scores rejects at ``alpha``) and ``n_inputs_tested``. A test needs at
         least 3 non-missing values that are not all equal; inputs without that are
-        not tested (and a variable with no tested input has a NaN share).
+        not tested (and a score with no tested input has a NaN share).
 
     Examples
     --------
     >>> import xcorrstat
     >>> ds = xcorrstat.datasets.summeval()
-    >>> rep = xcorrstat.diagnostics.normality(ds, variables=["qa_eval_f1", "expert_relevance"])
+    >>> rep = xcorrstat.diagnostics.normality(ds, metrics=["qa_eval_f1", "expert_relevance"])
     >>> list(rep.data_vars)
     ['system_statistic', 'system_pvalue', 'input_reject_share', 'n_inputs_tested']
     """
-    alpha, stacked, batch, arr = _normality_iv(data, variables, alpha)
+    alpha, stacked, batch, arr = _normality_iv(data, metrics, alpha)
     lead = arr.shape[:-2]
     s, i = arr.shape[-2:]
     flat = arr.reshape(-1, s, i)
