@@ -859,24 +859,38 @@ def build_cases(scratch: Path, quick: bool):
             import io
 
             main = _cli_module().main
+            args = list(argv)
+            if args[:1] == ["correlate"] and "--table-format" in args and not _takes(main, "--table-format"):
+                k = args.index("--table-format")  # an earlier tree's correlate spelled it --format table|csv|json
+                args[k:k + 2] = ["--format", {"text": "table"}.get(args[k + 1], args[k + 1])]
             out, err = io.StringIO(), io.StringIO()
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 try:
-                    code = main(list(argv))
+                    code = main(args)
                 except SystemExit as stop:  # argparse: --help, --version and usage errors
                     code = stop.code
             return {"exit": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
         return run
+
+    def _takes(main, option):
+        """Whether this tree's ``correlate`` command has ``option`` (its usage line names it)."""
+        import contextlib
+        import io
+
+        text = io.StringIO()
+        with contextlib.redirect_stdout(text), contextlib.suppress(SystemExit):
+            main(["correlate", "--help"])
+        return option in text.getvalue()
 
     csv_path = scratch / "cli-scores.csv"
     wide.to_csv(csv_path, index=False)
     add("cli/correlate-bundled", "cli", cli("correlate"))
     add("cli/correlate-kendall-csv", "cli", cli(
         "correlate", "--method", "kendall", "--variant", "acc23", "--epsilon", "0.01", "--level", "input",
-        "within_system", "--metrics", *METRICS, "--format", "csv"))
+        "within_system", "--metrics", *METRICS, "--table-format", "csv"))
     add("cli/correlate-json-weighted", "cli", cli(
         "correlate", "--target", T2, "--method", "pearson", "spearman", "--average", "weighted",
-        "--level", "input", "--metrics", *METRICS, "--format", "json", "--digits", "6"))
+        "--level", "input", "--metrics", *METRICS, "--table-format", "json", "--digits", "6"))
     add("cli/correlate-file", "cli", cli(
         "correlate", str(csv_path), "--target", T, "--human", T2, "--digits", "5"))
     add("cli/correlate-file-columns", "cli", cli(

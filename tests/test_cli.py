@@ -35,14 +35,14 @@ def test_default_prints_all_levels_and_methods(capsys, summeval):
 
 
 def test_csv_and_json_output(capsys, summeval):
-    code, out, _ = run(capsys, "correlate", "--format", "csv", "--level", "system", "--method", "kendall")
+    code, out, _ = run(capsys, "correlate", "--table-format", "csv", "--level", "system", "--method", "kendall")
     assert code == 0
     assert out.splitlines()[0] == "metric,system_kendall"  # one header row, flat names
     table = pd.read_csv(io.StringIO(out), index_col="metric")
     got = table["system_kendall"]
     expected = summeval.corrstat.correlate(target="expert_relevance", method="kendall").to_series()
     np.testing.assert_allclose(got.loc[expected.index].values, expected.values, atol=1e-6)
-    code, out, _ = run(capsys, "correlate", "--format", "json", "--level", "input", "--method", "pearson")
+    code, out, _ = run(capsys, "correlate", "--table-format", "json", "--level", "input", "--method", "pearson")
     records = json.loads(out)
     assert len(records) == 34 and {"metric", "level", "coefficient", "correlation", "n"} <= set(records[0])
 

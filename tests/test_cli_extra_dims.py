@@ -53,7 +53,7 @@ def seg(full):
 
 
 def _blocks(out: str, dims: str = "lp") -> dict[str, str]:
-    """The text of each label's block of ``correlate --format table``, by the label line."""
+    """The text of each label's block of ``correlate --table-format text``, by the label line."""
     parts = re.split(rf"^({dims} = .*)$", out, flags=re.M)
     return {parts[k]: parts[k + 1] for k in range(1, len(parts), 2)}
 
@@ -100,7 +100,7 @@ def _scipy_system(tree, lp: str, metric: str, method: str) -> float:
 
 
 def test_correlate_tree_system_files_csv_equals_scipy(capsys, tree):
-    code, out, err = run(capsys, "correlate", tree.folder, "--target", "mqm.sys", "--format", "csv")
+    code, out, err = run(capsys, "correlate", tree.folder, "--target", "mqm.sys", "--table-format", "csv")
     assert code == 0, err
     assert "'mqm.sys' names the system-level score files" in err and "'mqm' names the segment-level" in err
     table = pd.read_csv(io.StringIO(out))
@@ -113,7 +113,7 @@ def test_correlate_tree_system_files_csv_equals_scipy(capsys, tree):
 
 
 def test_correlate_tree_json_has_the_lp_field(capsys, tree):
-    code, out, err = run(capsys, "correlate", tree.folder, "--target", "mqm.sys", "--format", "json",
+    code, out, err = run(capsys, "correlate", tree.folder, "--target", "mqm.sys", "--table-format", "json",
                          "--method", "kendall", "--metrics", "COMET-refA.sys", "Kiwi-src")
     assert code == 0, err
     records = json.loads(out)
@@ -126,7 +126,7 @@ def test_correlate_tree_json_has_the_lp_field(capsys, tree):
 
 
 def test_human_scores_of_the_level_are_never_metrics(capsys, tree, seg):
-    code, out, err = run(capsys, "correlate", tree.folder, "--target", "wmt-raw", "--format", "csv",
+    code, out, err = run(capsys, "correlate", tree.folder, "--target", "wmt-raw", "--table-format", "csv",
                          "--level", "system", "--method", "pearson", "--human", "Kiwi-src")
     assert code == 0, err
     table = pd.read_csv(io.StringIO(out))
@@ -143,7 +143,7 @@ def test_document_and_domain_files(capsys, tmp_path, level):
     tree = write_mtme_tree(tmp_path, "wmtd", LPS, 5, 16, ["BLEU"], ["refA"], ["mqm"], np.random.default_rng(3),
                            levels=("seg", "doc", "domain", "sys"), domains=("news", "social", "speech"))
     code, out, err = run(capsys, "correlate", tree.folder, "--target", f"mqm.{level}", "--level", "input",
-                         "--method", "pearson", "--format", "csv")
+                         "--method", "pearson", "--table-format", "csv")
     assert code == 0, err
     assert f"'mqm.{level}' names the {'document' if level == 'doc' else 'domain'}-level score files" in err
     table = pd.read_csv(io.StringIO(out))
@@ -169,7 +169,7 @@ def test_correlate_netcdf_with_an_lp_dim(capsys, tmp_path):
     path = tmp_path / "scores.nc"
     ds.to_netcdf(path)
     levels = ["system", "input", "global"]
-    code, out, err = run(capsys, "correlate", path, "--target", "human", "--format", "json")
+    code, out, err = run(capsys, "correlate", path, "--target", "human", "--table-format", "json")
     assert code == 0, err
     records = json.loads(out)
     assert len(records) == 3 * 3 * 3 * 3
@@ -195,7 +195,7 @@ def test_correlate_netcdf_with_two_extra_dims_of_any_name(capsys, tmp_path):
     path = tmp_path / "two.nc"
     ds.to_netcdf(path)
     code, out, err = run(capsys, "correlate", path, "--target", "human", "--level", "system", "--method",
-                         "kendall", "--format", "csv")
+                         "kendall", "--table-format", "csv")
     assert code == 0, err
     table = pd.read_csv(io.StringIO(out))
     assert list(table.columns) == ["domain", "annotator", "metric", "system_kendall"]
@@ -225,7 +225,7 @@ def test_csv_with_the_dims_option_and_odd_labels(capsys, tmp_path):
         want = xcorrstat.correlate(ds.sel(lp=lp), target="human", level="system", method="pearson")
         for m, shown in _rows(block, ["m0", "m1"]).items():
             assert _close(shown[0], float(want.sel(metric=m)))
-    code, out, err = run(capsys, "correlate", path, "--target", "human", "--dims", "lp", "--format", "csv",
+    code, out, err = run(capsys, "correlate", path, "--target", "human", "--dims", "lp", "--table-format", "csv",
                          "--level", "system", "--method", "pearson")
     table = pd.read_csv(io.StringIO(out))  # a file gets the labels as they are
     assert list(table["lp"].unique()) == ["\x1b[31mred", "$x$<b>"]

@@ -47,10 +47,10 @@ def write_table(tmp_path, ds, name="scores.csv", **extra):
 
 def test_cli_choices_ignore_case(capsys):
     code, upper, err = run(capsys, "correlate", "--metrics", "meteor", "--level", "System", "--method", "Kendall",
-                           "--format", "CSV")
+                           "--table-format", "CSV")
     assert code == 0, err
     code, lower, _ = run(capsys, "correlate", "--metrics", "meteor", "--level", "system", "--method", "kendall",
-                         "--format", "csv")
+                         "--table-format", "csv")
     assert upper == lower and upper.startswith("metric,system_kendall")
 
 
@@ -135,7 +135,7 @@ def test_format_hint_names_the_cli_option(capsys, tmp_path):
     code, _, err = run(capsys, "correlate", str(path), "--target", "human")
     assert code == 2 and "--file-format" in err and "format=" in err
     code, out, err = run(capsys, "correlate", str(path), "--target", "human", "--file-format", "CSV",
-                         "--level", "system", "--method", "pearson", "--format", "csv")
+                         "--level", "system", "--method", "pearson", "--table-format", "csv")
     assert code == 0, err
     expected = make_scores().corrstat.correlate(target="human")
     table = pd.read_csv(io.StringIO(out), index_col="metric")["system_pearson"]
@@ -251,13 +251,13 @@ def test_accessor_leaves_human_like_columns_out():
 def test_cli_leaves_human_like_columns_out_with_a_note(capsys, tmp_path):
     path = tmp_path / "scores.csv"
     human_like_table().to_csv(path, index=False)
-    code, out, err = run(capsys, "correlate", str(path), "--target", "human", "--format", "csv")
+    code, out, err = run(capsys, "correlate", str(path), "--target", "human", "--table-format", "csv")
     assert code == 0
     notes = [line for line in err.splitlines() if "human judgments" in line]
     assert len(notes) == 1 and notes[0].startswith("xcorrstat: note: left out of the metrics")
     assert "'expert_fluency', 'mqm'" in notes[0] and "--metrics" in notes[0]
     assert list(pd.read_csv(io.StringIO(out))["metric"]) == ["m0", "m1"]
-    code, out, err = run(capsys, "correlate", str(path), "--target", "human", "--format", "csv",
+    code, out, err = run(capsys, "correlate", str(path), "--target", "human", "--table-format", "csv",
                          "--metrics", "m0", "mqm")
     assert code == 0 and err == "" and list(pd.read_csv(io.StringIO(out))["metric"]) == ["m0", "mqm"]
 
@@ -379,7 +379,7 @@ def test_cli_lower_is_better(capsys, tmp_path):
     flat = ds.to_dataframe()
     path = write_table(tmp_path, ds, ter=-flat["m0"].values, errors=-flat["m1"].values)
     code, out, err = run(capsys, "correlate", str(path), "--target", "human", "--lower-is-better", "ter,errors",
-                         "--format", "csv")
+                         "--table-format", "csv")
     assert code == 0, err
     table = pd.read_csv(io.StringIO(out), index_col="metric")
     np.testing.assert_allclose(table.loc["ter"].values, table.loc["m0"].values)
@@ -399,7 +399,7 @@ def test_lower_is_better_on_mtme_data(capsys, tmp_path):
     np.testing.assert_allclose(declared.sel(metric="BLEU-refA"), -plain.sel(metric="BLEU-refA"))
     np.testing.assert_array_equal(declared.sel(metric="COMET-refA"), plain.sel(metric="COMET-refA"))
     argv = ["correlate", tree.folder, "--target", "mqm", "--level", "system", "input", "--method", "pearson",
-            "spearman", "--format", "csv"]
+            "spearman", "--table-format", "csv"]
     outs = []
     for extra in ([], ["--lower-is-better", "BLEU-refA"]):
         code, out, err = run(capsys, *argv, *extra)

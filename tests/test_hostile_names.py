@@ -242,10 +242,10 @@ def test_latex_compiles(latex, tmp_path):
 
 
 def test_correlate_csv_and_json_keep_exact_names(data_file):
-    rows = list(csv.DictReader(io.StringIO(run(["correlate", data_file, "--target", "human", "--format", "csv"]),
+    rows = list(csv.DictReader(io.StringIO(run(["correlate", data_file, "--target", "human", "--table-format", "csv"]),
                                            newline="")))
     assert [r["metric"] for r in rows] == NAMES  # formula prefixes too: CSV is data
-    text = run(["correlate", data_file, "--target", "human", "--format", "json"])
+    text = run(["correlate", data_file, "--target", "human", "--table-format", "json"])
     assert text.isascii() and not raw_controls(text)
     assert list(dict.fromkeys(r["metric"] for r in json.loads(text))) == NAMES
 

@@ -323,7 +323,7 @@ def test_correlate_defaults_to_the_system_level_on_system_level_files(tmp_path, 
     frame = pd.DataFrame({"system": list("ABCDEF"), "human": [1.0, 3.0, 2.0, 6.0, 4.0, 5.0],
                           "m0": [2.0, 1.0, 4.0, 3.0, 6.0, 5.0]})
     frame.to_csv(tmp_path / "s.csv", index=False)
-    code = main(["correlate", str(tmp_path / "s.csv"), "--target", "human", "--format", "csv"])
+    code = main(["correlate", str(tmp_path / "s.csv"), "--target", "human", "--table-format", "csv"])
     stdout, err = capsys.readouterr()
     assert code == 0, err
     lines = stdout.splitlines()

@@ -111,7 +111,8 @@ def _correlate_options(c: argparse.ArgumentParser) -> None:
                    "and --human columns)")
     c.add_argument("--human", nargs="+", default=None, help="other human columns to leave out of the metrics")
     _data_options(c)
-    c.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    c.add_argument("--table-format", choices=("text", "csv", "json"), default="text",
+                   help="the printed table: plain text (default), CSV or JSON records")
     c.add_argument("--digits", type=_digits, default=3, help="decimals in the table, 0 to 15 (default 3)")
     c.add_argument("--quiet", "-q", action="store_true",
                    help="no notes on stderr (the table still goes to stdout, errors to stderr)")
@@ -253,10 +254,10 @@ def _correlate_command(args: argparse.Namespace, out: IO[str]) -> None:
         ds, target=target, level=list(levels), method=list(args.method),
         variant=args.variant, metrics=metrics, epsilon=args.epsilon, average=args.average,
     )
-    if args.format == "csv":
+    if args.table_format == "csv":
         write_csv(result, out, digits=args.digits)
         return
-    if args.format == "json":
+    if args.table_format == "json":
         out.write(correlation_json(result))
         return
     kendall = f", Kendall {KENDALL_NAMES[args.variant]}" if "kendall" in args.method else ""
@@ -378,7 +379,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Examples
     --------
-    >>> main(["correlate", "--metrics", "meteor", "--level", "system", "--method", "kendall", "--format", "csv"])
+    >>> main(["correlate", "--metrics", "meteor", "--level", "system", "--method", "kendall", "--table-format", "csv"])
     metric,system_kendall
     meteor,0.500000
     0
