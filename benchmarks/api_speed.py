@@ -16,7 +16,12 @@ metrics x 15 systems x 2,000 inputs, input-level Kendall, BOOT-BOTH, 1,000 draws
 ``LocalCluster`` of 2 worker processes of 1 thread (started by nannies, with the allocator
 settings they give their workers) and every setting at its default.
 
-    python benchmarks/api_speed.py [--baseline REV] [--rounds 3] [--quick] [--cluster]
+``--full`` times the shared-task-sized calls of ``bench_report.py`` and ``bench_multitask.py`` in
+one process each, at their defaults: ``report`` on 52 metrics x 14 systems x 1,875 inputs with
+missing cells (draws "auto", as the command line runs it) and ``compare`` of 20 metrics on three
+language pairs (input-level acc_eq, PERM-BOTH, 1,000 draws).
+
+    python benchmarks/api_speed.py [--baseline REV] [--rounds 3] [--quick] [--cluster | --full]
 """
 
 from __future__ import annotations
@@ -72,12 +77,32 @@ def comp(ds, target, dims, **kw):
         return xcorrstat.compare(ds, target=target, test=xcorrstat.Permutation(dims, n_resamples=draws, rng=0), **kw)
     return xcorrstat.compare(ds, target=target, permute=dims, n_resamples=draws, rng=0, **kw)
 
-if sys.argv[3] == "1":  # on a cluster of 2 worker processes, as bench_distributed.py
+if sys.argv[3] == "2":  # shared-task-sized, as bench_report.py and bench_multitask.py
+    sys.path.insert(0, sys.argv[4])
+    import bench_multitask, bench_report, os, tempfile
+    import pandas as pd
+    path = os.path.join(tempfile.mkdtemp(), "scores.csv")
+    bench_report.write_file(path, 52, 14, 1875)
+    frame = pd.read_csv(path)
+    rep = frame.set_index(["system", "doc"]).to_xarray().rename(doc="input")
+    for name in bench_report.HUMAN_EXTRA:
+        rep[name].attrs["role"] = "human"
+    tasks = bench_multitask.data(20, 15, 2000, 3)
+    WARM = [lambda: xcorrstat.report(rep.isel(input=slice(0, 60)), target="human_mqm", n_resamples=50, rng=0),
+            lambda: comp(tasks.isel(input=slice(0, 60)), "mqm", ("system", "input"), level="input", method="kendall",
+                         variant="acc23")]
+    CASES = {
+        "full report 52 metrics missing cells (auto draws)": lambda: xcorrstat.report(rep, target="human_mqm", rng=0),
+        "full compare 20 metrics x 3 tasks acc23 PERM-BOTH": lambda: comp(tasks, "mqm", ("system", "input"), level="input", method="kendall", variant="acc23"),
+    }
+elif sys.argv[3] == "1":  # on a cluster of 2 worker processes, as bench_distributed.py
     from dask.distributed import Client, LocalCluster
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     client = Client(cluster)
     big = xr.Dataset({f"m{k:02d}": (("system", "input"), rng.normal(size=(15, 2000))) for k in range(50)})
     big["human"] = (("system", "input"), rng.normal(size=(15, 2000)))
+    WARM = [lambda: boot(big.isel(input=slice(0, 60)), "human", ("system", "input"), level="input", method="kendall"),
+            lambda: comp(wm.isel(input=slice(0, 60)), "human", "input", level="input", method="kendall")]
     CASES = {
         "cluster bootstrap 50 metrics input kendall BOOT-BOTH": lambda: boot(big, "human", ("system", "input"), level="input", method="kendall"),
         "cluster compare wmt input kendall PERM-INPUTS": lambda: comp(wm, "human", "input", level="input", method="kendall"),
@@ -94,13 +119,15 @@ else:
     "compare summeval system pearson PERM-BOTH": lambda: comp(se, T, ("system", "input")),
     "compare wmt input kendall PERM-INPUTS": lambda: comp(wm, "human", "input", level="input", method="kendall"),
     "report summeval 12 metrics": lambda: xcorrstat.report(se[[T] + list(se.data_vars)[1:13]], target=T, n_resamples=draws, rng=0),
-}
-for f in CASES.values():  # warm up: imports, compiled loops, caches
+  }
+  WARM = list(CASES.values())
+for f in WARM:  # warm up: imports, compiled loops, caches (the large cases on a slice of their data)
     f()
 out = {}
+least = 2 if sys.argv[3] == "0" else 1  # a large case is timed once a process
 for name, f in CASES.items():
     best, spent, runs = float("inf"), 0.0, 0
-    while runs < 2 or (spent < 2.0 and runs < 10):  # short cases are timed more often: the best of them
+    while runs < least or (spent < 2.0 and runs < 10):  # short cases are timed more often: the best of them
         start = time.perf_counter()
         f()
         took = time.perf_counter() - start
@@ -110,9 +137,9 @@ print(json.dumps(out))
 '''
 
 
-def _run(tree: Path, quick: bool, cluster: bool) -> dict[str, float]:
+def _run(tree: Path, quick: bool, mode: str) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=str(tree))
-    done = subprocess.run([sys.executable, "-c", CHILD, str(tree), "1" if quick else "0", "1" if cluster else "0"],
+    done = subprocess.run([sys.executable, "-c", CHILD, str(tree), "1" if quick else "0", mode, str(HERE)],
                           capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
     if done.returncode != 0:
         raise SystemExit(f"the run in {tree} failed:\n{done.stderr[-3000:]}")
@@ -124,7 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", default="HEAD", help="the earlier commit (default HEAD)")
     parser.add_argument("--rounds", type=int, default=3, help="processes per tree, alternating (default 3)")
     parser.add_argument("--quick", action="store_true", help="200 draws instead of 1,000")
-    parser.add_argument("--cluster", action="store_true", help="the shared-task-sized calls on a 2-process LocalCluster")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--cluster", action="store_true", help="the shared-task-sized calls on a 2-process LocalCluster")
+    group.add_argument("--full", action="store_true", help="report and compare at shared-task size, in one process")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="xcorrstat-speed-"))
     base = work / "baseline"
@@ -134,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         best: dict[str, dict[str, float]] = {"baseline": {}, "current": {}}
         for _ in range(args.rounds):
             for side, tree in (("baseline", base), ("current", TREE)):
-                for case, seconds in _run(tree, args.quick, args.cluster).items():
+                mode = "2" if args.full else "1" if args.cluster else "0"
+                for case, seconds in _run(tree, args.quick, mode).items():
                     best[side][case] = min(seconds, best[side].get(case, float("inf")))
     finally:
         subprocess.run(["git", "-C", str(TREE), "worktree", "remove", "--force", str(base)], capture_output=True)
