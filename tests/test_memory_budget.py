@@ -149,6 +149,8 @@ PEAK_CHILD = PRELUDE + textwrap.dedent(
                                          test=xcorrstat.Permutation(("system", "input"), n_resamples=n, rng=0))
 
     boot_data, pair_data = scores(8, 10, 2000, 0), scores(16, 10, 800, 1)
+    boot(scores(2, 10, 40, 2), 20)()  # numba and its compiled loops loaded (a fixed cost, not the draws')
+    compare(scores(3, 10, 40, 3), 3, 20)()
     start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
     out = {}
     with xcorrstat.set_options(memory_budget=int(sys.argv[1])):
@@ -178,9 +180,9 @@ def test_peak_memory_stays_within_the_budget_whatever_the_draws_and_pairs():
     # each run's peak RSS over the RSS before it: within the budget plus a fixed allowance (the
     # floor of a batch, the swap masks of a block of draw ids, the allocator's slack) ...
     assert max(growth.values()) <= budget + 48 * MiB, growth
-    assert process <= budget + 96 * MiB, (process, growth)  # resource.getrusage's peak, imports included
+    assert process <= budget + 96 * MiB, (process, growth)  # resource.getrusage's peak, the threads' heaps included
     # ... however many draws and pairs: 130 -> 300 draws, 28 -> 120 pairs and 64 -> 128 draws stay flat
     boot, pair = list(growth.values())[:2], list(growth.values())[2:]
     assert boot[1] - boot[0] <= 24 * MiB and pair[2] - pair[0] <= 24 * MiB, growth
     # the budget is what bounds it: the default budget lets the same bootstrap take far more
-    assert default >= max(growth.values()) + 128 * MiB, (default, growth)
+    assert default >= max(growth.values()) + budget, (default, growth)

@@ -24,7 +24,8 @@ Kendall: every expanded pair tied, ``t_x == n0``; tau_eq and acc_eq stay defined
 
 Two layouts: :func:`wcorr` takes weights that broadcast against the data (one set
 per row), :func:`wcorr_gemm` takes fixed rows and a batch of weight vectors and
-turns every sum into a matrix product over draws.
+turns every sum into a matrix product over draws (Pearson and Spearman; Kendall's
+fixed rows go draw by draw through :func:`xcorrstat._kernels.wkendall_rows.wkendall_rows`).
 """
 
 from __future__ import annotations
@@ -170,11 +171,12 @@ def wcorr_gemm(
     weights: ArrayLike,
     *,
     method: Method = "pearson",
-    variant: Variant = "b",
     min_pairs: int = 3,
-    epsilon: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Weighted correlation of fixed rows for a batch of weight vectors.
+    """Weighted Pearson or Spearman correlation of fixed rows for a batch of weight vectors.
+
+    Kendall's tau of fixed rows under a batch of weight vectors is
+    :func:`xcorrstat._kernels.wkendall_rows.wkendall_rows`.
 
     Parameters
     ----------
@@ -194,6 +196,8 @@ def wcorr_gemm(
     >>> np.round(r, 4).tolist(), n.tolist()
     ([[0.5, 0.6364]], [[3, 4]])
     """
+    if method not in ("pearson", "spearman"):
+        raise ValueError(f"method must be pearson or spearman, got {method!r}")
     x = np.asarray(x, dtype=np.float64)
     z = np.asarray(z, dtype=np.float64)
     W = np.asarray(weights, dtype=np.float64)
@@ -209,44 +213,21 @@ def wcorr_gemm(
     with np.errstate(invalid="ignore"):
         dx = x[:, i] - x[:, j]
         dz = z[:, i] - z[:, j]
-    rows = x.shape[0]
-    with np.errstate(invalid="ignore"):
-        tie_x = (np.abs(dx) <= epsilon) & pv
     parts = [(dx == 0) & pv, (dz == 0) & pv]
-    if method == "kendall":
-        parts.append(np.where(pv & ~tie_x, _signs(dx) * _signs(dz), 0))
-        if epsilon:
-            parts.append(tie_x)
-        if variant in ("23", "acc23"):
-            parts.append(tie_x & (dz == 0))
-    sums = np.concatenate([p.astype(np.float32) for p in parts]) @ PW  # one GEMM for all pair sums
-    sums = sums.astype(np.float64).reshape(len(parts), rows, -1)
-    distinct = method == "kendall" and variant in DISTINCT_PAIR_VARIANTS
-    self_ties: float | np.ndarray = 0.0 if distinct else V @ (W * (W - 1.0) / 2.0).T
-    tx0 = sums[0] + self_ties
-    tz = sums[1] + self_ties
-    n0 = (n * n - V @ (W * W).T) / 2.0 if distinct else n * (n - 1.0) / 2.0
-    undefined = (n < min_pairs) | (tx0 >= n0) | (tz >= n0)
+    sums = np.concatenate([p.astype(np.float32) for p in parts]) @ PW  # one GEMM for both tie sums
+    sums = sums.astype(np.float64).reshape(len(parts), x.shape[0], -1)
+    self_ties = V @ (W * (W - 1.0) / 2.0).T
+    n0 = n * (n - 1.0) / 2.0
+    # a vector constant over the drawn units: every expanded pair tied
+    undefined = (n < min_pairs) | (sums[0] + self_ties >= n0) | (sums[1] + self_ties >= n0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        if method == "kendall":
-            cmd = sums[2]
-            tx = sums[3] + self_ties if epsilon else tx0
-            txz = sums[-1] + self_ties if variant in ("23", "acc23") else None
-            undefined = _kendall_undefined(n, n0, tx0, tx, tz, variant, min_pairs)
-            m = None
-            if variant == "c":
-                m = np.minimum(_distinct_gemm(x, valid, W), _distinct_gemm(z, valid, W))
-            r = tau_from_counts(cmd, n0, tx, tz, n, m, variant, txz)
-        elif method in ("pearson", "spearman"):
-            if method == "spearman":
-                xr_, zr_ = _ranks_gemm(x, valid, W), _ranks_gemm(z, valid, W)  # (R, S, B)
-            else:
-                xr_ = np.broadcast_to(x[:, :, None], x.shape + (W.shape[0],))
-                zr_ = np.broadcast_to(z[:, :, None], z.shape + (W.shape[0],))
-            wv = valid[:, :, None] * W.T[None, :, :]  # (R, S, B)
-            r = _wpearson(np.moveaxis(xr_, 1, -1), np.moveaxis(zr_, 1, -1), np.moveaxis(wv, 1, -1), n, undefined)
+        if method == "spearman":
+            xr_, zr_ = _ranks_gemm(x, valid, W), _ranks_gemm(z, valid, W)  # (R, S, B)
         else:
-            raise ValueError(f"method must be pearson, spearman or kendall, got {method!r}")
+            xr_ = np.broadcast_to(x[:, :, None], x.shape + (W.shape[0],))
+            zr_ = np.broadcast_to(z[:, :, None], z.shape + (W.shape[0],))
+        wv = valid[:, :, None] * W.T[None, :, :]  # (R, S, B)
+        r = _wpearson(np.moveaxis(xr_, 1, -1), np.moveaxis(zr_, 1, -1), np.moveaxis(wv, 1, -1), n, undefined)
     r = np.where(undefined, np.nan, np.clip(r, -1.0, 1.0))
     return r, n.astype(np.int64)
 
@@ -259,13 +240,3 @@ def _ranks_gemm(a: np.ndarray, valid: np.ndarray, W: np.ndarray) -> np.ndarray:
     lw = less.reshape(rows * length, length).astype(np.float64) @ W.T
     ew = equal.reshape(rows * length, length).astype(np.float64) @ W.T
     return (lw + (ew + 1.0) / 2.0).reshape(rows, length, -1)
-
-
-def _distinct_gemm(a: np.ndarray, valid: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """Distinct values among the drawn valid units, (R, B)."""
-    rows, length = a.shape
-    sel = valid[:, :, None] & (W.T > 0)[None, :, :]  # (R, S, B)
-    equal = (a[:, None, :] == a[:, :, None]) & valid[:, None, :] & valid[:, :, None]
-    group = (equal.reshape(rows * length, length).astype(np.float64) @ (W.T > 0)).reshape(rows, length, -1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.sum(np.where(sel, 1.0 / group, 0.0), axis=1)

@@ -20,14 +20,11 @@ within epsilon); tau_eq and acc_eq need two units only.
 
 from __future__ import annotations
 
-import functools
-import importlib
-from types import ModuleType
-
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._types import Variant
+from ._compiled import loops
 
 __all__ = ["wkendall_rows"]
 
@@ -46,7 +43,7 @@ def wkendall_rows(x: ArrayLike, z: ArrayLike, weights: ArrayLike, *, variant: Va
     --------
     >>> r, n = wkendall_rows([[1.0, 2.0, 3.0, 4.0]], [[1.0, 3.0, 2.0, 4.0]], [[1, 1, 1, 1], [0, 2, 1, 1]])
     >>> np.round(r, 4).tolist(), n.tolist()
-    ([[0.6667, 0.5477]], [[4, 4]])
+    ([[0.6667, 0.2]], [[4, 4]])
     """
     xa = np.asarray(x, dtype=np.float64)
     za = np.asarray(z, dtype=np.float64)
@@ -57,15 +54,8 @@ def wkendall_rows(x: ArrayLike, z: ArrayLike, weights: ArrayLike, *, variant: Va
         raise ValueError(f"variant must be one of {_VARIANTS}, got {variant!r}")
     valid = ~np.isnan(xa) & ~np.isnan(za)
     out = np.empty((2, xa.shape[0], wt.shape[1]))
-    loop = _loop()
+    loop = loops("wkendall_rows_jit")
     loop.rows(xa, za, valid, wt, loop.VARIANT_CODES[variant], float(min_pairs), float(max(int(min_pairs), 2)),
               float(epsilon), out)
     r, n = out
     return r, n.astype(np.int64)
-
-
-@functools.cache
-def _loop() -> ModuleType:
-    """The compiled loop (:mod:`xcorrstat._kernels.wkendall_rows_jit`), imported on first use
-    (importing the package does not import numba)."""
-    return importlib.import_module(f"{__package__}.wkendall_rows_jit")

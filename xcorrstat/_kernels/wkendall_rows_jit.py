@@ -28,7 +28,7 @@ _jit = numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy"
 VARIANT_CODES = {"a": 0, "b": 1, "c": 2, "23": 3, "acc23": 4}
 _A, _B, _C, _EQ, _ACC = 0, 1, 2, 3, 4
 
-# the pair parts, as rows of the (5, B) count and scratch tables
+# the pair parts: rows of the (5, B) count and scratch tables, bits of a unit's parts in use
 _SIGN, _TIE_X, _TIE_Z, _TIE_EPS, _TIE_XZ = 0, 1, 2, 3, 4
 
 
@@ -49,48 +49,68 @@ def _unit_sums(valid, wt, row, n, self_ties, squares):
 
 
 @_jit
-def _add(t, part, wt, c, value, used):
-    """``t[part] (+)= value * w[c]`` over the draws; the first term of a unit sets the sum."""
-    if used[part]:
+def _add(t, part, wt, c, used):
+    """``t[part] (+)= w[c]`` over the draws (the first term of a unit sets the sum); ``used`` with the part's bit."""
+    sums = t[part]
+    if used & (1 << part):
         for b in range(wt.shape[1]):
-            t[part, b] += value * wt[c, b]
+            sums[b] += wt[c, b]
     else:
-        used[part] = True
         for b in range(wt.shape[1]):
-            t[part, b] = value * wt[c, b]
+            sums[b] = wt[c, b]
+    return used | (1 << part)
 
 
 @_jit
-def _pair_sums(x, z, valid, wt, row, epsilon, joint, counts, t, used):
-    """counts (5, B): the weighted sums over the row's valid pairs of each pair part."""
+def _ties(wt, c, dx, dz, tie, epsilon, joint, t, used):
+    """The tie parts of the pair (a, c): exact in x, exact in z, within epsilon in x, in both."""
+    if dx == 0:
+        used = _add(t, _TIE_X, wt, c, used)
+    if dz == 0:
+        used = _add(t, _TIE_Z, wt, c, used)
+    if tie and epsilon > 0:
+        used = _add(t, _TIE_EPS, wt, c, used)
+    if tie and dz == 0 and joint:
+        used = _add(t, _TIE_XZ, wt, c, used)
+    return used
+
+
+@_jit
+def _pair_sums(x, z, valid, wt, row, epsilon, joint, counts, t):
+    """counts (5, B): the weighted sums over the row's valid pairs (a, c) of each pair part.
+
+    Per unit a, ``t[part, b] = sum_c part(a, c) w[c, b]`` over the parts that are not zero
+    (bits of ``used``), then ``counts[part, b] += w[a, b] t[part, b]``.
+    """
     counts[:] = 0.0
-    length = wt.shape[0]
-    for a in range(length):
+    signs = t[_SIGN]
+    for a in range(wt.shape[0]):
         if not valid[row, a]:
             continue
-        used[:] = False
         xa, za = x[row, a], z[row, a]
-        for c in range(a + 1, length):
+        used = 0
+        for c in range(a + 1, wt.shape[0]):
             if not valid[row, c]:
                 continue
             dx = xa - x[row, c]
             dz = za - z[row, c]
             tie = abs(dx) <= epsilon
             sign = 0.0 if tie else float((dx > 0) - (dx < 0)) * float((dz > 0) - (dz < 0))
-            if sign != 0.0:
-                _add(t, _SIGN, wt, c, sign, used)
-            if dx == 0:
-                _add(t, _TIE_X, wt, c, 1.0, used)
-            if dz == 0:
-                _add(t, _TIE_Z, wt, c, 1.0, used)
-            if tie and epsilon > 0:
-                _add(t, _TIE_EPS, wt, c, 1.0, used)
-            if tie and dz == 0 and joint:
-                _add(t, _TIE_XZ, wt, c, 1.0, used)
+            if sign != 0.0:  # the common case, inline
+                if used & 1:
+                    for b in range(wt.shape[1]):
+                        signs[b] += sign * wt[c, b]
+                else:
+                    for b in range(wt.shape[1]):
+                        signs[b] = sign * wt[c, b]
+                    used |= 1
+            if tie or dx == 0 or dz == 0:
+                used = _ties(wt, c, dx, dz, tie, epsilon, joint, t, used)
         for part in range(5):
-            if used[part]:
+            if used & (1 << part):
+                total, sums = counts[part], t[part]
                 for b in range(wt.shape[1]):
-                    counts[part, b] += wt[a, b] * t[part, b]
+                    total[b] += wt[a, b] * sums[b]
 
 
 @_jit
@@ -155,12 +175,11 @@ def rows(x, z, valid, wt, variant, need, need_eq, epsilon, out):
     n_draws = wt.shape[1]
     n, self_ties, squares = np.empty(n_draws), np.empty(n_draws), np.empty(n_draws)
     counts, t = np.empty((5, n_draws)), np.empty((5, n_draws))
-    used = np.zeros(5, dtype=np.bool_)
     mx, mz, first = np.zeros(n_draws), np.zeros(n_draws), np.empty(n_draws)
     joint = (variant == _EQ) | (variant == _ACC)
     for row in range(x.shape[0]):
         _unit_sums(valid, wt, row, n, self_ties, squares)
-        _pair_sums(x, z, valid, wt, row, epsilon, joint, counts, t, used)
+        _pair_sums(x, z, valid, wt, row, epsilon, joint, counts, t)
         if variant == _C:
             _distinct(x, valid, wt, row, mx, first)
             _distinct(z, valid, wt, row, mz, first)

@@ -8,7 +8,8 @@ counts ``c``) or both. Every value returned equals
 * system level: per-system means under input counts are one matmul
   (``X C^T / sum c``); the correlation across systems uses system weights;
 * input level: per-input correlations are fixed (inputs only) or computed for all
-  weight vectors at once (:func:`wcorr_gemm`); the average over inputs is weighted
+  weight vectors at once (:func:`wpearson_rows`, :func:`wkendall_rows`, Spearman by
+  :func:`wcorr_gemm`); the average over inputs is weighted
   by the input counts;
 * global level: Kendall's tau takes the draw's cell weights ``w_s c_i`` over one sorted
   table of the cells (:func:`xcorrstat._kernels.global_kendall.weighted_global_kendall`);
@@ -37,6 +38,7 @@ from .._kernels.levels import group_weights, level_correlation, value_range
 from .._kernels.scaling import centre_cells
 from .._kernels.tiesweep import row_calibration, sorted_pairs, weighted_calibration
 from .._kernels.weighted import wcorr, wcorr_gemm
+from .._kernels.wkendall_rows import wkendall_rows
 from .._kernels.wpearson_rows import wpearson_rows
 from .draws import counts_from_indices
 
@@ -91,11 +93,13 @@ def _system_level(x: np.ndarray, z: np.ndarray, w: np.ndarray, c: np.ndarray | N
 
 
 def _rows_under_draws(x: np.ndarray, z: np.ndarray, w: np.ndarray, kw: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """Fixed rows (R, S) under B weight vectors (B, S): Pearson draw by draw (:func:`wpearson_rows`), the
-    rank methods by their matrix products (:func:`wcorr_gemm`)."""
+    """Fixed rows (R, S) under B weight vectors (B, S): Pearson and Kendall draw by draw
+    (:func:`wpearson_rows`, :func:`wkendall_rows`), Spearman by its matrix products (:func:`wcorr_gemm`)."""
     if kw["method"] == "pearson":
         return wpearson_rows(x, z, w, min_pairs=kw["min_pairs"])
-    return wcorr_gemm(x, z, w, **kw)
+    if kw["method"] == "kendall":
+        return wkendall_rows(x, z, w, variant=kw["variant"], min_pairs=kw["min_pairs"], epsilon=kw["epsilon"])
+    return wcorr_gemm(x, z, w, method=kw["method"], min_pairs=kw["min_pairs"])
 
 
 def _input_level(x: np.ndarray, z: np.ndarray, w: np.ndarray | None, c: np.ndarray, kw: dict[str, Any],
