@@ -56,7 +56,7 @@ def _bootstrap_levels(level, method, variant, epsilon) -> list[Level]:
     return check_levels(operation, level, method=method, variant=variant)
 
 
-def _bootstrap_epsilon(epsilon, *, method, variant, ci) -> float | str:
+def _bootstrap_epsilon(epsilon: Epsilon, *, method, variant, ci) -> Epsilon:
     """``epsilon``: a metric-tie threshold >= 0, or ``"calibrate"`` (re-calibrated in every draw; the
     method, variant and levels it needs are checked with the levels)."""
     if isinstance(epsilon, str):
@@ -82,8 +82,9 @@ class _BootstrapOptions(NamedTuple):
     seed: int
 
 
-def _bootstrap_iv(level, method, variant, epsilon, average, resample, n_resamples, confidence_level, ci, rng,
-                  batch, min_pairs) -> _BootstrapOptions:
+def _bootstrap_iv(*, level: Levels, method: Statistic, variant: Variant, epsilon: Epsilon, average: Average,
+                  resample: str | Sequence[str], n_resamples: int, confidence_level: float, ci: CIMethod, rng: Seed,
+                  batch: int | None, min_pairs: int | None) -> _BootstrapOptions:
     """Every option of :func:`bootstrap`, checked once and normalised (every level of a list at once)."""
     levels = _bootstrap_levels(level, method, variant, epsilon)
     min_pairs = _check_min_pairs(min_pairs)
@@ -232,8 +233,9 @@ def bootstrap_flat(
     progress: bool = False,
 ) -> xr.Dataset:
     """:func:`bootstrap` with every setting as a keyword (the functions above it call this)."""
-    opts = _bootstrap_iv(level, method, variant, epsilon, average, resample, n_resamples, confidence_level, ci,
-                         rng, batch, min_pairs)
+    opts = _bootstrap_iv(level=level, method=method, variant=variant, epsilon=epsilon, average=average,
+                         resample=resample, n_resamples=n_resamples, confidence_level=confidence_level, ci=ci,
+                         rng=rng, batch=batch, min_pairs=min_pairs)
     check_refinements("bootstrap", level=opts.levels, method=method, variant=variant, average=average,
                       complete_inputs=complete_inputs)
     runs = [

@@ -164,8 +164,9 @@ def _result(name: str, parts: tuple, template: xr.DataArray, dim: str, keep_dist
     return out
 
 
-def _mean_ci_iv(data, metrics, dim, n_resamples, confidence_level, rng, batch,
-                skipna) -> tuple[xr.DataArray, int, float, int, int | None]:
+def _mean_ci_iv(data: xr.Dataset | xr.DataArray, *, metrics: Sequence[Hashable] | Hashable | None, dim: str,
+                n_resamples: int, confidence_level: float, rng: Seed, batch: int | None,
+                skipna: bool) -> tuple[xr.DataArray, int, float, int, int | None]:
     """Every option of :func:`mean_ci`, checked once: the scores, n_resamples, confidence_level, seed, batch."""
     n_resamples, confidence_level, batch = _check_options(n_resamples, confidence_level, batch)
     if not isinstance(skipna, (bool, np.bool_)):
@@ -223,8 +224,9 @@ def mean_ci(
     True
     """
     batch = OPTIONS["batch"]
-    x, n_resamples, confidence_level, seed, batch = _mean_ci_iv(data, metrics, dim, n_resamples, confidence_level,
-                                                                 rng, batch, skipna)
+    x, n_resamples, confidence_level, seed, batch = _mean_ci_iv(
+        data, metrics=metrics, dim=dim, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,
+        batch=batch, skipna=skipna)
     parts = _summarised(x.data.reshape(x.shape[0], -1), n_resamples=n_resamples, paired=False,
                         confidence_level=confidence_level, seed=seed, batch=batch, skipna=bool(skipna))
     attrs = {"method": "percentile", "statistic": "mean", "n_resamples": n_resamples,
@@ -232,8 +234,10 @@ def mean_ci(
     return _result("mean", parts, x, dim, keep_distribution, attrs)
 
 
-def _paired_difference_ci_iv(data, system_a, system_b, metrics, dim, n_resamples, confidence_level, rng,
-                             batch) -> tuple[xr.DataArray, int, float, int, int | None]:
+def _paired_difference_ci_iv(data: xr.Dataset | xr.DataArray, *, system_a: Hashable, system_b: Hashable,
+                             metrics: Sequence[Hashable] | Hashable | None, dim: str, n_resamples: int,
+                             confidence_level: float, rng: Seed,
+                             batch: int | None) -> tuple[xr.DataArray, int, float, int, int | None]:
     """Every option of :func:`paired_difference_ci`, checked once: as :func:`_mean_ci_iv`."""
     n_resamples, confidence_level, batch = _check_options(n_resamples, confidence_level, batch)
     if dim == SYSTEM:
@@ -297,7 +301,8 @@ def paired_difference_ci(
     """
     batch = OPTIONS["batch"]
     x, n_resamples, confidence_level, seed, batch = _paired_difference_ci_iv(
-        data, system_a, system_b, metrics, dim, n_resamples, confidence_level, rng, batch)
+        data, system_a=system_a, system_b=system_b, metrics=metrics, dim=dim, n_resamples=n_resamples,
+        confidence_level=confidence_level, rng=rng, batch=batch)
     template = x.sel({SYSTEM: system_a}, drop=True)  # (dim, metric, ...)
     both = np.stack([template.data, x.sel({SYSTEM: system_b}, drop=True).data], axis=1)  # Dask stays lazy
     parts = _summarised(both.reshape(both.shape[0], -1), n_resamples=n_resamples, paired=True,

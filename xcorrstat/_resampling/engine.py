@@ -22,7 +22,7 @@ import xarray as xr
 from dask.array.core import PerformanceWarning
 from numpy.typing import ArrayLike
 
-from .._types import Level, Method
+from .._types import Level, Statistic
 from .._kernels.custom import is_own
 from .._options import OPTIONS, show_progress
 from .._schema import INPUT, METRIC, SYSTEM, check_finite
@@ -129,7 +129,7 @@ def raised_batch(batch: int, per_draw: int, n_resamples: int) -> int:
     return int(min(max(batch, draws_within(MIN_BATCH_ELEMS, per_draw)), n_resamples))
 
 
-def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: Level, method: Method,
+def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: Level, method: Statistic,
                   calibrate: bool = False, *, budget: int | None = None) -> int:
     """Draws per batch (and per task) so one task's temporaries stay within ``budget`` float64 values
     (default :func:`block_elems`: the task's share of ``memory_budget``), by :func:`draw_elems`.
@@ -143,7 +143,7 @@ def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: Level, m
     return draws_within(budget, draw_elems(n_metrics, n_systems, n_inputs, level, method, calibrate))
 
 
-def draw_elems(n_metrics: int, n_systems: int, n_inputs: int, level: Level, method: Method,
+def draw_elems(n_metrics: int, n_systems: int, n_inputs: int, level: Level, method: Statistic,
                calibrate: bool = False) -> int:
     """Estimated float64 temporaries of one bootstrap draw of ``n_metrics`` metrics.
 
@@ -183,7 +183,7 @@ def process_elems() -> int:
     return block_elems() * max(dask.system.CPU_COUNT, 1)
 
 
-def batch_plan(x: xr.DataArray, n_resamples: int, batch: int, *, level: Level, method: Method,
+def batch_plan(x: xr.DataArray, n_resamples: int, batch: int, *, level: Level, method: Statistic,
                calibrate: bool = False) -> tuple[int, int]:
     """Draws computed together and draws per task for ``batch`` on scores ``x``.
 

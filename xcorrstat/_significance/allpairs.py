@@ -118,9 +118,12 @@ _OPERATIONS = {"permutation": "compare", "bootstrap": "compare(test='bootstrap')
                "williams": "compare(test='williams')"}
 
 
-def _compare_iv(data, target, metrics, test, level, method, variant, permute, resample, n_resamples, alternative,
-                rng, pvalue, correction, family, alpha, keep_distribution, skipna, min_pairs, batch,
-                standardise, average, max_resamples=None) -> _Options:
+def _compare_iv(data: xr.Dataset | xr.DataArray, *, target: Hashable | Sequence[Hashable],
+                metrics: Sequence[Hashable] | None, test: Test, level: Level, method: Statistic, variant: Variant,
+                permute: str | tuple[str, ...], resample: str | tuple[str, ...], n_resamples: int | Literal["auto"],
+                alternative: Alternative, rng: Seed, pvalue: PValue, correction: Correction | None, family: Family,
+                alpha: float, keep_distribution: bool, skipna: bool, min_pairs: int | None, batch: int | None,
+                standardise: Standardise, average: Average, max_resamples: int | None = None) -> _Options:
     """Check and normalise every argument of :func:`compare`; split the scores."""
     check_choice(test, TESTS, "test")
     check(_OPERATIONS[test], level=level, method=method, variant=variant)
@@ -155,7 +158,7 @@ def _compare_iv(data, target, metrics, test, level, method, variant, permute, re
         x, z = system_mean_grid(x), system_mean_grid(z)
     if x.sizes[METRIC] < 2:
         raise ValueError(f"metrics must name at least two metrics to compare, got {list(map(str, x[METRIC].values))}")
-    kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs, skipna=bool(skipna))
+    kw: dict[str, Any] = dict(level=level, method=method, variant=variant, min_pairs=min_pairs, skipna=bool(skipna))
     if average != "macro":
         kw["average"] = average
     seed = None if test == "williams" else resolve_seed(rng)
@@ -399,9 +402,11 @@ def compare_flat(
             pvalue=pvalue, correction=correction, family=family, alpha=alpha, keep_distribution=keep_distribution,
             skipna=skipna, min_pairs=min_pairs, batch=batch), n_resamples=n_resamples, max_resamples=max_resamples,
             rng=rng, pvalue=pvalue, correction=correction, family=family, alternative=alternative, alpha=alpha)
-    o = _compare_iv(data, target, metrics, test, level, method, variant, permute, resample, n_resamples, alternative,
-                    rng, pvalue, correction, family, alpha, keep_distribution, skipna, min_pairs, batch,
-                    standardise, average, max_resamples)
+    o = _compare_iv(data, target=target, metrics=metrics, test=test, level=level, method=method, variant=variant,
+                    permute=permute, resample=resample, n_resamples=n_resamples, alternative=alternative, rng=rng,
+                    pvalue=pvalue, correction=correction, family=family, alpha=alpha,
+                    keep_distribution=keep_distribution, skipna=skipna, min_pairs=min_pairs, batch=batch,
+                    standardise=standardise, average=average, max_resamples=max_resamples)
     x, z = o.x, o.z
     if is_own(method) and o.test == "permutation":  # the statistic sees z-scores, as the draws swap them
         x, z = own_scale(x), own_scale(z)

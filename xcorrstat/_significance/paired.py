@@ -69,8 +69,10 @@ def _check_name(ds: xr.Dataset, name, argument: str) -> None:
     select_scores(ds, [name], [], argument)
 
 
-def _paired_bootstrap_test_iv(data, x, y, target, level, method, variant, resample, n_resamples, alternative,
-                              confidence_level, rng, pvalue, batch, skipna, min_pairs) -> _Options:
+def _paired_bootstrap_test_iv(data: xr.Dataset | xr.DataArray, *, x: Hashable, y: Hashable, target: Hashable,
+                              level: Level, method: Statistic, variant: Variant, resample: str | Sequence[str],
+                              n_resamples: int, alternative: Alternative, confidence_level: float, rng: Seed,
+                              pvalue: PValue, batch: int | None, skipna: bool, min_pairs: int | None) -> _Options:
     """Check and normalise every argument of :func:`paired_bootstrap_test`; split the scores."""
     check("paired_bootstrap_test", level=level, method=method, variant=variant)
     check_refinements("paired_bootstrap_test", level=level, method=method, variant=variant)
@@ -246,8 +248,10 @@ def paired_bootstrap_test_flat(
     progress: bool = False,
 ) -> xr.Dataset:
     """:func:`paired_bootstrap_test` with every setting as a keyword (the functions above it call this)."""
-    o = _paired_bootstrap_test_iv(data, x, y, target, level, method, variant, resample, n_resamples, alternative,
-                                  confidence_level, rng, pvalue, batch, skipna, min_pairs)
+    o = _paired_bootstrap_test_iv(data, x=x, y=y, target=target, level=level, method=method, variant=variant,
+                                  resample=resample, n_resamples=n_resamples, alternative=alternative,
+                                  confidence_level=confidence_level, rng=rng, pvalue=pvalue, batch=batch,
+                                  skipna=skipna, min_pairs=min_pairs)
     scores, z = o.scores, o.z
     lazy = scores.chunks is not None or z.chunks is not None
     r, n = level_statistic(scores, z, **o.kw)

@@ -35,7 +35,7 @@ import numpy as np
 import xarray as xr
 
 from .._capabilities import check
-from .._types import Alternative, Correction, Family, PValue, Variant
+from .._types import Alternative, Correction, Family, Level, PValue, Standardise, Statistic, Variant
 from .._kernels.pairoutcome import LINEAR_VARIANTS, hybrid_deltas, prepare_pair_outcomes
 from .._kernels.ties import TIE_VARIANTS, calibrate_epsilon
 from .._mt.ties import MAX_GROUP, TIE_LEVELS, group_shape, level_groups
@@ -359,8 +359,9 @@ def pair_attrs(*, level: str, how: str, n_resamples: int, alternative: str, pval
     }
 
 
-def common_iv(operation, level, method, variant, permute, standardise, early_stop, n_resamples, alternative,
-               pvalue, batch, min_pairs) -> tuple[int, int | None, int]:
+def common_iv(operation: str, *, level: Level, method: Statistic, variant: Variant, permute: str | tuple[str, ...],
+              standardise: Standardise, early_stop: float | None, n_resamples: int, alternative: Alternative,
+              pvalue: PValue, batch: int | None, min_pairs: int | None) -> tuple[int, int | None, int]:
     check_pair_options(operation=operation, level=level, method=method, variant=variant, permute=permute, standardise=standardise,
                        early_stop=early_stop)
     check_choice(alternative, ALTERNATIVES, "alternative")
@@ -382,9 +383,10 @@ def compare_pair_outcomes(data, *, target, metrics, level, method, variant, perm
                           correction: Correction | None, family: Family, alpha, keep_distribution, skipna,
                           min_pairs, batch) -> xr.Dataset:
     """:func:`xcorrstat.compare` with ``test="permutation", swap="pairs"`` (see its docstring)."""
-    n_resamples, batch, min_pairs = common_iv("compare(test=Permutation(swap='pairs'))", level, method, variant, permute,
-                                               standardise, None, n_resamples, alternative, pvalue, batch,
-                                               min_pairs)
+    n_resamples, batch, min_pairs = common_iv("compare(test=Permutation(swap='pairs'))", level=level, method=method,
+                                              variant=variant, permute=permute, standardise=standardise,
+                                              early_stop=None, n_resamples=n_resamples, alternative=alternative,
+                                              pvalue=pvalue, batch=batch, min_pairs=min_pairs)
     check_correction(correction, family)
     alpha = check_unit_interval(alpha, "alpha")
     x, z, _ = split_scores(data, target=target, metrics=metrics, level=level)

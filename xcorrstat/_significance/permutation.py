@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import xarray as xr
@@ -164,8 +164,11 @@ def _draw_plan(cells: int, batch: int | None, n_resamples: int, early: bool) -> 
     return batch, step
 
 
-def _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_resamples, alternative, rng,
-                         pvalue, batch, skipna, min_pairs, early_stop, risk, standardise, average) -> _Options:
+def _permutation_test_iv(data: xr.Dataset | xr.DataArray, *, x: Hashable, y: Hashable, target: Hashable,
+                         level: Level, method: Statistic, variant: Variant, permute: str | tuple[str, ...],
+                         n_resamples: int, alternative: Alternative, rng: Seed, pvalue: PValue, batch: int | None,
+                         skipna: bool, min_pairs: int | None, early_stop: float | None, risk: float,
+                         standardise: Standardise, average: Average) -> _Options:
     """Check and normalise every argument of :func:`permutation_test`; split the scores."""
     check("permutation_test", level=level, method=method, variant=variant)
     check_refinements("permutation_test", level=level, method=method, variant=variant, average=average)
@@ -187,7 +190,7 @@ def _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_
         stop = (check_unit_interval(early_stop, "early_stop", " (or None: off)"),
                 check_unit_interval(risk, "risk"), alternative)
     batch, step = _draw_plan(xs.sizes[SYSTEM] * xs.sizes[INPUT], batch, n_resamples, stop is not None)
-    kw = dict(level=level, method=method, variant=variant, min_pairs=min_pairs, skipna=bool(skipna))
+    kw: dict[str, Any] = dict(level=level, method=method, variant=variant, min_pairs=min_pairs, skipna=bool(skipna))
     if average != "macro":
         kw["average"] = average
     return _Options(xs=xs, ys=ys, z=z, kw=kw, scheme=scheme, n_resamples=n_resamples, batch=batch, step=step,
@@ -322,8 +325,10 @@ def permutation_test_flat(
                                     epsilon=epsilon, n_resamples=n_resamples, alternative=alternative, rng=rng,
                                     pvalue=pvalue, batch=batch, keep_distribution=keep_distribution, skipna=skipna,
                                     min_pairs=min_pairs)
-    o = _permutation_test_iv(data, x, y, target, level, method, variant, permute, n_resamples, alternative, rng,
-                             pvalue, batch, skipna, min_pairs, early_stop, risk, standardise, average)
+    o = _permutation_test_iv(data, x=x, y=y, target=target, level=level, method=method, variant=variant,
+                             permute=permute, n_resamples=n_resamples, alternative=alternative, rng=rng,
+                             pvalue=pvalue, batch=batch, skipna=skipna, min_pairs=min_pairs, early_stop=early_stop,
+                             risk=risk, standardise=standardise, average=average)
     xs, ys, z = o.xs, o.ys, o.z
     if is_own(method):  # the statistic sees z-scores, as the draws swap them, in the observed delta too
         xs, ys, z = own_scale(xs), own_scale(ys), own_scale(z)

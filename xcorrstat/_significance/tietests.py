@@ -10,7 +10,7 @@ at once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import dask
@@ -26,9 +26,9 @@ from .._resampling.pvalues import permutation_pvalue
 from .._resampling.schemes import parse_permute, permutation_label
 from .._resampling.swapstats import standardise as zscores
 from .._schema import metric_pair, split_scores
-from .._types import SwapUnit, Variant
-from .pairoutcome import (PairScores, calibrated_epsilons, check_group_size, common_iv, draw_batches, grouped, pair_attrs,
-                          pair_draws, scores_of, stacked, thresholds)
+from .._types import Alternative, Level, PValue, Standardise, Statistic, SwapUnit, Variant
+from .pairoutcome import (PairScores, Swap, calibrated_epsilons, check_group_size, common_iv, draw_batches, grouped,
+                          pair_attrs, pair_draws, scores_of, stacked, thresholds)
 
 __all__ = ["run_permutation_test"]
 
@@ -82,8 +82,10 @@ def _recalibrated_draws(s: PairScores, *, level: str, variant: Variant, scheme: 
     return parts[0], parts[1], parts[2], b
 
 
-def _two_metric_iv(data, x, y, target, level, method, variant, permute, standardise, early_stop, swap,
-                   n_resamples, alternative, pvalue, batch, min_pairs) -> tuple[PairScores, int, int | None, int]:
+def _two_metric_iv(data: xr.Dataset | xr.DataArray, *, x: Hashable, y: Hashable, target: Hashable, level: Level,
+                   method: Statistic, variant: Variant, permute: str | tuple[str, ...], standardise: Standardise,
+                   early_stop: float | None, swap: Swap, n_resamples: int, alternative: Alternative, pvalue: PValue,
+                   batch: int | None, min_pairs: int | None) -> tuple[PairScores, int, int | None, int]:
     operation = "permutation_test(test=Permutation(swap='pairs'))"
     if swap == "scores":  # re-calibrated in every draw
         operation = "permutation_test(test=Permutation(epsilon='calibrate'))"
@@ -91,9 +93,11 @@ def _two_metric_iv(data, x, y, target, level, method, variant, permute, standard
         if standardise != "cells" or early_stop is not None:
             raise ValueError("swap='scores' with epsilon='calibrate' takes standardise='cells' and early_stop=None")
         parse_permute(permute)
-    n_resamples, batch, min_pairs = common_iv(operation, level, method, variant, permute if swap == "pairs" else
-                                               ("system", "input"), standardise, early_stop, n_resamples,
-                                               alternative, pvalue, batch, min_pairs)
+    n_resamples, batch, min_pairs = common_iv(operation, level=level, method=method, variant=variant,
+                                              permute=permute if swap == "pairs" else ("system", "input"),
+                                              standardise=standardise, early_stop=early_stop,
+                                              n_resamples=n_resamples, alternative=alternative, pvalue=pvalue,
+                                              batch=batch, min_pairs=min_pairs)
     ds = metric_pair(data, target=target, x=x, y=y)
     scores, z, _ = split_scores(ds, target=target, metrics=[x, y], level=level)
     return scores_of(scores, z), n_resamples, batch, min_pairs
@@ -104,9 +108,11 @@ def run_permutation_test(data, *, x, y, target, level, method, variant, permute,
                          min_pairs) -> xr.Dataset:
     """:func:`xcorrstat.permutation_test` with ``swap="pairs"``, or ``swap="scores"`` with
     ``epsilon="calibrate"`` (see its docstring)."""
-    s, n_resamples, batch, min_pairs = _two_metric_iv(data, x, y, target, level, method, variant, permute,
-                                                      standardise, early_stop, swap, n_resamples, alternative,
-                                                      pvalue, batch, min_pairs)
+    s, n_resamples, batch, min_pairs = _two_metric_iv(data, x=x, y=y, target=target, level=level, method=method,
+                                                      variant=variant, permute=permute, standardise=standardise,
+                                                      early_stop=early_stop, swap=swap, n_resamples=n_resamples,
+                                                      alternative=alternative, pvalue=pvalue, batch=batch,
+                                                      min_pairs=min_pairs)
     seed = resolve_seed(rng)
     if swap == "pairs":
         given, how = thresholds(epsilon, s, level, variant)

@@ -277,8 +277,11 @@ class _Agreement(NamedTuple):
     seed: int | None  # None without draws
 
 
-def _leaderboard_agreement_iv(data, var, competitor, condition, between, rank, missing, higher_is_better,
-                              n_resamples, confidence_level, rng, batch, min_pairs) -> _Agreement:
+def _leaderboard_agreement_iv(data: xr.Dataset | xr.DataArray, *, var: Hashable | Sequence[Hashable] | None,
+                              competitor: Hashable, condition: Hashable, between: Hashable | None, rank: bool,
+                              missing: MissingRule, higher_is_better: bool, n_resamples: int | None,
+                              confidence_level: float, rng: Seed, batch: int | None,
+                              min_pairs: int | None) -> _Agreement:
     da = _stack_vars(data, var)
     if between is None and isinstance(var, Sequence) and not isinstance(var, str):
         between = VARIABLE_DIM
@@ -441,8 +444,10 @@ def leaderboard_agreement(
     (('batch_size', 'other_batch_size'), 0)
     """
     batch = OPTIONS["batch"]
-    a = _leaderboard_agreement_iv(data, var, competitor, condition, between, rank, missing, higher_is_better,
-                                  n_resamples, confidence_level, rng, batch, min_pairs)
+    a = _leaderboard_agreement_iv(data, var=var, competitor=competitor, condition=condition, between=between,
+                                  rank=rank, missing=missing, higher_is_better=higher_is_better,
+                                  n_resamples=n_resamples, confidence_level=confidence_level, rng=rng, batch=batch,
+                                  min_pairs=min_pairs)
     core = [a.between, a.competitor, a.condition]
     da = a.da.chunk({d: -1 for d in core}) if a.da.chunks is not None else a.da
     lb = _leaderboard(da, a.competitor, a.condition, a.rules)

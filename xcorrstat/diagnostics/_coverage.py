@@ -19,7 +19,7 @@ trials are blocked or scheduled.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import xarray as xr
@@ -148,8 +148,10 @@ class _Coverage(NamedTuple):
     kw: dict[str, Any]  # options of the correlation
 
 
-def _ci_coverage_iv(data, target, metric, level, method, variant, methods, n_trials, n_resamples,
-                    confidence_level, rng, skipna, min_pairs) -> _Coverage:
+def _ci_coverage_iv(data: xr.Dataset | xr.DataArray, *, target: Hashable, metric: Hashable | Sequence[Hashable],
+                    level: Levels, method: Method, variant: Variant, methods: Sequence[str], n_trials: int,
+                    n_resamples: int, confidence_level: float, rng: Seed, skipna: bool,
+                    min_pairs: int | None) -> _Coverage:
     levels: list[str] = list(check_levels("diagnostics.ci_coverage", level, method=method, variant=variant))
     check_refinements("diagnostics.ci_coverage", level=levels, method=method, variant=variant)
     labels, names = parse_labels(methods, tuple(CI_METHODS), "methods")
@@ -158,7 +160,7 @@ def _ci_coverage_iv(data, target, metric, level, method, variant, methods, n_tri
     confidence_level = check_unit_interval(confidence_level, "confidence_level")
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     seed = resolve_seed(rng)
-    metrics = [metric] if isinstance(metric, str) else list(metric)
+    metrics = [metric] if isinstance(metric, str) else list(cast(Sequence[Hashable], metric))
     x, z, _ = split_scores(data, target=target, metrics=metrics, level=level)
     extra = [d for d in x.dims if d not in ("metric", SYSTEM, INPUT)]
     if extra or z.ndim != 2:
@@ -305,7 +307,8 @@ def ci_coverage(
     progress = True
     if metrics is None:
         raise TypeError("ci_coverage() needs metrics=: the metric(s) whose intervals are checked")
-    a = _ci_coverage_iv(data, target, metrics, level, method, variant, methods, n_trials, n_resamples,
-                        confidence_level, rng, skipna, min_pairs)
+    a = _ci_coverage_iv(data, target=target, metric=metrics, level=level, method=method, variant=variant,
+                        methods=methods, n_trials=n_trials, n_resamples=n_resamples,
+                        confidence_level=confidence_level, rng=rng, skipna=skipna, min_pairs=min_pairs)
     values = _coverage_trials(a, progress)  # (M, L, K, T, 3)
     return _coverage_result(values, a, target, method, variant, skipna)

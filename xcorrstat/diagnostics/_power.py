@@ -171,8 +171,10 @@ def _simulation(x: xr.DataArray, y: xr.DataArray, y2: xr.DataArray | None, z: xr
     return sim
 
 
-def _power_analysis_iv(data, target, metric, degraded, noise, tests, level, method, n_trials, n_resamples,
-                       alpha, n_inputs, type_one, rng, batch) -> _Power:
+def _power_analysis_iv(data: xr.Dataset | xr.DataArray, *, target: Hashable, metric: Hashable,
+                       degraded: xr.DataArray | None, noise: Sequence[float], tests: Sequence[str], level: Level,
+                       method: Method, n_trials: int, n_resamples: int, alpha: float, n_inputs: int | None,
+                       type_one: bool, rng: Seed, batch: int | None) -> _Power:
     ds = as_dataset(data)
     for name, value in (("target", target), ("metric", metric)):
         if value not in ds.data_vars:
@@ -343,7 +345,8 @@ def power_analysis(
     {'test': 1, 'noise': 2}
     """
     batch = OPTIONS["batch"]
-    a = _power_analysis_iv(data, target, metric, degraded, noise, tests, level, method, n_trials, n_resamples,
-                           alpha, n_inputs, type_one, rng, batch)
+    a = _power_analysis_iv(data, target=target, metric=metric, degraded=degraded, noise=noise, tests=tests,
+                           level=level, method=method, n_trials=n_trials, n_resamples=n_resamples, alpha=alpha,
+                           n_inputs=n_inputs, type_one=type_one, rng=rng, batch=batch)
     power, type1, per_task = _rejection_rates(a, level, method)
     return _power_result(power, type1, per_task, a, target, metric, level, method)
