@@ -214,6 +214,21 @@ def build_cases(scratch: Path, quick: bool):
                 return fn()
         return run
 
+    def fisher_as_before(res):
+        """fisher's result as an earlier tree gave it: the interval's n as the coordinate ``n`` (it is now
+        the variable ``sample_size``, and ``n`` counts units as correlate's does)."""
+        if "sample_size" in res.data_vars:
+            res = res.assign_coords(n=res["sample_size"].variable).drop_vars("sample_size")
+        return res
+
+    def ties_as_before(res):
+        """calibrate_ties' result as an earlier tree gave it: ``n`` a variable after ``correlation`` (it is now
+        the coordinate of ``correlation``, as in every other result)."""
+        if "n" in res.coords and "n" not in res.data_vars:
+            res = res.reset_coords("n")
+            res = res[["epsilon", "correlation", "n", *[v for v in res.data_vars if v not in ("epsilon", "correlation", "n")]]]
+        return res
+
     def trials(size, func, *args, **kw):
         """``func(*args, **kw)`` with ``size`` trials per task: the ``trial_batch`` option, or the parameter
         of a tree from before it was an option (never the numbers)."""
@@ -370,11 +385,11 @@ def build_cases(scratch: Path, quick: bool):
     for level in ("system", "input", "global"):
         for method, variant in (("pearson", "b"), ("spearman", "b"), ("kendall", "b"), ("kendall", "c")):
             add(f"fisher/{level}/{method}-{variant}", "fisher",
-                lambda level=level, method=method, variant=variant: xcs.fisher(
-                    ds, target=T, level=level, method=method, variant=variant, metrics=METRICS))
-    add("fisher/missing-cells-confidence", "fisher", lambda: xcs.fisher(
-        holes, target=[T, T2], level="system", metrics=METRICS, confidence_level=0.8, complete_inputs=True))
-    add("accessor/Dataset.fisher", "fisher", lambda: ds.corrstat.fisher(target=T, level="input"))
+                lambda level=level, method=method, variant=variant: fisher_as_before(xcs.fisher(
+                    ds, target=T, level=level, method=method, variant=variant, metrics=METRICS)))
+    add("fisher/missing-cells-confidence", "fisher", lambda: fisher_as_before(xcs.fisher(
+        holes, target=[T, T2], level="system", metrics=METRICS, confidence_level=0.8, complete_inputs=True)))
+    add("accessor/Dataset.fisher", "fisher", lambda: fisher_as_before(ds.corrstat.fisher(target=T, level="input")))
 
     # ---------------------------------------------------------------- mean scores
     add("mean_ci/default", "mean_ci", lambda: xcs.mean_ci(ds, n_resamples=4 * n, rng=0))
@@ -510,16 +525,16 @@ def build_cases(scratch: Path, quick: bool):
 
     # ---------------------------------------------------------------- ties and pairwise statistics
     for level in ("input", "within_system", "global", "system"):
-        add(f"calibrate_ties/{level}", "calibrate_ties", lambda level=level: xcs.calibrate_ties(
-            ds, target=T, metrics=METRICS, level=level))
-    add("calibrate_ties/23-keep_curve", "calibrate_ties", lambda: xcs.calibrate_ties(
-        ds, target=T, metrics=METRICS[:2], level="input", variant="23", keep_curve=True))
-    add("calibrate_ties/sample_rate", "calibrate_ties", lambda: xcs.calibrate_ties(
-        ds, target=T, metrics=METRICS, sample_rate=0.5, rng=0))
-    add("calibrate_ties/sample_rate-RandomState", "calibrate_ties", lambda: xcs.calibrate_ties(
-        holes, target=T, metrics=[X], sample_rate=0.3, rng=np.random.RandomState(123)))
-    add("calibrate_ties/task-dim", "calibrate_ties", lambda: xcs.calibrate_ties(
-        tasks, target=T, metrics=METRICS[:2], level="within_system"))
+        add(f"calibrate_ties/{level}", "calibrate_ties", lambda level=level: ties_as_before(xcs.calibrate_ties(
+            ds, target=T, metrics=METRICS, level=level)))
+    add("calibrate_ties/23-keep_curve", "calibrate_ties", lambda: ties_as_before(xcs.calibrate_ties(
+        ds, target=T, metrics=METRICS[:2], level="input", variant="23", keep_curve=True)))
+    add("calibrate_ties/sample_rate", "calibrate_ties", lambda: ties_as_before(xcs.calibrate_ties(
+        ds, target=T, metrics=METRICS, sample_rate=0.5, rng=0)))
+    add("calibrate_ties/sample_rate-RandomState", "calibrate_ties", lambda: ties_as_before(xcs.calibrate_ties(
+        holes, target=T, metrics=[X], sample_rate=0.3, rng=np.random.RandomState(123))))
+    add("calibrate_ties/task-dim", "calibrate_ties", lambda: ties_as_before(xcs.calibrate_ties(
+        tasks, target=T, metrics=METRICS[:2], level="within_system")))
     for level in ("system", "input", "within_system", "global"):
         add(f"pairwise_accuracy/{level}", "pairwise_accuracy", lambda level=level: xcs.pairwise_accuracy(
             holes, target=T, metrics=METRICS, level=level))
@@ -559,8 +574,8 @@ def build_cases(scratch: Path, quick: bool):
         target=T, metrics=METRICS, threshold=1.0))
     add("accessor/DataArray.soft_pairwise_accuracy", "soft_pairwise_accuracy",
         lambda: da.corrstat.soft_pairwise_accuracy(target=T, metrics=METRICS, n_resamples=n // 2, rng=2))
-    add("accessor/Dataset.calibrate_ties", "calibrate_ties", lambda: ds.corrstat.calibrate_ties(
-        target=T, metrics=METRICS[:2], level="system"))
+    add("accessor/Dataset.calibrate_ties", "calibrate_ties", lambda: ties_as_before(ds.corrstat.calibrate_ties(
+        target=T, metrics=METRICS[:2], level="system")))
     add("accessor/Dataset.pairwise_difference_pearson", "pairwise_difference_pearson",
         lambda: ds.corrstat.pairwise_difference_pearson(target=T, metrics=METRICS))
     add("accessor/DataArray.pairwise_differences", "pairwise_differences",
@@ -573,7 +588,7 @@ def build_cases(scratch: Path, quick: bool):
         ds, target=T, level="system", metrics=METRICS,
         resample=xcs.Bootstrap(n_resamples=50, rng=0, keep_distribution=True)), distribution=True))
     add("tidy/fisher-attrs", ("tidy", "fisher"), lambda: xcs.tidy(
-        xcs.fisher(ds, target=T, metrics=METRICS), attrs=("target", "method")))
+        fisher_as_before(xcs.fisher(ds, target=T, metrics=METRICS)), attrs=("target", "method")))
     add("tidy/compare", ("tidy", "compare", "Permutation"), lambda: xcs.tidy(xcs.compare(
         ds, target=T, metrics=METRICS, test=xcs.Permutation(n_resamples=n // 2, rng=0), correction="holm")))
     add("tidy/williams_test", ("tidy", "williams_test"), lambda: xcs.tidy(
@@ -757,13 +772,13 @@ def build_cases(scratch: Path, quick: bool):
         lambda: xcs.diagnostics.power_analysis(
             ds, target=T, metric=X, degraded=xcs.diagnostics.degrade(ds[X], noise=[0.25, 1.5], n_trials=3, rng=5),
             tests=["perm-both", "williams"], n_resamples=n // 8, rng=2))
-    def normality(data, names=None, **kw):
-        """normality() of ``names`` over ``metric`` (an earlier tree took ``variables=`` and named the dim
-        ``variable``)."""
+    def normality(data, names=None, func=None, **kw):
+        """normality() (or ``func``, its accessor method) of ``names`` over ``metric`` (an earlier tree took
+        ``variables=`` and named the dim ``variable``)."""
+        func = func or xcs.diagnostics.normality
         if names is not None:
-            new = "metrics" in inspect.signature(xcs.diagnostics.normality).parameters
-            kw["metrics" if new else "variables"] = names
-        out = xcs.diagnostics.normality(data, **kw)
+            kw["metrics" if "metrics" in inspect.signature(func).parameters else "variables"] = names
+        out = func(data, **kw) if func is xcs.diagnostics.normality else func(**kw)
         return out.rename({"variable": "metric"}) if "variable" in out.dims else out
 
     add("diagnostics/normality", "diagnostics.normality", lambda: normality(ds))
@@ -773,7 +788,7 @@ def build_cases(scratch: Path, quick: bool):
         ds[X], noise=[0.0, 0.5, 1.0], n_trials=3, rng=0))
     add("diagnostics/degrade/copy-missing", "diagnostics.degrade", lambda: xcs.diagnostics.degrade(
         holes[Y], noise=[2.0], n_trials=2, rng=np.random.SeedSequence(9), copy=1))
-    add("accessor/Dataset.normality", "diagnostics.normality", lambda: ds.corrstat.normality(variables=[T]))
+    add("accessor/Dataset.normality", "diagnostics.normality", lambda: normality(ds, [T], ds.corrstat.normality))
     add("accessor/DataFrame.ci_coverage", "diagnostics.ci_coverage", lambda: frame.corrstat.ci_coverage(
         target=T, metrics=Y, level="system", methods=["fisher", "BOOT-BOTH"], n_trials=n_trials // 4,
         n_resamples=n // 4, rng=3))
@@ -1373,6 +1388,11 @@ CHANGED_ON_PURPOSE = {
     "options/get_options": "options: progress is 'never' by default, batch and trial_batch are options, compiled is gone",
     "options/set_options-with": "options: progress is 'never' by default, batch and trial_batch are options, compiled is gone",
     "options/set_options-global": "options: progress is 'never' by default, batch and trial_batch are options, compiled is gone",
+    "paired_bootstrap_test/less-missing-cells": "tau-c of input-level draws counts the distinct values exactly "
+                                                "(the earlier float sums of 1/group size were fractional and "
+                                                "depended on the batch)",
+    "cli/correlate-help": "correlate's printed table is --table-format, as report's and wmt's",
+    "cli/error-bad-choice": "correlate's usage line names --table-format",
     "pairwise_difference_pearson/global": "pair sums added one batch row at a time in a fixed layout, eager and "
                                           "lazy alike (the order of a float sum)",
     "pairwise_difference_pearson/system": "pair sums added one batch row at a time in a fixed layout, eager and "
