@@ -22,8 +22,8 @@ metrics share: one GEMM per input gives X' of every pair and draw, and a second,
 over the first ``S + 1`` rows, Y' - X' (Y' is X' under ``1 - m``: same quadratic
 part). Sums are exact in float32 for these integers. Tau-b's tie forms are kept only
 for the pairs of metrics with a tie somewhere; for the others every draw has the
-same denominator. The (S, S) pair comparisons are built a bounded block of pairs and
-inputs at a time, in int8, and only the laid-out operands are kept.
+same denominator. A compiled loop (:mod:`xcorrstat._kernels.swap_kendall_prep_jit`) compares
+each input's pairs of systems and sums the forms straight into the laid-out operands.
 
 From the exact integers on, each value takes the float operations of its definition
 (float64), so it is the same float whatever the blocks, the batch or the route.
@@ -46,20 +46,21 @@ from numpy.typing import ArrayLike
 
 from .._types import Variant
 from .swap_gaps import GapCounts, gap_counts
+from ._compiled import loops
 from .swap_kendall_gaps import ACC_VARIANTS, DrawCounts, gap_add, gap_stats
-from .swapmath import F32_EXACT, SwapRun, mask_products, pair_incidence
+from .swapmath import F32_EXACT, SwapRun, mask_products
 
 __all__ = ["SWAP_KENDALL_VARIANTS", "input_kendall_swap", "input_kendall_swap_means"]
 
 #: Input-level Kendall variants of the swap fast path.
 SWAP_KENDALL_VARIANTS: tuple[Variant, ...] = ("a", "b", "23", "acc23")
-#: (pair of metrics, input, pair of systems) cells compared at once when the operands are built.
+#: Variant codes of the compiled loops.
+_CODES = {v: c for c, v in enumerate(SWAP_KENDALL_VARIANTS)}
+#: (pair of metrics, input, pair of systems) cells whose valid counts are formed at once (X and Y missing apart).
 _PREP_CELLS = 1 << 16
 #: Mask products (inputs x draws x rows) laid out at once per block of inputs.
 _RUN_CELLS = 1 << 17
 
-#: ``(const_x, const_y - const_x, linear parts (..., 2, S), quadratic part (..., K))`` of one form.
-_Parts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 #: What a run does with a block of inputs ``blk``: ``consume(blk, a, v, counts, whole)``, with ``a`` the block's
 #: mask products (inputs, B, rows), ``v`` the integer parts of X' and Y' (inputs, B, P), ``counts`` the draws' own
 #: counts (X and Y missing in different cells) or None, and ``whole`` (2, 1 + inputs, B, P) float64 room.
@@ -270,10 +271,9 @@ def _prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray, var
              min_pairs: int) -> _Forms:
     """The operands and per-input constants of every pair of metrics.
 
-    Pair comparisons are made for blocks of at most about ``_PREP_CELLS`` (pair of
-    metrics, input, pair of systems) cells at a time, so their temporaries stay bounded
-    whatever the number of pairs and inputs. Every value is an integer sum over one
-    input's system pairs: blocks change none.
+    One compiled loop over the pairs of metrics, inputs and pairs of systems sums every
+    form into the operands, without temporaries beyond one input. Every value is an
+    integer sum over one input's system pairs, exact in the operands' dtype.
     """
     p, s, i = zx.shape
     k = s * (s - 1) // 2
@@ -283,34 +283,24 @@ def _prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray, var
     gaps = None if np.array_equal(valid, valid_y) else gap_counts(p, s, i, np.dtype(dtype))
     value = np.empty((i, s + 1 + k, p), dtype=dtype)
     value_diff = np.empty((i, s + 1, p), dtype=dtype)
-    # tau-b's tie forms: zeros are not written (nor resident) where a block has no metric tie
+    # tau-b's tie forms: zeros are not written (nor resident) where an input has no metric tie
     ties = np.zeros(value.shape, dtype=dtype) if variant == "b" else None
     ties_diff = np.zeros(value_diff.shape, dtype=dtype) if variant == "b" else None
     counts = np.empty((2, i, p))  # valid pairs, pairs tied in the target
     tied = np.zeros(p, dtype=bool)
-    pb = max(1, min(p, _PREP_CELLS // max(k, 1)))
-    ib = max(1, min(i, _PREP_CELLS // max(pb * k, 1)))
-    idx = np.triu_indices(s, 1)
-    inc = pair_incidence(s, dtype)
-    xs, ys, zs, vs = (_systems_last(a) for a in (zx, zy, z, valid))  # (P, I, S): a block's systems contiguous
-    vys = vs if gaps is None else _systems_last(valid_y)
-    for p0 in range(0, p, pb):
-        for i0 in range(0, i, ib):
-            ps, ins = slice(p0, p0 + pb), slice(i0, i0 + ib)
-            zt = zs[:1, ins] if zs.strides[0] == 0 else zs[ps, ins]  # one target for all pairs: compared once
-            num, tie, cnt, has_tie = _block_parts(xs[ps, ins], ys[ps, ins], zt, (vs[ps, ins], vys[ps, ins]), eps[ps],
-                                                  variant, idx, inc)
-            if variant in ACC_VARIANTS and gaps is None:  # acc_eq's agreement count: numerator + weighted ties
-                num = (num[0] + cnt[0] - cnt[1],) + num[1:]  # + pairs not tied in the target
-            if tie is not None and variant in ACC_VARIANTS:
-                num = tuple(a + b for a, b in zip(num, tie))  # type: ignore[assignment]
-            _lay_out(num, value, value_diff, ins, ps)
-            if ties is not None and ties_diff is not None and tie is not None:
-                _lay_out(tie, ties, ties_diff, ins, ps)
-            if gaps is not None:
+    none = np.zeros((0, 0, 0), dtype=dtype)
+    loops("swap_kendall_prep_jit").prepare(zx, zy, z, eps, _CODES[variant], gaps is None, value, value_diff,
+                                           none if ties is None else ties, none if ties_diff is None else ties_diff,
+                                           counts, tied)
+    if gaps is not None:  # each draw's valid counts, a bounded block of pairs and inputs at a time
+        pb = max(1, min(p, _PREP_CELLS // max(k, 1)))
+        ib = max(1, min(i, _PREP_CELLS // max(pb * k, 1)))
+        vs, vys, zs = (_systems_last(a) for a in (valid, valid_y, z))  # (P, I, S)
+        for p0 in range(0, p, pb):
+            for i0 in range(0, i, ib):
+                ps, ins = slice(p0, p0 + pb), slice(i0, i0 + ib)
+                zt = zs[:1, ins] if zs.strides[0] == 0 else zs[ps, ins]  # one target for all pairs
                 gaps.add(ps, ins, vs[ps, ins], vys[ps, ins], zt)
-            tied[ps] |= has_tie
-            counts[:, ins, ps] = np.transpose(cnt, (0, 2, 1))
     forms = _finish(value, value_diff, ties, ties_diff, tied, counts, valid, variant, min_pairs)
     if gaps is None:
         return forms
@@ -323,84 +313,6 @@ def _systems_last(a: np.ndarray) -> np.ndarray:
     if a.shape[0] > 1 and a.strides[0] == 0:
         return np.broadcast_to(np.ascontiguousarray(a[0].T), (a.shape[0],) + a[0].T.shape)
     return np.ascontiguousarray(np.transpose(a, (0, 2, 1)))
-
-
-def _block_parts(
-    xt: np.ndarray, yt: np.ndarray, zt: np.ndarray, vt: tuple[np.ndarray, np.ndarray], eps: np.ndarray,
-    variant: Variant,
-    idx: tuple[np.ndarray, np.ndarray], inc: np.ndarray,
-) -> tuple[_Parts, _Parts | None, np.ndarray, np.ndarray]:
-    """Numerator parts, metric-tie parts (None without a metric tie), ``(n0, tz)`` and which pairs have a tie.
-
-    xt, yt: (Pb, Ib, S) blocks and vt their validity (target included; one array twice when they are missing
-    in the same cells), zt the same or (1, Ib, S) for a target shared by the pairs;
-    the comparisons run over the system pairs ``idx`` (a < b) in int8.
-    """
-    a_idx, b_idx = idx
-    vx, vy = vt
-    ends_v = [(np.take(v, a_idx, axis=-1), np.take(v, b_idx, axis=-1)) for v in ((vx,) if vy is vx else (vx, vy))]
-    w = ends_v[0][0] & ends_v[0][1]  # valid pairs of systems of X: (Pb, Ib, K)
-    ends = [(np.take(src, a_idx, axis=-1), np.take(src, b_idx, axis=-1)) for src in (xt, yt)]
-    with np.errstate(invalid="ignore"):
-        dz = np.take(zt, a_idx, axis=-1) - np.take(zt, b_idx, axis=-1)
-        g = _sign(dz, 0.0)  # the gold sign (0 for a missing target; a missing metric cell signs 0 below)
-        gold_tie = w & (dz == 0)
-        sg, eq = [], []
-        for u, v in ((0, 0), (0, 1), (1, 0), (1, 1)):
-            d = ends[u][0] - ends[v][1]
-            above, below = d > eps[:, None, None, u, v], d < -eps[:, None, None, u, v]
-            sg.append(above.view(np.int8) - below.view(np.int8))
-            wu = w if vy is vx else ends_v[u][0] & ends_v[v][1]  # the pair's cells both valid
-            eq.append(wu & ~(above | below))  # a tie within eps between valid cells
-    cnt = np.stack([w.sum(axis=-1), gold_tie.sum(axis=-1)])
-    num = _parts(g, sg, inc)
-    has_tie = np.zeros(w.shape[0], dtype=bool)
-    if variant != "a":
-        has_tie = (eq[0] | eq[1] | eq[2] | eq[3]).any(axis=(1, 2))
-    if not has_tie.any():
-        return num, None, cnt, has_tie
-    # tau-b counts the metric ties; acc_eq weighs them +2 on a gold tie and -1 otherwise (ties carry validity)
-    wt = np.ones_like(g) if variant == "b" else 3 * (dz == 0).view(np.int8) - 1
-    return num, _parts(wt, [e.view(np.int8) for e in eq], inc), cnt, has_tie
-
-
-def _sign(d: np.ndarray, eps: float) -> np.ndarray:
-    """sgn_eps(d) in int8 (0 within eps, and for NaN)."""
-    return (d > eps).view(np.int8) - (d < -eps).view(np.int8)
-
-
-def _parts(wgt: np.ndarray, forms: list[np.ndarray], inc: np.ndarray) -> _Parts:
-    """Constant, linear and quadratic parts of ``sum wgt * f`` with ``f`` the pair form under the mask.
-
-    ``forms`` are the four pair values ``f_uv`` (u, v: X or Y at the first and second
-    system of the pair), int8 (..., K). The linear parts of X' (row 0) and of Y' - X'
-    (row 1) are scattered to the systems by one product with the incidence ``inc``.
-    """
-    f00, f01, f10, f11 = forms
-    shape = np.broadcast_shapes(wgt.shape, f00.shape)  # a target shared by the pairs: wgt (1, Ib, K)
-    k = shape[-1]
-    cx = (wgt * f00).sum(axis=-1, dtype=np.int64)
-    cy = (wgt * f11).sum(axis=-1, dtype=np.int64)
-    quad = wgt * (f00 - f01 - f10 + f11)
-    lin = np.empty(shape[:-1] + (2, 2 * k), dtype=inc.dtype)
-    lin[..., 0, :k] = wgt * (f10 - f00)  # X' at the first system of the pair
-    lin[..., 0, k:] = wgt * (f01 - f00)  # ... at the second
-    own, cross = wgt * (f00 - f11), wgt * (f01 - f10)
-    lin[..., 1, :k] = own + cross  # Y' - X'
-    lin[..., 1, k:] = own - cross
-    lin_s = (lin.reshape(-1, 2 * k) @ inc).reshape(shape[:-1] + (2, -1))
-    return cx, cy - cx, lin_s, quad
-
-
-def _lay_out(parts: _Parts, value: np.ndarray, value_diff: np.ndarray, ins: slice, ps: slice) -> None:
-    """Write a block's parts (pairs ``ps``, inputs ``ins``) into the operands (I, rows, P)."""
-    cx, cd, lin, quad = parts
-    s = lin.shape[-1]
-    value[ins, :s, ps] = np.transpose(lin[..., 0, :], (1, 2, 0))
-    value[ins, s, ps] = cx.T
-    value[ins, s + 1:, ps] = np.transpose(quad, (1, 2, 0))
-    value_diff[ins, :s, ps] = np.transpose(lin[..., 1, :], (1, 2, 0))
-    value_diff[ins, s, ps] = cd.T
 
 
 def _finish(value: np.ndarray, value_diff: np.ndarray, ties: np.ndarray | None, ties_diff: np.ndarray | None,
