@@ -187,9 +187,10 @@ class _ReusedPages:
     Dask's nanny starts workers with ``MALLOC_TRIM_THRESHOLD_`` set (so that freed memory goes
     back to the system at once), which also fixes glibc's mmap threshold at 128 KiB: every
     larger temporary is then mapped afresh and its pages faulted in again in every batch --
-    about half a worker's CPU time for input-level Kendall. While any task runs, the threshold
-    is raised to ``RAISED`` (glibc's largest); when the last running task ends it is put back and
-    the freed memory is returned to the system (``malloc_trim``), as the setting intends.
+    costly for a kernel with large temporaries (the compiled loops hold none). While any task
+    runs, the threshold is raised to ``RAISED`` (glibc's largest); when the last running task
+    ends it is put back and the freed memory is returned to the system (``malloc_trim``), as the
+    setting intends.
     Nothing changes outside such worker processes, or without glibc.
     """
 
