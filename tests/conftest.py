@@ -40,3 +40,22 @@ def to_dataset(X, Y, Z):
     ds = xr.Dataset({"mx": (dims, X), "my": (dims, Y), "human": (dims, Z)}, coords=coords)
     ds["human"].attrs["role"] = "human"
     return ds
+
+
+def weighted_rows(seed, rows, s, b, *, unit, no_draw=False):
+    """Rows ``x``, ``z`` (rows, s) and draws ``w`` (b, s) for the row-under-draws kernels: ties (integer
+    scores, half of the rows with noise), NaN in x and z, a constant row, a row with no valid unit, draw 0
+    taking ``unit`` s times and nothing else, and with ``no_draw`` a draw 1 that takes nothing."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 4, (rows, s)).astype(float) + rng.normal(scale=0.3, size=(rows, s)) * (rng.random((rows, 1)) < .5)
+    z = rng.integers(0, 3, (rows, s)).astype(float)
+    x[rng.random(x.shape) < 0.15] = np.nan
+    z[rng.random(z.shape) < 0.1] = np.nan
+    x[0] = 2.0  # a constant row
+    z[1, :] = np.nan  # a row with no valid unit
+    w = rng.multinomial(s, np.full(s, 1.0 / s), size=b)
+    w[0] = 0
+    w[0, unit] = s  # one unit drawn s times
+    if no_draw:
+        w[1] = 0  # nothing drawn
+    return x, z, w

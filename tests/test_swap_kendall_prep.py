@@ -5,9 +5,8 @@ import numpy as np
 import pytest
 
 from xcorrstat._kernels import swap_kendall
-from xcorrstat._kernels.swap_gaps import gap_counts
 from xcorrstat._kernels.swap_kendall_gaps import ACC_VARIANTS
-from xcorrstat._kernels.swapmath import F32_EXACT, pair_incidence
+from xcorrstat._kernels.swapmath import pair_incidence
 from xcorrstat._types import Variant
 
 _PREP_CELLS = 1 << 16
@@ -15,32 +14,19 @@ _PREP_CELLS = 1 << 16
 _Parts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def _systems_last(a):
-    if a.shape[0] > 1 and a.strides[0] == 0:
-        return np.broadcast_to(np.ascontiguousarray(a[0].T), (a.shape[0],) + a[0].T.shape)
-    return np.ascontiguousarray(np.transpose(a, (0, 2, 1)))
-
-
 def _prepare_numpy(zx, zy, z, eps, variant, min_pairs):
     """The NumPy preparation: blocks of (pair of metrics, input, pair of systems) cells, laid out."""
     p, s, i = zx.shape
     k = s * (s - 1) // 2
-    dtype = np.float32 if 16 * s * s < F32_EXACT else np.float64
-    valid = ~np.isnan(zx) & ~np.isnan(z)
-    valid_y = ~np.isnan(zy) & ~np.isnan(z)
-    gaps = None if np.array_equal(valid, valid_y) else gap_counts(p, s, i, np.dtype(dtype))
-    value = np.empty((i, s + 1 + k, p), dtype=dtype)
-    value_diff = np.empty((i, s + 1, p), dtype=dtype)
-    ties = np.zeros(value.shape, dtype=dtype) if variant == "b" else None
-    ties_diff = np.zeros(value_diff.shape, dtype=dtype) if variant == "b" else None
-    counts = np.empty((2, i, p))
-    tied = np.zeros(p, dtype=bool)
+    o = swap_kendall._operands(zx, zy, z, variant)  # the package's empty operands, filled here by NumPy
+    value, value_diff, ties, ties_diff, counts, tied, valid, valid_y, gaps = o
+    dtype = value.dtype
     pb = max(1, min(p, _PREP_CELLS // max(k, 1)))
     ib = max(1, min(i, _PREP_CELLS // max(pb * k, 1)))
     idx = np.triu_indices(s, 1)
     inc = pair_incidence(s, dtype)
-    xs, ys, zs, vs = (_systems_last(a) for a in (zx, zy, z, valid))
-    vys = vs if gaps is None else _systems_last(valid_y)
+    xs, ys, zs, vs = (swap_kendall._systems_last(a) for a in (zx, zy, z, valid))
+    vys = vs if gaps is None else swap_kendall._systems_last(valid_y)
     for p0 in range(0, p, pb):
         for i0 in range(0, i, ib):
             ps, ins = slice(p0, p0 + pb), slice(i0, i0 + ib)
@@ -59,10 +45,7 @@ def _prepare_numpy(zx, zy, z, eps, variant, min_pairs):
             tied[ps] |= has_tie
             counts[:, ins, ps] = np.transpose(cnt, (0, 2, 1))
     raw = (value, value_diff, ties, ties_diff, counts, tied)
-    forms = swap_kendall._finish(value, value_diff, ties, ties_diff, tied, counts, valid, variant, min_pairs)
-    if gaps is not None:
-        forms = forms._replace(undefined=np.zeros_like(forms.undefined), varying=np.arange(p), gaps=gaps.finish())
-    return forms, raw
+    return swap_kendall._forms(o, variant, min_pairs), raw
 
 
 def _block_parts(

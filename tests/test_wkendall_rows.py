@@ -17,6 +17,7 @@ import itertools
 import numpy as np
 import pytest
 from oracles import kendall_counts, kendall_from_counts
+from conftest import weighted_rows
 from scipy import stats
 
 from xcorrstat._kernels.tau import tau_from_counts
@@ -82,20 +83,7 @@ def _distinct_gemm(a, valid, W):
 
 
 def _data(seed, rows=14, s=7, b=40):
-    """Rows with ties (integer scores, half of them with noise), NaN in x and z, a constant
-    row, a row with no valid unit, and draws with one unit drawn s times or none at all."""
-    rng = np.random.default_rng(seed)
-    x = rng.integers(0, 4, (rows, s)).astype(float) + rng.normal(scale=0.3, size=(rows, s)) * (rng.random((rows, 1)) < .5)
-    z = rng.integers(0, 3, (rows, s)).astype(float)
-    x[rng.random(x.shape) < 0.15] = np.nan
-    z[rng.random(z.shape) < 0.1] = np.nan
-    x[0] = 2.0  # a constant row
-    z[1, :] = np.nan  # a row with no valid unit
-    w = rng.multinomial(s, np.full(s, 1.0 / s), size=b)
-    w[0] = 0
-    w[0, s // 2] = s  # one unit drawn s times
-    w[1] = 0  # nothing drawn
-    return x, z, w
+    return weighted_rows(seed, rows, s, b, unit=s // 2, no_draw=True)
 
 
 def _assert_same(actual, expected):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import weighted_rows
 from scipy import stats
 
 from xcorrstat._kernels.scaling import SAFE_SUM_BOUNDS
@@ -102,17 +103,7 @@ def _oracle(x, z, w, min_pairs):
 
 
 def _data(seed, rows=12, s=7, b=40):
-    rng = np.random.default_rng(seed)
-    x = rng.integers(0, 4, (rows, s)).astype(float) + rng.normal(scale=0.3, size=(rows, s)) * (rng.random((rows, 1)) < .5)
-    z = rng.integers(0, 3, (rows, s)).astype(float)
-    x[rng.random(x.shape) < 0.15] = np.nan
-    z[rng.random(z.shape) < 0.1] = np.nan
-    x[0] = 2.0  # a constant row
-    z[1, :] = np.nan  # a row with no valid unit
-    w = rng.multinomial(s, np.full(s, 1.0 / s), size=b)
-    w[0] = 0
-    w[0, 2] = s  # one unit drawn s times
-    return x, z, w
+    return weighted_rows(seed, rows, s, b, unit=2)
 
 
 @pytest.mark.parametrize("min_pairs", [1, 3, 6])

@@ -39,7 +39,7 @@ added by :mod:`xcorrstat._kernels.swap_kendall_gaps`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -267,14 +267,23 @@ def _block_stats(a: np.ndarray, v: tuple[np.ndarray, np.ndarray], out: np.ndarra
     return ok[0], ok[1]
 
 
-def _prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray, variant: Variant,
-             min_pairs: int) -> _Forms:
-    """The operands and per-input constants of every pair of metrics.
+class _Operands(NamedTuple):
+    """What :func:`_prepare` fills (the operands of every pair of metrics, their counts and which pairs
+    tie), with the validity of X and Y and their per-draw counts when they differ (else None)."""
 
-    One compiled loop over the pairs of metrics, inputs and pairs of systems sums every
-    form into the operands, without temporaries beyond one input. Every value is an
-    integer sum over one input's system pairs, exact in the operands' dtype.
-    """
+    value: np.ndarray  # (I, S + 1 + K, P)
+    value_diff: np.ndarray  # (I, S + 1, P)
+    ties: np.ndarray | None  # tau-b's tie forms, like value
+    ties_diff: np.ndarray | None
+    counts: np.ndarray  # (2, I, P): valid pairs, pairs tied in the target
+    tied: np.ndarray  # (P,) pairs of metrics with a metric tie
+    valid: np.ndarray
+    valid_y: np.ndarray
+    gaps: Any  # the per-draw counts' builder of :func:`.swap_gaps.gap_counts`, or None
+
+
+def _operands(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, variant: Variant) -> _Operands:
+    """The empty operands of (P, S, I) scores, in the dtype whose sums are exact."""
     p, s, i = zx.shape
     k = s * (s - 1) // 2
     dtype = np.float32 if 16 * s * s < F32_EXACT else np.float64
@@ -286,26 +295,45 @@ def _prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray, var
     # tau-b's tie forms: zeros are not written (nor resident) where an input has no metric tie
     ties = np.zeros(value.shape, dtype=dtype) if variant == "b" else None
     ties_diff = np.zeros(value_diff.shape, dtype=dtype) if variant == "b" else None
-    counts = np.empty((2, i, p))  # valid pairs, pairs tied in the target
-    tied = np.zeros(p, dtype=bool)
-    none = np.zeros((0, 0, 0), dtype=dtype)
-    loops("swap_kendall_prep_jit").prepare(zx, zy, z, eps, _CODES[variant], gaps is None, value, value_diff,
-                                           none if ties is None else ties, none if ties_diff is None else ties_diff,
-                                           counts, tied)
-    if gaps is not None:  # each draw's valid counts, a bounded block of pairs and inputs at a time
+    return _Operands(value, value_diff, ties, ties_diff, np.empty((2, i, p)), np.zeros(p, dtype=bool), valid,
+                     valid_y, gaps)
+
+
+def _forms(o: _Operands, variant: Variant, min_pairs: int) -> _Forms:
+    """The forms of filled operands (:func:`_finish`); with per-draw counts, nothing is undefined in every
+    draw and every pair's count varies."""
+    forms = _finish(o.value, o.value_diff, o.ties, o.ties_diff, o.tied, o.counts, o.valid, variant, min_pairs)
+    if o.gaps is None:
+        return forms
+    return forms._replace(undefined=np.zeros_like(forms.undefined), varying=np.arange(o.tied.size),
+                          gaps=o.gaps.finish())
+
+
+def _prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray, variant: Variant,
+             min_pairs: int) -> _Forms:
+    """The operands and per-input constants of every pair of metrics.
+
+    One compiled loop over the pairs of metrics, inputs and pairs of systems sums every
+    form into the operands, without temporaries beyond one input. Every value is an
+    integer sum over one input's system pairs, exact in the operands' dtype.
+    """
+    p, s, i = zx.shape
+    k = s * (s - 1) // 2
+    o = _operands(zx, zy, z, variant)
+    none = np.zeros((0, 0, 0), dtype=o.value.dtype)
+    loops("swap_kendall_prep_jit").prepare(zx, zy, z, eps, _CODES[variant], o.gaps is None, o.value, o.value_diff,
+                                           none if o.ties is None else o.ties,
+                                           none if o.ties_diff is None else o.ties_diff, o.counts, o.tied)
+    if o.gaps is not None:  # each draw's valid counts, a bounded block of pairs and inputs at a time
         pb = max(1, min(p, _PREP_CELLS // max(k, 1)))
         ib = max(1, min(i, _PREP_CELLS // max(pb * k, 1)))
-        vs, vys, zs = (_systems_last(a) for a in (valid, valid_y, z))  # (P, I, S)
+        vs, vys, zs = (_systems_last(a) for a in (o.valid, o.valid_y, z))  # (P, I, S)
         for p0 in range(0, p, pb):
             for i0 in range(0, i, ib):
                 ps, ins = slice(p0, p0 + pb), slice(i0, i0 + ib)
                 zt = zs[:1, ins] if zs.strides[0] == 0 else zs[ps, ins]  # one target for all pairs
-                gaps.add(ps, ins, vs[ps, ins], vys[ps, ins], zt)
-    forms = _finish(value, value_diff, ties, ties_diff, tied, counts, valid, variant, min_pairs)
-    if gaps is None:
-        return forms
-    # every draw has its own valid systems: nothing is undefined in every draw, every pair's count varies
-    return forms._replace(undefined=np.zeros_like(forms.undefined), varying=np.arange(p), gaps=gaps.finish())
+                o.gaps.add(ps, ins, vs[ps, ins], vys[ps, ins], zt)
+    return _forms(o, variant, min_pairs)
 
 
 def _systems_last(a: np.ndarray) -> np.ndarray:
