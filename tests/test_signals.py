@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -103,6 +102,60 @@ def test_signals_held_delivers_the_first_after_the_block():
             time.sleep(0.01)
             assert held.caught == [signal.SIGINT]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+class _SignalOnDelete:
+    """Sends a signal to this process from ``__del__``, where Python drops an exception after printing it."""
+
+    def __init__(self, signum):
+        self.signum = signum
+
+    def __del__(self):
+        os.kill(os.getpid(), self.signum)  # the handler runs here, inside __del__
+
+
+@pytest.mark.parametrize("signum, stop", [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated)])
+def test_a_signal_python_drops_in_a_callback_is_raised_after_it(capfd, signum, stop):
+    """A weakref or garbage-collection callback, ``__del__``, a ctypes callback: Python prints the exception
+    and goes on. In the command, the signal is raised again at the next point where it can be, silently."""
+    before = sys.unraisablehook
+    reached = []
+    with pytest.raises(stop):
+        with command_signals():
+            _SignalOnDelete(signum)  # deleted at once
+            for _ in range(1000):
+                time.sleep(0.001)
+            reached.append("end")
+    assert reached == [] and capfd.readouterr().err == ""
+    assert sys.unraisablehook is before
+
+
+def test_other_exceptions_in_callbacks_still_reach_the_previous_hook(monkeypatch):
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: seen.append(type(unraisable.exc_value)))
+
+    class Broken:
+        def __del__(self):
+            raise ValueError("in __del__")
+
+    with command_signals():
+        Broken()
+    assert seen == [ValueError]
+
+
+def test_a_caught_ctrl_c_from_exec_code_keeps_the_exit_code(tmp_path):
+    """CPython notes a KeyboardInterrupt that left ``exec`` of a string (as dataclasses and named tuples make their
+    methods on import) and, under ``python -m``, kills the process with SIGINT at exit even when it was caught."""
+    (tmp_path / "probe").mkdir()
+    (tmp_path / "probe" / "__main__.py").write_text(
+        "import sys\nfrom xcorrstat._signals import command_signals\n"
+        "with command_signals():\n"
+        "    try:\n        exec('raise KeyboardInterrupt')\n"
+        "    except KeyboardInterrupt:\n        code = 130\n"
+        "sys.exit(code)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    proc = subprocess.run([sys.executable, "-m", "probe"], env=env, capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stderr) == (130, "")
 
 
 # -- the command, stopped at random moments ----------------------------------------------------------------

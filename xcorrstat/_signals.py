@@ -9,7 +9,10 @@ still being imported (a second or more) is handled too.
   number (130, 143). Nothing has been written yet, so there is nothing to clean up.
 - :func:`command_signals`, around a command: SIGINT raises :class:`KeyboardInterrupt` and SIGTERM
   :class:`Terminated` where the command is, so that it cleans up on the way out; once the command
-  is done, they are ignored while Python shuts down.
+  is done, they are ignored while Python shuts down. Where Python cannot raise (a weakref or
+  garbage-collection callback, ``__del__``, a ctypes callback), it drops the exception: the signal
+  is then made pending again, and raised at the next point where it can be. A Ctrl-C the command
+  caught leaves nothing that makes Python kill the process with SIGINT at exit.
 - :func:`signals_held`, around a few file operations that must complete or be undone: the
   signals are noted, not acted on, and the first one is delivered when the block ends.
 """
@@ -20,9 +23,11 @@ import os
 import signal
 import sys
 import threading
+from _thread import interrupt_main
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 __all__ = ["EXIT_CODES", "Held", "Terminated", "command_signals", "is_command", "quiet_start", "signals_held"]
@@ -97,6 +102,39 @@ def _terminate(signum: int, frame: Any) -> None:
     raise Terminated(f"terminated (signal {signum})")
 
 
+#: How long after Python dropped a signal's exception it is tripped again (see :func:`_redeliver`).
+RETRIP_SECONDS = 0.005
+
+#: The signal each exception of :func:`command_signals` stands for.
+SIGNAL_OF: dict[type[BaseException], int] = {KeyboardInterrupt: signal.SIGINT, Terminated: signal.SIGTERM}
+
+
+def _redeliver(previous: Any, unraisable: Any) -> None:
+    """``sys.unraisablehook`` in the command: a signal's exception that Python dropped is made pending again.
+
+    Python drops an exception raised in a weakref or garbage-collection callback, a ``__del__``
+    or a ctypes callback, after printing it: a signal that came while one ran would be lost, and
+    the command would go on to write its report. The signal is tripped again a few milliseconds
+    later, from a timer thread (:func:`_thread.interrupt_main`), once this hook has returned: its
+    handler then runs at the next point where Python can raise; if that is another such callback,
+    this happens again. (Tripped from here, it would run in the hook, and be dropped again.) If the
+    timer trips it before the hook has returned, the hook catches it and starts another timer.
+    Other exceptions go to ``previous``.
+    """
+    signum = next((s for kind, s in SIGNAL_OF.items() if isinstance(unraisable.exc_value, kind)), None)
+    if signum is None:
+        previous(unraisable)
+        return
+    while True:
+        try:
+            timer = threading.Timer(RETRIP_SECONDS, interrupt_main, (signum,))
+            timer.daemon = True
+            timer.start()
+            return
+        except (KeyboardInterrupt, Terminated):  # the timer's trip came before the return: start another
+            continue
+
+
 @contextmanager
 def command_signals() -> Iterator[None]:
     """For the block: SIGINT raises KeyboardInterrupt, SIGTERM :class:`Terminated`; the old handlers after it.
@@ -109,12 +147,30 @@ def command_signals() -> Iterator[None]:
     old = {s: signal.getsignal(s) for s in SIGNALS if _installable(s)}
     for signum in old:
         signal.signal(signum, handlers[signum])
+    hook = sys.unraisablehook
+    if old:
+        sys.unraisablehook = partial(_redeliver, hook)
     try:
         yield
     finally:
+        sys.unraisablehook = hook
         for signum, handler in old.items():
             after = signal.SIG_IGN if handler is _leave else handler if handler is not None else signal.SIG_DFL
             signal.signal(signum, after)
+    _forget_caught_interrupt()
+
+
+def _forget_caught_interrupt() -> None:
+    """Make CPython forget a KeyboardInterrupt that left code run by ``exec`` or ``eval`` of a string.
+
+    CPython notes such an interrupt even when it is caught later (here, by the command), and a
+    process started with ``python -m`` then kills itself with SIGINT when it exits, instead of
+    exiting with its code (exit status -2, not 130). Code made that way runs on import
+    (dataclasses, named tuples), so a Ctrl-C during an import inside the command could do this.
+    The note is cleared at the start of every such run, so one empty run clears it. Called once
+    the block has ended without an exception, with the handlers put back.
+    """
+    exec("None")  # noqa: S102 - a constant: only the side effect above is wanted
 
 
 @dataclass
