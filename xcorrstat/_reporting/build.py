@@ -362,6 +362,8 @@ def report(
         Default ("system", "input"); "system" for system-level data (a ``system``
         dim and no ``input`` dim).
     %(method)s
+        A report ranks a function of one's own as it ranks a correlation, largest first:
+        for a statistic where smaller is better, give its negative.
     %(variant)s
         In a report, tau-a, tau_eq and acc_eq are defined at system and input level only.
     test : "permutation", "bootstrap", "williams", Permutation, Bootstrap or Williams
