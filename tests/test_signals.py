@@ -17,7 +17,8 @@ import time
 import pytest
 
 from conftest import make_scores
-from xcorrstat._signals import Terminated, command_signals, signals_held
+from xcorrstat import _cli
+from xcorrstat._signals import Terminated, command_signals, signals_held, unwrapped
 from xcorrstat._reporting.folder import write_folder, written_before
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
@@ -156,6 +157,35 @@ def test_a_caught_ctrl_c_from_exec_code_keeps_the_exit_code(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
     proc = subprocess.run([sys.executable, "-m", "probe"], env=env, capture_output=True, text=True, timeout=120)
     assert (proc.returncode, proc.stderr) == (130, "")
+
+
+class _SignalOnSetName:
+    """A descriptor that sends a signal as its class is made (Python 3.11 wraps what ``__set_name__`` raises)."""
+
+    def __init__(self, signum):
+        self.signum = signum
+
+    def __set_name__(self, owner, name):
+        os.kill(os.getpid(), self.signum)
+
+
+@pytest.mark.parametrize("signum, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_python_wraps_in_another_exception_stops_the_command(monkeypatch, capsys, signum, code, word):
+    made = []
+
+    def run(args):
+        made.append(type("Owner", (), {"attr": _SignalOnSetName(signum)}))  # as on import, e.g. matplotlib's
+        time.sleep(1)
+
+    monkeypatch.setattr(_cli, "_run", run)
+    assert _cli.main(["correlate"]) == code
+    assert made == [] and capsys.readouterr().err == f"xcorrstat: {word}\n"
+
+
+def test_unwrapped_leaves_other_exceptions_alone():
+    with pytest.raises(RuntimeError, match="plain"):
+        with unwrapped():
+            raise RuntimeError("plain")
 
 
 # -- the command, stopped at random moments ----------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import IO, Any, get_args
 import xarray as xr
 
 from ._display import LABEL_WIDTH, VALUE_WIDTH, printable
-from ._signals import Terminated, command_signals
+from ._signals import Terminated, command_signals, unwrapped
 from ._types import Level, Test
 from ._version import __version__
 from ._correlation.estimates import correlate
@@ -387,9 +387,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = None
     with command_signals():
         try:
-            args = _parser().parse_args(argv)
-            command = args.command
-            _run(args)
+            with unwrapped():
+                args = _parser().parse_args(argv)
+                command = args.command
+                _run(args)
         except MemoryError as err:  # first: a reader's MemoryError is a ValueError too, and says what to do
             told = isinstance(err, ValueError) and str(err)
             detail = f" ({_message(err)})" if str(err) else ""

@@ -13,6 +13,9 @@ still being imported (a second or more) is handled too.
   garbage-collection callback, ``__del__``, a ctypes callback), it drops the exception: the signal
   is then made pending again, and raised at the next point where it can be. A Ctrl-C the command
   caught leaves nothing that makes Python kill the process with SIGINT at exit.
+- :func:`unwrapped`, inside the command's handling: a signal's exception that Python wrapped in
+  another (Python 3.11 wraps one raised in ``__set_name__``, as classes are made on import, in a
+  RuntimeError) is raised as itself, so that the command stops with its one line.
 - :func:`signals_held`, around a few file operations that must complete or be undone: the
   signals are noted, not acted on, and the first one is delivered when the block ends.
 """
@@ -30,7 +33,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-__all__ = ["EXIT_CODES", "Held", "Terminated", "command_signals", "is_command", "quiet_start", "signals_held"]
+__all__ = ["EXIT_CODES", "Held", "Terminated", "command_signals", "is_command", "quiet_start", "signals_held",
+           "unwrapped"]
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -171,6 +175,47 @@ def _forget_caught_interrupt() -> None:
     the block has ended without an exception, with the handlers put back.
     """
     exec("None")  # noqa: S102 - a constant: only the side effect above is wanted
+
+
+def signal_within(err: BaseException) -> BaseException | None:
+    """The KeyboardInterrupt or :class:`Terminated` that ``err`` was raised from or while handling, if any.
+
+    Examples
+    --------
+    >>> try:
+    ...     try:
+    ...         raise KeyboardInterrupt
+    ...     except KeyboardInterrupt as stop:
+    ...         raise RuntimeError("Error calling __set_name__") from stop
+    ... except RuntimeError as err:
+    ...     type(signal_within(err)).__name__
+    'KeyboardInterrupt'
+    """
+    seen: set[int] = set()
+    at: BaseException | None = err
+    while at is not None and id(at) not in seen:
+        if isinstance(at, tuple(SIGNAL_OF)):
+            return at
+        seen.add(id(at))
+        at = at.__cause__ if at.__cause__ is not None else at.__context__
+    return None
+
+
+@contextmanager
+def unwrapped() -> Iterator[None]:
+    """Raise a signal's exception that Python wrapped in another exception as itself.
+
+    Python 3.11 raises a RuntimeError from an exception of ``__set_name__`` (called as a class is
+    made, as on import): a Ctrl-C that came then would otherwise end the command with a
+    traceback and exit code 1.
+    """
+    try:
+        yield
+    except Exception as err:
+        stop = signal_within(err)
+        if stop is None:
+            raise
+        raise stop from None
 
 
 @dataclass
