@@ -180,6 +180,9 @@ def _forget_caught_interrupt() -> None:
 def signal_within(err: BaseException) -> BaseException | None:
     """The KeyboardInterrupt or :class:`Terminated` that ``err`` was raised from or while handling, if any.
 
+    A context that ``raise ... from None`` suppressed was handled on purpose, and is not followed:
+    the command's own message of an interrupted write is raised that way.
+
     Examples
     --------
     >>> try:
@@ -190,6 +193,14 @@ def signal_within(err: BaseException) -> BaseException | None:
     ... except RuntimeError as err:
     ...     type(signal_within(err)).__name__
     'KeyboardInterrupt'
+    >>> try:
+    ...     try:
+    ...         raise KeyboardInterrupt
+    ...     except KeyboardInterrupt:
+    ...         raise RuntimeError("interrupted while writing") from None
+    ... except RuntimeError as err:
+    ...     signal_within(err) is None
+    True
     """
     seen: set[int] = set()
     at: BaseException | None = err
@@ -197,7 +208,7 @@ def signal_within(err: BaseException) -> BaseException | None:
         if isinstance(at, tuple(SIGNAL_OF)):
             return at
         seen.add(id(at))
-        at = at.__cause__ if at.__cause__ is not None else at.__context__
+        at = at.__cause__ if at.__cause__ is not None else None if at.__suppress_context__ else at.__context__
     return None
 
 
