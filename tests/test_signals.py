@@ -250,15 +250,20 @@ def test_a_signal_at_a_random_moment(tmp_path, reports, signum, code, word):
 
 def test_ctrl_c_in_the_first_second_is_one_line(tmp_path, reports):
     """While the package is imported. From 0.3 s on: Python's own start-up (site-packages, an editable
-    install's finder) comes first, and a signal then is Python's to handle (0.1 to 0.2 s here)."""
+    install's finder) comes first, and a signal then is Python's to handle (0.1 to 0.2 s here). By 1.5 s a
+    fast machine may be writing the report, or done: the one line then says so, or there is none."""
     data = reports[0]
     rng = random.Random(1)
-    for _ in range(TRIALS):
+    for k in range(TRIALS):
         at = rng.uniform(STARTUP, 1.5)
-        proc = subprocess.Popen(_command(data, tmp_path / "rep", 0), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True)
+        out = tmp_path / f"rep{k}"
+        proc = subprocess.Popen(_command(data, out, 0), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         time.sleep(at)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
-        assert proc.returncode == 130 and err.splitlines() == ["xcorrstat: interrupted"], (at, err)
-        assert not (tmp_path / "rep").exists()
+        lines = err.splitlines()
+        if proc.returncode == 0:  # done before the signal
+            assert lines == [] and out.exists(), (at, err)
+            continue
+        assert proc.returncode == 130 and len(lines) == 1 and lines[0].startswith("xcorrstat: interrupted"), (at, err)
+        assert out.exists() == ("after the report was written" in lines[0]), (at, err)
