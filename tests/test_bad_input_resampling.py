@@ -9,10 +9,6 @@ import xarray as xr
 from conftest import make_scores
 
 import xcorrstat
-from xcorrstat._correlation.confidence import bootstrap_flat
-from xcorrstat._significance.allpairs import compare_flat
-from xcorrstat._significance.paired import paired_bootstrap_test_flat
-from xcorrstat._significance.permutation import permutation_test_flat
 from xcorrstat.agreement import leaderboard_agreement
 from xcorrstat.diagnostics import ci_coverage, power_analysis
 from xcorrstat._validation import check_batch
@@ -63,7 +59,7 @@ def board(**kw):
 
 
 def batched(b, call):
-    """batch is set_options(batch=...) for the functions without a flat internal that takes it."""
+    """batch is set_options(batch=...): how the work runs, never a parameter."""
     with xcorrstat.set_options(batch=b):
         return call()
 
@@ -71,12 +67,12 @@ def batched(b, call):
 BATCH_WORDS = "batch must be a positive integer"
 BAD_BATCHES = [0, -5, 1.5, True, "7", np.float64(3.0)]
 BATCH_CALLS = {
-    "bootstrap": lambda b: bootstrap_flat(DS, **BASE, **DRAWS, batch=b),
-    "permutation_test": lambda b: permutation_test_flat(DS, **PAIR, **DRAWS, batch=b),
-    "paired_bootstrap_test": lambda b: paired_bootstrap_test_flat(DS, **PAIR, **DRAWS, batch=b),
-    "compare-permutation": lambda b: compare_flat(DS, **BASE, **DRAWS, batch=b),
-    "compare-bootstrap": lambda b: compare_flat(DS, **BASE, **DRAWS, test="bootstrap", batch=b),
-    "compare-williams": lambda b: compare_flat(DS, **BASE, **DRAWS, test="williams", batch=b),
+    "bootstrap": lambda b: batched(b, lambda: boot()),
+    "permutation_test": lambda b: batched(b, lambda: perm()),
+    "paired_bootstrap_test": lambda b: batched(b, lambda: paired()),
+    "compare-permutation": lambda b: batched(b, lambda: cmp()),
+    "compare-bootstrap": lambda b: batched(b, lambda: cmp("bootstrap")),
+    "compare-williams": lambda b: batched(b, lambda: cmp("williams")),
     "mean_ci": lambda b: batched(b, lambda: xcorrstat.mean_ci(DS, n_resamples=10)),
     "paired_difference_ci": lambda b: batched(b, lambda: xcorrstat.paired_difference_ci(
         DS, system_a="S0", system_b="S1", n_resamples=10)),

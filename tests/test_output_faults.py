@@ -331,7 +331,7 @@ def _out_of_memory(*args, **kwargs):
 
 
 @pytest.mark.parametrize("command, target, hint", [
-    (["report"], "xcorrstat._cli.report_flat", "fewer metrics (--metrics) or draws (--n-resamples)"),
+    (["report"], "xcorrstat._cli.report", "fewer metrics (--metrics) or draws (--n-resamples)"),
     (["correlate"], "xcorrstat._cli.correlate", "fewer metrics (--metrics)"),
     (["wmt", "root", "--testset", "wmt23"], "xcorrstat._wmtcli.read_mtme",
      "fewer language pairs (--lps) or draws (--n-resamples), without --all-metrics"),

@@ -4,8 +4,14 @@ import numpy as np
 import pytest
 
 import xcorrstat
-from xcorrstat._reporting.build import report_flat
+from xcorrstat._reporting.build import report
 from conftest import make_scores
+
+
+def _named(rep):
+    """The report as the command line makes it from a file: its source named in the header."""
+    rep.settings["source"] = "synthetic"
+    return rep
 
 
 @pytest.fixture(scope="module")
@@ -17,8 +23,7 @@ def ds():
 
 @pytest.fixture(scope="module")
 def rep(ds):
-    return report_flat(ds, target="human", level=["system", "input"], n_resamples=150, rng=9,
-                       correction="fdr_bh", source="synthetic")
+    return _named(report(ds, target="human", level=["system", "input"], n_resamples=150, rng=9, correction="fdr_bh"))
 
 
 def test_intervals_and_clusters_equal_the_library_calls(ds, rep):

@@ -14,7 +14,7 @@ import xarray as xr
 from conftest import make_scores
 
 import xcorrstat
-from xcorrstat._reporting.build import report_flat
+from xcorrstat._reporting.build import report
 from xcorrstat._reporting.tables import ranked_frame
 
 matplotlib = pytest.importorskip("matplotlib")
@@ -27,6 +27,12 @@ N = 120
 LEVELS = ["system", "input"]
 
 
+def _named(rep):
+    """The report as the command line makes it from a file: its source named in the header."""
+    rep.settings["source"] = "synthetic"
+    return rep
+
+
 @pytest.fixture(scope="module")
 def ds():
     ds = make_scores(n_metrics=4, n_systems=8, n_inputs=10, seed=31, nan_frac=0.05, extra=("lp", 3))
@@ -36,8 +42,7 @@ def ds():
 
 @pytest.fixture(scope="module")
 def rep(ds):
-    return report_flat(ds, target="human", level=LEVELS, n_resamples=N, rng=4, correction="fdr_bh",
-                       source="synthetic")
+    return _named(report(ds, target="human", level=LEVELS, n_resamples=N, rng=4, correction="fdr_bh"))
 
 
 @pytest.fixture(autouse=True)
@@ -75,8 +80,7 @@ def test_every_label_equals_the_library_calls_on_that_label(ds, rep):
 
 
 def test_the_same_seed_gives_the_same_report(ds, rep):
-    again = report_flat(ds, target="human", level=LEVELS, n_resamples=N, rng=4, correction="fdr_bh",
-                        source="synthetic")
+    again = _named(report(ds, target="human", level=LEVELS, n_resamples=N, rng=4, correction="fdr_bh"))
     xr.testing.assert_identical(again.intervals, rep.intervals)
     assert again.to_text() == rep.to_text()
 

@@ -6,6 +6,9 @@ With no FILE the bundled SummEval data is used (target ``expert_relevance``).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
+import logging
 import os
 import sys
 import warnings
@@ -24,7 +27,7 @@ from ._capabilities import choices
 from ._kernels.corrections import CORRECTIONS
 from ._kernels.levels import AVERAGES
 from ._options import set_options
-from ._reporting.build import report_flat
+from ._reporting.build import PHASES, report
 from ._reporting.correlations import (
     correlation_json,
     correlation_table,
@@ -36,6 +39,7 @@ from ._reporting.correlations import (
 from ._reporting.files import FIGURE_FORMATS, check_destination
 from ._reporting.folder import command_error, written_before
 from ._reporting.tables import TABLE_FORMATS, format_table
+from ._resampling.settings import Bootstrap, Permutation, Williams
 from ._resampling.schemes import (
     bootstrap_label,
     parse_permute,
@@ -300,13 +304,14 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
     levels, resample, permute = _report_schemes(args, ds, log)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", OpenDecisionsWarning)
-        rep = report_flat(
-            ds, target=target, metrics=metrics, level=list(levels), method=args.method,
-            variant=args.variant, resample=resample, test=args.test, permute=permute,
-            n_resamples=args.n_resamples, confidence_level=args.confidence_level, alpha=args.alpha,
-            correction=None if args.correction == "none" else args.correction, rng=args.rng,
-            progress=not args.quiet, log=log, source=source, max_resamples=args.max_resamples,
-        )
+        with _phases_to(log):
+            rep = report(
+                ds, target=target, metrics=metrics, level=list(levels), method=args.method,
+                variant=args.variant, resample=resample, test=_report_test(args, permute),
+                n_resamples=args.n_resamples, confidence_level=args.confidence_level, alpha=args.alpha,
+                correction=None if args.correction == "none" else args.correction, rng=args.rng,
+            )
+    rep = dataclasses.replace(rep, settings={**rep.settings, "source": source})
     for note in caught:  # decisions left open by the cap: one plain line each (even with --quiet)
         if issubclass(note.category, OpenDecisionsWarning):
             print(f"xcorrstat report: note: {note.message}", file=err, flush=True)
@@ -329,6 +334,35 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
     if log is not None:
         for what, path in written.items():
             print(f"  {what}: {printable(path, VALUE_WIDTH)}", file=log)
+
+
+def _report_test(args: argparse.Namespace, permute: str | tuple[str, ...]) -> Permutation | Bootstrap | Williams:
+    """The settings of the report's tests from ``--test``, ``--permute`` and ``--max-resamples``."""
+    if args.test == "permutation":
+        return Permutation(permute, max_resamples=args.max_resamples)
+    if args.test == "bootstrap":
+        return Bootstrap(max_resamples=args.max_resamples)
+    return Williams()
+
+
+@contextlib.contextmanager
+def _phases_to(log: IO[str] | None) -> Any:
+    """The report's phase lines (:data:`~xcorrstat._reporting.build.PHASES`) on ``log`` meanwhile, if given."""
+    if log is None:
+        yield
+        return
+    handler = logging.StreamHandler(log)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    level, propagate = PHASES.level, PHASES.propagate
+    PHASES.addHandler(handler)
+    PHASES.setLevel(logging.INFO)
+    PHASES.propagate = False
+    try:
+        yield
+    finally:
+        PHASES.removeHandler(handler)
+        PHASES.setLevel(level)
+        PHASES.propagate = propagate
 
 
 def _check_out(args: argparse.Namespace) -> None:

@@ -40,7 +40,7 @@ from .._validation import (
 )
 from .estimates import level_statistic, target_attr
 
-__all__ = ["bootstrap", "bootstrap_flat", "fisher", "fisher_sample_size"]
+__all__ = ["bootstrap", "fisher", "fisher_sample_size"]
 
 CI_METHODS = ("percentile", "basic", "bca")
 def _check_min_pairs(min_pairs) -> int:
@@ -204,44 +204,17 @@ def bootstrap(
     >>> float(res["low"][0]) < float(res["correlation"][0]) < float(res["high"][0])
     True
     """
-    return bootstrap_flat(data, target=target, metrics=metrics, level=level, method=method, variant=variant,
-                          epsilon=epsilon, average=average, confidence_level=confidence_level, ci=ci, skipna=skipna,
-                          complete_inputs=complete_inputs, min_pairs=min_pairs, batch=OPTIONS["batch"],
-                          progress=True, **interval_draws(resample))
-
-
-def bootstrap_flat(
-    data: xr.Dataset | xr.DataArray,
-    *,
-    target: Hashable | Sequence[Hashable],
-    level: Levels = "system",
-    method: Statistic = "pearson",
-    variant: Variant = "b",
-    epsilon: Epsilon = 0.0,
-    average: Average = "macro",
-    metrics: Sequence[Hashable] | None = None,
-    resample: str | Sequence[str] = ("system", "input"),
-    n_resamples: int = 1000,
-    confidence_level: float = 0.95,
-    ci: CIMethod = "percentile",
-    rng: Seed = None,
-    batch: int | None = None,
-    keep_distribution: bool = False,
-    skipna: bool = True,
-    complete_inputs: bool = False,
-    min_pairs: int | None = None,
-    progress: bool = False,
-) -> xr.Dataset:
-    """:func:`bootstrap` with every setting as a keyword (the functions above it call this)."""
+    drawn = interval_draws(resample)  # the draws' settings, checked once
+    n_resamples, rng, keep_distribution = drawn["n_resamples"], drawn["rng"], drawn["keep_distribution"]
     opts = _bootstrap_iv(level=level, method=method, variant=variant, epsilon=epsilon, average=average,
-                         resample=resample, n_resamples=n_resamples, confidence_level=confidence_level, ci=ci,
-                         rng=rng, batch=batch, min_pairs=min_pairs)
+                         resample=drawn["resample"], n_resamples=n_resamples, confidence_level=confidence_level,
+                         ci=ci, rng=rng, batch=OPTIONS["batch"], min_pairs=min_pairs)
     check_refinements("bootstrap", level=opts.levels, method=method, variant=variant, average=average,
                       complete_inputs=complete_inputs)
     runs = [
         _bootstrap_level(data, lev, opts, target=target, metrics=metrics, method=method, variant=variant,
                          average=average, ci=ci, keep_distribution=keep_distribution, skipna=skipna,
-                         complete_inputs=complete_inputs, progress=progress)
+                         complete_inputs=complete_inputs)
         for lev in opts.levels
     ]
     if isinstance(level, str):
@@ -254,7 +227,7 @@ def bootstrap_flat(
 
 
 def _bootstrap_level(data, level: Level, opts: _BootstrapOptions, *, target, metrics, method, variant, average, ci,
-                     keep_distribution, skipna, complete_inputs, progress) -> xr.Dataset:
+                     keep_distribution, skipna, complete_inputs) -> xr.Dataset:
     """:func:`bootstrap` at one level, its options checked."""
     dims, n_resamples, epsilon = drawn_dims(data, opts.dims), opts.n_resamples, opts.epsilon  # BOOT-SYSTEMS
     calibrate = epsilon == "calibrate"
@@ -299,7 +272,7 @@ def _bootstrap_level(data, level: Level, opts: _BootstrapOptions, *, target, met
     _describe(out, opts.confidence_level, ci)
     if lazy:
         return out
-    return compute_with_progress(out, progress)
+    return compute_with_progress(out, True)
 
 
 def _interval(draws: xr.DataArray, estimate: xr.DataArray, jackknife: list[xr.DataArray], ci: str,

@@ -8,10 +8,11 @@ this function plus :meth:`Report.save`.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
-from typing import IO, Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -21,11 +22,20 @@ from .._display import LABEL_WIDTH, VALUE_WIDTH, printable
 from .._escape import distinct_labels
 from .._docs import fill_doc
 from .._kernels.custom import own_name
-from .._resampling.settings import Settings, report_test
+from .._resampling.settings import (
+    Bootstrap,
+    Permutation,
+    Settings,
+    Williams,
+    as_settings,
+    filled,
+    report_test,
+    settings_name,
+)
 
 from .._capabilities import check_levels, check_refinements
 from .._types import Correction, Levels, Seed, Statistic, Test, Variant
-from .._correlation.confidence import bootstrap_flat
+from .._correlation.confidence import bootstrap
 from .._resampling.draws import resolve_seed
 from .._resampling.schemes import (
     bootstrap_label,
@@ -36,13 +46,17 @@ from .._resampling.schemes import (
     permutation_label,
 )
 from .._schema import is_system_level
-from .._significance.allpairs import compare_flat
+from .._significance.allpairs import compare
 from .._significance.auto import check_draws
 from .._significance.defaults import DEFAULTS
 from .._tidy import tidy
 from .tables import check_digits, label_text, report_groups, to_latex, to_markdown
 
-__all__ = ["Report", "report", "report_flat"]
+__all__ = ["PHASES", "Report", "report"]
+
+#: The report's phases (each level's intervals, then its tests) are logged here at level INFO; the command
+#: line prints them on stderr unless ``--quiet``.
+PHASES = logging.getLogger("xcorrstat.report")
 
 _UNITS = {"system": "systems", "input": "inputs", "global": "cells", "within_system": "systems"}
 
@@ -286,23 +300,19 @@ def _report_iv(data: xr.Dataset | xr.DataArray, level: Levels | None, resample: 
     return levels, dims, permute_label, resolve_seed(rng)
 
 
-def _report_level(data: xr.Dataset | xr.DataArray, options: dict[str, Any], *, test: Test,
-                  permute_label: str | None, confidence_level: float, alpha: float,
-                  correction: Correction | None, log: IO[str] | None,
-                  draws: dict[str, Any]) -> tuple[xr.Dataset, xr.Dataset]:
-    """The bootstrap CIs (with cluster and rank) and the all-pairs test of one level (``draws``: its
-    ``n_resamples`` and ``max_resamples``)."""
-    lev = options["level"]
-    if log is not None:
-        print(f"{lev} level: bootstrap CIs ({options['n_resamples']} resamples)", file=log, flush=True)
-    b = bootstrap_flat(data, confidence_level=confidence_level, **options)
-    if log is not None:
-        print(f"{lev} level: {test} tests of all metric pairs", file=log, flush=True)
+def _report_level(data: xr.Dataset | xr.DataArray, options: dict[str, Any], *, test: Settings,
+                  confidence_level: float, alpha: float, correction: Correction | None) -> tuple[xr.Dataset, xr.Dataset]:
+    """The bootstrap CIs (with cluster and rank) and the all-pairs test ``test`` of one level (``options``:
+    the statistic, and the intervals' ``resample``)."""
+    lev, resample = options["level"], options.pop("resample")
+    PHASES.info("%s level: bootstrap CIs (%s resamples)", lev, resample.n_resamples)
+    b = bootstrap(data, confidence_level=confidence_level, resample=resample, **options)
+    name = settings_name(test)
+    PHASES.info("%s level: %s tests of all metric pairs", lev, name)
     if b.sizes["metric"] < 2:  # nothing to compare: one cluster, no pairs
-        c = _single_metric_comparison(b, test=test, correction=correction, alpha=alpha)
+        c = _single_metric_comparison(b, test=name, correction=correction, alpha=alpha)
     else:
-        swap: dict[str, Any] = {} if permute_label is None else {"permute": permute_label}
-        c = compare_flat(data, test=test, correction=correction, alpha=alpha, **swap, **dict(options, **draws))
+        c = compare(data, test=test, correction=correction, alpha=alpha, **options)
     b = b.drop_vars([v for v in ("distribution",) if v in b]).assign(cluster=c["cluster"])
     b["rank"] = _rank_labels(b["correlation"])
     return b.expand_dims(level=[lev]), c.expand_dims(level=[lev])
@@ -404,54 +414,29 @@ def report(
     >>> rep.settings["ci_scheme"], rep.settings["test_scheme"]
     ('BOOT-BOTH', 'PERM-BOTH')
     """
-    name, permute, cap, options = report_test(test)
-    return report_flat(data, target=target, metrics=metrics, level=level, method=method, variant=variant,
-                       resample=resample, test=name, permute=permute, n_resamples=n_resamples,
-                       confidence_level=confidence_level, alpha=alpha, correction=correction, rng=rng,
-                       progress=True, max_resamples=cap, test_options=options)
-
-
-def report_flat(
-    data: xr.Dataset | xr.DataArray,
-    *,
-    target: Hashable,
-    metrics: Sequence[Hashable] | None = None,
-    level: Levels | None = None,
-    method: Statistic = "pearson",
-    variant: Variant = "b",
-    resample: str | Sequence[str] | None = None,
-    test: Test = "permutation",
-    permute: str | Sequence[str] | None = None,
-    n_resamples: int | Literal["auto"] = DEFAULTS["n_resamples"].python,
-    confidence_level: float = DEFAULTS["confidence_level"].python,
-    alpha: float = DEFAULTS["alpha"].python,
-    correction: Correction | None = DEFAULTS["correction"].python,
-    rng: Seed = None,
-    progress: bool = False,
-    log: IO[str] | None = None,
-    source: str = "",
-    max_resamples: int = DEFAULTS["max_resamples"].python,
-    test_options: dict[str, Any] | None = None,
-) -> Report:
-    """:func:`report` with every setting as a keyword (the functions above it call this)."""
-    levels, dims, permute_label, seed = _report_iv(data, level, resample, test, permute, rng, method, variant)
-    n_boot, cap = check_draws(n_resamples, max_resamples)
-    draws = {"n_resamples": n_resamples, "max_resamples": cap or DEFAULTS["max_resamples"].python}
+    name, permute, cap, _ = report_test(test)  # checked: the draws a report's test may set
+    levels, dims, permute_label, seed = _report_iv(data, level, resample, name, permute, rng, method, variant)
+    n_boot, auto_cap = check_draws(n_resamples, cap)
+    intervals_draws = Bootstrap(dims, n_resamples=n_boot, rng=seed)
+    drawn = filled(as_settings(test, "test", (Permutation, Bootstrap, Williams)), n_resamples=n_resamples,
+                   max_resamples=auto_cap or DEFAULTS["max_resamples"].python, rng=seed, resample=dims)
+    if isinstance(drawn, Permutation):  # the report's scheme (PERM-SYSTEMS on system-level data)
+        drawn = replace(drawn, permute=permute_label)
     boots, comps = [], []
     for lev in levels:
         options = {"target": target, "metrics": metrics, "level": lev, "method": method, "variant": variant,
-                   "resample": dims, "n_resamples": n_boot, "rng": seed, "progress": progress}
-        b, c = _report_level(data, options, test=test, permute_label=permute_label, confidence_level=confidence_level,
-                             alpha=alpha, correction=correction, log=log, draws=dict(draws, **(test_options or {})))
+                   "resample": intervals_draws}
+        b, c = _report_level(data, options, test=drawn, confidence_level=confidence_level, alpha=alpha,
+                             correction=correction)
         boots.append(b)
         comps.append(c)
     intervals, comparisons = _stack_levels(boots), _stack_levels(comps)
     settings = {
-        "source": source, "target": str(target), "levels": levels, "method": own_name(method),
+        "source": "", "target": str(target), "levels": levels, "method": own_name(method),
         "variant": variant if method == "kendall" else "",
         "resample": intervals.attrs.get("resample"), "ci_scheme": bootstrap_label(dims),
-        "test": test, "test_scheme": permute_label or test,
+        "test": name, "test_scheme": permute_label or name,
         "n_resamples": n_boot, "confidence_level": float(confidence_level), "alpha": float(alpha),
-        "correction": correction, "rng": seed, **_drawn(comps, levels, cap),
+        "correction": correction, "rng": seed, **_drawn(comps, levels, auto_cap),
     }
     return Report(intervals=intervals, comparisons=comparisons, settings=settings)

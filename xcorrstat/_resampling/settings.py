@@ -10,7 +10,7 @@ number (``batch``, ``progress``) are :func:`xcorrstat.set_options`.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, Literal, TypeVar, Union
 
 import xarray as xr
@@ -18,7 +18,7 @@ import xarray as xr
 from .._display import cut
 from .._types import PValue, Seed, Standardise, Test
 
-__all__ = ["Bootstrap", "Permutation", "Settings", "Swap", "Williams", "as_settings", "flat", "interval_draws", "report_test", "single_test_draws", "settings_name"]
+__all__ = ["Bootstrap", "Permutation", "Settings", "Swap", "Williams", "as_settings", "filled", "flat", "interval_draws", "report_test", "single_test_draws", "settings_name"]
 
 #: What a permutation draw exchanges: the two metrics' scores, or the outcomes of pairs.
 Swap = Literal["scores", "pairs"]
@@ -39,6 +39,7 @@ class _Shown:
 
 
 _D = TypeVar("_D", bound="_Drawn")
+_S = TypeVar("_S", bound="Settings")
 
 
 class _Drawn(_Shown):
@@ -268,6 +269,19 @@ def flat(settings: Settings, *, n_resamples: int | str = 1000, dims: object = No
             out[key] = dims if dims is not None else ("system", "input")
     return out
 
+
+
+def filled(settings: _S, **values: Any) -> _S:
+    """``settings`` with those of ``values``' fields that it has at their defaults set (the others it lacks
+    are passed over): a caller's own draws for what the user left unset.
+
+    Examples
+    --------
+    >>> filled(Permutation(rng=5), rng=1, n_resamples=200, resample="input")
+    Permutation(n_resamples=200, rng=5)
+    """
+    names = {f.name for f in fields(settings)}
+    return replace(settings, **{k: v for k, v in values.items() if k in names and _is_default(settings, k)})
 
 
 def single_test_draws(settings: Settings) -> dict[str, Any]:

@@ -65,7 +65,7 @@ from .pairoutcome import Swap, compare_pair_outcomes, uses_pairs
 from .permutation import own_scale
 from .williams import dependent_correlations
 
-__all__ = ["compare", "compare_flat"]
+__all__ = ["compare"]
 
 TESTS = ("permutation", "bootstrap", "williams")
 
@@ -346,67 +346,20 @@ def compare(
     (('metric', 'other_metric'), 'PERM-BOTH')
     """
     settings = as_settings(test, "test", (Permutation, Bootstrap, Williams))
-    common: dict[str, Any] = {"target": target, "metrics": metrics, "level": level, "method": method, "variant": variant,
-              "average": average, "alternative": alternative, "correction": correction, "family": family,
-              "alpha": alpha, "skipna": skipna, "min_pairs": min_pairs}
-    if isinstance(settings, Williams):
-        return compare_flat(data, test="williams", absolute=settings.absolute, **common)
-    kw = flat(settings, n_resamples="auto")
-    if isinstance(settings, Permutation):
-        kw.pop("early_stop")
-        if settings.early_stop is not None:
-            raise ValueError("test=Permutation(early_stop=...) stops a two-metric test; all-pairs comparisons "
-                             "draw enough for their corrected decisions with n_resamples='auto'")
-    return compare_flat(data, test=settings_name(settings), batch=OPTIONS["batch"], progress=True, **kw, **common)
-
-
-def compare_flat(
-    data: xr.Dataset | xr.DataArray,
-    *,
-    target: Hashable | Sequence[Hashable],
-    metrics: Sequence[Hashable] | None = None,
-    test: Test = "permutation",
-    level: Level = "system",
-    method: Statistic = "pearson",
-    variant: Variant = "b",
-    permute: str | tuple[str, ...] = ("system", "input"),
-    resample: str | tuple[str, ...] = ("system", "input"),
-    n_resamples: int | Literal["auto"] = DEFAULTS["n_resamples"].python,
-    alternative: Alternative = "greater",
-    rng: Seed = None,
-    pvalue: PValue = "plus-one",
-    correction: Correction | None = DEFAULTS["correction"].python,
-    family: Family = "row",
-    alpha: float = 0.05,
-    absolute: bool = False,
-    keep_distribution: bool = False,
-    skipna: bool = True,
-    min_pairs: int | None = None,
-    batch: int | None = None,
-    progress: bool = False,
-    standardise: Standardise = "cells",
-    average: Average = "macro",
-    swap: Swap = "scores",
-    epsilon: float | str | Mapping[Hashable, float] | xr.DataArray | None = None,
-    max_resamples: int = DEFAULTS["max_resamples"].python,
-    risk: float | None = None,
-) -> xr.Dataset:
-    """:func:`compare` with every setting as a keyword (the CLI and the report call it)."""
-    if uses_pairs(swap, epsilon):
-        if average != "macro":
-            raise ValueError(f"average={average!r} is an option of swap='scores'; the pair-outcome test "
-                             "averages the groups equally, as mt-metrics-eval does")
-        return auto_rerun(lambda n, seed: compare_pair_outcomes(
-            data, target=target, metrics=metrics, level=level, method=method, variant=variant, permute=permute,
-            standardise=standardise, epsilon=epsilon, n_resamples=n, alternative=alternative, rng=seed,
-            pvalue=pvalue, correction=correction, family=family, alpha=alpha, keep_distribution=keep_distribution,
-            skipna=skipna, min_pairs=min_pairs, batch=batch), n_resamples=n_resamples, max_resamples=max_resamples,
-            rng=rng, pvalue=pvalue, correction=correction, family=family, alternative=alternative, alpha=alpha)
+    drawn = _drawn_settings(settings)
+    if uses_pairs(drawn["swap"], drawn["epsilon"]):
+        return _compare_pair_outcomes(data, drawn, target=target, metrics=metrics, level=level, method=method,
+                                      variant=variant, average=average, alternative=alternative,
+                                      correction=correction, family=family, alpha=alpha, skipna=skipna,
+                                      min_pairs=min_pairs)
+    test = settings_name(settings)
+    keep_distribution, pvalue, absolute = drawn["keep_distribution"], drawn["pvalue"], drawn["absolute"]
     o = _compare_iv(data, target=target, metrics=metrics, test=test, level=level, method=method, variant=variant,
-                    permute=permute, resample=resample, n_resamples=n_resamples, alternative=alternative, rng=rng,
-                    pvalue=pvalue, correction=correction, family=family, alpha=alpha,
-                    keep_distribution=keep_distribution, skipna=skipna, min_pairs=min_pairs, batch=batch,
-                    standardise=standardise, average=average, max_resamples=max_resamples)
+                    permute=drawn["permute"], resample=drawn["resample"], n_resamples=drawn["n_resamples"],
+                    alternative=alternative, rng=drawn["rng"], pvalue=pvalue, correction=correction, family=family,
+                    alpha=alpha, keep_distribution=keep_distribution, skipna=skipna, min_pairs=min_pairs,
+                    batch=OPTIONS["batch"], standardise=drawn["standardise"], average=average,
+                    max_resamples=drawn["max_resamples"])
     x, z = o.x, o.z
     if is_own(method) and o.test == "permutation":  # the statistic sees z-scores, as the draws swap them
         x, z = own_scale(x), own_scale(z)
@@ -420,10 +373,10 @@ def compare_flat(
     elif o.max_resamples is not None:  # n_resamples="auto"
         assert o.seed is not None
         draw = PairDraws(x, z, o.kw, o.seed, scheme=o.scheme, dims=o.dims, batch=o.batch)
-        p, used, dist, drawn = auto_pair_pvalues(draw, delta, test=o.test, alternative=alternative, pvalue=pvalue,
-                                                 correction=correction, family=family, alpha=o.alpha,
-                                                 start=o.n_resamples, cap=o.max_resamples, risk=risk,
-                                                 keep_distribution=keep_distribution)
+        p, used, dist, auto = auto_pair_pvalues(draw, delta, test=o.test, alternative=alternative, pvalue=pvalue,
+                                                correction=correction, family=family, alpha=o.alpha,
+                                                start=o.n_resamples, cap=o.max_resamples, risk=drawn["risk"],
+                                                keep_distribution=keep_distribution)
     else:
         dist = _permutation_distribution(o) if o.test == "permutation" else _bootstrap_distribution(o)
         p = pair_pvalues(dist, delta, test=o.test, alternative=alternative, pvalue=pvalue)
@@ -438,6 +391,35 @@ def compare_flat(
     out.attrs = _attrs(o, target, alternative, correction, family, absolute, pvalue)
     if used is not None:
         out["n_resamples_used"] = used
-        out.attrs.update(drawn)
+        out.attrs.update(auto)
     _long_names(out, alternative)
-    return out if lazy else compute_with_progress(out, progress)
+    return out if lazy else compute_with_progress(out, True)
+
+
+def _drawn_settings(settings: Settings) -> dict[str, Any]:
+    """The fields of a test's settings object, with those another test's object has at their defaults
+    (a bootstrap never swaps, Williams' test never draws) and ``n_resamples`` "auto" when not given."""
+    if isinstance(settings, Permutation) and settings.early_stop is not None:
+        raise ValueError("test=Permutation(early_stop=...) stops a two-metric test; all-pairs comparisons "
+                         "draw enough for their corrected decisions with n_resamples='auto'")
+    drawn: dict[str, Any] = {"permute": ("system", "input"), "resample": ("system", "input"), "n_resamples": "auto",
+                             "rng": None, "pvalue": "plus-one", "keep_distribution": False, "swap": "scores",
+                             "standardise": "cells", "epsilon": None, "absolute": False,
+                             "max_resamples": DEFAULTS["max_resamples"].python, "risk": None}
+    drawn.update(flat(settings, n_resamples="auto"))
+    return drawn
+
+
+def _compare_pair_outcomes(data: xr.Dataset | xr.DataArray, drawn: Mapping[str, Any], *, average: Average,
+                           **common: Any) -> xr.Dataset:
+    """:func:`compare` with ``swap="pairs"`` (or a calibrated epsilon): the pair-outcome test, rerun with more
+    draws while decisions are open."""
+    if average != "macro":
+        raise ValueError(f"average={average!r} is an option of swap='scores'; the pair-outcome test "
+                         "averages the groups equally, as mt-metrics-eval does")
+    rerun = {k: common[k] for k in ("correction", "family", "alternative", "alpha")}
+    return auto_rerun(lambda n, seed: compare_pair_outcomes(
+        data, permute=drawn["permute"], standardise=drawn["standardise"], epsilon=drawn["epsilon"], n_resamples=n,
+        rng=seed, pvalue=drawn["pvalue"], keep_distribution=drawn["keep_distribution"], batch=OPTIONS["batch"],
+        **common), n_resamples=drawn["n_resamples"], max_resamples=drawn["max_resamples"], rng=drawn["rng"],
+        pvalue=drawn["pvalue"], **rerun)

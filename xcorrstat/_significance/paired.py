@@ -45,7 +45,7 @@ from .._resampling.schemes import bootstrap_label, drawn_dims, parse_resample
 from .._schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, split_scores
 from .._validation import check_batch, check_choice, check_confidence_level, check_min_pairs, check_positive_int
 
-__all__ = ["paired_bootstrap_test", "paired_bootstrap_test_flat"]
+__all__ = ["paired_bootstrap_test"]
 
 
 @dataclass(frozen=True)
@@ -220,38 +220,13 @@ def paired_bootstrap_test(
     >>> bool(res["low"] <= res["high"])
     True
     """
-    kw = single_test_draws(as_settings(test, "test", (Bootstrap,)))
-    return paired_bootstrap_test_flat(data, x=x, y=y, target=target, level=level, method=method, variant=variant,
-                                      alternative=alternative, confidence_level=confidence_level, skipna=skipna,
-                                      min_pairs=min_pairs, batch=OPTIONS["batch"], progress=True, **kw)
-
-
-def paired_bootstrap_test_flat(
-    data: xr.Dataset | xr.DataArray,
-    *,
-    x: Hashable,
-    y: Hashable,
-    target: Hashable,
-    level: Level = "system",
-    method: Statistic = "pearson",
-    variant: Variant = "b",
-    resample: str | Sequence[str] = ("system", "input"),
-    n_resamples: int = 1000,
-    alternative: Alternative = "greater",
-    confidence_level: float = 0.95,
-    rng: Seed = None,
-    pvalue: PValue = "plus-one",
-    batch: int | None = None,
-    keep_distribution: bool = False,
-    skipna: bool = True,
-    min_pairs: int | None = None,
-    progress: bool = False,
-) -> xr.Dataset:
-    """:func:`paired_bootstrap_test` with every setting as a keyword (the functions above it call this)."""
+    settings = as_settings(test, "test", (Bootstrap,))
+    drawn = single_test_draws(settings)  # the draws' settings, checked once
+    pvalue = drawn["pvalue"]
     o = _paired_bootstrap_test_iv(data, x=x, y=y, target=target, level=level, method=method, variant=variant,
-                                  resample=resample, n_resamples=n_resamples, alternative=alternative,
-                                  confidence_level=confidence_level, rng=rng, pvalue=pvalue, batch=batch,
-                                  skipna=skipna, min_pairs=min_pairs)
+                                  resample=drawn["resample"], n_resamples=drawn["n_resamples"],
+                                  alternative=alternative, confidence_level=confidence_level, rng=drawn["rng"],
+                                  pvalue=pvalue, batch=OPTIONS["batch"], skipna=skipna, min_pairs=min_pairs)
     scores, z = o.scores, o.z
     lazy = scores.chunks is not None or z.chunks is not None
     r, n = level_statistic(scores, z, **o.kw)
@@ -279,11 +254,11 @@ def paired_bootstrap_test_flat(
         "n_undefined": draws.isnull().sum(RESAMPLE_DIM),
         "correlation": r.assign_coords(n=n),
     })
-    if keep_distribution:
+    if drawn["keep_distribution"]:
         out["distribution"] = draws
         out["metric_distribution"] = per_metric
     out.attrs = _attrs(o, x, y, target, alternative, pvalue)
     _long_names(out, method, level, alternative, pvalue, o.confidence_level)
     if lazy:
         return out
-    return compute_with_progress(out, progress)
+    return compute_with_progress(out, True)

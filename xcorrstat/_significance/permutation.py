@@ -59,7 +59,7 @@ from .._validation import (
 from .pairoutcome import Swap, dispatched
 from .tietests import run_permutation_test
 
-__all__ = ["own_scale", "permutation_test", "permutation_test_flat"]
+__all__ = ["own_scale", "permutation_test"]
 
 
 def own_scale(scores: xr.DataArray) -> xr.DataArray:
@@ -164,12 +164,16 @@ def _draw_plan(cells: int, batch: int | None, n_resamples: int, early: bool) -> 
     return batch, step
 
 
-def _permutation_test_iv(data: xr.Dataset | xr.DataArray, *, x: Hashable, y: Hashable, target: Hashable,
-                         level: Level, method: Statistic, variant: Variant, permute: str | tuple[str, ...],
-                         n_resamples: int, alternative: Alternative, rng: Seed, pvalue: PValue, batch: int | None,
-                         skipna: bool, min_pairs: int | None, early_stop: float | None, risk: float,
-                         standardise: Standardise, average: Average) -> _Options:
-    """Check and normalise every argument of :func:`permutation_test`; split the scores."""
+def _permutation_test_iv(data: xr.Dataset | xr.DataArray, draws: Mapping[str, Any], *, x: Hashable, y: Hashable,
+                         target: Hashable, level: Level, method: Statistic, variant: Variant,
+                         alternative: Alternative, skipna: bool, min_pairs: int | None,
+                         average: Average) -> _Options:
+    """Check and normalise every argument of :func:`permutation_test` (``draws``: its
+    :class:`~xcorrstat.Permutation`'s fields, :func:`~xcorrstat._resampling.settings.single_test_draws`);
+    split the scores."""
+    permute, n_resamples, rng, pvalue = draws["permute"], draws["n_resamples"], draws["rng"], draws["pvalue"]
+    early_stop, risk, standardise = draws["early_stop"], draws.get("risk", 1e-3), draws["standardise"]
+    batch = OPTIONS["batch"]
     check("permutation_test", level=level, method=method, variant=variant)
     check_refinements("permutation_test", level=level, method=method, variant=variant, average=average)
     average = check_average(average)
@@ -283,52 +287,17 @@ def permutation_test(
     >>> wmt.attrs["scheme"], wmt.attrs["average_by"], wmt.attrs["epsilon"]
     ('PERM-PAIRS', 'item', 'calibrate')
     """
-    kw = single_test_draws(as_settings(test, "test", (Permutation,)))
-    return permutation_test_flat(data, x=x, y=y, target=target, level=level, method=method, variant=variant,
-                                 average=average, alternative=alternative, skipna=skipna, min_pairs=min_pairs,
-                                 batch=OPTIONS["batch"], progress=True, **kw)
-
-
-def permutation_test_flat(
-    data: xr.Dataset | xr.DataArray,
-    *,
-    x: Hashable,
-    y: Hashable,
-    target: Hashable,
-    level: Level = "system",
-    method: Statistic = "pearson",
-    variant: Variant = "b",
-    permute: str | tuple[str, ...] = ("system", "input"),
-    n_resamples: int = 1000,
-    alternative: Alternative = "greater",
-    rng: Seed = None,
-    pvalue: PValue = "plus-one",
-    batch: int | None = None,
-    keep_distribution: bool = False,
-    skipna: bool = True,
-    min_pairs: int | None = None,
-    early_stop: float | None = None,
-    risk: float = 1e-3,
-    progress: bool = False,
-    standardise: Standardise = "cells",
-    average: Average = "macro",
-    swap: Swap = "scores",
-    epsilon: float | str | Mapping[Hashable, float] | xr.DataArray | None = None,
-) -> xr.Dataset:
-    """:func:`permutation_test` with every setting as a keyword (the functions above it call this)."""
-    if dispatched(swap, epsilon):
+    drawn = single_test_draws(as_settings(test, "test", (Permutation,)))  # the draws' settings, checked once
+    if dispatched(drawn["swap"], drawn["epsilon"]):
         if average != "macro":
             raise ValueError(f"average={average!r} is an option of swap='scores'; the pair-outcome test "
                              "averages the groups equally, as mt-metrics-eval does")
+        drawn.pop("risk", None)
         return run_permutation_test(data, x=x, y=y, target=target, level=level, method=method, variant=variant,
-                                    permute=permute, standardise=standardise, early_stop=early_stop, swap=swap,
-                                    epsilon=epsilon, n_resamples=n_resamples, alternative=alternative, rng=rng,
-                                    pvalue=pvalue, batch=batch, keep_distribution=keep_distribution, skipna=skipna,
-                                    min_pairs=min_pairs)
-    o = _permutation_test_iv(data, x=x, y=y, target=target, level=level, method=method, variant=variant,
-                             permute=permute, n_resamples=n_resamples, alternative=alternative, rng=rng,
-                             pvalue=pvalue, batch=batch, skipna=skipna, min_pairs=min_pairs, early_stop=early_stop,
-                             risk=risk, standardise=standardise, average=average)
+                                    alternative=alternative, batch=OPTIONS["batch"], skipna=skipna,
+                                    min_pairs=min_pairs, **drawn)
+    o = _permutation_test_iv(data, drawn, x=x, y=y, target=target, level=level, method=method, variant=variant,
+                             alternative=alternative, skipna=skipna, min_pairs=min_pairs, average=average)
     xs, ys, z = o.xs, o.ys, o.z
     if is_own(method):  # the statistic sees z-scores, as the draws swap them, in the observed delta too
         xs, ys, z = own_scale(xs), own_scale(ys), own_scale(z)
@@ -350,15 +319,15 @@ def permutation_test_flat(
     p = xr.apply_ufunc(
         permutation_pvalue, draws, observed,
         input_core_dims=[["resample"], []],
-        kwargs=dict(alternative=alternative, pvalue=pvalue),
+        kwargs=dict(alternative=alternative, pvalue=drawn["pvalue"]),
         dask="parallelized", output_dtypes=[np.float64],
     )
     n_undefined = draws.isnull().sum("resample") - (o.n_resamples - used)
     out = xr.Dataset({"delta": observed, "pvalue": p, "n_resamples_used": used, "n_undefined": n_undefined})
-    if keep_distribution:
+    if drawn["keep_distribution"]:
         out["distribution"] = draws
-    out.attrs = _attrs(o, x, y, target, alternative, pvalue)
+    out.attrs = _attrs(o, x, y, target, alternative, drawn["pvalue"])
     out["delta"].attrs["long_name"] = f"{method} correlation of x minus that of y, {level} level"
     if lazy:
         return out
-    return compute_with_progress(out, progress)
+    return compute_with_progress(out, True)

@@ -33,8 +33,9 @@ from .._resampling.schemes import (
     SCHEME_DIMS,
 )
 from .._schema import INPUT, SYSTEM, as_dataset, check_finite
-from .._significance.paired import paired_bootstrap_test_flat
-from .._significance.permutation import permutation_test_flat
+from .._resampling.settings import Bootstrap, Permutation
+from .._significance.paired import paired_bootstrap_test
+from .._significance.permutation import permutation_test
 from .._significance.williams import williams_test
 from .._validation import (
     check_batch,
@@ -107,14 +108,15 @@ def degrade(x: xr.DataArray, *, noise: Sequence[float], n_trials: int, rng: Seed
     return _degraded(x, amounts, n_trials, seed, copy)
 
 
-def _run(label, ds, *, x, y, target, level, method, n_resamples, seed, alpha, batch):
+def _run(label, ds, *, x, y, target, level, method, n_resamples, seed, alpha):
+    """The lazy decisions of one test over the trials (the draws' batch is the ``batch`` option)."""
     kind, dims = POWER_TESTS[label]
     if kind == "permutation":
-        res = permutation_test_flat(ds, x=x, y=y, target=target, level=level, method=method, permute=dims,
-                               n_resamples=n_resamples, rng=seed, batch=batch)
+        res = permutation_test(ds, x=x, y=y, target=target, level=level, method=method,
+                               test=Permutation(dims, n_resamples=n_resamples, rng=seed))
     elif kind == "bootstrap":
-        res = paired_bootstrap_test_flat(ds, x=x, y=y, target=target, level=level, method=method, resample=dims,
-                                    n_resamples=n_resamples, rng=seed, batch=batch)
+        res = paired_bootstrap_test(ds, x=x, y=y, target=target, level=level, method=method,
+                                    test=Bootstrap(dims, n_resamples=n_resamples, rng=seed))
     else:
         if limit_of("williams_test", level=level, method=method) is not None:
             return None  # not defined there: NaN
@@ -230,8 +232,7 @@ def _rejection_rates(a: _Power, level: str, method: str) -> tuple[list[xr.DataAr
     # Dask chunks of a few trials and one amount bound each task's memory and run in parallel
     per_task = max(a.trial_batch or min(n_t, 8), -(-n_t // MAX_DRAW_TASKS))  # a bounded number of tasks
     sim = sim.chunk({TRIAL: per_task, AMOUNT: 1})
-    kw = dict(target="target", level=level, method=method, n_resamples=a.n_resamples, seed=a.seed,
-              alpha=a.alpha, batch=a.batch)
+    kw = dict(target="target", level=level, method=method, n_resamples=a.n_resamples, seed=a.seed, alpha=a.alpha)
     power, type1 = [], []
     for label in a.labels:
         hit = _compute(_run(label, sim, x="metric", y="degraded", **kw))

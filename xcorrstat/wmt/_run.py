@@ -20,14 +20,15 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
-from .._options import OPTIONS
+from .._options import set_options
 from .._types import Seed
 from .._correlation.estimates import correlate
 from .._mt.softpairwise import soft_pairwise_accuracy
 from .._mt.spatest import soft_pairwise_accuracy_test
 from .._mt.ties import calibrate_ties
 from .._resampling.draws import resolve_seed
-from .._significance.allpairs import compare_flat
+from .._resampling.settings import Permutation
+from .._significance.allpairs import compare
 from .._significance.auto import AUTO, OpenDecisionsWarning, auto_rerun
 from .._significance.decisions import decide
 from .._significance.defaults import DEFAULTS
@@ -47,8 +48,12 @@ class TaskSkippedWarning(UserWarning):
     """A task was skipped: the data lack its inputs."""
 
 
+#: The options of :func:`_options` that are the test's (its :class:`~xcorrstat.Permutation`), not the statistic's.
+_TEST_OPTIONS = ("permute", "swap", "epsilon")
+
+
 def _options(task: Task) -> dict[str, Any]:
-    """compare's options for a task's statistic (soft_accuracy has a test of its own)."""
+    """compare's options for a task's statistic and test (soft_accuracy has a test of its own)."""
     if task.statistic == "accuracy":
         return dict(level="input", method="kendall", variant="acc23", average="pairs", permute=("system", "input"))
     if task.statistic == "acc_eq":
@@ -103,7 +108,7 @@ def _drawn(res: xr.Dataset) -> dict[str, int]:
 
 
 def _rank_task(scores: xr.Dataset, task: Task, *, n_resamples: int | Literal["auto"], seed: int, alpha: float,
-               batch: int | None, max_resamples: int) -> xr.Dataset:
+               max_resamples: int) -> xr.Dataset:
     """One task's ranking: ``correlation`` and ``cluster`` over metric, ``pvalue`` over metric pairs."""
     if n_resamples == 0:
         corr = _observed(scores, task).rename("correlation")
@@ -119,8 +124,12 @@ def _rank_task(scores: xr.Dataset, task: Task, *, n_resamples: int | Literal["au
                                          family="all", alternative="greater", alpha=alpha)
         return xr.Dataset({"correlation": corr, "cluster": cluster, "pvalue": res["pvalue"],
                            "significant": significant}, attrs=_drawn(res))
-    res = compare_flat(scores, target=GOLD, n_resamples=n_resamples, max_resamples=max_resamples, rng=seed, alpha=alpha,
-                  batch=batch, min_pairs=MIN_PAIRS, **_WMT, **_options(task))
+    options = _options(task)
+    test = Permutation(n_resamples=n_resamples, max_resamples=max_resamples, rng=seed, pvalue=_WMT["pvalue"],
+                       **{k: options.pop(k) for k in _TEST_OPTIONS if k in options})
+    with set_options(progress="never"):  # the command reports tasks, not each task's computation
+        res = compare(scores, target=GOLD, test=test, alpha=alpha, min_pairs=MIN_PAIRS,
+                      correction=_WMT["correction"], **options)
     keep = ["correlation", "cluster", "pvalue", "significant"] + (["epsilon"] if "epsilon" in res else [])
     out = res[keep].drop_vars([c for c in res.coords if c not in ("metric", "other_metric")], errors="ignore")
     out.attrs = _drawn(res)
@@ -269,14 +278,13 @@ def run_tasks(
     >>> res = xcorrstat.wmt.run_tasks(ds, xcorrstat.wmt.task_set("wmt23"), rng=0)  # doctest: +SKIP
     >>> res["average_rank"].to_series().head()  # doctest: +SKIP
     """
-    batch = OPTIONS["batch"]
     data, tasks, n_resamples, alpha = _run_tasks_iv(data, tasks, n_resamples, alpha)
     lp_roles, roles_from = _resolve_roles(data, roles)
     seed = resolve_seed(rng)
     with warnings.catch_warnings():  # one warning below names the tasks with decisions left open
         warnings.filterwarnings("ignore", category=OpenDecisionsWarning)
         parts, skipped = _run_each(data, tasks, lp_roles, n_resamples=n_resamples, seed=seed, alpha=alpha,
-                                   batch=batch, max_resamples=max_resamples)
+                                   max_resamples=max_resamples)
     drawn = {str(p["task"].values[0]): p.attrs for p in parts}
     labels = [t.label for t in tasks]
     per_task = xr.concat(parts, dim="task", join="outer", coords="minimal", compat="override").reindex(task=labels)
