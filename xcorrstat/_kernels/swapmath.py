@@ -9,7 +9,10 @@ system pairs (:func:`mask_products`), so that constant, linear and quadratic par
 together are one GEMM over draws against an operand shared by the draws.
 
 The integer-valued forms are summed in float32 when that is exact (every partial sum
-below :data:`F32_EXACT`) and float64 otherwise.
+below :data:`F32_EXACT`) and float64 otherwise: exact sums, the same in any order. The
+real-valued linear forms (:func:`linear`) are summed by a compiled loop over the systems in
+order, draws innermost, never by a matrix product: BLAS blocks a product by its number of rows
+(the draws of a batch), so a draw's sum would depend on how many draws shared its batch.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import DTypeLike
+
+from ._compiled import jit
 
 __all__ = ["F32_EXACT", "SwapRun", "linear", "mask_products", "pair_incidence", "per_input_masks"]
 
@@ -43,6 +48,10 @@ def per_input_masks(m: np.ndarray, dtype: DTypeLike) -> np.ndarray:
 def linear(mt: np.ndarray, coef: np.ndarray) -> np.ndarray:
     """Linear forms per input: mt (I, B, S), coef (P, K, S, I) -> (P, K, I, B).
 
+    Each value is ``sum_s mt[i, b, s] * coef[p, k, s, i]`` added over the systems in order
+    (:func:`_linear_loop`): a draw's value is the same bits whatever the other draws of its
+    batch, their number included.
+
     Examples
     --------
     >>> mt = per_input_masks(np.array([[[1], [0], [1]]], dtype=bool), np.float64)  # B=1, S=3, I=1
@@ -50,9 +59,27 @@ def linear(mt: np.ndarray, coef: np.ndarray) -> np.ndarray:
     [[[[5.0]]]]
     """
     p, k, s, i = coef.shape
-    c = np.ascontiguousarray(np.transpose(coef, (3, 2, 0, 1)).reshape(i, s, p * k), dtype=mt.dtype)
-    out = np.matmul(mt, c)  # (I, B, P*K)
-    return np.transpose(out.reshape(i, -1, p, k), (2, 3, 0, 1)).astype(np.float64)
+    c = np.ascontiguousarray(np.transpose(coef, (3, 2, 0, 1)).reshape(i, s, p * k), dtype=np.float64)  # (I, S, PK)
+    m = np.ascontiguousarray(np.transpose(mt, (0, 2, 1)), dtype=np.float64)  # (I, S, B): draws innermost
+    out = np.empty((i, p * k, m.shape[-1]))
+    _linear_loop(m, c, out)
+    return np.transpose(out.reshape(i, p, k, -1), (1, 2, 0, 3))
+
+
+@jit
+def _linear_loop(m: np.ndarray, c: np.ndarray, out: np.ndarray) -> None:
+    """out[i, q, b] = sum over s, in order, of m[i, s, b] * c[i, s, q] (IEEE operations, no reassociation)."""
+    n_inp, n_sys, n_draws = m.shape
+    n_q = c.shape[2]
+    for i in range(n_inp):
+        for q in range(n_q):
+            for b in range(n_draws):
+                out[i, q, b] = 0.0
+        for s in range(n_sys):
+            for q in range(n_q):
+                cv = c[i, s, q]
+                for b in range(n_draws):
+                    out[i, q, b] += m[i, s, b] * cv
 
 
 def mask_products(mt: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
