@@ -151,10 +151,14 @@ def _global_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: int
 
 
 def _average_defined(r: np.ndarray) -> np.ndarray:
-    """Mean over axis -2 (inputs) of the defined values: (P, I, B) -> (P, B)."""
+    """Mean over axis -2 (inputs) of the defined values: (P, I, B) -> (P, B).
+
+    Each draw's values are summed as one contiguous row: NumPy sums a strided axis in another
+    order than a contiguous one, and with one draw in the batch the axis would be contiguous.
+    """
     defined = ~np.isnan(r)
     count = defined.sum(axis=-2)
-    total = np.where(defined, r, 0.0).sum(axis=-2)
+    total = np.ascontiguousarray(np.swapaxes(np.where(defined, r, 0.0), -1, -2)).sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, total / count, np.nan)
 
