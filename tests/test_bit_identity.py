@@ -201,3 +201,23 @@ def test_two_worker_processes_give_the_local_bits(cluster, small_blocks, dataset
         _assert_same_numbers(remote[cell], local[cell], f"cluster vs local: {cell}")
     for cell, result in lazy.items():
         _assert_same_numbers(result, local[cell], f"chunked on the cluster vs local: {cell}")
+
+
+def test_the_mask_linear_sums_of_a_draw_do_not_depend_on_its_batch():
+    """:func:`~xcorrstat._kernels.swapmath.linear` of a batch equals that of each draw alone, bit for bit,
+    and the exactly rounded sums (``math.fsum``) up to their last bits, at input and global shapes."""
+    import math
+
+    from xcorrstat._kernels.swapmath import linear, linear_forms, per_input_masks
+
+    rng = np.random.default_rng(2)
+    for p, k, s, i, b in ((2, 3, 9, 5, 37), (1, 6, 3000, 1, 33)):
+        coef = rng.normal(size=(p, k, s, i)) * np.exp(rng.normal(scale=8, size=(p, k, s, i)))
+        m = rng.random((b, s, i)) < 0.5
+        forms = linear_forms(coef)
+        whole = linear(per_input_masks(m, np.float64), forms)
+        alone = np.concatenate([linear(per_input_masks(m[j:j + 1], np.float64), forms) for j in range(b)], axis=-1)
+        np.testing.assert_array_equal(whole, alone)
+        for q, kk, ii, j in ((0, 0, 0, 0), (p - 1, k - 1, i - 1, b - 1)):
+            exact = math.fsum(coef[q, kk, m[j, :, ii], ii])
+            assert abs(whole[q, kk, ii, j] - exact) <= 4 * np.spacing(np.abs(coef[q, kk, :, ii]).max())
