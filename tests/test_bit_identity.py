@@ -174,11 +174,8 @@ def test_the_settings_do_give_other_blocks(small_blocks):
 #: Representative cells for the cluster: (operation, scheme, level, method, variant).
 CLUSTER_CELLS = (
     ("bootstrap", "BOOT-BOTH", "input", "kendall", "b"),
-    ("bootstrap", "BOOT-INPUTS", "system", "spearman", "b"),
     ("permutation_test", "PERM-BOTH", "global", "pearson", "b"),
     ("compare", "PERM-BOTH", "input", "kendall", "b"),
-    ("compare", "PERM-SYSTEMS", "system", "pearson", "b"),
-    ("compare(test='bootstrap')", "BOOT-BOTH", "within_system", "pearson", "b"),
 )
 
 
@@ -194,7 +191,7 @@ def test_two_worker_processes_give_the_local_bits(cluster, small_blocks, dataset
     local = {cell: _run(cell[0], cell[1], ds, *cell[2:], {"batch": 4}) for cell in CLUSTER_CELLS}
     with distributed.Client(cluster):
         remote = {cell: _run(cell[0], cell[1], ds, *cell[2:], {"batch": 4}) for cell in CLUSTER_CELLS}
-        lazy = {cell: _run(cell[0], cell[1], ds.chunk(), *cell[2:], {"batch": 4}) for cell in CLUSTER_CELLS[:2]}
+        lazy = {cell: _run(cell[0], cell[1], ds.chunk(), *cell[2:], {"batch": 4}) for cell in CLUSTER_CELLS[:1]}
         lazy = {cell: result if isinstance(result, str) else result.compute() for cell, result in lazy.items()}
     for cell in CLUSTER_CELLS:
         assert not isinstance(local[cell], str), local[cell]
