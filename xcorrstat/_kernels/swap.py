@@ -35,7 +35,7 @@ from .correlation import pearson
 from .scaling import centre_cells
 from .swap_gaps import input_pearson_gaps
 from .swap_kendall import SWAP_KENDALL_VARIANTS, input_kendall_swap_means
-from .swapmath import SwapRun, linear, per_input_masks
+from .swapmath import LinearForms, SwapRun, linear, linear_forms, per_input_masks
 
 __all__ = ["SwapDeltas", "prepare_swap", "swap_supported", "swapped_deltas"]
 
@@ -151,32 +151,45 @@ def _global_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: int
 
 
 def _average_defined(r: np.ndarray) -> np.ndarray:
-    """Mean over axis -2 (inputs) of the defined values: (P, I, B) -> (P, B)."""
+    """Mean over axis -2 (inputs) of the defined values: (P, I, B) -> (P, B).
+
+    Each draw's values are summed as one contiguous row: NumPy sums a strided axis in another
+    order than a contiguous one, and with one draw in the batch the axis would be contiguous.
+    """
     defined = ~np.isnan(r)
     count = defined.sum(axis=-2)
-    total = np.where(defined, r, 0.0).sum(axis=-2)
+    total = np.ascontiguousarray(np.swapaxes(np.where(defined, r, 0.0), -1, -2)).sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, total / count, np.nan)
 
 
-def _constant_swapped(
-    a: np.ndarray, b: np.ndarray, valid: np.ndarray, n: np.ndarray, mt: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Whether X' (a swapped with b) and Y' are constant per input and draw: two (P, I, B) bool arrays.
-
-    X'[s0] is a[s0] or b[s0] for the first valid system s0, so X' is constant iff every
-    valid cell of X' equals one of those two values -- a count that is linear in m.
-    """
+def _constant_forms(a: np.ndarray, b: np.ndarray, valid: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, LinearForms]]:
+    """What :func:`_constant_swapped` needs of X (a) and Y (b), whatever the mask: per candidate value,
+    the valid cells equal to it in X and in Y per input (P, I) and the forms of their change."""
     s0 = np.argmax(valid, axis=-2)  # (P, I)
-    const_x = np.zeros(a.shape[:1] + a.shape[2:] + (mt.shape[1],), dtype=bool)
-    const_y = np.zeros_like(const_x)
+    out = []
     for src in (a, b):  # the two candidate values
         v = np.take_along_axis(src, s0[:, None, :], axis=-2)  # (P, 1, I)
         ea = (valid & (a == v)).astype(np.float64)
         eb = (valid & (b == v)).astype(np.float64)
-        lin = linear(mt.astype(np.float64), (eb - ea)[:, None])[:, 0]  # (P, I, B)
-        const_x |= ea.sum(axis=-2)[..., None] + lin == n[..., None]
-        const_y |= eb.sum(axis=-2)[..., None] - lin == n[..., None]
+        out.append((ea.sum(axis=-2), eb.sum(axis=-2), linear_forms((eb - ea)[:, None])))
+    return out
+
+
+def _constant_swapped(forms: list[tuple[np.ndarray, np.ndarray, LinearForms]], n: np.ndarray,
+                      mt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Whether X' (X swapped with Y) and Y' are constant per input and draw: two (P, I, B) bool arrays.
+
+    X'[s0] is X[s0] or Y[s0] for the first valid system s0, so X' is constant iff every
+    valid cell of X' equals one of those two values -- a count that is linear in m
+    (:func:`_constant_forms`).
+    """
+    const_x = np.zeros(n.shape + (mt.shape[1],), dtype=bool)
+    const_y = np.zeros_like(const_x)
+    for ea, eb, change in forms:
+        lin = linear(mt, change)[:, 0]  # (P, I, B)
+        const_x |= ea[..., None] + lin == n[..., None]
+        const_y |= eb[..., None] - lin == n[..., None]
     return const_x, const_y
 
 
@@ -194,10 +207,10 @@ def _input_pearson(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: int
     b = np.where(valid, b - shift, 0.0)
     c = np.where(valid, c - (c.sum(axis=-2) / nn)[:, None, :], 0.0)
     d = b - a
-    coef = np.stack([d, b * b - a * a, d * c], axis=1)
+    coef = linear_forms(np.stack([d, b * b - a * a, d * c], axis=1))
     base = np.stack([a, a * a, a * c, b, b * b, b * c], axis=1).sum(axis=-2)[..., None]  # (P, 6, I, 1)
     szz = (c * c).sum(axis=-2)[..., None]
-    raw_x, raw_y = np.where(valid, zx, 0.0), np.where(valid, zy, 0.0)
+    constant = _constant_forms(np.where(valid, zx, 0.0), np.where(valid, zy, 0.0), valid)
     zmin = np.min(z, axis=-2, where=valid, initial=np.inf)
     zmax = np.max(z, axis=-2, where=valid, initial=-np.inf)
     bad = ((n < max(int(min_pairs), 2)) | ~(zmin < zmax))[..., None]
@@ -205,7 +218,7 @@ def _input_pearson(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: int
     def run(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         mt = per_input_masks(m, np.float64)
         lin = linear(mt, coef)  # (P, 3, I, B)
-        const_x, const_y = _constant_swapped(raw_x, raw_y, valid, n, mt)
+        const_x, const_y = _constant_swapped(constant, n, mt)
         out = []
         for sign, k, const in ((1.0, 0, const_x), (-1.0, 3, const_y)):
             s1 = base[:, k] + sign * lin[:, 0]

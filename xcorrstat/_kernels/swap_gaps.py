@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .correlation import pearson
-from .swapmath import SwapRun, linear, per_input_masks
+from .swapmath import SwapRun, linear, linear_forms, per_input_masks
 
 __all__ = ["NEAR_CONSTANT", "GapCounts", "exact_where_flagged", "from_sums", "gap_counts", "input_pearson_gaps"]
 
@@ -66,7 +66,7 @@ def input_pearson_gaps(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs:
     ze, zf = np.where(vx, zc, 0.0), np.where(vy, zc, 0.0)
     parts_x = np.stack([vx.astype(np.float64), e, e * e, ze, ze * ze, e * zc], axis=1)  # (P, 6, S, I)
     parts_y = np.stack([vy.astype(np.float64), f, f * f, zf, zf * zf, f * zc], axis=1)
-    coef = parts_y - parts_x
+    coef = linear_forms(parts_y - parts_x)
     base = parts_x.sum(axis=-2)[..., None]  # (P, 6, I, 1)
     total = base + parts_y.sum(axis=-2)[..., None]
     del parts_x, parts_y

@@ -46,7 +46,7 @@ from numpy.typing import ArrayLike
 
 from .._types import Variant
 from .swap_gaps import GapCounts, gap_counts
-from ._compiled import loops
+from ._compiled import jit, loops
 from .swap_kendall_gaps import ACC_VARIANTS, DrawCounts, gap_add, gap_stats
 from .swapmath import F32_EXACT, SwapRun, mask_products
 
@@ -184,14 +184,8 @@ def input_kendall_swap_means(
                 gap_add(v, gaps, totals, counts, variant, forms.need)
                 return
             ok = _block_stats(a, v, whole[:, 1:], forms, blk, variant, 0.0)
-            for k in (0, 1):  # sums input after input: row 0 of ``whole`` is free for the running total
-                if not started[0]:
-                    np.add.reduce(whole[k, 1:], axis=0, out=totals[k])
-                elif whole.shape[1] == 2:
-                    totals[k] += whole[k, 1]
-                else:
-                    whole[k, 0] = totals[k]
-                    np.add.reduce(whole[k], axis=0, out=totals[k])
+            for k in (0, 1):  # sums input after input, whatever the block's shape
+                _add_inputs(whole[k, 1:], totals[k], not started[0])
                 if ok is not None:
                     counts[k][:, t] += ok[k].sum(axis=0)
             started[0] = True
@@ -202,6 +196,24 @@ def input_kendall_swap_means(
         return means[0].T, means[1].T
 
     return run
+
+
+@jit
+def _add_inputs(values: np.ndarray, totals: np.ndarray, first: bool) -> None:
+    """``totals`` (B, P) plus the rows of ``values`` (inputs, B, P), input after input (``first``: the rows'
+    sum alone). A loop, not ``np.add.reduce``: NumPy sums pairwise along a contiguous axis, as the inputs
+    are when B and P are 1, and in order otherwise, so a draw's total would depend on its batch."""
+    n, b, p = values.shape
+    start = 0
+    if first:
+        for j in range(b):
+            for q in range(p):
+                totals[j, q] = values[0, j, q]
+        start = 1
+    for i in range(start, n):
+        for j in range(b):
+            for q in range(p):
+                totals[j, q] += values[i, j, q]
 
 
 def _run_blocks(m: np.ndarray, forms: _Forms, consume: _Consume) -> None:

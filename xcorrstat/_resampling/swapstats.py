@@ -131,10 +131,7 @@ def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
         # no recursion here: a closure calling itself is a reference cycle, and the precomputed
         # operands it holds would wait for the cyclic garbage collector after every task
         def deltas(m: np.ndarray) -> np.ndarray:
-            b = m.shape[0]
-            if b == 1:  # a one-row matrix product may round otherwise (BLAS gemv): use two rows
-                m = np.concatenate([m, m])
-            delta = fast(m).reshape(lead + (m.shape[0],))[..., :b]
+            delta = fast(m).reshape(lead + (m.shape[0],))
             return delta if missing is None else np.where(missing, np.nan, delta)
 
         return deltas

@@ -35,7 +35,7 @@ from .._kernels import level_correlation
 from .._kernels.custom import is_own, own_name
 from .._options import OPTIONS
 from .._resampling.draws import fill_draws, permutation_masks, resolve_seed
-from .._resampling.engine import block_elems, compute_with_progress, draws_within, raised_batch
+from .._resampling.engine import BLAS_ONE_THREAD, block_elems, compute_with_progress, draws_within, raised_batch
 from .._resampling.pvalues import ALTERNATIVES, PVALUES, extreme_count, permutation_pvalue
 from .._resampling.schemes import (
     SCHEME_DIMS,
@@ -119,8 +119,11 @@ def _delta_block(x, y, z, *, seed, scheme, n_resamples, batch, kw, stop=None):
     s, i = x.shape[-2:]
     masks = lambda ids: [permutation_masks(seed, ids, s, i, scheme)]  # noqa: E731  (B, S, I)
     after = None if stop is None else _EarlyStop(out, n_resamples, batch, *stop)
-    # batches of draws, each one array computation; masks are made once per block of draw ids
-    fill_draws(out[..., 1:-1], np.arange(n_resamples), batch, masks, draw_deltas(x, y, z, kw), after=after)
+    # batches of draws, each one array computation; masks are made once per block of draw ids. BLAS on one
+    # thread, as in every task of draws: eager data run here, in the calling thread, and the kernels' many
+    # small products (one per input) are several times slower with BLAS threads
+    with BLAS_ONE_THREAD:
+        fill_draws(out[..., 1:-1], np.arange(n_resamples), batch, masks, draw_deltas(x, y, z, kw), after=after)
     if after is None:
         out[..., -1] = n_resamples
         return out
