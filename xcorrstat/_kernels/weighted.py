@@ -22,6 +22,11 @@ The undefined rule is the plain one on the expanded vectors: fewer than
 ``min_pairs`` expanded pairs, or a vector constant over the drawn units (for
 Kendall: every expanded pair tied, ``t_x == n0``; tau_eq and acc_eq stay defined).
 
+Over more than :data:`.wrank_sorted.SORTED_MIN_UNITS` units (the row length alone decides),
+:func:`wcorr` takes Kendall's counts and Spearman's mid-ranks by sorting each row
+(:mod:`xcorrstat._kernels.wrank_sorted`, O(S log S) a row) instead of from every pair: the same
+integer counts, so the same statistic bit for bit.
+
 Two layouts: :func:`wcorr` takes weights that broadcast against the data (one set
 per row), :func:`wcorr_gemm` takes fixed rows and a batch of weight vectors and
 turns every sum into a matrix product over draws (Pearson and Spearman; Kendall's
@@ -29,6 +34,8 @@ fixed rows go draw by draw through :func:`xcorrstat._kernels.wkendall_rows.wkend
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -109,7 +116,7 @@ def _wranks(a: np.ndarray, wv: np.ndarray) -> np.ndarray:
 
 
 def _kendall_counts(x: np.ndarray, z: np.ndarray, wv: np.ndarray, n: np.ndarray, valid: np.ndarray,
-                    variant: Variant, epsilon: float) -> tuple[np.ndarray, ...]:
+                    variant: Variant, epsilon: float) -> tuple[Any, ...]:
     """``(C - D, n0, tx0, tx, tz, txz, m)`` of weighted Kendall along the last axis (``m`` for tau-c, else
     None): by sorting for long rows (:func:`.wrank_sorted.sorted_kendall_counts`), else from every pair
     at once -- the same integer counts either way."""

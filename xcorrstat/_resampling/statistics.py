@@ -6,7 +6,8 @@ counts ``c``) or both. Every value returned equals
 ``x[..., sys_idx[b]][..., inp_idx[b]]``:
 
 * system level: per-system means under input counts are one matmul
-  (``X C^T / sum c``); the correlation across systems uses system weights;
+  (``X C^T / sum c``); the correlation across systems uses system weights (rank statistics over
+  many systems by sorting each draw's means, :mod:`xcorrstat._kernels.wrank_sorted`);
 * input level: per-input correlations are fixed (inputs only) or computed for all
   weight vectors at once (:func:`wpearson_rows`, :func:`wkendall_rows`, Spearman by
   :func:`wcorr_gemm`); the average over inputs is weighted
