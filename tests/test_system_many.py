@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 import scipy.stats as st
 import xarray as xr
+from oracles import exact_integer_scores
 from peak_memory import PRELUDE
 
 import xcorrstat
@@ -288,7 +289,9 @@ def swapped_statistic(x, z, mask, method, variant):
 @pytest.mark.parametrize("method, variant", [("kendall", "b"), ("kendall", "c"), ("kendall", "a"),
                                              ("spearman", "b")])
 def test_permutation_draws_over_many_systems(method, variant, monkeypatch):
-    x, z = integer_scores(9, n_metrics=2)
+    rng = np.random.default_rng(9)  # z-scores (v - 3) / 2 exact: the explicit swap's means tie as the kernel's
+    x = np.stack([exact_integer_scores(rng, (MANY, 4), 0.05) for _ in range(2)])
+    z = integer_scores(10, n_metrics=1)[1]
     masks = permutation_masks(5, np.arange(6), *z.shape, "cells")
     fast = system_swap_deltas(x, z, masks, ([0], [1]), method=method, variant=variant)
     if variant != "a":  # tau-a: pairs counted explicitly elsewhere (tests/test_system_rank_fast.py)
