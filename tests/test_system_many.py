@@ -164,10 +164,10 @@ def expanded_system_statistic(x, z, sys_idx, inp_idx, method, variant):
         xs, zs = x[rows_][:, cols], z[rows_][:, cols]
         valid = ~np.isnan(xs) & ~np.isnan(zs)
         count = valid.sum(axis=1)
-        mx = np.where(valid, xs, 0.0).sum(axis=1) / count
-        mz = np.where(valid, zs, 0.0).sum(axis=1) / count
         keep = count > 0
-        a, b = mx[keep], mz[keep]
+        mx = np.where(valid, xs, 0.0).sum(axis=1)[keep] / count[keep]
+        mz = np.where(valid, zs, 0.0).sum(axis=1)[keep] / count[keep]
+        a, b = mx, mz
         out.append(st.spearmanr(a, b)[0] if method == "spearman" else st.kendalltau(a, b, variant=variant)[0])
     return np.array(out)
 
