@@ -188,13 +188,17 @@ def test_bootstrap_draws_equal_the_expanded_resample(method, variant, scheme):
         np.testing.assert_allclose(r[m], want, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_bootstrap_draws_by_sorting_equal_the_pair_form(variant, monkeypatch):
-    x, z = integer_scores(7)
+@pytest.mark.parametrize("complete_inputs", [False, True])
+@pytest.mark.parametrize("method, variant", [*(("kendall", v) for v in VARIANTS), ("spearman", "b")])
+def test_bootstrap_draws_by_sorting_equal_the_pair_form(method, variant, complete_inputs, monkeypatch):
+    x, z = integer_scores(7, nan_frac=0.0)
+    x[:, :3, 1], z[4, 2] = np.nan, np.nan  # a few systems' gaps: complete inputs depend on the drawn systems
     sys_idx, inp_idx = bootstrap_indices(1, np.arange(5), list(z.shape))
-    kw = dict(level="system", method="kendall", variant=variant, sys_idx=sys_idx, inp_idx=inp_idx)
+    kw = dict(level="system", method=method, variant=variant, sys_idx=sys_idx, inp_idx=inp_idx,
+              complete_inputs=complete_inputs)
     fast = resampled_level_correlation(x, z, **kw)[0]
     fixed = resampled_level_correlation(x, z, **dict(kw, inp_idx=None))[0]
+    assert np.isfinite(fast).mean() > 0.5 and np.isfinite(fixed).mean() > 0.5
     monkeypatch.setattr(wrank_sorted, "SORTED_MIN_UNITS", 10 ** 9)
     same(fast, resampled_level_correlation(x, z, **kw)[0])
     same(fixed, resampled_level_correlation(x, z, **dict(kw, inp_idx=None))[0])
