@@ -213,8 +213,8 @@ def test_draws_equal_explicit_swaps(method, variant, case):
 
 @pytest.mark.parametrize(("method", "variant"), [("kendall", "b"), ("kendall", "c"), ("spearman", "b")])
 def test_more_systems_than_the_pair_count_takes(method, variant):
-    """Kendall over more than PAIRWISE_MAX_N systems is the sort-and-merge count, Spearman over them
-    ``corr``'s ranks: both equal scipy on the explicitly swapped means."""
+    """Kendall over more than PAIRWISE_MAX_N systems is the sorted count, Spearman over them the
+    sorted mid-ranks: both equal scipy on the explicitly swapped means."""
     x, z = scores(5, "different-cells", n_metrics=3, n_systems=PAIRWISE_MAX_N + 8, n_inputs=4)
     masks = permutation_masks(7, np.arange(3), *z.shape, "cells")
     pairs = pairs_of(x.shape[0])

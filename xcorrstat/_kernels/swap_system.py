@@ -22,19 +22,17 @@ it): systems whose raw sums tie keep tied means, which rank statistics need, and
 value does not depend on the batch. The terms are laid out (system, metric, draw); a block of
 pairs takes its S means per draw and their statistic at once:
 
-* Pearson (any S) and Kendall (S up to :data:`.correlation.PAIRWISE_MAX_N`): the compiled loops
-  of :mod:`.swap_system_jit`, each pair's means taken draw by draw and their statistic fused (no
-  (systems, pairs, draws) temporary): Pearson's sums added in system order (rows whose sums of
-  squares leave float64's comfortable range recomputed, :func:`.swap_system_stats.flagged_pearson`),
-  Kendall's exact pair counts (:func:`.swap_system_stats.tau_of_counts`);
+* Pearson (any S) and Kendall over a few dozen systems: the compiled loops of :mod:`.swap_system_jit`,
+  each pair's means taken draw by draw and their statistic fused (no (systems, pairs, draws)
+  temporary): Pearson's sums added in system order (rows whose sums of squares leave float64's
+  comfortable range recomputed, :func:`.swap_system_stats.flagged_pearson`), Kendall's exact pair
+  counts (:func:`.swap_system_stats.tau_of_counts`);
 * Spearman: the block's means (:func:`.swap_system_stats.swapped_means`) and their mid-ranks,
-  counted (:func:`system_statistic`; over more than ``PAIRWISE_MAX_N`` systems
-  :func:`.correlation.corr`'s ranks), its one implementation: no loop ranks the means;
-* Kendall over more than ``PAIRWISE_MAX_N`` systems: the block's means and
-  :func:`.correlation.corr`'s sort-and-merge count (O(S log^2 S) per row), the one implementation
-  of that case. The loop compares every pair of systems (O(S^2) per pair and draw); the merge
-  count is a different algorithm, which no loop has, taken where the pair count's cost grows
-  too large (the threshold of :func:`.correlation.kendall`).
+  counted (:func:`system_statistic`);
+* Kendall over many systems (:func:`.wrank_sorted.sorted_form`, the number of systems alone): the
+  block's means and the same exact pair counts by sorting each draw's means
+  (:func:`.wrank_sorted.sorted_kendall_counts`, O(S log S) per pair and draw, where the loop
+  compares every pair of systems). Spearman's mid-ranks over many systems are sorted likewise.
 
 Every value equals the statistic of the explicitly swapped matrices (tests: scipy on the
 expanded swaps, with missing cells).
@@ -51,10 +49,11 @@ from numpy.typing import ArrayLike
 
 from .._types import Method, Variant
 from ._compiled import loops
-from .correlation import PAIRWISE_MAX_N, corr
+from .correlation import pearson
 from .exactsum import exact_parts
 from .scaling import SAFE_SUM_BOUNDS, pow2_exponent
 from .swap import SwapDeltas
+from .wrank_sorted import sorted_form, sorted_kendall_counts, sorted_midranks
 from .swap_system_stats import (COUNT_NAMES, SystemTerms, flagged_pearson, rank_statistic, swapped_means,
                                 tau_of_counts)
 
@@ -63,6 +62,9 @@ __all__ = ["SYSTEM_BLOCK_ELEMS", "prepare_system_swap", "system_statistic", "sys
 #: float64 elements of one (pairs, B) block of a batch's deltas: pairs are taken in blocks of
 #: ``SYSTEM_BLOCK_ELEMS // B`` (the compiled loops keep no (systems, pairs, B) temporary).
 SYSTEM_BLOCK_ELEMS = 1 << 17
+
+#: float64 elements of the masks (systems, inputs, B) one product of a block of systems takes.
+_MASK_BLOCK_ELEMS = 1 << 20
 
 
 
@@ -162,7 +164,8 @@ class _Operands:
         self.counts = own.sum(axis=-1).T.astype(np.float64)  # (S, M)
         self.ztotals = np.einsum("psi,msi->psm", zp, own.astype(np.float64))  # (3, S, M), exact per part
         # what each metric's own missing cells take off the target's count and parts (sparse: few cells)
-        self.gaps = [_Gaps.of(vz[s] & np.isnan(x[:, s, :]), zp[:, s, :]) for s in range(n_sys)]
+        gap_cells = vz[None] & np.isnan(x)  # (M, S, I)
+        self.gaps = [(s, _Gaps.of(gap_cells[:, s, :], zp[:, s, :])) for s in np.flatnonzero(gap_cells.any(axis=(0, 2)))]
         self.n_met = n_met
 
     def sums(self, m: np.ndarray) -> SystemTerms:
@@ -174,14 +177,14 @@ class _Operands:
         if (m == rows[:, :, None]).all():  # whole systems swap: the totals, no product
             full = self.by_system.sum(axis=-1)  # (S, 3 M + 4), exact per part
             np.multiply(full[:, :, None], rows.T[:, None, :], out=out)
-        else:
-            mf = np.empty((b, self.n_inp))
-            for s in range(n_sys):  # one product per system over every metric
-                np.copyto(mf, m[:, s, :])
-                np.matmul(self.by_system[s], mf.T, out=out[s])
+        else:  # one product per system over every metric, a block of systems at a time (exact: any order)
+            step = max(1, _MASK_BLOCK_ELEMS // max(b * self.n_inp, 1))
+            for s0 in range(0, n_sys, step):
+                mf = np.ascontiguousarray(m[:, s0:s0 + step, :].transpose(1, 2, 0), dtype=np.float64)  # (s, I, B)
+                np.matmul(self.by_system[s0:s0 + step], mf, out=out[s0:s0 + step])
         gaps = np.zeros((n_sys, 4, n_met, b))
-        for s in range(n_sys):
-            self.gaps[s].add_sums(m[:, s, :], gaps[s])
+        for s, gap in self.gaps:  # the systems with a metric's cell missing where the target is present
+            gap.add_sums(m[:, s, :], gaps[s])
         parts = out[:, : 3 * n_met].reshape(n_sys, 3, n_met, b).transpose(1, 0, 2, 3)  # (3, S, M, B)
         base = out[:, 3 * n_met:]  # (S, 4, B): the target's count and parts over its present cells
         took_count = base[:, 0, None, :] - gaps[:, 0]  # (S, M, B)
@@ -220,7 +223,7 @@ class _Operands:
             r = np.empty((keep.size, b))
             loops("swap_system_jit").pearson_rows(*terms, keep, moved, max(kw["min_pairs"], 2), *SAFE_SUM_BOUNDS, r)
             return flagged_pearson(r, terms, keep, moved, kw["min_pairs"])
-        if kw["method"] == "kendall" and n_sys <= PAIRWISE_MAX_N:
+        if kw["method"] == "kendall" and not sorted_form(n_sys):
             counts = np.empty((len(COUNT_NAMES), keep.size, b), dtype=np.int64)
             loops("swap_system_jit").kendall_counts(*terms, keep, moved, kw["variant"] == "c", counts)
             return tau_of_counts(counts, kw["variant"], kw["min_pairs"])
@@ -230,18 +233,20 @@ class _Operands:
 
 def system_statistic(means: np.ndarray, target: np.ndarray, *, method: Method, variant: Variant,
                      min_pairs: int) -> np.ndarray:
-    """Spearman's rho, or Kendall's tau over more than :data:`.correlation.PAIRWISE_MAX_N` systems, of each
+    """Spearman's rho, or Kendall's tau over many systems (:func:`.wrank_sorted.sorted_form`), of each
     row of S system means (..., S) against the target's, NaN-aware.
 
-    Spearman's mid-ranks over at most ``PAIRWISE_MAX_N`` systems are counted with a loop over the
-    S systems vectorised over every row (:func:`.swap_system_stats.rank_statistic`, the same numbers
-    as :func:`.correlation.spearman`); longer rows are :func:`.correlation.corr`'s. Pearson, and
+    Over many systems both statistics come from sorting each row (:mod:`.wrank_sorted`, O(S log S) a
+    row): Kendall's exact pair counts (:func:`.swap_system_stats.tau_of_counts`), Spearman's
+    mid-ranks; over fewer systems, Spearman's mid-ranks are counted with a loop over the S systems
+    vectorised over every row (:func:`.swap_system_stats.rank_statistic`). The mid-ranks are the
+    same numbers either way, and Pearson's r of them is :func:`.correlation.pearson`'s. Pearson, and
     Kendall over fewer systems, are the compiled loops' (they take the per-metric terms, not the means).
 
     Raises
     ------
     ValueError
-        For Pearson, or Kendall over at most ``PAIRWISE_MAX_N`` systems.
+        For Pearson, or Kendall over fewer systems.
 
     Examples
     --------
@@ -250,13 +255,20 @@ def system_statistic(means: np.ndarray, target: np.ndarray, *, method: Method, v
     [0.8]
     """
     n_sys = means.shape[-1]
-    if n_sys > PAIRWISE_MAX_N and method != "pearson":
-        return corr(means, target, method=method, variant=variant, min_pairs=min_pairs)[0]
+    means, target = np.broadcast_arrays(means, target)
+    if sorted_form(n_sys) and method != "pearson":
+        valid = ~np.isnan(means) & ~np.isnan(target)
+        if method == "kendall":
+            counts = sorted_kendall_counts(means, target, valid)
+            cmd, _, tx, tz, txz, distinct = (np.rint(c).astype(np.int64) for c in counts)
+            return tau_of_counts(np.stack([cmd, tx, tz, txz, valid.sum(axis=-1), distinct]), variant, min_pairs)
+        ranks = (sorted_midranks(np.where(valid, a, np.nan), valid) for a in (means, target))
+        return pearson(*(np.where(valid, r, np.nan) for r in ranks), min_pairs=min_pairs)[0]
     if method != "spearman":
         raise ValueError(f"{method} over {n_sys} systems is computed by the compiled loops, from the terms")
     lead = means.shape[:-1]
     xt = np.ascontiguousarray(means.reshape(-1, n_sys).T)  # (S, R): a system's row is contiguous
-    zt = np.ascontiguousarray(np.broadcast_to(target, means.shape).reshape(-1, n_sys).T)
+    zt = np.ascontiguousarray(target.reshape(-1, n_sys).T)
     return rank_statistic(xt, zt, min_pairs=min_pairs).reshape(lead)
 
 
@@ -278,11 +290,11 @@ def _by_system(x: np.ndarray, vz: np.ndarray, zp: np.ndarray) -> np.ndarray:
     them), then the target's presence and its three parts where present: one product per system."""
     n_met, n_sys, n_inp = x.shape
     out = np.empty((n_sys, 3 * n_met + 4, n_inp))
-    for s in range(n_sys):
-        parts = exact_parts(np.where(np.isnan(x[:, s]), 0.0, x[:, s]), n_inp)  # (3, M, I)
-        np.multiply(parts.reshape(3 * n_met, n_inp), vz[s], out=out[s, : 3 * n_met])
-        out[s, 3 * n_met] = vz[s]
-        np.multiply(zp[:, s], vz[s], out=out[s, 3 * n_met + 1:])
+    parts = exact_parts(np.where(np.isnan(x), 0.0, x), n_inp)  # (3, M, S, I): exponents per metric and system
+    np.multiply(parts.transpose(2, 0, 1, 3).reshape(n_sys, 3 * n_met, n_inp), vz[:, None, :],
+                out=out[:, : 3 * n_met])
+    out[:, 3 * n_met] = vz
+    np.multiply(zp.transpose(1, 0, 2), vz[:, None, :], out=out[:, 3 * n_met + 1:])
     return out
 
 

@@ -1,5 +1,6 @@
 """Compiled loops of :mod:`xcorrstat._kernels.swap_system` (numba): its one algorithm for Pearson and
-for Kendall over at most :data:`.correlation.PAIRWISE_MAX_N` systems.
+for Kendall over at most :data:`.wrank_sorted.SORTED_MIN_UNITS` systems (over more, the same counts
+by sorting: :mod:`.wrank_sorted`).
 
 Only :mod:`xcorrstat._kernels.swap_system` imports this module, on first use (importing the
 package does not import numba). For a block of pairs, each loop takes a pair's swapped system

@@ -13,7 +13,8 @@ with a loop over the S systems only:
 * :data:`COUNT_NAMES` and :func:`tau_of_counts` -- any Kendall variant from the loop's exact
   pair counts;
 * :func:`rank_statistic` -- Spearman's rho by counting mid-ranks, the one implementation of
-  Spearman over at most :data:`.correlation.PAIRWISE_MAX_N` systems.
+  Spearman over at most :data:`.wrank_sorted.SORTED_MIN_UNITS` systems (over more, the same
+  mid-ranks by sorting).
 """
 
 from __future__ import annotations

@@ -22,6 +22,11 @@ The undefined rule is the plain one on the expanded vectors: fewer than
 ``min_pairs`` expanded pairs, or a vector constant over the drawn units (for
 Kendall: every expanded pair tied, ``t_x == n0``; tau_eq and acc_eq stay defined).
 
+Over more than :data:`.wrank_sorted.SORTED_MIN_UNITS` units (the row length alone decides),
+:func:`wcorr` takes Kendall's counts and Spearman's mid-ranks by sorting each row
+(:mod:`xcorrstat._kernels.wrank_sorted`, O(S log S) a row) instead of from every pair: the same
+integer counts, so the same statistic bit for bit.
+
 Two layouts: :func:`wcorr` takes weights that broadcast against the data (one set
 per row), :func:`wcorr_gemm` takes fixed rows and a batch of weight vectors and
 turns every sum into a matrix product over draws (Pearson and Spearman; Kendall's
@@ -30,6 +35,8 @@ fixed rows go draw by draw through :func:`xcorrstat._kernels.wkendall_rows.wkend
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -37,6 +44,7 @@ from .._types import Method, Variant
 from .correlation import constant_over_valid
 from .scaling import rescaled_where_unsafe
 from .tau import count_distinct, tau_from_counts
+from .wrank_sorted import sorted_form, sorted_kendall_counts, sorted_midranks
 
 __all__ = ["DISTINCT_PAIR_VARIANTS", "wcorr", "wcorr_gemm"]
 
@@ -107,6 +115,32 @@ def _wranks(a: np.ndarray, wv: np.ndarray) -> np.ndarray:
     return np.einsum("...ab,...b->...a", less, wv) + (np.einsum("...ab,...b->...a", equal, wv) + 1.0) / 2.0
 
 
+def _kendall_counts(x: np.ndarray, z: np.ndarray, wv: np.ndarray, n: np.ndarray, valid: np.ndarray,
+                    variant: Variant, epsilon: float) -> tuple[Any, ...]:
+    """``(C - D, n0, tx0, tx, tz, txz, m)`` of weighted Kendall along the last axis (``m`` for tau-c, else
+    None): by sorting for long rows (:func:`.wrank_sorted.sorted_kendall_counts`), else from every pair
+    at once -- the same integer counts either way."""
+    distinct = variant in DISTINCT_PAIR_VARIANTS
+    self_ties: float | np.ndarray = 0.0 if distinct else np.sum(wv * (wv - 1.0) / 2.0, axis=-1)
+    n0 = (n * n - np.sum(wv * wv, axis=-1)) / 2.0 if distinct else n * (n - 1.0) / 2.0
+    if sorted_form(x.shape[-1]):
+        cmd, tx0, tx, tz, txz, fewest = sorted_kendall_counts(x, z, wv, epsilon)
+        m = fewest if variant == "c" else None
+        return cmd, n0, tx0 + self_ties, tx + self_ties, tz + self_ties, txz + self_ties, m
+    i, j = _pair_index(x.shape[-1])
+    pw = wv[..., i] * wv[..., j]
+    dx = x[..., i] - x[..., j]
+    dz = z[..., i] - z[..., j]
+    tie_x = np.abs(dx) <= epsilon
+    tx0 = np.sum(pw * (dx == 0), axis=-1) + self_ties
+    tx = np.sum(pw * tie_x, axis=-1) + self_ties if epsilon else tx0
+    tz = np.sum(pw * (dz == 0), axis=-1) + self_ties
+    txz = np.sum(pw * (tie_x & (dz == 0)), axis=-1) + self_ties
+    cmd = np.sum(pw * np.where(tie_x, 0, _signs(dx)) * _signs(dz), axis=-1)
+    m = np.minimum(count_distinct(x, valid), count_distinct(z, valid)) if variant == "c" else None
+    return cmd, n0, tx0, tx, tz, txz, m
+
+
 def wcorr(
     x: ArrayLike,
     z: ArrayLike,
@@ -138,26 +172,14 @@ def wcorr(
     n = wv.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         if method == "kendall":
-            i, j = _pair_index(x.shape[-1])
-            pw = wv[..., i] * wv[..., j]
-            dx = x[..., i] - x[..., j]
-            dz = z[..., i] - z[..., j]
-            distinct = variant in DISTINCT_PAIR_VARIANTS
-            self_ties: float | np.ndarray = 0.0 if distinct else np.sum(wv * (wv - 1.0) / 2.0, axis=-1)
-            tie_x = np.abs(dx) <= epsilon
-            tx0 = np.sum(pw * (dx == 0), axis=-1) + self_ties
-            tx = np.sum(pw * tie_x, axis=-1) + self_ties if epsilon else tx0
-            tz = np.sum(pw * (dz == 0), axis=-1) + self_ties
-            txz = np.sum(pw * (tie_x & (dz == 0)), axis=-1) + self_ties
-            n0 = (n * n - np.sum(wv * wv, axis=-1)) / 2.0 if distinct else n * (n - 1.0) / 2.0
+            cmd, n0, tx0, tx, tz, txz, m = _kendall_counts(x, z, wv, n, valid, variant, epsilon)
             undefined = _kendall_undefined(n, n0, tx0, tx, tz, variant, min_pairs)
-            cmd = np.sum(pw * np.where(tie_x, 0, _signs(dx)) * _signs(dz), axis=-1)
-            m = np.minimum(count_distinct(x, valid), count_distinct(z, valid)) if variant == "c" else None
             r = tau_from_counts(cmd, n0, tx, tz, n, m, variant, txz)
         elif method in ("pearson", "spearman"):
             undefined = (n < min_pairs) | constant_over_valid(x, valid) | constant_over_valid(z, valid)
             if method == "spearman":
-                x, z = _wranks(np.where(valid, x, np.nan), wv), _wranks(np.where(valid, z, np.nan), wv)
+                ranks = sorted_midranks if sorted_form(x.shape[-1]) else _wranks
+                x, z = ranks(np.where(valid, x, np.nan), wv), ranks(np.where(valid, z, np.nan), wv)
             r = _wpearson(x, z, wv, n, undefined)
         else:
             raise ValueError(f"method must be pearson, spearman or kendall, got {method!r}")

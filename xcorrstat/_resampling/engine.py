@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike
 
 from .._types import Level, Statistic
 from .._kernels.custom import is_own
+from .._kernels.wrank_sorted import sorted_form
 from .._options import OPTIONS, show_progress
 from .._schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import bootstrap_indices, draws_per_task, fill_draws
@@ -69,6 +70,11 @@ MEMORY_SAFETY = 2
 SMALL_WORK = 20_000_000
 #: float64 temporaries a batch of draws may always use (``batch`` is raised to fill them).
 MIN_BATCH_ELEMS = 1_000_000
+
+#: float64 temporaries per metric, system and draw of a system-level draw over many systems (the sorting
+#: form, :func:`xcorrstat._kernels.wrank_sorted.sorted_form`): the draw's exact mean parts and means,
+#: weights and validity, mid-ranks and the weighted Pearson's centred copies.
+SORTED_SYSTEM_TEMPS = 40
 
 
 class Computable(Protocol):
@@ -147,7 +153,8 @@ def draw_elems(n_metrics: int, n_systems: int, n_inputs: int, level: Level, meth
                calibrate: bool = False) -> int:
     """Estimated float64 temporaries of one bootstrap draw of ``n_metrics`` metrics.
 
-    The estimate counts pair arrays at system level, per-input sums (Kendall) or per-input
+    The estimate counts pair arrays at system level (a few arrays of the systems over many systems,
+    :data:`SORTED_SYSTEM_TEMPS`), per-input sums (Kendall) or per-input
     weighted ranks (Pearson/Spearman) at input level, the gathered cells at global level;
     with ``calibrate``, the pair weights and calibration curve of every pair.
 
@@ -165,6 +172,8 @@ def draw_elems(n_metrics: int, n_systems: int, n_inputs: int, level: Level, meth
         pairs = s * (s - 1) // 2 * (i if level == "input" else 1)
         return n_metrics * 8 * pairs + i + s
     if level == "system":
+        if sorted_form(s):  # the draw's means, weights, ranks and sorts: linear in the systems
+            return n_metrics * SORTED_SYSTEM_TEMPS * s + i + s
         return n_metrics * (4 * s * s + 2 * s) + i
     if level == "input":
         return n_metrics * i * (12 if method == "kendall" else 8 * s) + i + s

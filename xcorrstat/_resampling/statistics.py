@@ -6,7 +6,8 @@ counts ``c``) or both. Every value returned equals
 ``x[..., sys_idx[b]][..., inp_idx[b]]``:
 
 * system level: per-system means under input counts are one matmul
-  (``X C^T / sum c``); the correlation across systems uses system weights;
+  (``X C^T / sum c``); the correlation across systems uses system weights (rank statistics over
+  many systems by sorting each draw's means, :mod:`xcorrstat._kernels.wrank_sorted`);
 * input level: per-input correlations are fixed (inputs only) or computed for all
   weight vectors at once (:func:`wpearson_rows`, :func:`wkendall_rows`, Spearman by
   :func:`wcorr_gemm`); the average over inputs is weighted
@@ -40,6 +41,7 @@ from .._kernels.tiesweep import row_calibration, sorted_pairs, weighted_calibrat
 from .._kernels.weighted import wcorr, wcorr_gemm
 from .._kernels.wkendall_rows import wkendall_rows
 from .._kernels.wpearson_rows import wpearson_rows
+from .._kernels.wrank_sorted import sorted_form
 from .draws import counts_from_indices
 
 __all__ = [
@@ -75,6 +77,7 @@ def _weighted_means(x: np.ndarray, z: np.ndarray, valid: np.ndarray, c: np.ndarr
 def _system_level(x: np.ndarray, z: np.ndarray, w: np.ndarray, c: np.ndarray | None, kw: dict[str, Any],
                   complete_inputs: bool) -> tuple[np.ndarray, np.ndarray]:
     valid = ~np.isnan(x) & ~np.isnan(z)
+    s = x.shape[-2]
     if complete_inputs:
         # an input is complete when every *drawn* system has both scores there
         missing = (~valid).astype(np.float64)  # (M, S, I)
@@ -87,6 +90,8 @@ def _system_level(x: np.ndarray, z: np.ndarray, w: np.ndarray, c: np.ndarray | N
         with np.errstate(invalid="ignore", divide="ignore"):
             mx = np.where(count > 0, np.clip(np.sum(x, axis=-1, where=valid) / count, *value_range(x, valid)), np.nan)
             mz = np.where(count > 0, np.clip(np.sum(z, axis=-1, where=valid) / count, *value_range(z, valid)), np.nan)
+        if kw["method"] != "pearson" and sorted_form(s):  # rank statistics of many systems: by sorting
+            return wcorr(mx[:, None, :], mz[:, None, :], w[None, :, :], **kw)
         return _rows_under_draws(mx, mz, w, kw)
     mx, mz = _weighted_means(x, z, valid, c)  # (M, S, B)
     return wcorr(np.swapaxes(mx, -1, -2), np.swapaxes(mz, -1, -2), w[None, :, :], **kw)
