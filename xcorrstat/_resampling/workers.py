@@ -39,6 +39,8 @@ __all__ = [
 
 def client_active() -> bool:
     """Whether a ``dask.distributed`` Client is active (work then runs on its cluster)."""
+    if "distributed" not in sys.modules:  # no Client without it: importing it takes about a second
+        return False
     try:
         from distributed import get_client
 
@@ -50,7 +52,13 @@ def client_active() -> bool:
 
 def active_client() -> Any:
     """The active ``dask.distributed`` Client (work then runs on its cluster), or None (also for an
-    asynchronous Client, which the engine does not call)."""
+    asynchronous Client, which the engine does not call).
+
+    Without ``distributed`` imported no Client can exist, so it is not imported here (that alone
+    takes about a second, a fixed cost of every call in a fresh process).
+    """
+    if "distributed" not in sys.modules:
+        return None
     try:
         from distributed import get_client
 
