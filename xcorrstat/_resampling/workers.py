@@ -25,6 +25,7 @@ from threadpoolctl import ThreadpoolController
 
 __all__ = [
     "BLAS_ONE_THREAD",
+    "local_scheduler",
     "rechunked",
     "REUSED_PAGES",
     "active_client",
@@ -85,6 +86,25 @@ def rechunked(obj: Any, chunks: Any) -> Any:
         return obj.chunk(chunks)
     with dask.config.set({"array.rechunk.method": "tasks"}):
         return obj.chunk(chunks)
+
+
+def local_scheduler() -> dict[str, Any]:
+    """The keywords of a ``compute`` that runs on dask's threads when no Client can exist:
+    ``{"scheduler": dask.threaded.get}`` when ``distributed`` is not imported and no scheduler is
+    set in ``dask.config``, else none. dask would import ``distributed`` to look for a Client
+    (about a second in a fresh process; also for a scheduler given by name) and, with none, use
+    the threads of a Dask array: the same scheduler, given here as the function it is.
+
+    Examples
+    --------
+    >>> local_scheduler() in ({"scheduler": dask.threaded.get}, {})
+    True
+    """
+    if "distributed" in sys.modules or dask.config.get("scheduler", None) is not None:
+        return {}
+    from dask.threaded import get as threaded_get
+
+    return {"scheduler": threaded_get}
 
 
 def parallelism() -> int:
