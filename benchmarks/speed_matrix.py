@@ -133,7 +133,7 @@ MTME_CODE = textwrap.dedent("""
         sys.modules.setdefault(stub, types.ModuleType(stub))
     import numpy as np, scipy.stats
     from mt_metrics_eval import stats
-    x, y, z, average_by, method, k = json.loads(sys.argv[1])
+    x, y, z, average_by, method, k = json.loads(sys.stdin.read())
     n_sys = len(z)
     x, y, z = np.array(x, float), np.array(y, float), np.array(z, float)
     z[np.isnan(x) | np.isnan(y)] = np.nan  # MTME drops the items the gold lacks; metrics have no gaps
@@ -152,7 +152,7 @@ NLPSTATS_CODE = textwrap.dedent("""
     import json, sys, time, warnings
     import numpy as np
     from nlpstats.correlations import bootstrap
-    x, z, level, method, k = json.loads(sys.argv[1])
+    x, z, level, method, k = json.loads(sys.stdin.read())
     warnings.simplefilter("ignore")
     start = time.perf_counter()
     bootstrap(np.array(x, float), np.array(z, float), level, method, "both", n_resamples=k)
@@ -169,15 +169,16 @@ def peer_seconds(args: argparse.Namespace, cell: tuple[str, ...], ds: xr.Dataset
             and method in ("pearson", "kendall") and variant == "b"):
         env = {**os.environ, "PYTHONPATH": os.path.abspath(args.mtme_source)}
         payload = [x, y, z, {"input": "item", "global": "none"}[level], method, k]
-        cmd, cwd = [sys.executable, "-c", MTME_CODE, json.dumps(payload)], os.path.abspath(args.mtme_source)
+        cmd, cwd = [sys.executable, "-c", MTME_CODE], os.path.abspath(args.mtme_source)
     elif (args.baseline_python and operation == "bootstrap" and level in ("system", "input", "global")
           and method in ("pearson", "spearman", "kendall") and variant == "b" and not np.isnan(ds[METRICS[0]]).any()):
         env, cwd = dict(os.environ), None
-        cmd = [args.baseline_python, "-c", NLPSTATS_CODE, json.dumps([x, z, level, method, k])]
+        cmd, payload = [args.baseline_python, "-c", NLPSTATS_CODE], [x, z, level, method, k]
     else:
         return None
     try:
-        run = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=args.timeout)
+        run = subprocess.run(cmd, input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=cwd,
+                             timeout=args.timeout)  # the scores on stdin: too long for an argument
         return float(json.loads(run.stdout.strip().splitlines()[-1])["seconds"])
     except (subprocess.TimeoutExpired, IndexError, ValueError, KeyError):
         return None
