@@ -14,6 +14,11 @@ side by side with the peers, in one run.
    ``--mtme-budget`` seconds. Printed: times, ratios, the correlations (to 1e-9) and the p-values (within
    Monte-Carlo error: three standard errors of the difference of two estimates plus 1/k), the decisions.
 
+3. The same comparison as 2 with its fixed costs: each side in a fresh process (Python's start, the imports,
+   making the data, numba's loading of its compiled loops from the cache, the compare, the exit), timed
+   from outside, alternately, best of ``--repeats`` (goal: >= 20x MTME at k=100). The first xcorrstat run
+   is not counted: after an install, the first process compiles the loops.
+
 MTME is not a dependency and not on PyPI (the package of that name there is another project): point
 ``--mtme-source`` at a checkout of google-research/mt-metrics-eval (the folder holding
 ``mt_metrics_eval/``); without it part 2 runs xcorrstat only. Times are wall-clock
@@ -210,6 +215,77 @@ def permutation_part(args) -> None:
         print(f"    {a} vs {b}: p {p:.3f} (MTME) {q:.3f} (xcorrstat)")
 
 
+# ----------------------------------------------------------------------------- part 3: fresh processes
+
+FRESH_DATA = textwrap.dedent("""
+    import sys, json
+    import numpy as np
+    n_sys, n_seg, n_met, seed, k = json.loads(sys.argv[1])
+    rng = np.random.default_rng(seed)
+    latent = (0.5 * rng.normal(size=(n_sys, 1)) - 0.9 * rng.normal(size=(1, n_seg))
+              + rng.normal(size=(n_sys, n_seg)) + 0.3)
+    human = -np.clip(np.round(np.maximum(0.0, -latent) * 1.5), 0, 25)
+    noise = np.linspace(1.5, 1.65, n_met)
+    metrics = {f"metric{i}": np.exp(rng.uniform(-3, 3)) * (latent + noise[i] * rng.normal(size=latent.shape))
+               + rng.normal(0, 5) for i in range(n_met)}
+""")  # the data of wmt_data, made in the child without importing this module (and so xcorrstat)
+
+FRESH_OURS = FRESH_DATA + textwrap.dedent("""
+    import xarray as xr, xcorrstat
+    dims = ("system", "input")
+    grid = xr.Dataset({"mqm": (dims, human), **{m: (dims, v) for m, v in metrics.items()}})
+    xcorrstat.compare(grid, target="mqm", level="global", method="kendall", variant="b", alpha=0.05,
+                      test=xcorrstat.Permutation(("system", "input"), n_resamples=k, rng=seed, pvalue="fraction"))
+""")
+
+FRESH_MTME = FRESH_DATA + textwrap.dedent("""
+    import types, warnings, scipy.stats
+    for stub in ("apache_beam", "dacite"):
+        sys.modules.setdefault(stub, types.ModuleType(stub))
+    from mt_metrics_eval import data, stats
+    gold = human.ravel().tolist()
+    corrs = {m: stats.Correlation(n_sys, gold, v.ravel().tolist()) for m, v in metrics.items()}
+    np.random.seed(seed)
+    warnings.simplefilter("ignore")
+    data.CompareMetrics(corrs, scipy.stats.kendalltau, "none", k, stats.PermutationSigDiffParams(block_size=k), 0.05)
+""")
+
+
+def _fresh(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one fresh process, measured from outside."""
+    before = os.times()
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, env=env, cwd=cwd, capture_output=True)
+    wall = time.perf_counter() - start
+    after = os.times()
+    return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
+
+
+def fresh_part(args) -> None:
+    payload = json.dumps([args.systems, args.segments, args.metrics, args.seed, args.k])
+    ours = [sys.executable, "-c", FRESH_OURS, payload]
+    print(f"\n[3] fresh processes, everything counted: {args.systems} x {args.segments}, {args.metrics} metrics, "
+          f"k={args.k} (best of {args.repeats}; wall / CPU seconds)")
+    first = _fresh(ours)
+    print(f"  xcorrstat, first process (may compile the loops, not counted): {first[0]:.2f} / {first[1]:.2f} s")
+    mtme_cmd = env = root = None
+    if args.mtme_source:
+        root = os.path.abspath(os.path.expanduser(args.mtme_source))
+        env = {**os.environ, "PYTHONPATH": root}
+        mtme_cmd = [sys.executable, "-c", FRESH_MTME, payload]
+    times: dict[str, list[tuple[float, float]]] = {"xcorrstat": [], "MTME": []}
+    for _ in range(args.repeats):
+        times["xcorrstat"].append(_fresh(ours))
+        if mtme_cmd:
+            times["MTME"].append(_fresh(mtme_cmd, env=env, cwd=root))
+    best = {name: (min(w for w, _ in t), min(c for _, c in t)) for name, t in times.items() if t}
+    for name, (wall, cpu) in best.items():
+        print(f"  {name}: {wall:.2f} / {cpu:.2f} s")
+    if "MTME" in best:
+        print(f"  -> xcorrstat is {best['MTME'][0] / best['xcorrstat'][0]:.1f}x faster by wall clock, "
+              f"{best['MTME'][1] / best['xcorrstat'][1]:.1f}x by CPU time (goal >= 20x)")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--mtme-source", help="folder of an mt-metrics-eval checkout (holds mt_metrics_eval/)")
@@ -217,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="seconds MTME's compare may take before it runs on fewer metrics (default 600)")
     p.add_argument("--baseline-python", help="a Python with nlpstats 0.0.1 installed (default: make one)")
     p.add_argument("--skip-baseline", action="store_true", help="no nlpstats")
-    p.add_argument("--parts", default="1,2", help="parts to run: 1 (bootstrap), 2 (permutation), or 1,2")
+    p.add_argument("--parts", default="1,2,3",
+                   help="parts to run: 1 (bootstrap), 2 (permutation), 3 (fresh processes), e.g. 2,3")
     p.add_argument("--k", type=int, default=100, help="permutation draws (default 100)")
     p.add_argument("--k-pair", type=int, default=1000, help="draws of the one-pair timing repeated at this k (0: no)")
     p.add_argument("--systems", type=int, default=14)
@@ -233,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
         bootstrap_part(args)
     if "2" in parts:
         permutation_part(args)
+    if "3" in parts:
+        fresh_part(args)
     return 0
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import rankdata
 
 from .custom import is_own, own_rows
 from .._docs import fill_doc
@@ -139,6 +138,8 @@ def pearson(x: ArrayLike, z: ArrayLike, *, min_pairs: int = 3) -> tuple[np.ndarr
 
 def _midranks(a: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
     """Mid-ranks along the last axis (of the valid entries only, NaN elsewhere, when ``valid`` is given)."""
+    from scipy.stats import rankdata  # imported on use: scipy.stats takes about a second to import
+
     if valid is None:
         return rankdata(a, axis=-1)
     return rankdata(np.where(valid, a, np.nan), axis=-1, nan_policy="omit")

@@ -35,6 +35,7 @@ from .workers import (
     client_active,
     cluster_errors,
     dask_input,
+    local_scheduler,
     parallelism,
     task_settings,
     worker_lost,
@@ -458,12 +459,12 @@ def no_large_graph_warning() -> contextlib.AbstractContextManager[object]:
 def _compute(obj: Computed, enabled: bool) -> Computed:
     """``obj`` computed, with the progress bar of the active scheduler if ``enabled`` (and seen)."""
     if not show_progress(enabled):
-        return obj.compute()
+        return obj.compute(**local_scheduler())
     if not client_active():
         from dask.diagnostics import ProgressBar
 
         with ProgressBar(out=sys.stderr):
-            return obj.compute()
+            return obj.compute(**local_scheduler())
     from distributed import progress
 
     persisted = obj.persist()

@@ -25,6 +25,8 @@ from threadpoolctl import ThreadpoolController
 
 __all__ = [
     "BLAS_ONE_THREAD",
+    "local_scheduler",
+    "rechunked",
     "REUSED_PAGES",
     "active_client",
     "client_active",
@@ -39,6 +41,8 @@ __all__ = [
 
 def client_active() -> bool:
     """Whether a ``dask.distributed`` Client is active (work then runs on its cluster)."""
+    if "distributed" not in sys.modules:  # no Client without it: importing it takes about a second
+        return False
     try:
         from distributed import get_client
 
@@ -50,7 +54,13 @@ def client_active() -> bool:
 
 def active_client() -> Any:
     """The active ``dask.distributed`` Client (work then runs on its cluster), or None (also for an
-    asynchronous Client, which the engine does not call)."""
+    asynchronous Client, which the engine does not call).
+
+    Without ``distributed`` imported no Client can exist, so it is not imported here (that alone
+    takes about a second, a fixed cost of every call in a fresh process).
+    """
+    if "distributed" not in sys.modules:
+        return None
     try:
         from distributed import get_client
 
@@ -58,6 +68,43 @@ def active_client() -> Any:
     except (ImportError, ValueError):
         return None
     return None if getattr(client, "asynchronous", False) else client
+
+
+def rechunked(obj: Any, chunks: Any) -> Any:
+    """``obj.chunk(chunks)`` (an xarray object), with dask's choice of rechunk method made without
+    importing ``distributed`` when it is not imported: dask imports it to look for a Client (about a
+    second in a fresh process), and with none it takes ``"tasks"``, the method given here. The
+    result is the same graph; with ``distributed`` imported, or a method set, dask chooses as usual.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> rechunked(xr.DataArray(np.arange(4.0), dims="x").chunk(2), {"x": -1}).chunks
+    ((4,),)
+    """
+    if "distributed" in sys.modules or dask.config.get("array.rechunk.method", None):
+        return obj.chunk(chunks)
+    with dask.config.set({"array.rechunk.method": "tasks"}):
+        return obj.chunk(chunks)
+
+
+def local_scheduler() -> dict[str, Any]:
+    """The keywords of a ``compute`` that runs on dask's threads when no Client can exist:
+    ``{"scheduler": dask.threaded.get}`` when ``distributed`` is not imported and no scheduler is
+    set in ``dask.config``, else none. dask would import ``distributed`` to look for a Client
+    (about a second in a fresh process; also for a scheduler given by name) and, with none, use
+    the threads of a Dask array: the same scheduler, given here as the function it is.
+
+    Examples
+    --------
+    >>> local_scheduler() in ({"scheduler": dask.threaded.get}, {})
+    True
+    """
+    if "distributed" in sys.modules or dask.config.get("scheduler", None) is not None:
+        return {}
+    from dask.threaded import get as threaded_get
+
+    return {"scheduler": threaded_get}
 
 
 def parallelism() -> int:

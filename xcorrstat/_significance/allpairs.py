@@ -40,6 +40,7 @@ from .._resampling.engine import RESAMPLE_DIM, bootstrap_draws, compute_with_pro
 from .._resampling.pairs import PAIR_DIM, pair_permutation_draws
 from .._resampling.pvalues import ALTERNATIVES, PVALUES
 from .._resampling.settings import Bootstrap, Permutation, Settings, Williams, as_settings, flat, settings_name
+from .._resampling.workers import rechunked
 from .._resampling.schemes import (
     SCHEME_DIMS,
     bootstrap_label,
@@ -176,7 +177,7 @@ def _permutation_distribution(o: _Options) -> xr.DataArray:
                                         n_resamples=o.n_resamples, kw=o.kw, batch=o.batch)
     # draws stay a loop dim here: their blocks are joined only for the p-values
     return xr.apply_ufunc(
-        _as_matrix, pair_draws.chunk({PAIR_DIM: -1}) if pair_draws.chunks is not None else pair_draws,
+        _as_matrix, rechunked(pair_draws, {PAIR_DIM: -1}) if pair_draws.chunks is not None else pair_draws,
         input_core_dims=[[PAIR_DIM]],
         output_core_dims=[[METRIC, OTHER]],
         kwargs=dict(pi=pi, pk=pk, m=m),

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
-from scipy.stats import rankdata
 
 from .._types import Alternative, Correction, Family, PValue
 from .._resampling.pvalues import ALTERNATIVES, PVALUES
@@ -122,6 +121,8 @@ def aggregate_tasks(
     o = _aggregate_tasks_iv(result, dim, weights, alpha)
     result, w = o.result, o.weight
     corr = (result["correlation"] * w).sum(dim, skipna=False)
+    from scipy.stats import rankdata  # imported on use: scipy.stats takes about a second to import
+
     # rank 1 = best within each task (ties share the mean rank; an undefined correlation has no rank)
     ranks = xr.apply_ufunc(lambda a: rankdata(-a, axis=-1, nan_policy="omit"), result["correlation"],
                            input_core_dims=[[METRIC]], output_core_dims=[[METRIC]])

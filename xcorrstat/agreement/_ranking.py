@@ -17,7 +17,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import xarray as xr
-from scipy.stats import rankdata
 
 from .._docs import fill_doc
 from .._types import MissingRule, Seed
@@ -61,6 +60,8 @@ RESAMPLE_DIM = "resample"
 
 def _ranks(values: np.ndarray, axis: int) -> np.ndarray:
     """Mid-ranks (1 = smallest) along ``axis``; NaN stays NaN and is not ranked."""
+    from scipy.stats import rankdata  # imported on use: scipy.stats takes about a second to import
+
     return rankdata(values, axis=axis, nan_policy="omit")
 
 

@@ -13,7 +13,6 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 import xarray as xr
-from scipy import stats
 
 from .._schema import INPUT, METRIC, SYSTEM, as_dataset, check_finite
 from .._validation import check_unit_interval
@@ -30,6 +29,8 @@ def _shapiro_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Rows with the same number of values are tested in one call of scipy's vectorised
     ``shapiro`` (``axis=-1``).
     """
+    from scipy import stats  # imported on use: scipy.stats takes about a second to import
+
     r = values.shape[0]
     w = np.full(r, np.nan)
     p = np.full(r, np.nan)
