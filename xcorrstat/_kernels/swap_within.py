@@ -85,7 +85,9 @@ def _pearson_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: in
     """Input-level Pearson of the transposed matrices, then the level's average over the systems."""
     zc = centre_cells(z)  # scaled (exactly) and centred per matrix: no sum of its squares overflows
     tx, ty, tz = (np.ascontiguousarray(np.swapaxes(a, -1, -2)) for a in (zx, zy, zc))  # (P, I, S)
-    run = input_pearson_run(tx, ty, tz, min_pairs)
+    # one kernel per row: a matrix product's rounding may depend on its number of columns (rows x 3), so
+    # a row's draws never depend on how many rows a task holds
+    runs = [input_pearson_run(tx[p:p + 1], ty[p:p + 1], tz[p:p + 1], min_pairs) for p in range(tx.shape[0])]
     items = _valid_items(zx, zy, z)
 
     def deltas(masks: ArrayLike) -> np.ndarray:
@@ -93,7 +95,8 @@ def _pearson_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: in
         b = m.shape[0]
         if b == 1:  # a one-row matrix product may round otherwise (BLAS gemv): use two rows
             m = np.concatenate([m, m])
-        rx, ry = run(np.swapaxes(m, -1, -2))  # (P, S, B) each
+        mt = np.swapaxes(m, -1, -2)
+        rx, ry = (np.concatenate(parts) for parts in zip(*(run(mt) for run in runs)))  # (P, S, B) each
         nx, ny = items(m, average)
         out = []
         for r, n in ((rx, nx), (ry, ny)):
