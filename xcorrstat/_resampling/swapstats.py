@@ -10,8 +10,10 @@ tau-b (tau-a, tau_eq, acc_eq) at input level use the mask-linear and mask-biline
 of :mod:`xcorrstat._kernels.swap`, whatever the missing cells (:mod:`xcorrstat._kernels.swap_gaps`:
 a cell's validity in a draw is linear in the mask too); Kendall at global
 level counts every draw over one sorted table of the 2n scores of X and Y
-(:func:`xcorrstat._kernels.global_kendall_swap.swap_global_kendall`, any missing cells). Other
-cases evaluate the swapped matrices with the vectorised level kernels, a block of rows and
+(:func:`xcorrstat._kernels.global_kendall_swap.swap_global_kendall`, any missing cells). At
+within-system level (:mod:`xcorrstat._kernels.swap_within`, every average, any missing cells)
+Pearson is the input level of the transposed matrices and Kendall (without epsilon) one sorted
+table per system. Other cases evaluate the swapped matrices with the vectorised level kernels, a block of rows and
 draws at a time within :func:`~.engine.block_elems` (slower, linear in the cells). Every
 route gives the statistic of the explicitly swapped matrices.
 """
