@@ -182,7 +182,10 @@ def _pair_block(x: np.ndarray, z: np.ndarray, pi: ArrayLike, pk: ArrayLike, ids:
         pi, pk, ids = (np.asarray(a).reshape(-1) for a in (pi, pk, ids))
         xa, ya = x[..., pi, :, :], x[..., pk, :, :]
         za = np.broadcast_to(z[..., None, :, :], xa.shape)
-        deltas = draw_deltas(xa, ya, za, kw)
+        used = np.unique(np.concatenate([pi, pk]))  # each metric standardised once, not once per pair
+        zs = np.empty(x.shape)
+        zs[..., used, :, :] = standardise(x[..., used, :, :])
+        deltas = draw_deltas(xa, ya, za, kw, standardised=(zs[..., pi, :, :], zs[..., pk, :, :]))
         out = np.empty(xa.shape[:-2] + (ids.size,), dtype=np.float64)
         s, i = x.shape[-2:]
 

@@ -100,15 +100,18 @@ def _own_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray,
     return deltas
 
 
-def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
-                kw: Mapping[str, Any]) -> Callable[[np.ndarray], np.ndarray]:
+def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray, kw: Mapping[str, Any],
+                standardised: tuple[np.ndarray, np.ndarray] | None = None) -> Callable[[np.ndarray], np.ndarray]:
     """A function ``deltas(m)`` giving delta' of every draw of a mask batch ``m`` (B, S, I) as (..., B).
 
     x, y, z are raw (..., S, I) scores of equal shape. Work that does not depend on
-    the masks (z-scores, the kernels' precomputed pair matrices) is done once here.
+    the masks (z-scores, the kernels' precomputed pair matrices) is done once here;
+    ``standardised`` gives ``(standardise(x), standardise(y))`` when the caller has them
+    (each metric standardised once for all its pairs).
     """
     level = kw["level"]
-    zx, zy = standardise(x), standardise(y)  # cell-wise: equal raw cells stay equal
+    # cell-wise: equal raw cells stay equal
+    zx, zy = (standardise(x), standardise(y)) if standardised is None else standardised
     if is_own(kw["method"]):
         return _own_deltas(zx, zy, z, kw)
     missing = None
