@@ -12,8 +12,9 @@ data (no NaN in the metrics' z-scores or the target) takes
 :mod:`xcorrstat._kernels.swap_system` (counts and target sums per metric, linear in the
 masks too). Pearson at input, global and within-system level (``average="macro"``) takes the
 same route with :mod:`xcorrstat._kernels.swap_allpairs_input` (one product per input over all
-metrics, any missing cells; within-system level as the input level of the transposed matrices). Lazy data, whose completeness is only known inside a task, choose the kernel
-label by label of the leading dims (e.g. one language pair).
+metrics, any missing cells; within-system level as the input level of the transposed matrices).
+Lazy data, whose completeness is only known inside a task, choose the kernel label by label of the
+leading dims (e.g. one language pair).
 """
 
 from __future__ import annotations
