@@ -39,7 +39,7 @@ from .global_kendall import (
     tau_from_table,
 )
 
-__all__ = ["swap_global_kendall"]
+__all__ = ["swap_global_kendall", "swap_group_kendall"]
 
 _INT32_MAX = 2**31 - 1
 #: Tables of this many entries or more keep the linear terms l_c (|l_c| <= 2 E) in int64.
@@ -120,12 +120,76 @@ def swap_global_kendall(
         flat = np.ascontiguousarray(m.reshape(b, -1)).view(np.uint8)  # (B, cells) of 0/1
         out = np.empty((len(rows), b))
         for p, row in enumerate(rows):
-            counts = _linear_counts(row, flat) if row.linear is not None else _swap_counts(row, flat)
-            r, _ = tau_from_table(counts, variant=variant, min_pairs=min_pairs)
+            r, _ = tau_from_table(_row_counts(row, flat), variant=variant, min_pairs=min_pairs)
             out[p] = r[:b] - r[b:]
         return out.reshape(lead + (b,))
 
     return deltas
+
+
+def swap_group_kendall(
+    zx: ArrayLike,
+    zy: ArrayLike,
+    z: ArrayLike,
+    *,
+    variant: Variant = "b",
+    min_pairs: int = 3,
+) -> Callable[[ArrayLike], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """``taus(masks)``: Kendall's tau of X' and of Y' with Z within each system, for a batch of swap masks.
+
+    Each system's row of I cells is a group, counted as :func:`swap_global_kendall` counts
+    one matrix (one sorted table of its 2 I scores, no sort per draw), the mask of the group
+    being the system's row of the mask.
+
+    Parameters
+    ----------
+    zx, zy, z : array_like (..., S, I)
+        The two (standardised) metrics and the target; leading axes broadcast. X and Y
+        may be missing in different cells.
+    variant, min_pairs
+        As in :func:`xcorrstat._kernels.kendall`.
+
+    Returns
+    -------
+    callable
+        ``taus(masks)`` with masks (B, S, I) of bool (True: X and Y swap in that cell) gives
+        ``(r_x, r_y, n_x, n_y)``, each (..., B, S): the tau of each system's row of X' (Y')
+        and its number of valid items, as :func:`xcorrstat._kernels.kendall` gives them on the
+        explicitly swapped rows.
+
+    Examples
+    --------
+    >>> zx = np.array([[1.0, 2.0, 3.0], [3.0, 1.0, 2.0]]); zy = -zx  # Y ranks each system backwards
+    >>> taus = swap_group_kendall(zx, zy, zx)
+    >>> r_x, r_y, n_x, n_y = taus(np.zeros((1, 2, 3), bool))
+    >>> r_x.tolist(), r_y.tolist(), n_x.tolist()
+    ([[1.0, 1.0]], [[-1.0, -1.0]], [[3, 3]])
+    """
+    (xf, yf, zf), lead = lead_rows(zx, zy, z)
+    n_rows, s, i = xf.shape
+    rows = [_swap_row(xf[p, g:g + 1], yf[p, g:g + 1], zf[p, g:g + 1]) for p in range(n_rows) for g in range(s)]
+
+    def taus(masks: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        m = np.asarray(masks, dtype=bool)
+        if m.ndim != 3 or m.shape[1:] != (s, i):
+            raise ValueError(f"masks must be (draws, {s}, {i}), got shape {m.shape}")
+        b = m.shape[0]
+        by_group = [np.ascontiguousarray(m[:, g, :]).view(np.uint8) for g in range(s)]  # (B, I) of 0/1 each
+        counts = np.empty((len(COUNT_ROWS), n_rows * s, 2 * b), dtype=np.int64)
+        for k, row in enumerate(rows):
+            counts[:, k] = _row_counts(row, by_group[k % s])
+        r, n = tau_from_table(counts, variant=variant, min_pairs=min_pairs)  # (rows x groups, 2B)
+        shape = lead + (s, 2 * b)
+        r, n = np.swapaxes(r.reshape(shape), -1, -2), np.swapaxes(n.reshape(shape), -1, -2)  # (..., 2B, S)
+        return (np.ascontiguousarray(r[..., :b, :]), np.ascontiguousarray(r[..., b:, :]),
+                np.ascontiguousarray(n[..., :b, :]), np.ascontiguousarray(n[..., b:, :]))
+
+    return taus
+
+
+def _row_counts(row: _SwapRow, masks: np.ndarray) -> np.ndarray:
+    """(9, 2B) counts of X' then Y' of one table for masks (B, cells) of 0/1."""
+    return _linear_counts(row, masks) if row.linear is not None else _swap_counts(row, masks)
 
 
 def _swap_counts(row: _SwapRow, masks: np.ndarray) -> np.ndarray:

@@ -31,7 +31,7 @@ from .._types import Average, Level, Method, Variant
 from .correlation import corr
 from .scaling import centre_cells
 
-__all__ = ["AVERAGES", "COUNT_VARIANTS", "average_defined", "fisher_n",
+__all__ = ["AVERAGES", "COUNT_VARIANTS", "average_defined", "average_groups", "fisher_n",
            "group_weights", "level_correlation", "pooled_share", "system_means"]
 
 #: How per-group correlations are averaged: the members of :data:`xcorrstat._types.Average`
@@ -159,6 +159,28 @@ def group_weights(n: ArrayLike, average: Average) -> np.ndarray | None:
     return size if average == "weighted" else size * (size - 1.0) / 2.0
 
 
+def average_groups(r: ArrayLike, n: ArrayLike, *, method: Method, variant: Variant,
+                   average: Average) -> tuple[np.ndarray, np.ndarray]:
+    """The average over the last axis of per-group correlations ``r`` of ``n`` valid items each.
+
+    The rule of the input and within-system levels: ``"macro"`` and ``"weighted"`` average
+    the defined groups (:func:`average_defined` with :func:`group_weights`); ``"pairs"``
+    with a Kendall variant that is a share of pairs (:data:`COUNT_VARIANTS`) is the share
+    among the pooled pairs (:func:`pooled_share`). Returns the average and the number of
+    defined groups.
+
+    Examples
+    --------
+    >>> r, groups = average_groups([0.5, np.nan, 0.25], [3, 9, 4], method="pearson", variant="b",
+    ...                            average="weighted")
+    >>> round(float(r), 6), int(groups)  # (3 * 0.5 + 4 * 0.25) / 7
+    (0.357143, 2)
+    """
+    if average == "pairs" and method == "kendall" and variant in COUNT_VARIANTS:
+        return pooled_share(r, n, axis=-1)  # exact: the pooled counts' ratio
+    return average_defined(r, axis=-1, weights=group_weights(n, average))
+
+
 @fill_doc
 def level_correlation(
     x: ArrayLike,
@@ -226,11 +248,7 @@ def level_correlation(
     elif level in ("input", "within_system"):
         if level == "input":
             ax, az = np.swapaxes(ax, -1, -2), np.swapaxes(az, -1, -2)
-        r_in, n_in = correlate(ax, az)
-        if average == "pairs" and method == "kendall" and variant in COUNT_VARIANTS:
-            r, n = pooled_share(r_in, n_in, axis=-1)  # exact: the pooled counts' ratio
-        else:
-            r, n = average_defined(r_in, axis=-1, weights=group_weights(n_in, average))
+        r, n = average_groups(*correlate(ax, az), method=method, variant=variant, average=average)
     elif level == "global":
         r, n = correlate(ax.reshape(ax.shape[:-2] + (-1,)), az.reshape(az.shape[:-2] + (-1,)))
     else:

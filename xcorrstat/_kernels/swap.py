@@ -37,7 +37,7 @@ from .swap_gaps import input_pearson_gaps
 from .swap_kendall import SWAP_KENDALL_VARIANTS, input_kendall_swap_means
 from .swapmath import LinearForms, SwapRun, linear, linear_forms, per_input_masks
 
-__all__ = ["SwapDeltas", "prepare_swap", "swap_supported", "swapped_deltas"]
+__all__ = ["SwapDeltas", "input_pearson_run", "prepare_swap", "swap_supported", "swapped_deltas"]
 
 #: ``deltas(masks) -> (P, B)``: the statistic's difference under each of a batch of masks.
 SwapDeltas = Callable[[ArrayLike], np.ndarray]
@@ -121,7 +121,7 @@ def prepare_swap(
             return mx - my
 
         return kendall_deltas
-    run = _input_run(ax, ay, az, min_pairs)
+    run = input_pearson_run(ax, ay, az, min_pairs)
 
     def deltas(masks: ArrayLike) -> np.ndarray:
         rx, ry = run(np.asarray(masks, dtype=bool))
@@ -130,7 +130,7 @@ def prepare_swap(
     return deltas
 
 
-def _input_run(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: int) -> SwapRun:
+def input_pearson_run(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: int) -> SwapRun:
     """Per-input Pearson of X' and Y': the kernel for shared missing cells, or for any missing cells."""
     if np.array_equal(np.isnan(zx), np.isnan(zy)):
         return _input_pearson(zx, zy, z, min_pairs)
@@ -140,7 +140,7 @@ def _input_run(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: int) ->
 def _global_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: int) -> SwapDeltas:
     """Global level: the cells of each matrix as the systems of one input."""
     shape = zx.shape[:-2] + (-1, 1)
-    run = _input_run(zx.reshape(shape), zy.reshape(shape), z.reshape(shape), min_pairs)
+    run = input_pearson_run(zx.reshape(shape), zy.reshape(shape), z.reshape(shape), min_pairs)
 
     def deltas(masks: ArrayLike) -> np.ndarray:
         m = np.asarray(masks, dtype=bool)

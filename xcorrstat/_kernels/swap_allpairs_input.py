@@ -1,4 +1,4 @@
-"""Input- and global-level Pearson deltas of every pair of metrics under a batch of swap masks, at once.
+"""Input-, global- and within-system-level Pearson deltas of every pair of metrics under a batch of swap masks.
 
 The sums behind an input's Pearson r of a swapped metric are linear in the mask
 (:mod:`xcorrstat._kernels.swap_gaps`), and linear in the metrics too: for the pair (i, k),
@@ -15,7 +15,8 @@ need nothing more: a cell counts in each sum with its validity (the target's inc
 
 Each input's r is taken from the six sums. The level's value is the mean over the inputs
 defined in the draw, added input after input in input order (global level: all cells as the
-systems of one input); a vector found nearly constant by the sums is recomputed from the
+systems of one input; within-system level (macro average): the input level of the transposed
+(input, system) matrices and masks, each system an "input" whose "systems" are the inputs); a vector found nearly constant by the sums is recomputed from the
 swapped cells (so exact constancy decides NaN), and these values are added after all the
 others, in input order. The pair (k, i) is the pair (i, k) with X' and Y' exchanged, so each
 unordered pair is computed once, and only the metrics of the asked pairs are laid out. The
@@ -48,7 +49,8 @@ FLAG_ROOM = 1024
 
 def prepare_allpairs_input(zx: ArrayLike, z: ArrayLike, pairs: tuple[ArrayLike, ArrayLike], *, level: str,
                            min_pairs: int) -> SwapDeltas:
-    """``deltas(masks) -> (P, B)``: ``r(X_i', Z) - r(X_k', Z)`` at input or global level for every pair.
+    """``deltas(masks) -> (P, B)``: ``r(X_i', Z) - r(X_k', Z)`` at input, global or within-system level for
+    every pair (the per-input or per-system correlations averaged with equal weights).
 
     ``zx`` (M, S, I) are the standardised metrics and ``z`` (S, I) the target, with any
     missing cells; ``masks`` (B, S, I) bools (True = swap); ``pairs = (pi, pk)``.
@@ -70,15 +72,18 @@ def prepare_allpairs_input(zx: ArrayLike, z: ArrayLike, pairs: tuple[ArrayLike, 
     ax, pi, pk = ax[used], np.searchsorted(used, pi), np.searchsorted(used, pk)
     if level == "global":  # the cells as the systems of one input
         ax, az = ax.reshape(ax.shape[0], -1, 1), az.reshape(-1, 1)
+    elif level == "within_system":  # the input level of the transposed (input, system) matrices
+        ax, az = np.ascontiguousarray(np.swapaxes(ax, 1, 2)), np.ascontiguousarray(az.T)
     elif level != "input":
-        raise ValueError(f"level must be 'input' or 'global', got {level!r}")
+        raise ValueError(f"level must be 'input', 'global' or 'within_system', got {level!r}")
     ops = _Operands(ax, az, pi, pk, int(min_pairs))
+    within = level == "within_system"
 
     def deltas(masks: ArrayLike) -> np.ndarray:
         m = np.asarray(masks, dtype=bool)
         if m.ndim != 3 or m.shape[1:] != shape[1:]:
             raise ValueError(f"masks must be (B, S, I) = (B, {shape[1]}, {shape[2]}), got {m.shape}")
-        return ops.deltas(m.reshape(m.shape[0], *ax.shape[1:]))
+        return ops.deltas(np.swapaxes(m, 1, 2) if within else m.reshape(m.shape[0], *ax.shape[1:]))
 
     return deltas
 

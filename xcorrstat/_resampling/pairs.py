@@ -10,10 +10,11 @@ one matrix product per system over all metrics gives all pairs' draws. Pearson o
 data (no NaN in the metrics' z-scores or the target) takes
 :mod:`xcorrstat._kernels.swap_allpairs`; any other method, and any missing cells, take
 :mod:`xcorrstat._kernels.swap_system` (counts and target sums per metric, linear in the
-masks too). Pearson at input and global level takes the same route with
-:mod:`xcorrstat._kernels.swap_allpairs_input` (one product per input over all metrics, any
-missing cells). Lazy data, whose completeness is only known inside a task, choose the kernel
-label by label of the leading dims (e.g. one language pair).
+masks too). Pearson at input, global and within-system level (``average="macro"``) takes the
+same route with :mod:`xcorrstat._kernels.swap_allpairs_input` (one product per input over all
+metrics, any missing cells; within-system level as the input level of the transposed matrices).
+Lazy data, whose completeness is only known inside a task, choose the kernel label by label of the
+leading dims (e.g. one language pair).
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ def default_pair_chunk(n_pairs: int) -> int:
 
 
 def _sorted_global_kendall(kw: dict[str, Any]) -> bool:
-    """Whether the pairs take the global-level Kendall swap kernel (one sorted table per pair, counts per draw)."""
-    return kw["level"] == "global" and kw["method"] == "kendall" and not kw.get("epsilon")
+    """Whether the pairs take the global-level Kendall swap kernel (one sorted table per pair, or per pair
+    and system at within-system level; counts per draw)."""
+    return kw["level"] in ("global", "within_system") and kw["method"] == "kendall" and not kw.get("epsilon")
 
 
 def _per_pair_draw(s: int, i: int, level: Level, method: Method) -> int:
@@ -65,8 +67,10 @@ def _per_pair_draw(s: int, i: int, level: Level, method: Method) -> int:
         return i * (24 if method == "pearson" else 8 * s)
     if level == "system":
         return 8 * s if method == "pearson" else 6 * s * i
-    if level == "within_system":  # the swapped matrices are built: no mask-linear kernel here
-        return 6 * s * i
+    if level == "within_system":
+        if method == "pearson":  # the input level's sums per system (the transposed matrices), per draw
+            return 32 * s
+        return 6 * s * i  # the swapped matrices are built (other methods, epsilon)
     return 16 if method == "pearson" else 6 * s * i
 
 
@@ -82,6 +86,8 @@ def _per_pair_fixed(s: int, i: int, level: Level, method: Method) -> int:
     """
     if level == "input" and method == "kendall":
         return i * (s * (s - 1) // 2 + 5 * s + 10)
+    if level == "within_system" and method == "pearson":  # the mask-linear terms of every cell
+        return 12 * s * i
     return 0
 
 
@@ -119,8 +125,12 @@ def pair_block_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any
     per_draw = pair_chunk * n_lead * _per_pair_draw(s, i, kw["level"], kw["method"])
     if kw["level"] == "input" and kw["method"] == "kendall":
         per_draw += n_lead * s * i // 4  # the batch's masks and mask products, shared by the task's pairs
+    elif _sorted_global_kendall(kw) and kw["level"] == "within_system":  # the masks and a copy of them by
+        per_draw = n_lead * (s * i // 4 + 24 * s * pair_chunk)  # system, and a few counts per pair and system
     elif _sorted_global_kendall(kw):  # a draw is the batch's mask (shared) and a few counts per pair: the
         per_draw = n_lead * (s * i // 8 + 16 * pair_chunk)  # kernel's lanes are a fixed block of 32 draws
+    elif kw["level"] == "within_system" and kw["method"] == "pearson":  # the batch's masks as numbers
+        per_draw += n_lead * 2 * s * i
     return pair_chunk, per_draw, max(budget - pair_chunk * fixed, per_draw)
 
 
@@ -141,13 +151,14 @@ def _allpairs_per_draw(s: int, i: int, m: int, general: bool = False, level: Lev
 
 
 def uses_allpairs(kw: dict[str, Any]) -> bool:
-    """Whether the level and method take the all-pairs route: system level, any method; input and global
-    level, Pearson (input level averaged per input); never with epsilon."""
+    """Whether the level and method take the all-pairs route: system level, any method; input, global and
+    within-system level, Pearson (the per-input or per-system correlations averaged with equal weights);
+    never with epsilon."""
     if kw.get("epsilon") or is_own(kw["method"]):
         return False
     if kw["level"] == "system":
         return True
-    return bool(kw["level"] in ("input", "global") and kw["method"] == "pearson"
+    return bool(kw["level"] in ("input", "global", "within_system") and kw["method"] == "pearson"
                 and kw.get("average", "macro") == "macro")
 
 
@@ -172,7 +183,10 @@ def _pair_block(x: np.ndarray, z: np.ndarray, pi: ArrayLike, pk: ArrayLike, ids:
         pi, pk, ids = (np.asarray(a).reshape(-1) for a in (pi, pk, ids))
         xa, ya = x[..., pi, :, :], x[..., pk, :, :]
         za = np.broadcast_to(z[..., None, :, :], xa.shape)
-        deltas = draw_deltas(xa, ya, za, kw)
+        used = np.unique(np.concatenate([pi, pk]))  # each metric standardised once, not once per pair
+        zs = np.empty(x.shape)
+        zs[..., used, :, :] = standardise(x[..., used, :, :])
+        deltas = draw_deltas(xa, ya, za, kw, standardised=(zs[..., pi, :, :], zs[..., pk, :, :]))
         out = np.empty(xa.shape[:-2] + (ids.size,), dtype=np.float64)
         s, i = x.shape[-2:]
 

@@ -10,8 +10,10 @@ tau-b (tau-a, tau_eq, acc_eq) at input level use the mask-linear and mask-biline
 of :mod:`xcorrstat._kernels.swap`, whatever the missing cells (:mod:`xcorrstat._kernels.swap_gaps`:
 a cell's validity in a draw is linear in the mask too); Kendall at global
 level counts every draw over one sorted table of the 2n scores of X and Y
-(:func:`xcorrstat._kernels.global_kendall_swap.swap_global_kendall`, any missing cells). Other
-cases evaluate the swapped matrices with the vectorised level kernels, a block of rows and
+(:func:`xcorrstat._kernels.global_kendall_swap.swap_global_kendall`, any missing cells). At
+within-system level (:mod:`xcorrstat._kernels.swap_within`, every average, any missing cells)
+Pearson is the input level of the transposed matrices and Kendall (without epsilon) one sorted
+table per system. Other cases evaluate the swapped matrices with the vectorised level kernels, a block of rows and
 draws at a time within :func:`~.engine.block_elems` (slower, linear in the cells). Every
 route gives the statistic of the explicitly swapped matrices.
 """
@@ -29,6 +31,7 @@ from .._kernels.global_kendall_swap import swap_global_kendall
 from .._kernels.scaling import pow2_normalise, remove_offset
 from .._kernels.swap import prepare_swap, swap_supported
 from .._kernels.swap_system import prepare_system_swap
+from .._kernels.swap_within import WITHIN_METHODS, prepare_within_swap
 from .engine import block_elems
 
 __all__ = ["MATERIALISED_TEMPS", "standardise", "draw_deltas"]
@@ -97,15 +100,18 @@ def _own_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray,
     return deltas
 
 
-def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
-                kw: Mapping[str, Any]) -> Callable[[np.ndarray], np.ndarray]:
+def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray, kw: Mapping[str, Any],
+                standardised: tuple[np.ndarray, np.ndarray] | None = None) -> Callable[[np.ndarray], np.ndarray]:
     """A function ``deltas(m)`` giving delta' of every draw of a mask batch ``m`` (B, S, I) as (..., B).
 
     x, y, z are raw (..., S, I) scores of equal shape. Work that does not depend on
-    the masks (z-scores, the kernels' precomputed pair matrices) is done once here.
+    the masks (z-scores, the kernels' precomputed pair matrices) is done once here;
+    ``standardised`` gives ``(standardise(x), standardise(y))`` when the caller has them
+    (each metric standardised once for all its pairs).
     """
     level = kw["level"]
-    zx, zy = standardise(x), standardise(y)  # cell-wise: equal raw cells stay equal
+    # cell-wise: equal raw cells stay equal
+    zx, zy = (standardise(x), standardise(y)) if standardised is None else standardised
     if is_own(kw["method"]):
         return _own_deltas(zx, zy, z, kw)
     missing = None
@@ -119,6 +125,8 @@ def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
             return delta if missing is None else np.where(missing, np.nan, delta)
 
         return global_kendall
+    if level == "within_system" and kw["method"] in WITHIN_METHODS and not kw.get("epsilon"):
+        return _within_deltas(zx, zy, z, kw, missing)
     if level == "system" and not (kw["method"] == "pearson" and _complete(zx, zy, z)):
         return _system_deltas(x, y, z, kw)
     if kw.get("average", "macro") == "macro" and swap_supported(zx, zy, level=level, method=kw["method"],
@@ -135,10 +143,37 @@ def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
             return delta if missing is None else np.where(missing, np.nan, delta)
 
         return deltas
-    lead = x.shape[:-2]
+    return _materialised(zx, zy, z, kw, missing)
+
+
+def _with_missing(delta: np.ndarray, missing: np.ndarray | None) -> np.ndarray:
+    """NaN for the rows where ``skipna=False`` and a cell is missing (``missing`` (..., 1) or None)."""
+    return delta if missing is None else np.where(missing, np.nan, delta)
+
+
+def _within_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str, Any],
+                   missing: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
+    """Within-system level: the mask-linear (Pearson) or sorted-table (Kendall) kernel of
+    :mod:`xcorrstat._kernels.swap_within`, every average and any missing cells."""
+    lead = zx.shape[:-2]
+    flat = [a.reshape((-1,) + a.shape[-2:]) for a in np.broadcast_arrays(zx, zy, z)]
+    fast = prepare_within_swap(*flat, method=kw["method"], min_pairs=kw["min_pairs"], variant=kw["variant"],
+                               average=kw.get("average", "macro"))
+
+    def deltas(m: np.ndarray) -> np.ndarray:
+        return _with_missing(fast(m).reshape(lead + (m.shape[0],)), missing)
+
+    return deltas
+
+
+def _materialised(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str, Any],
+                  missing: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
+    """Any level and method: the level kernels on the explicitly swapped (standardised) matrices,
+    a block of rows and draws at a time within :func:`~.engine.block_elems` (the tests' oracle)."""
+    lead = zx.shape[:-2]
     rows = int(np.prod(lead, dtype=np.int64))
     flat = [a.reshape((rows,) + a.shape[-2:]) for a in np.broadcast_arrays(zx, zy, z)]
-    cells = int(np.prod(x.shape[-2:], dtype=np.int64))
+    cells = int(np.prod(zx.shape[-2:], dtype=np.int64))
 
     def materialised(m: np.ndarray) -> np.ndarray:
         # the swapped matrices of a block of rows and draws at a time: within the block budget
@@ -155,7 +190,6 @@ def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
                 delta[r0:r0 + row_step, b0:b0 + draw_step] = (level_correlation(xp, zb, **kw)[0]
                                                               - level_correlation(yp, zb, **kw)[0])
                 del xp, yp, zb
-        out = delta.reshape(lead + (b,))
-        return out if missing is None else np.where(missing, np.nan, out)
+        return _with_missing(delta.reshape(lead + (b,)), missing)
 
     return materialised
