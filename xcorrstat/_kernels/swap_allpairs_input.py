@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike
 from ._compiled import loops
 from .scaling import centre_cells
 from .swap import SwapDeltas
-from .correlation import pearson
+from .correlation import constant_over_valid, pearson
 from .swap_gaps import NEAR_CONSTANT
 
 __all__ = ["prepare_allpairs_input"]
@@ -104,6 +104,8 @@ class _Operands:
         self.lo, self.hi = (keys // n_met).astype(np.intp), (keys % n_met).astype(np.intp)
         self.zx, self.z = zx, z
         self.min_pairs, self.need = min_pairs, max(min_pairs, 2)
+        # a target with too few cells on an input, or a single value over them, makes every swap NaN there
+        self.live = (zv.sum(axis=0) >= self.need) & ~constant_over_valid(z.T, zv.T)
 
     def deltas(self, m: np.ndarray) -> np.ndarray:
         """(P, B) deltas of a (B, S, I) batch."""
@@ -126,8 +128,9 @@ class _Operands:
         for i0 in range(0, n_inp, ib):
             blk = slice(i0, min(i0 + ib, n_inp))
             ms = np.transpose(m[:, :, blk], (2, 1, 0)).astype(np.float64, order="C")  # (ib, S, B)
-            args = (ms, self._terms(blk), self.totals[blk], self.full[blk], self.lo, self.hi, self.need,
-                    NEAR_CONSTANT, totals, counts)
+            cells = np.ascontiguousarray(self.zx[:, :, blk].transpose(2, 0, 1))  # (ib, M, S)
+            args = (ms, self._terms(blk), self.totals[blk], self.full[blk], self.live[blk], cells,
+                    np.ascontiguousarray(self.z[:, blk].T), self.lo, self.hi, self.need, NEAR_CONSTANT, totals, counts)
             n = jit.swapped_add(*args, records, True)
             if n > records.shape[0]:  # the values are added; record them all with room enough
                 records = np.empty((n, 4), dtype=np.int64)
