@@ -152,14 +152,12 @@ def _record(r, which, i, b0, q, w, records, n):
 
 
 @_jit
-def _pair_row(f, ms, totals, full, cells, zt, i, a, c, b0, w, need, near, rx, ry):
-    """r of X' and Y' of pair (a, c) on input i, draws b0 .. b0 + w - 1; how many stay flagged."""
+def _pair_rows(f, totals, full, i, a, c, w, need, near, rx, ry):
+    """r of X' and Y' of pair (a, c) on input i for draws 0 .. w - 1 of the row."""
     if full[i, a] and full[i, c]:
         _pair_full(f, totals[i], a, c, w, need, near, rx, ry)
     else:
         _pair_gaps(f, totals[i], a, c, w, need, near, rx, ry)
-    return (_settle(rx, cells, zt, ms, i, a, c, b0, w, need)
-            + _settle(ry, cells, zt, ms, i, c, a, b0, w, need))
 
 
 @_jit
@@ -184,12 +182,13 @@ def swapped_add(ms, terms, totals, full, live, cells, zt, lo, hi, need, near, ac
                 continue
             _swapped_sums(f, ms, terms, full, i, b0, w)
             for q in range(lo.size):
-                left = _pair_row(f, ms, totals, full, cells, zt, i, lo[q], hi[q], b0, w, need, near, rx, ry)
-                if add:
+                a, c = lo[q], hi[q]
+                _pair_rows(f, totals, full, i, a, c, w, need, near, rx, ry)
+                flagged = 1  # (not adding: look at every row)
+                if add:  # the flagged (infinite) values are not added, whatever the check below makes of them
                     flagged = (_add_row(rx, acc[0, q, b0:], cnt[0, q, b0:], w)
                                + _add_row(ry, acc[1, q, b0:], cnt[1, q, b0:], w))
-                else:
-                    flagged = left
-                if flagged:
+                if flagged and (_settle(rx, cells, zt, ms, i, a, c, b0, w, need)
+                                + _settle(ry, cells, zt, ms, i, c, a, b0, w, need)):
                     n = _record(ry, 1, i, b0, q, w, records, _record(rx, 0, i, b0, q, w, records, n))
     return n
