@@ -15,9 +15,13 @@ need nothing more: a cell counts in each sum with its validity (the target's inc
 
 Each input's r is taken from the six sums. The level's value is the mean over the inputs
 defined in the draw, added input after input in input order (global level: all cells as the
-systems of one input); a vector found nearly constant by the sums is recomputed from the
-swapped cells (so exact constancy decides NaN), and these values are added after all the
-others, in input order. The pair (k, i) is the pair (i, k) with X' and Y' exchanged, so each
+systems of one input). Exact constancy decides NaN: an input where the target has fewer than
+``max(min_pairs, 2)`` cells or one value over them is NaN in every draw and is skipped (real MQM
+tables have such inputs: no error in any rated output); a vector found nearly constant by the
+sums is checked on its swapped cells in the compiled loop (X' or the target with one value over
+the draw's valid cells: NaN, the rule of :func:`~.correlation.pearson`), and only the others,
+rare, are recomputed from the swapped cells and added after all the other values, in input
+order. So the work and memory stay linear in the cells whatever the missing-cell pattern. The pair (k, i) is the pair (i, k) with X' and Y' exchanged, so each
 unordered pair is computed once, and only the metrics of the asked pairs are laid out. The
 swapped sums, the per-pair arithmetic and the running sums are fused in a compiled loop
 (:mod:`xcorrstat._kernels.swap_allpairs_input_jit`), a block of inputs at a time; the values
