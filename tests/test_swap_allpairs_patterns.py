@@ -12,15 +12,23 @@ of their own, and whole inputs missing for one metric. Checked, for Pearson and 
 2. the Pearson loop decides the draws of those patterns itself: no value is sent back to be
    recomputed from the swapped cells, however many pairs and draws (the work stays linear);
 3. ``compare`` gives the same draws, bit for bit, at budgets of 16 MiB and 4 GiB and at any
-   batch size.
+   batch size;
+4. an input-level Pearson ``compare`` on such a target stays within its memory budget (peak RSS
+   in a fresh interpreter, as in ``test_missing_memory.py``).
 """
 
 from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
 import xarray as xr
 from oracles import assert_values_same
+from peak_memory import PRELUDE
 from test_permutation import oracle_distribution, zscore
 from test_swap_allpairs_input import numpy_allpairs
 
@@ -28,6 +36,8 @@ import xcorrstat
 from xcorrstat._kernels import swap_allpairs_input
 from xcorrstat._kernels.swap_allpairs_input import prepare_allpairs_input
 from xcorrstat._resampling.draws import permutation_masks
+
+MiB = 2**20
 
 
 def mqm_like(seed: int, m: int = 5, s: int = 8, i: int = 14) -> tuple[np.ndarray, np.ndarray]:
@@ -117,3 +127,35 @@ def test_compare_on_mqm_patterns_is_the_same_at_any_budget_and_batch(method):
         expected = oracle_distribution(x[a], x[b], z, masks, "input", method, "b", min_pairs=3)
         got = first["distribution"].sel(metric=f"m{a}", other_metric=f"m{b}").values[:5]
         assert_values_same(got, expected, f"{method} m{a} vs m{b}")
+
+
+PEAK_CHILD = PRELUDE + textwrap.dedent(
+    """
+    rng = np.random.default_rng(2)
+    latent = rng.normal(size=(14, 400))
+    data = {f"m{k:02d}": (("system", "input"), latent + rng.normal(size=latent.shape)) for k in range(12)}
+    errors = np.clip(np.round(2.0 - latent + rng.normal(scale=0.8, size=latent.shape)), 0, None)
+    errors[:, rng.choice(400, size=40, replace=False)] = 0.0  # inputs without an error in any output
+    mqm = -errors
+    mqm[rng.random(mqm.shape) < 0.3] = np.nan
+    data["human"] = (("system", "input"), mqm)
+    ds = xr.Dataset(data)
+    ds["m00"][3, 5] = np.nan  # one missing cell: the kernel of missing cells
+    run = lambda n: xcorrstat.compare(ds, target="human", level="input",
+                                      test=xcorrstat.Permutation(n_resamples=n, rng=0))
+    with xcorrstat.set_options(memory_budget=int(sys.argv[1])):
+        run(20)  # imports, compiled loops, threads and their heaps
+        print(json.dumps({"growth": growth(lambda: run(1000))}))
+    """
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the peak RSS of /proc/self/status")
+def test_input_pearson_compare_with_a_constant_target_stays_within_the_budget():
+    """Inputs where the target is constant made every pair's draws there values to recompute, kept per batch."""
+    budget = 64 * MiB
+    proc = subprocess.run([sys.executable, "-c", PEAK_CHILD, str(budget)], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    growth = json.loads(proc.stdout.strip().splitlines()[-1])["growth"]
+    assert growth <= budget + 64 * MiB, growth / MiB
