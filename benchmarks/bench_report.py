@@ -5,7 +5,13 @@ The file: 14 systems x 1,875 segments, a latent quality per (system, segment); 5
 noisy copies of it (1% of each metric's cells missing at random), the target ``human_mqm`` (an
 MQM-like score: minus a count of errors, many ties, 30% of its cells missing) and four other human
 columns with gaps of their own (``human_da``, ``human_esa``, ``human_sqm``, ``human_mqm_raw``), left
-in the file as a user would. The report runs as a user runs it, in a fresh process:
+in the file as a user would. It has the missing-cell patterns of a real WMT table (WMT22 zh-en's
+``mqm``), which cells missing at random lack: two systems the target does not rate; a last
+system (a human reference) that four metrics do not score (those computed against it); a few
+segments where every output the target rates has no error (the target takes one value there,
+so every swap's correlation is undefined), and a few where only the reference has one, so the
+target is constant over the cells of the metrics that miss the reference; and one segment
+missing for one metric. The report runs as a user runs it, in a fresh process:
 
     xcorrstat report FILE --target human_mqm --out DIR --quiet
 
@@ -40,8 +46,13 @@ def write_file(path: str, n_metrics: int, n_systems: int, n_inputs: int) -> None
     rows = {"system": np.repeat([f"sys{j:02d}" for j in range(n_systems)], n_inputs),
             "doc": np.tile([f"seg{j:04d}" for j in range(n_inputs)], n_systems)}
     errors = np.clip(np.round(2.0 - latent + rng.normal(scale=0.8, size=latent.shape)), 0, None)
+    flawless = rng.choice(n_inputs, size=2 * max(1, n_inputs // 375), replace=False)  # 5 + 5 of 1,875 (as WMT22)
+    errors[:, flawless] = 0.0
+    errors[-1, flawless[flawless.size // 2:]] = 1.0  # ... but for the reference, on half of them
     mqm = -errors
     mqm[rng.random(mqm.shape) < 0.30] = np.nan
+    mqm[-1, flawless] = -errors[-1, flawless]  # the reference rated on those segments
+    mqm[[0, n_systems // 2]] = np.nan  # systems the target does not rate
     rows["human_mqm"] = mqm.ravel()
     for k, name in enumerate(HUMAN_EXTRA):
         other = latent + rng.normal(scale=0.5 + 0.3 * k, size=latent.shape)
@@ -53,6 +64,10 @@ def write_file(path: str, n_metrics: int, n_systems: int, n_inputs: int) -> None
         if j % 13 == 12:  # a few metrics that disagree with the humans
             values = -values
         values[rng.random(values.shape) < 0.01] = np.nan
+        if j % 13 == 5:  # a metric computed against the reference does not score it
+            values[-1] = np.nan
+        if j == 7:  # a segment missing for one metric
+            values[:, n_inputs // 3] = np.nan
         rows[f"metric{j:02d}"] = values.ravel()
     pd.DataFrame(rows).to_csv(path, index=False, float_format="%.6g")
 

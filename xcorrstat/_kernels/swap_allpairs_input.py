@@ -16,9 +16,15 @@ need nothing more: a cell counts in each sum with its validity (the target's inc
 Each input's r is taken from the six sums. The level's value is the mean over the inputs
 defined in the draw, added input after input in input order (global level: all cells as the
 systems of one input; within-system level (macro average): the input level of the transposed
-(input, system) matrices and masks, each system an "input" whose "systems" are the inputs); a vector found nearly constant by the sums is recomputed from the
-swapped cells (so exact constancy decides NaN), and these values are added after all the
-others, in input order. The pair (k, i) is the pair (i, k) with X' and Y' exchanged, so each
+(input, system) matrices and masks, each system an "input" whose "systems" are the inputs).
+Exact constancy decides NaN: an input where the target has fewer than ``max(min_pairs, 2)`` cells
+or one value over them is NaN in every draw and is skipped (real MQM tables have such inputs: no
+error in any rated output); a vector found nearly constant by the sums is checked on its swapped
+cells in the compiled loop (X' or the target with one value over the draw's valid cells: NaN, the
+rule of :func:`~.correlation.pearson`), and only the others, rare, are recomputed from the swapped
+cells and added after all the other values, in input order. So the work and memory stay linear in
+the cells whatever the missing-cell pattern. The pair (k, i) is the pair (i, k) with X' and Y'
+exchanged, so each
 unordered pair is computed once, and only the metrics of the asked pairs are laid out. The
 swapped sums, the per-pair arithmetic and the running sums are fused in a compiled loop
 (:mod:`xcorrstat._kernels.swap_allpairs_input_jit`), a block of inputs at a time; the values
@@ -36,7 +42,7 @@ from numpy.typing import ArrayLike
 from ._compiled import loops
 from .scaling import centre_cells
 from .swap import SwapDeltas
-from .correlation import pearson
+from .correlation import constant_over_valid, pearson
 from .swap_gaps import NEAR_CONSTANT
 
 __all__ = ["prepare_allpairs_input"]
@@ -109,6 +115,8 @@ class _Operands:
         self.lo, self.hi = (keys // n_met).astype(np.intp), (keys % n_met).astype(np.intp)
         self.zx, self.z = zx, z
         self.min_pairs, self.need = min_pairs, max(min_pairs, 2)
+        # a target with too few cells on an input, or a single value over them, makes every swap NaN there
+        self.live = (zv.sum(axis=0) >= self.need) & ~constant_over_valid(z.T, zv.T)
 
     def deltas(self, m: np.ndarray) -> np.ndarray:
         """(P, B) deltas of a (B, S, I) batch."""
@@ -131,8 +139,9 @@ class _Operands:
         for i0 in range(0, n_inp, ib):
             blk = slice(i0, min(i0 + ib, n_inp))
             ms = np.transpose(m[:, :, blk], (2, 1, 0)).astype(np.float64, order="C")  # (ib, S, B)
-            args = (ms, self._terms(blk), self.totals[blk], self.full[blk], self.lo, self.hi, self.need,
-                    NEAR_CONSTANT, totals, counts)
+            cells = np.ascontiguousarray(self.zx[:, :, blk].transpose(2, 0, 1))  # (ib, M, S)
+            args = (ms, self._terms(blk), self.totals[blk], self.full[blk], self.live[blk], cells,
+                    np.ascontiguousarray(self.z[:, blk].T), self.lo, self.hi, self.need, NEAR_CONSTANT, totals, counts)
             n = jit.swapped_add(*args, records, True)
             if n > records.shape[0]:  # the values are added; record them all with room enough
                 records = np.empty((n, 4), dtype=np.int64)

@@ -9,8 +9,12 @@ are innermost and free of branches, so the compiler runs them on vector register
 operations, no reassociation). Where both metrics of a pair have every cell the target has on an
 input, the count and the target's sums of X' and Y' are those of either metric (their swapped
 parts cancel to exactly 0.0): only the three sums of x are formed. Values flagged as nearly
-constant (``inf``) are not added but recorded, for the caller to recompute from the swapped
-cells. The function releases the GIL (Dask threads run it in parallel).
+constant (``inf``) are first checked on the swapped cells themselves: where X' or the target
+takes a single value over the draw's valid cells (exact comparisons, the rule of
+:func:`xcorrstat._kernels.correlation.pearson`) the value is NaN, neither added nor recorded;
+the others are recorded, for the caller to recompute from the swapped cells. Inputs the caller
+marks dead (a target with too few cells or constant over its cells: every swap is NaN there) are
+skipped. The function releases the GIL (Dask threads run it in parallel).
 """
 
 from __future__ import annotations
@@ -95,6 +99,35 @@ def _pair_gaps(f, t, a, c, w, need, near, rx, ry):
 
 
 @_jit
+def _undefined(cells, zt, ms, i, keep, move, b, need):
+    """Whether the swapped vector (cells of ``move`` where the mask is set, of ``keep`` elsewhere) or the
+    target takes a single value over their valid cells, or has fewer than ``need``: its r is NaN."""
+    n = 0
+    xlo, xhi, zlo, zhi = np.inf, -np.inf, np.inf, -np.inf
+    for s in range(zt.shape[1]):
+        v = cells[i, move, s] if ms[i, s, b] != 0.0 else cells[i, keep, s]
+        t = zt[i, s]
+        if v == v and t == t:
+            n += 1
+            xlo, xhi = min(xlo, v), max(xhi, v)
+            zlo, zhi = min(zlo, t), max(zhi, t)
+    return n < need or not (xlo < xhi) or not (zlo < zhi)
+
+
+@_jit
+def _settle(r, cells, zt, ms, i, keep, move, b0, w, need):
+    """Flagged values of r[:w] (``inf``) that are exactly undefined become NaN; how many stay flagged."""
+    left = 0
+    for b in range(w):
+        if abs(r[b]) == np.inf:
+            if _undefined(cells, zt, ms, i, keep, move, b0 + b, need):
+                r[b] = np.nan
+            else:
+                left += 1
+    return left
+
+
+@_jit
 def _add_row(r, acc, cnt, w):
     """Add the finite values of r[:w] to acc and count them; how many are flagged (infinite)."""
     flagged = 0
@@ -119,13 +152,24 @@ def _record(r, which, i, b0, q, w, records, n):
 
 
 @_jit
-def swapped_add(ms, terms, totals, full, lo, hi, need, near, acc, cnt, records, add):
+def _pair_rows(f, totals, full, i, a, c, w, need, near, rx, ry):
+    """r of X' and Y' of pair (a, c) on input i for draws 0 .. w - 1 of the row."""
+    if full[i, a] and full[i, c]:
+        _pair_full(f, totals[i], a, c, w, need, near, rx, ry)
+    else:
+        _pair_gaps(f, totals[i], a, c, w, need, near, rx, ry)
+
+
+@_jit
+def swapped_add(ms, terms, totals, full, live, cells, zt, lo, hi, need, near, acc, cnt, records, add):
     """Add r of X' and Y' of every input, draw and pair of a block to ``acc`` (2, Q, B), counts to ``cnt``.
 
     ms (ib, S, B) the masks as 0.0/1.0, terms (ib, S, 6, M), totals (ib, 6, M), full (ib, M)
-    bool (the metric has every cell the target has), pairs (lo, hi) (Q,). The flagged values
-    are recorded in records (R, 4) int64 as (input, draw, pair, which); returns how many there
-    are (more than R: call again with room and ``add=False``, which only records).
+    bool (the metric has every cell the target has), live (ib,) bool (False: skip the input),
+    cells (ib, M, S) the metrics' cells and zt (ib, S) the target's (NaN where missing), pairs
+    (lo, hi) (Q,). The flagged values left after the exact check are recorded in records (R, 4)
+    int64 as (input, draw, pair, which); returns how many there are (more than R: call again
+    with room and ``add=False``, which only records).
     """
     n_inp, _, n_draws = ms.shape
     f = np.empty((6, terms.shape[3], CHUNK))
@@ -134,18 +178,17 @@ def swapped_add(ms, terms, totals, full, lo, hi, need, near, acc, cnt, records, 
     for b0 in range(0, n_draws, CHUNK):  # a chunk's totals stay in cache while its inputs are added in order
         w = min(CHUNK, n_draws - b0)
         for i in range(n_inp):
+            if not live[i]:
+                continue
             _swapped_sums(f, ms, terms, full, i, b0, w)
             for q in range(lo.size):
                 a, c = lo[q], hi[q]
-                if full[i, a] and full[i, c]:
-                    _pair_full(f, totals[i], a, c, w, need, near, rx, ry)
-                else:
-                    _pair_gaps(f, totals[i], a, c, w, need, near, rx, ry)
-                if add:
+                _pair_rows(f, totals, full, i, a, c, w, need, near, rx, ry)
+                flagged = 1  # (not adding: look at every row)
+                if add:  # the flagged (infinite) values are not added, whatever the check below makes of them
                     flagged = (_add_row(rx, acc[0, q, b0:], cnt[0, q, b0:], w)
                                + _add_row(ry, acc[1, q, b0:], cnt[1, q, b0:], w))
-                else:
-                    flagged = 1
-                if flagged:
+                if flagged and (_settle(rx, cells, zt, ms, i, a, c, b0, w, need)
+                                + _settle(ry, cells, zt, ms, i, c, a, b0, w, need)):
                     n = _record(ry, 1, i, b0, q, w, records, _record(rx, 0, i, b0, q, w, records, n))
     return n
