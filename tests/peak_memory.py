@@ -1,5 +1,10 @@
 """The start of a child script that measures peak memory: ``growth(run)`` is the peak RSS while ``run()``
-runs, over the RSS before it (bytes; Linux ``/proc``), with Dask's blocks and threads as on 2 cores."""
+runs, over the RSS before it (bytes; Linux ``/proc``), with Dask's blocks and threads as on 2 cores.
+``child_result`` runs such a script in a fresh interpreter and reads what it prints last."""
+
+import json
+import subprocess
+import sys
 
 PRELUDE = '''
 import gc, json, resource, sys
@@ -23,3 +28,10 @@ def growth(run):
     run()
     return (status("VmHWM") - before) * 1024
 '''
+
+
+def child_result(code, budget, timeout=600):
+    """The JSON of the last line printed by a fresh interpreter running ``code`` with ``budget`` as its argument."""
+    proc = subprocess.run([sys.executable, "-c", code, str(budget)], capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])

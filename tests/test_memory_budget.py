@@ -8,8 +8,6 @@ bootstrap and of an all-pairs permutation test is measured in a fresh interprete
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 import textwrap
 
@@ -17,7 +15,7 @@ import dask
 import numpy as np
 import pytest
 import xarray as xr
-from peak_memory import PRELUDE
+from peak_memory import PRELUDE, child_result
 
 import xcorrstat
 from xcorrstat._resampling import engine as engine, pairs as pairs
@@ -171,10 +169,7 @@ PEAK_CHILD = PRELUDE + textwrap.dedent(
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the peak RSS of /proc/self/status")
 def test_peak_memory_stays_within_the_budget_whatever_the_draws_and_pairs():
     budget = 64 * MiB
-    proc = subprocess.run([sys.executable, "-c", PEAK_CHILD, str(budget)], capture_output=True, text=True,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    growth = json.loads(proc.stdout.strip().splitlines()[-1])
+    growth = child_result(PEAK_CHILD, budget)
     default = growth.pop("default budget")
     process = growth.pop("process peak over the start, small budget")
     # each run's peak RSS over the RSS before it: within the budget plus a fixed allowance (the

@@ -15,8 +15,6 @@ the block budget. At system level every method takes the all-pairs kernel, gaps 
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 import textwrap
 import warnings
@@ -25,7 +23,7 @@ import numpy as np
 import pytest
 import xarray as xr
 from oracles import assert_values_same
-from peak_memory import PRELUDE
+from peak_memory import PRELUDE, child_result
 from scipy import stats
 
 import xcorrstat
@@ -83,10 +81,7 @@ PEAK_CHILD = PRELUDE + textwrap.dedent(
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the peak RSS of /proc/self/status")
 def test_peak_memory_with_missing_cells_stays_within_the_budget():
     budget = 64 * MiB
-    proc = subprocess.run([sys.executable, "-c", PEAK_CHILD, str(budget)], capture_output=True, text=True,
-                          timeout=900)
-    assert proc.returncode == 0, proc.stderr
-    growth = json.loads(proc.stdout.strip().splitlines()[-1])
+    growth = child_result(PEAK_CHILD, budget, timeout=900)
     # each run's peak over the RSS before it: the budget plus a fixed allowance (a block's masks, the
     # kernels' fixed operands, the allocator's slack), as for complete data
     assert max(growth.values()) <= budget + 64 * MiB, growth

@@ -19,8 +19,6 @@ of their own, and whole inputs missing for one metric. Checked, for Pearson and 
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 import textwrap
 
@@ -28,7 +26,7 @@ import numpy as np
 import pytest
 import xarray as xr
 from oracles import assert_values_same
-from peak_memory import PRELUDE
+from peak_memory import PRELUDE, child_result
 from test_permutation import oracle_distribution, zscore
 from test_swap_allpairs_input import numpy_allpairs
 
@@ -154,8 +152,5 @@ PEAK_CHILD = PRELUDE + textwrap.dedent(
 def test_input_pearson_compare_with_a_constant_target_stays_within_the_budget():
     """Inputs where the target is constant made every pair's draws there values to recompute, kept per batch."""
     budget = 64 * MiB
-    proc = subprocess.run([sys.executable, "-c", PEAK_CHILD, str(budget)], capture_output=True, text=True,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    growth = json.loads(proc.stdout.strip().splitlines()[-1])["growth"]
+    growth = child_result(PEAK_CHILD, budget)["growth"]
     assert growth <= budget + 64 * MiB, growth / MiB

@@ -16,8 +16,6 @@ from sorting (:mod:`xcorrstat._kernels.wrank_sorted`) instead of every pair of s
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 import textwrap
 
@@ -26,7 +24,7 @@ import pytest
 import scipy.stats as st
 import xarray as xr
 from oracles import exact_integer_scores
-from peak_memory import PRELUDE
+from peak_memory import PRELUDE, child_result
 
 import xcorrstat
 from xcorrstat._kernels import wrank_sorted
@@ -258,10 +256,7 @@ MANY_CHILD = PRELUDE + textwrap.dedent(
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the peak RSS of /proc/self/status")
 def test_bootstrap_over_thousands_of_systems_stays_within_the_budget():
     budget = 64 * MiB
-    proc = subprocess.run([sys.executable, "-c", MANY_CHILD, str(budget)], capture_output=True, text=True,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    growth = json.loads(proc.stdout.strip().splitlines()[-1])["growth"]
+    growth = child_result(MANY_CHILD, budget)["growth"]
     assert growth <= budget + 64 * MiB, growth / MiB  # the pair form would hold 5000^2 / 2 pairs a draw
 
 
