@@ -233,9 +233,13 @@ def test_malformed_file_names_file_and_line(small, rel, edit, where, match):
 
 
 def test_none_and_nan_are_missing_in_metric_files_too(small):
+    """Refused by default (test_mtme_checks.py); kept as NaN, with a note, when allowed."""
     tree = small()
     _edit(tree, SEG, lambda ls: ls[:2] + ["sys00\tNone", "sys00 nan"] + ls[4:])
-    ds = _read(tree)
+    with pytest.raises(ValueError, match="line 3: system 'sys00' has no score"):
+        _read(tree)
+    ds = _read(tree, allow_incomplete=True)
+    assert any("BLEU-refA (en-de, seg) lacks 2 scores of system 'sys00'" in n for n in ds.attrs["notes"])
     expected = tree.scores[("en-de", "BLEU-refA", "seg")]["sys00"].copy()
     expected[2:4] = np.nan
     np.testing.assert_array_equal(ds["BLEU-refA"].sel(system="sys00").values, expected)
@@ -245,7 +249,9 @@ def test_systems_are_the_union_missing_is_nan(small):
     tree = small()
     _edit(tree, SEG, lambda ls: [line for line in ls if not line.startswith("sys02")]
           + [f"newsys\t{k}.5" for k in range(6)])
-    ds = _read(tree)
+    with pytest.raises(ValueError, match="system 'newsys' is not a system of en-de"):
+        _read(tree)  # refused by default (test_mtme_checks.py); read as the union when allowed
+    ds = _read(tree, allow_incomplete=True)
     assert "newsys" in ds["system"].values
     np.testing.assert_array_equal(ds["BLEU-refA"].sel(system="newsys").values, np.arange(6) + 0.5)
     assert np.isnan(ds["BLEU-refA"].sel(system="sys02")).all()

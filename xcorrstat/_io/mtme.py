@@ -29,8 +29,10 @@ import pandas as pd
 import xarray as xr
 
 from .._display import cut
+from .._notes import add_notes
 from .._schema import SYSTEM_LEVEL_ATTR
 from .limits import check_tree_file, follow_links_default, memory_guard
+from .mtme_checks import MetricFacts, check_metric_files, metric_facts
 from .mtme_files import (
     MTME_LEVELS,
     NO_TRANSLATION,
@@ -109,15 +111,17 @@ def _chosen(files: list[ScoreFile], lps: list[str], levels: Sequence[str], human
     return [f for f in files if f.level in levels and keep(f)]
 
 
-def _read_all(files: list[ScoreFile], layouts: dict[str, Layout],
-              encoding: str) -> tuple[dict[str, dict[str, tuple]], dict[str, list[ScoreFile]]]:
-    """variable -> lp -> (systems, scores, items), and variable -> its files.
+def _read_all(files: list[ScoreFile], layouts: dict[str, Layout], encoding: str
+              ) -> tuple[dict[str, dict[str, tuple]], dict[str, list[ScoreFile]], list[MetricFacts]]:
+    """variable -> lp -> (systems, scores, items), variable -> its files, and what the checks of the
+    metric files need (:func:`~xcorrstat._io.mtme_checks.metric_facts`).
 
     The files are parsed on a few threads (pandas' parser releases the GIL), then placed in
     order, so the first bad file in that order is the one reported.
     """
     parts: dict[str, dict[str, tuple]] = {}
     sources: dict[str, list[ScoreFile]] = {}
+    facts: list[MetricFacts] = []
     ordered = sorted(files, key=lambda f: (f.level != "seg", not f.human, f.name, f.level, f.lp))
     for f in ordered:
         seen = sources.setdefault(f.variable, [f])
@@ -130,9 +134,26 @@ def _read_all(files: list[ScoreFile], layouts: dict[str, Layout],
         loaded = pool.map(lambda f: load_scores(f, encoding), ordered)
         for f, (labels, values) in zip(ordered, loaded):
             parts.setdefault(f.variable, {})[f.lp] = place_scores(f, labels, values, layouts[f.lp])
+            if not f.human:
+                facts.append(metric_facts(f, labels, values))
     finally:
         pool.shutdown(cancel_futures=True)  # after an error, parse no further file
-    return parts, sources
+    return parts, sources, facts
+
+
+def _checks(folder: str, lps: list[str], parts: dict[str, dict[str, tuple]], sources: dict[str, list[ScoreFile]],
+            facts: list[MetricFacts], include_human_systems: bool, allow: bool, encoding: str) -> list[str]:
+    """mt-metrics-eval's checks of the metric files (:mod:`~xcorrstat._io.mtme_checks`): the notes of
+    what `allow` accepted, else the first problem raised."""
+    known = {lp: set(output_files(folder, lp)) for lp in lps}
+    for var, by_lp in parts.items():
+        if sources[var][0].human:
+            for lp, (systems, _, _) in by_lp.items():
+                known[lp].update(str(s) for s in systems)
+    lp_refs = {lp: reference_names(folder, lp, [f for fs in sources.values() for f in fs if f.lp == lp])
+               for lp in lps}
+    dropped = set() if include_human_systems else set().union(*lp_refs.values())
+    return check_metric_files(facts, parts, sources, known, lp_refs, dropped, allow=allow, encoding=encoding)
 
 
 def _item_labels(parts: dict[str, dict[str, tuple]], sources: dict[str, list[ScoreFile]],
@@ -222,7 +243,8 @@ def _segment_coords(lps: list[str], layouts: dict[str, Layout], systems: pd.Inde
 # ---------------------------------------------------------------------------------- public API
 
 
-def _read_mtme_iv(root, testset, lps, levels, include_human_systems, text, encoding) -> tuple[str, list[str], bool]:
+def _read_mtme_iv(root, testset, lps, levels, include_human_systems, text, encoding,
+                  allow_incomplete=False) -> tuple[str, list[str], bool]:
     """The test set folder, the language pairs asked for (None: all) and whether one lp was named as a str."""
     if not isinstance(root, (str, os.PathLike)):
         raise TypeError(f"root must be a str or path-like, got {type(root).__name__}")
@@ -231,7 +253,8 @@ def _read_mtme_iv(root, testset, lps, levels, include_human_systems, text, encod
     levels_list = [levels] if isinstance(levels, str) else list(levels)
     if not levels_list or any(lev not in MTME_LEVELS for lev in levels_list) or len(set(levels_list)) < len(levels_list):
         raise ValueError(f"levels must be one or more distinct levels of {list(MTME_LEVELS)}, got {cut(levels)}")
-    for arg, value in (("include_human_systems", include_human_systems), ("text", text)):
+    for arg, value in (("include_human_systems", include_human_systems), ("text", text),
+                       ("allow_incomplete", allow_incomplete)):
         if not isinstance(value, bool):
             raise TypeError(f"{arg} must be True or False, got {cut(value)}")
     try:
@@ -252,7 +275,8 @@ def _read_mtme_iv(root, testset, lps, levels, include_human_systems, text, encod
 def read_mtme(root: str | os.PathLike[str], testset: str, lps: str | Sequence[str] | None = None, *,
               levels: MtmeLevel | Sequence[MtmeLevel] = ("seg", "domain", "sys"), human: _Names = None,
               metrics: _Names = None, refs: _Names = None, include_human_systems: bool = True,
-              text: bool = False, encoding: str = "utf-8", follow_links: bool | None = None) -> xr.Dataset:
+              text: bool = False, encoding: str = "utf-8", follow_links: bool | None = None,
+              allow_incomplete: bool = False) -> xr.Dataset:
     """Read a test set in mt-metrics-eval's folder layout into one Dataset.
 
     Parameters
@@ -292,6 +316,11 @@ def read_mtme(root: str | os.PathLike[str], testset: str, lps: str | Sequence[st
         ``XCORRSTAT_FOLLOW_LINKS`` (``1`` allows them), else they are refused. Whatever it says,
         every file read must be a regular file (not a FIFO, device or socket) within the
         reading limit (the ``memory_budget`` option).
+    allow_incomplete : bool, default False
+        Keep the metric files that fail mt-metrics-eval's checks (see Raises): they are read as
+        they are (NaN where a file has no score; a system the test set lacks becomes a system of
+        its own), and each problem is a note in ``attrs["notes"]`` naming the metric, language
+        pair, level and the systems or scores it lacks.
 
     Returns
     -------
@@ -309,7 +338,8 @@ def read_mtme(root: str | os.PathLike[str], testset: str, lps: str | Sequence[st
         ``mtme_name``, ``files`` (relative to the test set folder) and, for metrics,
         ``basename`` and ``refs``; the Dataset's give ``testset``, ``lps``, ``levels``,
         ``references``, ``human_systems`` (found, kept or not) and, when known,
-        ``n_segments``. Only system scores read: the attr ``system_level = 1``.
+        ``n_segments``, and ``notes`` when `allow_incomplete` kept a metric file that fails a
+        check. Only system scores read: the attr ``system_level = 1``.
         :func:`mtme_level` takes out one level, ready for the analyses.
 
     Raises
@@ -324,7 +354,13 @@ def read_mtme(root: str | os.PathLike[str], testset: str, lps: str | Sequence[st
         system and domain) given twice in a ``sys`` (or ``domain``) file, files that disagree on
         the number of segments; if a file is not a regular file, is larger than the reading
         limit, or is a link out of the folder that `follow_links` does not allow (these before
-        any file is opened); if memory runs out while reading (a ``MemoryError`` too).
+        any file is opened); if memory runs out while reading (a ``MemoryError`` too). Unless
+        `allow_incomplete`, if a metric file fails one of mt-metrics-eval's checks (its
+        ``CheckScores``, strict): it scores a system that is neither in ``system-outputs/<lp>/``
+        nor in a human score file (with a "did you mean" when a known name is close), a score is
+        ``None`` or ``nan``, or it has no line for a system that the human scores of its level
+        rate (its own references and the human systems left out are exempt); the message names
+        the file, the line where there is one, and the system.
 
     Examples
     --------
@@ -343,7 +379,8 @@ def read_mtme(root: str | os.PathLike[str], testset: str, lps: str | Sequence[st
     >>> ds["BLEU-refA"].attrs["refs"], list(ds["system"].values), ds["mqm"].attrs["role"]
     ('refA', ['A', 'B'], 'human')
     """
-    folder, lp_list, single = _read_mtme_iv(root, testset, lps, levels, include_human_systems, text, encoding)
+    folder, lp_list, single = _read_mtme_iv(root, testset, lps, levels, include_human_systems, text, encoding,
+                                            allow_incomplete)
     level_list = [levels] if isinstance(levels, str) else list(levels)
     every = score_files(folder)
     found = language_pairs(folder, every)
@@ -364,9 +401,12 @@ def read_mtme(root: str | os.PathLike[str], testset: str, lps: str | Sequence[st
         check_tree_file(path, os.path.realpath(folder), bool(follow))
     with memory_guard(repr(folder)):
         layouts = {lp: read_layout(folder, lp, encoding) for lp in lp_list}
-        parts, sources = _read_all(files, layouts, encoding)
-        return _dataset(folder, testset, lp_list, single, level_list, parts, sources, layouts,
-                        include_human_systems, text, encoding)
+        parts, sources, facts = _read_all(files, layouts, encoding)
+        notes = _checks(folder, lp_list, parts, sources, facts, include_human_systems, allow_incomplete, encoding)
+        ds = _dataset(folder, testset, lp_list, single, level_list, parts, sources, layouts,
+                      include_human_systems, text, encoding)
+        add_notes(ds.attrs, *notes)
+        return ds
 
 
 def _dataset(folder: str, testset: str, lps: list[str], single: bool, levels: Sequence[str],
