@@ -7,6 +7,8 @@ import os
 import warnings
 from typing import IO, Any
 
+import numpy as np
+import pandas as pd
 import xarray as xr
 
 from ._display import VALUE_WIDTH, printable
@@ -94,19 +96,44 @@ def add_wmt_parser(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--quiet", "-q", action="store_true", help="no status lines on stderr (skipped tasks still are)")
     w.add_argument("--follow-links", action="store_true",
                    help="read files that are links out of the test set folder (refused by default)")
+    w.add_argument("--allow-incomplete", action="store_true",
+                   help="keep a metric file that lacks a rated system, has None scores or names a system the test "
+                   "set lacks (refused by default, as mt-metrics-eval does): each task then ranks every metric on "
+                   "the units all of them score, and the tables mark that metric with \u2020")
+
+
+def _lacks_frames(result: xr.Dataset) -> tuple[pd.Series, pd.DataFrame]:
+    """Per metric, what it lacks (``task: units`` joined by `` | ``; empty for a complete metric), and the
+    (task, metric, lacks) rows; empty without the coordinate ``lacks``."""
+    metrics = pd.Index([str(m) for m in result["metric"].values], name="metric")
+    if "lacks" not in result.coords:
+        return pd.Series("", index=metrics, name="lacks"), pd.DataFrame(columns=["task", "metric", "lacks"])
+    lacks = result["lacks"].transpose("task", "metric").values
+    tasks = [str(t) for t in result["task"].values]
+    per_metric = [" | ".join(f"{t}: {lacks[i, j]}" for i, t in enumerate(tasks) if lacks[i, j])
+                  for j in range(len(metrics))]
+    rows = pd.DataFrame({"task": np.repeat(tasks, len(metrics)), "metric": np.tile(metrics, len(tasks)),
+                         "lacks": lacks.reshape(-1).astype(str)})
+    return pd.Series(per_metric, index=metrics, name="lacks"), rows
 
 
 def _csv_files(result: xr.Dataset) -> dict[str, bytes]:
-    """ranking.csv (average rank and score, status), tasks.csv (each task's value and cluster, or why it
-    was skipped) and pairs.csv (each task's p-values; no rows without tests)."""
+    """ranking.csv (average rank and score, status, what the metric lacks), tasks.csv (each task's value
+    and cluster and what the metric lacks there, or why the task was skipped) and pairs.csv (each task's
+    p-values; no rows without tests)."""
+    lacks, lack_rows = _lacks_frames(result)
     ranking = result[["average_rank", "average_score"]].to_dataframe()[["status", "average_rank", "average_score"]]
-    per_task = result[["correlation", "cluster"]].reset_coords(["status", "skipped"], drop=True)
+    ranking["lacks"] = lacks.reindex(ranking.index.astype(str)).to_numpy()
+    dropped = [c for c in ("status", "skipped", "lacks") if c in result.coords]
+    per_task = result[["correlation", "cluster"]].reset_coords(dropped, drop=True)
     skipped = result["skipped"].reset_coords(drop=True).to_dataframe().reset_index()
     tasks = tidy(per_task).merge(skipped, on="task", how="right")
+    if len(lack_rows):
+        tasks = tasks.merge(lack_rows, on=["task", "metric"], how="left")
     pairs = "task,metric,other_metric,pvalue,significant\n"
     if "pvalue" in result:
         ran = result["skipped"].values == ""
-        found = result[["pvalue", "significant"]].isel(task=ran).reset_coords(["status", "skipped"], drop=True)
+        found = result[["pvalue", "significant"]].isel(task=ran).reset_coords(dropped, drop=True)
         pairs = csv_text(tidy(found).dropna(subset=["pvalue"]), index=False)
     return {"ranking.csv": csv_text(ranking).encode("utf-8"), "tasks.csv": csv_text(tasks, index=False).encode("utf-8"),
             "pairs.csv": pairs.encode("utf-8")}
@@ -160,7 +187,8 @@ def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> 
     log = None if args.quiet else err
     if log is not None:
         print(f"xcorrstat wmt: reading {args.testset} ({', '.join(needed)})", file=log, flush=True)
-    ds = read_mtme(args.root, args.testset, needed, follow_links=args.follow_links or None)
+    ds = read_mtme(args.root, args.testset, needed, follow_links=args.follow_links or None,
+                   allow_incomplete=args.allow_incomplete)
     tasks = task_set(name, needed, data=ds, gold=args.gold, primary=not args.all_metrics)
     lp_roles = None if args.roles is None else roles(args.testset, source=args.roles)
     if log is not None:
@@ -171,7 +199,7 @@ def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> 
         warnings.simplefilter("always", TaskSkippedWarning)
         warnings.simplefilter("always", OpenDecisionsWarning)
         result = run_tasks(ds, tasks, roles=lp_roles, n_resamples=args.n_resamples, rng=args.rng,
-                           alpha=args.alpha, max_resamples=args.max_resamples)
+                           alpha=args.alpha, max_resamples=args.max_resamples, allow_incomplete=args.allow_incomplete)
     for note in caught:
         if issubclass(note.category, TaskSkippedWarning) and err is not None:
             print(f"xcorrstat wmt: {printable(note.message, 600)}", file=err, flush=True)

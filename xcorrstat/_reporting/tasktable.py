@@ -6,7 +6,10 @@ with its cluster rank in parentheses. The top cluster of each task is set in bol
 Markdown. Each metric's status is marked as mt-metrics-eval's tables mark it: in LaTeX
 baselines are underlined and contrastive (non-primary) metrics set in italics; in text and
 Markdown a baseline's name starts with ``_`` and a contrastive metric's with ``*``; a legend
-says so. Tasks that did not run are listed under the table with the reason.
+says so. A metric that lacks units a task's gold rates (``run_tasks(allow_incomplete=True)``,
+the coordinate ``lacks``) has a ``†`` after its name and after its value in each such task, and
+a line under the table names what it lacks. Tasks that did not run are listed under the table
+with the reason.
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ import xarray as xr
 from .._display import LABEL_WIDTH
 from .._escape import distinct_labels, latex_text, markdown_table, markdown_text, terminal_text
 
-__all__ = ["is_task_result", "task_frame", "task_latex", "task_markdown", "task_text"]
+__all__ = ["LACKS_MARK", "is_task_result", "task_frame", "task_latex", "task_markdown", "task_text"]
 
 _PREFIX = {"baseline": "_", "contrastive": "*"}
+#: The mark of a metric that lacks units a task's gold rates.
+LACKS_MARK = "\u2020"
 _LEGEND = {"baseline": "_ baseline", "contrastive": "* contrastive (not a primary submission)"}
 
 
@@ -41,6 +46,17 @@ def _skipped(result: xr.Dataset) -> dict[str, str]:
     if "skipped" not in result.coords:
         return {}
     return {str(t): str(why) for t, why in zip(result["task"].values, result["skipped"].values) if str(why)}
+
+
+def _lacks(result: xr.Dataset) -> dict[str, dict[str, str]]:
+    """metric -> task -> the units it lacks there (from the coordinate ``lacks``; empty without one)."""
+    if "lacks" not in result.coords:
+        return {}
+    lacks = result["lacks"].transpose("task", "metric").values
+    out: dict[str, dict[str, str]] = {}
+    for i, j in zip(*np.nonzero(lacks != "")):
+        out.setdefault(str(result["metric"].values[j]), {})[str(result["task"].values[i])] = str(lacks[i, j])
+    return out
 
 
 def task_frame(result: xr.Dataset) -> pd.DataFrame:
@@ -72,23 +88,27 @@ def task_frame(result: xr.Dataset) -> pd.DataFrame:
     return frame.iloc[order]
 
 
-def _cells(frame: pd.DataFrame, digits: int, bold: tuple[str, str] | None, marks: bool) -> pd.DataFrame:
-    """Display strings: averages, then ``value (cluster)`` per task; ``bold`` wraps a task's top cluster."""
+def _cells(frame: pd.DataFrame, digits: int, bold: tuple[str, str] | None, marks: bool,
+           lacks: dict[str, dict[str, str]]) -> pd.DataFrame:
+    """Display strings: averages, then ``value (cluster)`` per task; ``bold`` wraps a task's top cluster;
+    :data:`LACKS_MARK` follows a metric that lacks units, and its values in those tasks."""
     names = [str(m) for m in frame.index]
     if marks:
         names = [_PREFIX.get(s, "") + m for m, s in zip(names, frame["status"])]
+    names = [shown + (LACKS_MARK if str(m) in lacks else "") for shown, m in zip(names, frame.index)]
     shown = pd.DataFrame({"Metric": names})
     shown["Avg rank"] = [f"{v:.2f}" if np.isfinite(v) else "-" for v in frame["average_rank"]]
     shown["Avg score"] = [f"{v:.{digits}f}" if np.isfinite(v) else "-" for v in frame["average_score"]]
     tasks = [c[0] for c in frame.columns if isinstance(c, tuple) and c[1] == "value"]
     for task in tasks:
         cells = []
-        for v, c in zip(frame[(task, "value")], frame[(task, "cluster")]):
+        for m, v, c in zip(frame.index, frame[(task, "value")], frame[(task, "cluster")]):
             if not np.isfinite(v):
                 cells.append("-")
                 continue
             text = f"{v:.{digits}f} ({int(c)})" if np.isfinite(c) and c > 0 else f"{v:.{digits}f}"
-            cells.append(f"{bold[0]}{text}{bold[1]}" if bold and c == 1 else text)
+            text = f"{bold[0]}{text}{bold[1]}" if bold and c == 1 else text
+            cells.append(text + (LACKS_MARK if task in lacks.get(str(m), {}) else ""))
         shown[task] = cells
     return shown
 
@@ -97,14 +117,28 @@ def _notes(result: xr.Dataset, frame: pd.DataFrame, marks: bool) -> list[str]:
     """The legend of the status marks used and one line per skipped task."""
     used = [_LEGEND[s] for s in ("baseline", "contrastive") if marks and s in set(frame["status"])]
     lines = ["Marks: " + "; ".join(used) + "."] if used else []
+    lines += _lacks_lines(_lacks(result), [str(m) for m in frame.index])
     lines += [f"Skipped task {task}: {why}." for task, why in _skipped(result).items()]
+    return lines
+
+
+def _lacks_lines(lacks: dict[str, dict[str, str]], order: list[str]) -> list[str]:
+    """One line per metric that lacks units: what, in which tasks (which rank every metric on the rest)."""
+    lines = []
+    for metric in (m for m in order if m in lacks):
+        by_units: dict[str, list[str]] = {}
+        for task, units in lacks[metric].items():
+            by_units.setdefault(units, []).append(task)
+        what = "; ".join(f"{units} in {', '.join(tasks)}" for units, tasks in by_units.items())
+        lines.append(f"{LACKS_MARK} {metric} lacks {what}, which the gold rates: these tasks rank every metric on "
+                     "the units all of them score.")
     return lines
 
 
 def task_text(result: xr.Dataset, *, digits: int = 3) -> str:
     """The table as plain text: names escaped and cut to distinct labels, as a terminal shows them."""
     frame = task_frame(result)
-    shown = _cells(frame, digits, None, True)
+    shown = _cells(frame, digits, None, True, _lacks(result))
     shown["Metric"] = distinct_labels(shown["Metric"], LABEL_WIDTH)
     shown.columns = [terminal_text(c, LABEL_WIDTH) for c in shown.columns]
     text = shown.to_string(index=False) + "\n"
@@ -122,7 +156,7 @@ def task_latex(result: xr.Dataset, *, digits: int = 3) -> str:
     """The table as a LaTeX ``tabular`` (booktabs); names escaped, each task's top cluster in bold, status
     marked (baselines underlined, contrastive metrics in italics); skipped tasks as comments."""
     frame = task_frame(result)
-    shown = _cells(frame, digits, None, False)
+    shown = _cells(frame, digits, None, False, _lacks(result))
     shown["Metric"] = [_latex_name(m, s) for m, s in zip(shown["Metric"], frame["status"])]
     styler = shown.style.hide(axis="index").format(escape="latex", subset=list(shown.columns[1:]))
     styler = styler.format_index(formatter=latex_text, axis=1)
@@ -138,7 +172,7 @@ def task_latex(result: xr.Dataset, *, digits: int = 3) -> str:
 def task_markdown(result: xr.Dataset, *, digits: int = 3) -> str:
     """The table as GitHub-flavoured Markdown; each task's top cluster in bold."""
     frame = task_frame(result)
-    shown = _cells(frame, digits, ("**", "**"), True)
+    shown = _cells(frame, digits, ("**", "**"), True, _lacks(result))
     shown["Metric"] = [markdown_text(m) for m in shown["Metric"]]
     header = [markdown_text(c) for c in shown.columns]
     align = ["l" if c == "Metric" else "r" for c in shown.columns]

@@ -20,6 +20,7 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
+from .._notes import add_notes, carry_notes
 from .._options import set_options
 from .._types import Seed
 from .._correlation.estimates import correlate
@@ -168,8 +169,10 @@ def _resolve_roles(data: xr.Dataset, roles: Any) -> tuple[dict[str, Roles], str]
     raise TypeError("roles must be None, a test set name or a mapping of language pairs to roles (as xcorrstat.wmt.roles gives)")
 
 
-def _run_tasks_iv(data: Any, tasks: Any, n_resamples: Any,
-                  alpha: Any) -> tuple[xr.Dataset, list[Task], int | Literal["auto"], float]:
+def _run_tasks_iv(data: Any, tasks: Any, n_resamples: Any, alpha: Any,
+                  allow_incomplete: Any = False) -> tuple[xr.Dataset, list[Task], int | Literal["auto"], float]:
+    if not isinstance(allow_incomplete, bool):
+        raise TypeError(f"allow_incomplete must be True or False, got {allow_incomplete!r}")
     if not isinstance(data, xr.Dataset):
         raise TypeError(f"data must be a Dataset from read_mtme, got {type(data).__name__}")
     tasks = [tasks] if isinstance(tasks, Task) else list(tasks)
@@ -186,23 +189,40 @@ def _run_tasks_iv(data: Any, tasks: Any, n_resamples: Any,
     return data, tasks, int(n_resamples), check_unit_interval(alpha, "alpha")
 
 
-def _run_each(data: xr.Dataset, tasks: list[Task], lp_roles: dict[str, Roles],
+def _run_each(data: xr.Dataset, tasks: list[Task], lp_roles: dict[str, Roles], allow_incomplete: bool,
               **options: Any) -> tuple[list[xr.Dataset], dict[str, str]]:
-    """Every task's ranking; the skipped ones (with the reason) instead of a ranking."""
+    """Every task's ranking; the skipped ones (with the reason) instead of a ranking. A ranking's attrs
+    ``lacks``: the units each metric lacks that the task's gold rates (with `allow_incomplete`)."""
     parts, skipped = [], {}
     views = lp_views(data, [lp for t in tasks for lp in t.lps])
     all_refs = {str(r) for r in data.attrs.get("references", [])}
     for t in tasks:
         try:
-            scores = scores_of(views, all_refs, t, lp_roles)
+            scores = scores_of(views, all_refs, t, lp_roles, allow_incomplete=allow_incomplete)
         except TaskSkipped as why:
             skipped[t.label] = str(why)
             warnings.warn(f"skipped task {t.label!r}: {why}", TaskSkippedWarning, stacklevel=3)
             continue
-        parts.append(_rank_task(scores, t, **options).expand_dims(task=[t.label]))
+        ranked = _rank_task(scores, t, **options).expand_dims(task=[t.label])
+        ranked.attrs["lacks"] = dict(scores.attrs.get("lacks", {}))
+        parts.append(ranked)
     if not parts:
         raise ValueError("no task could run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
     return parts, skipped
+
+
+def _mark_lacks(out: xr.Dataset, drawn: Mapping[str, Mapping[str, Any]]) -> xr.Dataset:
+    """The coordinate ``lacks`` over (task, metric) and a note per metric and task that lacks units."""
+    lacks = np.full((out.sizes["task"], out.sizes["metric"]), "", dtype=object)
+    metrics = [str(m) for m in out["metric"].values]
+    notes = []
+    for i, task in enumerate(str(t) for t in out["task"].values):
+        for name, units in drawn.get(task, {}).get("lacks", {}).items():
+            lacks[i, metrics.index(name)] = units
+            notes.append(f"task {task!r}: metric {name} lacks {units}, which the gold rates; every metric of the "
+                         "task ranked on the units all of them score")
+    add_notes(out.attrs, *notes)
+    return out.assign_coords(lacks=(("task", "metric"), lacks))
 
 
 def _status(metrics: np.ndarray, tasks: list[Task], lp_roles: dict[str, Roles]) -> list[str]:
@@ -221,6 +241,7 @@ def run_tasks(
     rng: Seed = None,
     alpha: float = DEFAULTS["alpha"].python,
     max_resamples: int = DEFAULTS["max_resamples"].python,
+    allow_incomplete: bool = False,
 ) -> xr.Dataset:
     """Rank the metrics in every task, with significance clusters, and average the ranks over tasks.
 
@@ -249,6 +270,12 @@ def run_tasks(
         as extreme; no multiple-testing correction, as in mt-metrics-eval).
     max_resamples : int, default 20000
         The cap on a task's draws with ``n_resamples="auto"``.
+    allow_incomplete : bool, default False
+        Rank a metric that has no score for a unit (a system, a segment) that a task's gold
+        rates -- as :func:`~xcorrstat.read_mtme` ``(allow_incomplete=True)`` keeps one: every
+        metric of that task is ranked on the units all of them score, and the metric is marked
+        (coordinate ``lacks``, a note, a ``†`` in the tables). By default such a metric is an
+        error, as mt-metrics-eval refuses it.
 
     Returns
     -------
@@ -261,12 +288,21 @@ def run_tasks(
         better) and ``average_score`` (weighted average of the scores rescaled to [0, 1]) over
         metric, NaN for a metric missing from a task that ran. Coordinates ``status`` over
         metric (``"primary"``, ``"baseline"``, ``"contrastive"``) and ``skipped`` over task
-        (why a task did not run, ``""`` if it ran). Metrics are ordered by ``average_rank``.
+        (why a task did not run, ``""`` if it ran); ``lacks`` over (``task``, ``metric``): the
+        units the metric lacks that the task's gold rates (``"en-de: system 'A'"``; ``""``
+        for a complete metric). Metrics are ordered by ``average_rank``. ``attrs["notes"]``:
+        the data's notes and one per metric and task that lacks units.
+
+    Raises
+    ------
+    ValueError
+        If a metric has no score for a unit a task's gold rates (unless `allow_incomplete`),
+        or no task can run.
 
     Warns
     -----
     TaskSkippedWarning
-        Once per skipped task. If no task can run, ValueError.
+        Once per skipped task.
     OpenDecisionsWarning
         With ``n_resamples="auto"``, once, naming the tasks whose decisions the cap left open
         (attrs ``n_resamples_used`` and ``n_open`` hold each task's draws and open decisions).
@@ -278,13 +314,13 @@ def run_tasks(
     >>> res = xcorrstat.wmt.run_tasks(ds, xcorrstat.wmt.task_set("wmt23"), rng=0)  # doctest: +SKIP
     >>> res["average_rank"].to_series().head()  # doctest: +SKIP
     """
-    data, tasks, n_resamples, alpha = _run_tasks_iv(data, tasks, n_resamples, alpha)
+    data, tasks, n_resamples, alpha = _run_tasks_iv(data, tasks, n_resamples, alpha, allow_incomplete)
     lp_roles, roles_from = _resolve_roles(data, roles)
     seed = resolve_seed(rng)
     with warnings.catch_warnings():  # one warning below names the tasks with decisions left open
         warnings.filterwarnings("ignore", category=OpenDecisionsWarning)
-        parts, skipped = _run_each(data, tasks, lp_roles, n_resamples=n_resamples, seed=seed, alpha=alpha,
-                                   max_resamples=max_resamples)
+        parts, skipped = _run_each(data, tasks, lp_roles, allow_incomplete, n_resamples=n_resamples, seed=seed,
+                                   alpha=alpha, max_resamples=max_resamples)
     drawn = {str(p["task"].values[0]): p.attrs for p in parts}
     labels = [t.label for t in tasks]
     per_task = xr.concat(parts, dim="task", join="outer", coords="minimal", compat="override").reindex(task=labels)
@@ -301,7 +337,9 @@ def run_tasks(
                             skipped=("task", [skipped.get(label, "") for label in labels]))
     out.attrs = {"testset": str(data.attrs.get("testset", "")), "roles": roles_from, "n_resamples": n_resamples,
                  "rng": seed, "alpha": alpha, "pvalue": "fraction", "correction": "none",
-                 "tasks": [repr(t) for t in tasks], "n_skipped": len(skipped)}
+                 "tasks": [repr(t) for t in tasks], "n_skipped": len(skipped), "allow_incomplete": allow_incomplete}
+    carry_notes(out.attrs, [data])
+    out = _mark_lacks(out, drawn)
     if n_resamples == AUTO:  # per task (0 for a skipped one): the most draws of a pair, the decisions left open
         out.attrs.update(max_resamples=int(max_resamples),
                          n_resamples_used=[int(drawn.get(label, {}).get("n_resamples_used", 0)) for label in labels],

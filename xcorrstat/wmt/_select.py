@@ -6,6 +6,11 @@ uses them) and the human translations (unless it counts them), and minus every s
 single gold score at the task's level; the metrics are those that use only the task's references
 (reference-free ones always), and with ``primary`` only the ranked ones of the language pair's
 roles. A task whose inputs are absent raises :class:`TaskSkipped`, saying why.
+
+A metric that has no score for a unit the gold rates (a system, a segment: a cell of the task)
+is an error, as mt-metrics-eval refuses such a metric file; with ``allow_incomplete=True`` every
+metric of the task is ranked on the units all of them score (the others lose their gold score)
+and the task's attrs ``lacks`` say, per metric, which units it lacks.
 """
 
 from __future__ import annotations
@@ -18,10 +23,18 @@ import xarray as xr
 from ._roles import Roles
 from ._specs import Task
 
-__all__ = ["GOLD", "LpView", "TaskSkipped", "file_level", "gold_name", "lp_views", "scores_of", "task_scores"]
+__all__ = ["ALLOW_INCOMPLETE", "GOLD", "LpView", "TaskSkipped", "file_level", "gold_name", "lp_views", "scores_of",
+           "task_scores"]
 
 #: Name of the gold (human) score in a task's Dataset.
 GOLD = "gold"
+
+#: How to rank a metric that lacks units anyway; ends the message that refuses it.
+ALLOW_INCOMPLETE = ("pass allow_incomplete=True (xcorrstat wmt --allow-incomplete) to rank every metric of the task "
+                    "on the units all of them score, the metric marked")
+
+#: System names shown in a message at most.
+_SHOWN = 5
 
 
 class TaskSkipped(ValueError):
@@ -161,7 +174,52 @@ def _one_lp(views: dict[str, LpView], all_refs: set[str], task: Task, k: int, ro
     return out
 
 
-def task_scores(ds: xr.Dataset, task: Task, roles: Mapping[str, Roles] | None = None) -> xr.Dataset:
+def _lacked(systems: np.ndarray, hole: np.ndarray) -> str:
+    """The units of a (system[, item]) cell mask: ``system 'A'``, ``3 scores of systems 'A', 'B'``."""
+    rows = hole.reshape(len(systems), -1)
+    names = [repr(str(s)) for s in systems[rows.any(axis=1)]]
+    shown = ", ".join(names[:_SHOWN]) + (f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else "")
+    plural = "s" if len(names) > 1 else ""
+    if hole.ndim == 1:
+        return f"system{plural} {shown}"
+    n = int(rows.sum())
+    return f"{n} score{'s' if n > 1 else ''} of system{plural} {shown}"
+
+
+def _common_ground(part: xr.Dataset, lp: str, task: Task, allow: bool, lacks: dict[str, list[str]]) -> xr.Dataset:
+    """One language pair's scores on the cells every metric scores where the gold rates them.
+
+    A metric without a score where the gold has one is refused (ValueError), unless `allow`:
+    then the cells any metric lacks lose their gold score, and ``lacks`` gets, per metric, the
+    units it lacks.
+    """
+    names = [v for v in part.data_vars if v != GOLD]
+    gold = part.variables[GOLD]
+    rated = ~np.isnan(np.asarray(gold.values, dtype=np.float64))
+    if not names:
+        return part
+    stack = np.stack([np.asarray(part.variables[m].transpose(*gold.dims).values, dtype=np.float64) for m in names])
+    holes = np.isnan(stack) & rated
+    short = np.flatnonzero(holes.reshape(len(names), -1).any(axis=1))
+    if not short.size:
+        return part
+    systems = part["system"].values
+    if not allow:
+        k = int(short[0])
+        raise ValueError(f"task {task.label!r}: metric {names[k]} has no score for {_lacked(systems, holes[k])} in "
+                         f"{lp}, which the gold {part[GOLD].attrs.get('name', GOLD)!r} rates; {ALLOW_INCOMPLETE}")
+    for k in short:
+        lacks.setdefault(str(names[k]), []).append(f"{_lacked(systems, holes[k])} ({lp})")
+    keep = rated & ~holes.any(axis=0)
+    out = part.copy()
+    for name in [*names, GOLD]:
+        var = out.variables[name].transpose(*gold.dims)
+        out[name] = (gold.dims, np.where(keep, var.values, np.nan), var.attrs)
+    return out
+
+
+def task_scores(ds: xr.Dataset, task: Task, roles: Mapping[str, Roles] | None = None, *,
+                allow_incomplete: bool = False) -> xr.Dataset:
     """The scores one task ranks: metrics under their display names and the gold as ``"gold"``.
 
     Segment-level tasks (and ``soft_accuracy``) give ``(system, input)`` scores, system-level
@@ -176,11 +234,16 @@ def task_scores(ds: xr.Dataset, task: Task, roles: Mapping[str, Roles] | None = 
     task : Task
     roles : mapping of str to Roles, optional
         Each language pair's roles (default: none known, as :class:`Roles` ``()``).
+    allow_incomplete : bool, default False
+        Rank a metric that lacks a score the gold has: every metric on the units all of them
+        score (attrs ``lacks``: the units each such metric lacks), instead of a ValueError.
 
     Raises
     ------
     TaskSkipped
         If the data lack what the task needs (the message says what).
+    ValueError
+        If a metric has no score for a unit the gold rates, unless `allow_incomplete`.
 
     Examples
     --------
@@ -193,20 +256,25 @@ def task_scores(ds: xr.Dataset, task: Task, roles: Mapping[str, Roles] | None = 
     >>> sorted(task_scores(ds, Task(lps=("en-de",), level="seg", statistic="pearson", gold="mqm")).data_vars)
     ['BLEU', 'gold']
     """
-    return scores_of(lp_views(ds, task.lps), {str(r) for r in ds.attrs.get("references", [])}, task, roles)
+    return scores_of(lp_views(ds, task.lps), {str(r) for r in ds.attrs.get("references", [])}, task, roles,
+                     allow_incomplete=allow_incomplete)
 
 
 def scores_of(views: dict[str, LpView], all_refs: set[str], task: Task,
-              roles: Mapping[str, Roles] | None = None) -> xr.Dataset:
+              roles: Mapping[str, Roles] | None = None, *, allow_incomplete: bool = False) -> xr.Dataset:
     """:func:`task_scores` on language pairs already sliced (:func:`lp_views`); ``all_refs``: the data's
     references (what a metric's ``-all`` means)."""
     parts = [_one_lp(views, all_refs, task, k, (roles or {}).get(lp, Roles())) for k, lp in enumerate(task.lps)]
     common = set.intersection(*(set(p.data_vars) for p in parts))
-    parts = [p[[v for v in p.data_vars if v in common]] for p in parts]
+    lacks: dict[str, list[str]] = {}
+    parts = [_common_ground(p[[v for v in p.data_vars if v in common]], lp, task, allow_incomplete, lacks)
+             for p, lp in zip(parts, task.lps)]
     if task.statistic == "accuracy":  # one cell per (language pair, system): pairs form within a pair
         out = xr.concat(parts, dim="input", join="outer").assign_coords(input=list(task.lps))
         out = out.transpose("system", "input")
     else:
         out = parts[0]
     out.attrs.update(task=task.label)
+    if lacks:
+        out.attrs["lacks"] = {name: "; ".join(units) for name, units in lacks.items()}
     return out
