@@ -152,7 +152,7 @@ def _missing(facts: MetricFacts, rated: Mapping[object, list[str]], exempt: set[
     humans = sorted({h for key in lacking for h in rated[key]})
     scores = f"human score{'s' if len(humans) > 1 else ''} {', '.join(cut(h) for h in humans)}"
     if f.level == "domain":
-        units = [f"{cut(s)} in domain {cut(d)}" for s, d in lacking]
+        units = [f"{cut(key[0])} in domain {cut(key[1])}" for key in lacking if isinstance(key, tuple)]
         shown = ", ".join(units[:_SHOWN]) + (f" and {len(units) - _SHOWN} more" if len(units) > _SHOWN else "")
         what = f"system{'s' if len(units) > 1 else ''} {shown}"
     else:

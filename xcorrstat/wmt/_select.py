@@ -208,8 +208,8 @@ def _common_ground(part: xr.Dataset, lp: str, task: Task, allow: bool, lacks: di
         k = int(short[0])
         raise ValueError(f"task {task.label!r}: metric {names[k]} has no score for {_lacked(systems, holes[k])} in "
                          f"{lp}, which the gold {part[GOLD].attrs.get('name', GOLD)!r} rates; {ALLOW_INCOMPLETE}")
-    for k in short:
-        lacks.setdefault(str(names[k]), []).append(f"{_lacked(systems, holes[k])} ({lp})")
+    for j in short:
+        lacks.setdefault(str(names[j]), []).append(f"{_lacked(systems, holes[j])} ({lp})")
     keep = rated & ~holes.any(axis=0)
     out = part.copy()
     for name in [*names, GOLD]:
