@@ -50,26 +50,32 @@ class MetricFacts:
     """What the checks need of one metric file, taken when it is parsed."""
 
     file: ScoreFile
-    first_line: dict[str, int]  # each system -> its first line (1-based)
+    systems: list[str]  # the systems of the file
+    codes: np.ndarray  # the system of each line: its position in `systems`
     present: set = field(default_factory=set)  # systems (domain level: (system, domain) pairs) with a line
     none_lines: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # 1-based lines without score
     none_systems: list[str] = field(default_factory=list)  # the system of each such line
 
+    def first_line(self, system: str) -> int:
+        """The first line (1-based) of `system`."""
+        return int(np.argmax(self.codes == self.systems.index(system))) + 1
+
 
 def metric_facts(f: ScoreFile, labels: list, values: np.ndarray) -> MetricFacts:
-    """The facts of one parsed metric file: its label columns (categorical, system last) and scores."""
+    """The facts of one parsed metric file: its label columns (categorical, system last) and scores.
+
+    Its categories are the systems the file names (the parser makes them of the values read).
+    """
     system = labels[-1]
-    codes = np.asarray(system.codes, dtype=np.int64)
-    names = np.asarray(system.categories, dtype=object)
-    used, first = np.unique(codes, return_index=True)
-    first_line = {str(names[c]): int(i) + 1 for c, i in zip(used, first)}
+    codes = np.asarray(system.codes)
+    names = [str(s) for s in system.categories]
     if f.level == "domain":
         domains = np.asarray(labels[0].categories, dtype=object)[np.asarray(labels[0].codes, dtype=np.int64)]
-        present: set = set(zip((str(s) for s in names[codes]), (str(d) for d in domains)))
+        present: set = set(zip((names[c] for c in codes.tolist()), (str(d) for d in domains)))
     else:
-        present = set(first_line)
+        present = set(names)
     rows = np.flatnonzero(np.isnan(values))
-    return MetricFacts(f, first_line, present, rows + 1, [str(s) for s in names[codes[rows]]])
+    return MetricFacts(f, names, codes, present, rows + 1, [names[c] for c in codes[rows].tolist()])
 
 
 def _plain(name: str) -> str:
@@ -116,9 +122,10 @@ def _what(f: ScoreFile) -> str:
 def _unknown(facts: MetricFacts, known: set[str]) -> list[tuple[str, str]]:
     """(error, note) for each system of the file that the test set does not have."""
     f, out = facts.file, []
-    for name, line in facts.first_line.items():
+    for name in facts.systems:
         if name in known:
             continue
+        line = facts.first_line(name)
         hint = did_you_mean(name, known)
         out.append((f"{f.path!r}, line {line}: system {cut(name)} is not a system of {f.lp} (none of its system "
                     f"outputs or human scores){hint}; mt-metrics-eval refuses an unknown system",
