@@ -164,6 +164,18 @@ def write_task_files(result: xr.Dataset, out: str, *, overwrite: bool = False) -
     return [os.path.join(out, name) for name in WMT_FILES]
 
 
+def _encodable(text: str, out: IO[str]) -> str:
+    """`text` as `out` can write it: a character its encoding lacks (the mark \u2020 on an ASCII terminal)
+    as its escape."""
+    encoding = getattr(out, "encoding", None)
+    if not isinstance(encoding, str):
+        return text
+    try:
+        return text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:
+        return text
+
+
 def _protocol_name(args: argparse.Namespace) -> str:
     name = args.tasks or args.testset
     if name not in protocols():
@@ -207,7 +219,7 @@ def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> 
             print(f"xcorrstat wmt: note: {printable(note.message, 2000)}", file=err, flush=True)
         elif not issubclass(note.category, (TaskSkippedWarning, OpenDecisionsWarning)):
             warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
-    out.write(format_table(result, args.table_format, digits=args.digits))
+    out.write(_encodable(format_table(result, args.table_format, digits=args.digits), out))
     out.flush()
     if args.out is not None:
         try:

@@ -6,12 +6,12 @@ strict mode, that lacks a system it should score. :func:`check_metric_files` mak
 three checks of every metric file :func:`~xcorrstat._io.mtme.read_mtme` read:
 
 * **unknown system**: a system that is neither in ``system-outputs/<lp>/`` nor in a human
-  score file of the language pair (with a "did you mean" when a known name is close: the
-  same after dropping blanks and invisible characters such as a zero-width space, or nearly
-  the same letters);
+  score file read of the language pair (with a "did you mean" when a known name is close:
+  the same after dropping blanks and invisible characters such as a zero-width space, or
+  nearly the same letters); a language pair with neither has no names to check against;
 * **no score**: a line whose score is ``None`` (or ``nan``);
 * **missing system**: a system (at the ``domain`` level a system and domain) that a human
-  score of the language pair rates at the file's level -- has at least one score -- and that
+  score read of the language pair rates at the file's level -- has at least one score -- and that
   the file has no line for; the references the metric uses are exempt (a metric does not score
   its own reference), and so are the human systems when they are left out.
 
