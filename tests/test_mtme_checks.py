@@ -255,3 +255,24 @@ def test_accepted_on_the_command_line(tree, tmp_path):
     assert set(marked["metric"]) == {"BLEU"}
     for name in ("table.md", "table.tex"):
         assert "BLEU\u2020" in (out / name).read_text(encoding="utf-8"), name
+
+
+def test_the_mark_on_a_terminal_without_it(tree):
+    _edit(tree, SYS, _drop(GONE))
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    run = subprocess.run([sys.executable, "-m", "xcorrstat", "wmt", os.path.dirname(tree.folder), "--testset",
+                          "wmt23", "--lps", LP, "--n-resamples", "0", "--allow-incomplete", "-q"],
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    assert "_BLEU\\u2020" in run.stdout
+
+
+def test_the_option_is_true_or_false(tree):
+    with pytest.raises(TypeError, match="allow_incomplete must be True or False"):
+        _read(tree, allow_incomplete="yes")
+    ds = _read(tree)
+    with pytest.raises(TypeError, match="allow_incomplete must be True or False"):
+        wmt.run_tasks(ds, [wmt.Task(lps=(LP,), level="sys", statistic="pearson")], n_resamples=0,
+                      allow_incomplete=1)
+    res = wmt.run_tasks(ds, [wmt.Task(lps=(LP,), level="sys", statistic="pearson")], n_resamples=0)
+    assert (res["lacks"].values == "").all() and "notes" not in res.attrs
