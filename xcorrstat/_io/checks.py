@@ -30,7 +30,7 @@ from .._display import cut, name_list
 
 __all__ = ["check_spellings", "decimal_comma_error", "label_key", "looks_decimal_comma", "unnamed_columns"]
 
-_DECIMAL_COMMA = r"\s*[+-]?(?:\d+,\d*|,\d+|\d+)(?:[eE][+-]?\d+)?\s*"
+_DECIMAL_COMMA = r"\s*[+-]?(?:\d{1,3}(?:\.\d{3})+,\d*|\d+,\d*|,\d+|\d+)(?:[eE][+-]?\d+)?\s*"  # 1.234,5 too
 _UNNAMED = re.compile(r"Unnamed: (\d+)")
 _SHOWN = 5
 
@@ -103,22 +103,21 @@ def check_spellings(labels: Any, what: str, where: Any = None) -> list[str]:
         if first != k:
             a, b = values[first], value
             rows = f", first in {where(first)} and {where(k)}" if where is not None else ""
-            raise ValueError(f"{what} {cut(a)} and {cut(b)} differ only in {_difference(a, b)}{rows}: labels are "
+            how = _difference(a, b)
+            shown = [ascii(v)[:80] if "normalisation" in how else cut(v) for v in (a, b)]  # the code points
+            raise ValueError(f"{what} {shown[0]} and {shown[1]} differ only in {how}{rows}: labels are "
                              "compared as given, so they would be two; write them the same way (or make them "
                              "clearly different)")
     notes = []
     odd = [v for v in values if _odd(v)]
     if odd:
+        more = f" and {len(odd) - _SHOWN} more" if len(odd) > _SHOWN else ""
         notes.append(f"{what} kept as given, with surrounding or repeated whitespace or invisible characters: "
-                     f"{name_list(odd[:_SHOWN])}{_more(len(odd))} of {len(values)}")
+                     f"{len(odd)} of {len(values)}, {name_list(odd[:_SHOWN])}{more}")
     kinds = sorted({type(v).__name__ for v in values})
     if len(kinds) > 1:
         notes.append(f"{what} mix types ({', '.join(kinds)}), kept as given")
     return notes
-
-
-def _more(count: int) -> str:
-    return f" and {count - _SHOWN} more ({count})" if count > _SHOWN else f" ({count})"
 
 
 def looks_decimal_comma(value: Any) -> bool:
