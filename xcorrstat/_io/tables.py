@@ -198,7 +198,10 @@ def from_dataframe(
         columns of a wide table (mostly non-numeric entries, such as WMT's
         ``domain`` and ``doc``) become coordinates on the fewest label dims
         they are a function of; one that is a function of none is left out
-        with a warning.
+        with a warning.  What was left out or kept as given (a text column,
+        an unnamed column -- the row index ``DataFrame.to_csv`` writes, an
+        empty one --, labels with surrounding whitespace) is named in
+        ``attrs["notes"]``, one line each, and in a ``UserWarning``.
 
     Raises
     ------
@@ -207,7 +210,11 @@ def from_dataframe(
     ValueError
         If a named column is missing, a column name repeats, the table has no
         rows, labels are missing, rows are duplicated, scores are infinite,
-        or `human` names unknown variables or a text column.
+        or `human` names unknown variables or a text column; if two labels
+        of one dim differ only in whitespace, invisible characters, Unicode
+        normalisation or type (``"s1"`` and ``"s1 "``, ``3`` and ``"3"``),
+        a text column holds numbers written with a decimal comma, or a
+        column named ``Unnamed: k`` (an empty header field) holds values.
 
     Examples
     --------
@@ -360,6 +367,10 @@ def read(path: str | os.PathLike[str], *, format: str | None = None,
     -------
     xarray.Dataset
         As :func:`from_dataframe`; netCDF files keep their own label order.
+        ``attrs["notes"]`` names, with the file, what was left out or kept
+        as given (also given as a ``UserWarning``): a text column or
+        variable, an unnamed column, empty fields past the header, a netCDF
+        variable without the ``(system, input)`` dims.
 
     Raises
     ------
@@ -367,8 +378,10 @@ def read(path: str | os.PathLike[str], *, format: str | None = None,
         If `path` does not exist.
     ValueError
         If the format or encoding is unknown, the file is empty, corrupt or
-        not in its format, or the contents fail validation; the message names
-        the file (and the line, where there is one). Also, before the file is
+        not in its format, or the contents fail validation (as
+        :func:`from_dataframe`'s, and a line with fewer fields than the
+        header names, or every line with more that are not empty); the
+        message names the file (and the line, where there is one). Also, before the file is
         opened, if it is not a regular file (a FIFO, a device) or holds more
         than the reading limit (the ``memory_budget`` option; for ``.gz`` the
         text it expands to, counted as it is read), or has more than 200,000
