@@ -19,6 +19,7 @@ from typing import IO
 import pandas as pd
 
 from .._display import cut
+from .fields import short_line
 from .limits import ReadLimitError, check_columns, open_binary
 from .parquet import read_parquet
 
@@ -111,21 +112,6 @@ def _check_header(path: str, sep: str, encoding: str, gz: bool) -> list[str]:
     return names
 
 
-def _short_line(path: str, sep: str, encoding: str, gz: bool, required: int) -> tuple[int, int] | None:
-    """(line, number of fields) of the first data line with fewer than ``required`` fields, else None;
-    blank lines (which pandas skips) are not data lines."""
-    with _text(path, gz, encoding, newline="") as fh:
-        reader = csv.reader(fh, delimiter=sep)
-        next(reader, None)
-        start = reader.line_num + 1
-        for record in reader:
-            blank = not record or (len(record) == 1 and not record[0].strip())
-            if not blank and len(record) < required:
-                return start, len(record)
-            start = reader.line_num + 1
-    return None
-
-
 def _checked_fields(df: pd.DataFrame, names: list[str], path: str, sep: str, encoding: str,
                     gz: bool) -> tuple[pd.DataFrame, list[str]]:
     """The table as its header names its fields, and notes; ValueError naming the line when a data line
@@ -147,7 +133,7 @@ def _checked_fields(df: pd.DataFrame, names: list[str], path: str, sep: str, enc
                      "end of each line?) and left out")
     required = max((k + 1 for k, name in enumerate(names) if name), default=0)
     if 0 < required <= df.shape[1] and df.iloc[:, required - 1].isna().any():
-        short = _short_line(path, sep, encoding, gz, required)
+        short = short_line(path, gz, encoding, sep, required)
         if short is not None:
             raise ValueError(f"{path!r}, line {short[0]}: {short[1]} field{'' if short[1] == 1 else 's'}, but the "
                              f"header names {required}: is the line cut short? a missing score is an empty "
