@@ -350,3 +350,28 @@ def test_lower_is_better_separate_words_and_a_comma_list(comma_names, tmp_path, 
     table, err = _flipped(capsys, tmp_path / "two.csv", "TER,v2")
     assert table["TER"] == pytest.approx(-table["ter"]) and table["v2"] == pytest.approx(-table["m1"])
     assert "note" not in err
+
+
+@pytest.mark.parametrize("block", [2, 7, 64, 1 << 24])
+def test_short_lines_by_blocks_agree_with_the_csv_module(tmp_path, monkeypatch, block):
+    """The NumPy count of fields, for any block size, finds the line the csv module finds."""
+    from xcorrstat._io import fields
+
+    monkeypatch.setattr(fields, "_BLOCK", block)
+    rng = np.random.default_rng(block)
+    for trial in range(25):
+        lines = ["a,b,c,d"]
+        for _ in range(int(rng.integers(1, 12))):
+            kind = rng.random()
+            if kind < 0.1:
+                lines.append("" if rng.random() < 0.5 else "  ")
+            else:
+                width = 4 if kind < 0.8 else int(rng.integers(1, 4))
+                lines.append(",".join(str(int(v)) if rng.random() < 0.8 else "" for v in rng.integers(0, 99, width)))
+        end = "\r\n" if trial % 3 == 0 else "\n"
+        text = end.join(lines) + ("" if trial % 4 == 0 else end)
+        path = tmp_path / f"t{trial}.csv"
+        path.write_bytes(text.encode())
+        expected = fields._by_csv(str(path), False, "utf-8", ",", 4)
+        assert fields._by_blocks(str(path), False, ord(","), 4) == expected, text
+        assert fields.short_line(str(path), False, "utf-8", ",", 4) == expected
