@@ -95,8 +95,8 @@ def check_spellings(labels: Any, what: str, where: Any = None) -> list[str]:
     ValueError: system labels 's1' and 's1 ' differ only in whitespace: labels are compared as given, so they would be two; write them the same way (or make them clearly different)
     """
     values = list(np.asarray(labels, dtype=object).ravel())
-    if not values or all(isinstance(v, str) and v.isascii() and not _odd(v) for v in values):
-        return []  # plain ASCII labels are their own keys
+    if all(type(v) is str and v.isascii() and " ".join(v.split()) == v for v in values):
+        return []  # plain ASCII labels without odd whitespace are their own keys
     seen: dict[str, int] = {}
     for k, value in enumerate(values):
         first = seen.setdefault(label_key(value), k)
