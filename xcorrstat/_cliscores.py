@@ -16,9 +16,10 @@ from .datasets import summeval
 from ._io.mtme import mtme_level
 from ._io.mtme_files import MtmeLevel
 from ._io.tables import read
+from ._notes import add_notes
 from ._schema import declare_lower_is_better, human_like_scores, is_system_level
 
-__all__ = ["DEFAULT_TARGET", "MESSAGE_WIDTH", "load_scores"]
+__all__ = ["DEFAULT_TARGET", "MESSAGE_WIDTH", "load_scores", "lower_is_better_names"]
 
 DEFAULT_TARGET = "expert_relevance"
 MESSAGE_WIDTH = 600
@@ -48,8 +49,11 @@ def load_scores(args: argparse.Namespace) -> _Scores:
     like human judgments left out of the default metrics (said in a note)."""
     ds, target, metrics, source = _read_scores(args)
     if args.lower_is_better:
-        names = [n.strip() for item in args.lower_is_better for n in item.split(",") if n.strip()]
+        names, notes = lower_is_better_names(ds, args.lower_is_better)
         ds = declare_lower_is_better(ds, names, "--lower-is-better")
+        for note in notes:
+            _note(args, note)
+        add_notes(ds.attrs, *notes)
     if metrics is None and target in ds.data_vars:
         looks = human_like_scores(ds, [target])
         if looks:
@@ -59,6 +63,35 @@ def load_scores(args: argparse.Namespace) -> _Scores:
             _note(args, f"left out of the metrics, as their names look like human judgments: {name_list(looks)}; "
                   "to analyse them as metrics name every metric with --metrics")
     return _Scores(ds, target, metrics, source)
+
+
+def lower_is_better_names(ds: xr.Dataset, items: list[str]) -> tuple[list[str], list[str]]:
+    """The scores ``--lower-is-better`` names, and notes: an item that is the name of a score is that score
+    (a name may hold commas, ``TER,v2``); any other item is split at its commas (``TER,v2``: ``TER`` and
+    ``v2``). When both readings name scores, the note says which was taken and how to write the other.
+
+    Examples
+    --------
+    >>> ds = xr.Dataset({"TER": ("system", [1.0]), "v2": ("system", [2.0]), "TER,v2": ("system", [3.0])})
+    >>> lower_is_better_names(ds, ["TER,v2"])[0], lower_is_better_names(ds, ["TER", "v2"])[0]
+    (['TER,v2'], ['TER', 'v2'])
+    >>> lower_is_better_names(ds.drop_vars("TER,v2"), ["TER,v2"])
+    (['TER', 'v2'], [])
+    """
+    names: list[str] = []
+    notes: list[str] = []
+    for item in items:
+        parts = [n.strip() for n in item.split(",") if n.strip()]
+        if item in ds.data_vars or item.strip() in ds.data_vars:
+            whole = item if item in ds.data_vars else item.strip()
+            names.append(whole)
+            if len(parts) > 1 and all(p in ds.data_vars for p in parts):
+                notes.append(f"--lower-is-better {printable(repr(item), VALUE_WIDTH)} read as the score of that name, "
+                             f"not as the scores {name_list(parts)}: to declare those, give them as separate words "
+                             f"(--lower-is-better {' '.join(parts)})")
+        else:
+            names.extend(parts)
+    return list(dict.fromkeys(names)), notes
 
 
 def _read_scores(args: argparse.Namespace) -> _Scores:

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import decimal
 import itertools
-import warnings
 from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
-from .._display import cut, name_list
+from .._display import cut, did_you_mean, name_list
 from .._schema import METRIC, TARGET
+from .checks import decimal_comma_error, looks_decimal_comma
 
 __all__ = [
     "LABEL_GUESSES",
@@ -27,8 +28,10 @@ __all__ = [
     "is_score_dtype",
     "is_text_column",
     "long_scores",
+    "name_seq",
     "row_name",
     "score_array",
+    "set_roles",
     "table_labels",
     "text_coordinates",
     "wide_scores",
@@ -52,7 +55,9 @@ def _first_non_numeric(values: Any) -> str:
     bad = np.flatnonzero(~_reads_as_number(values) & values.notna().to_numpy())
     if bad.size == 0:
         return ""
-    return f"; first non-numeric entry: {cut(values.iloc[bad[0]])} in {row_name(int(bad[0]))}"
+    entry = values.iloc[bad[0]]
+    comma = " (a decimal comma: a score needs a decimal point)" if looks_decimal_comma(entry) else ""
+    return f"; first non-numeric entry: {cut(entry)} in {row_name(int(bad[0]))}{comma}"
 
 
 def _numbers_in_objects(values: Any) -> bool:
@@ -146,23 +151,26 @@ def _coordinate(values: pd.Series, codes: list[np.ndarray], coords: dict[Hashabl
 
 
 def text_coordinates(df: pd.DataFrame, text_cols: list[Hashable], codes: list[np.ndarray],
-                      coords: dict[Hashable, np.ndarray], out_dims: list[str]) -> dict[Hashable, Any]:
-    """Coordinates for the text columns; a column that is not a function of the labels is left out."""
+                      coords: dict[Hashable, np.ndarray], out_dims: list[str]
+                      ) -> tuple[dict[Hashable, Any], list[str]]:
+    """Coordinates for the text columns, and notes: a column that is not a function of the labels is
+    left out, one with some numbers is kept."""
     out: dict[Hashable, Any] = {}
+    notes: list[str] = []
     for col in text_cols:
         found = None if col in (METRIC, TARGET) else _coordinate(df[col], codes, coords, out_dims)
         if found is None:
             why = ("its name is reserved for a dim of the results" if col in (METRIC, TARGET) else
                    f"it is not a function of the labels ({', '.join(out_dims)})")
-            warnings.warn(f"column {cut(col)} holds text and was left out: {why}", UserWarning, stacklevel=3)
+            notes.append(f"column {cut(col)} holds text and was left out: {why}")
             continue
         out[col] = found
         present = df[col].dropna()
         numbers = int(_reads_as_number(present).sum())
         if numbers:
-            warnings.warn(f"column {cut(col)} holds text ({numbers} of {len(present)} entries are numbers): kept "
-                          f"as a coordinate along {found[0]}, not analysed as a score", UserWarning, stacklevel=3)
-    return out
+            notes.append(f"column {cut(col)} holds text ({numbers} of {len(present)} entries are numbers): kept "
+                         f"as a coordinate along {found[0]}, not analysed as a score")
+    return out, notes
 
 
 def wide_scores(df: pd.DataFrame, others: list[Hashable]) -> tuple[list[Hashable], list[Hashable], np.ndarray]:
@@ -175,6 +183,10 @@ def wide_scores(df: pd.DataFrame, others: list[Hashable]) -> tuple[list[Hashable
     numeric = [c for c in others if is_score_dtype(dtypes[c])]
     rest = [c for c in others if not is_score_dtype(dtypes[c])]
     text = [c for c in rest if is_text_column(df[c])]
+    for col in text:
+        comma = decimal_comma_error(df[col], col, row_name)
+        if comma:
+            raise ValueError(comma)
     converted = {c: score_array(df[c], dtypes[c], f"column {cut(c)}") for c in rest if c not in set(text)}
     score_cols = [c for c in others if c not in set(text)]
     block = np.empty((len(score_cols), len(df)))
@@ -305,3 +317,34 @@ def table_labels(df: pd.DataFrame, *, system: Hashable | None = None,
                          f"{name_list(map(str, columns), near='input')}: name the input column with input=... "
                          "(--input-col on the command line)")
     return found_system, found_input
+
+
+def name_seq(value: Sequence[Hashable] | str | None, arg: str) -> list[Hashable]:
+    """Normalise a name or a sequence of names to a list."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    try:
+        return list(value)
+    except TypeError:
+        raise TypeError(f"{arg} must be a name or a sequence of names, "
+                        f"got {type(value).__name__}") from None
+
+
+def set_roles(ds: xr.Dataset, human: Sequence[Hashable] | str | None) -> xr.Dataset:
+    """``ds`` with ``attrs["role"]`` of every variable set: ``"human"`` for ``human``, ``"metric"`` for the rest."""
+    if human is None:
+        return ds
+    names = name_seq(human, "human")
+    text = [n for n in names if n in ds.coords and n not in ds.dims]
+    if text:
+        raise ValueError(f"human={cut(human)}: column {cut(text[0])} holds text, not scores; it was kept as a "
+                         f"coordinate along {tuple(ds.coords[text[0]].dims)}; human judgments must be numbers")
+    unknown = [n for n in names if n not in ds.data_vars]
+    if unknown:
+        raise ValueError(f"human={cut(human)}: unknown variable(s) {cut(unknown)}; data variables are "
+                         f"{name_list(ds.data_vars, near=unknown[0])}{did_you_mean(unknown[0], ds.data_vars)}")
+    for name in ds.data_vars:
+        ds[name].attrs["role"] = "human" if name in names else "metric"
+    return ds

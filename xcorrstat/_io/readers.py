@@ -12,12 +12,14 @@ import gzip
 import io
 import json
 import re
+import warnings
 import zlib
 from typing import IO
 
 import pandas as pd
 
 from .._display import cut
+from .fields import short_line
 from .limits import ReadLimitError, check_columns, open_binary
 from .parquet import read_parquet
 
@@ -91,8 +93,9 @@ def _header_error(path: str, sep: str, first: str) -> str:
     return f"{path!r}, line 1: a field of the header is longer than {limit} characters"
 
 
-def _check_header(path: str, sep: str, encoding: str, gz: bool) -> None:
-    """Raise ValueError naming the file when its header repeats a column name or is not well-formed."""
+def _check_header(path: str, sep: str, encoding: str, gz: bool) -> list[str]:
+    """The names of the header; ValueError naming the file when it repeats a column name or is not
+    well-formed (empty names may repeat: they are columns without a name, see ``checks.unnamed_columns``)."""
     with _text(path, gz, encoding, newline="") as fh:
         lines = _Lines(fh)
         try:
@@ -102,10 +105,40 @@ def _check_header(path: str, sep: str, encoding: str, gz: bool) -> None:
     check_columns(path, len(names))
     seen: dict[str, int] = {}
     for pos, name in enumerate(names, start=1):
-        if name in seen:
+        if name in seen and name:
             raise ValueError(f"{path!r}, line 1: column name {cut(name)} appears twice (columns {seen[name]} and "
                              f"{pos}); each column needs its own name")
         seen[name] = pos
+    return names
+
+
+def _checked_fields(df: pd.DataFrame, names: list[str], path: str, sep: str, encoding: str,
+                    gz: bool) -> tuple[pd.DataFrame, list[str]]:
+    """The table as its header names its fields, and notes; ValueError naming the line when a data line
+    has fewer fields than the header names, or every data line has more (pandas would make the first
+    fields an index and shift the names) that are not all empty."""
+    notes = []
+    if not (isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1):
+        extra = df.index.nlevels  # pandas took the first fields as an index: the lines have more fields
+        fields = len(names) + extra
+        if not df.iloc[:, -extra:].isna().all().all():
+            raise ValueError(f"{path!r}, line 2: {fields} fields, but the header (line 1) names {len(names)}: "
+                             "name every column in the header, or remove the extra fields")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)  # the empty fields dropped: said below
+            with open_binary(path, gz) as fh:
+                df = pd.read_csv(fh, sep=sep, encoding=encoding, low_memory=False, index_col=False)
+        notes.append(f"the data lines have {fields} fields, the header {len(names)}: the last "
+                     f"{'field is' if extra == 1 else f'{extra} fields are'} empty on every line (a comma at the "
+                     "end of each line?) and left out")
+    required = max((k + 1 for k, name in enumerate(names) if name), default=0)
+    if 0 < required <= df.shape[1] and df.iloc[:, required - 1].isna().any():
+        short = short_line(path, gz, encoding, sep, required)
+        if short is not None:
+            raise ValueError(f"{path!r}, line {short[0]}: {short[1]} field{'' if short[1] == 1 else 's'}, but the "
+                             f"header names {required}: is the line cut short? a missing score is an empty "
+                             f"field ({sep!r} with nothing between)")
+    return df, notes
 
 
 def _parser_message(path: str, fmt: str, err: Exception) -> str:
@@ -142,22 +175,24 @@ def _jsonl_records(path: str, encoding: str, gz: bool) -> list[dict]:
     return records
 
 
-def _read_table(path: str, fmt: str, gz: bool, encoding: str | None) -> pd.DataFrame:
+def _read_table(path: str, fmt: str, gz: bool, encoding: str | None) -> tuple[pd.DataFrame, list[str]]:
+    """The file's table and notes on what was left out of it."""
     if fmt == "parquet":
-        return read_parquet(path)
+        return read_parquet(path), []
     enc = _encoding(path, gz, encoding)
     if fmt in ("csv", "tsv"):
         sep = "," if fmt == "csv" else "\t"
-        _check_header(path, sep, enc, gz)
+        names = _check_header(path, sep, enc, gz)
         with open_binary(path, gz) as fh:  # low_memory=False: one pass, one dtype per column
-            return pd.read_csv(fh, sep=sep, encoding=enc, low_memory=False)
+            df = pd.read_csv(fh, sep=sep, encoding=enc, low_memory=False)
+        return _checked_fields(df, names, path, sep, enc, gz)
     try:
         with open_binary(path, gz) as fh:  # dtype=False keeps string labels such as "001" as strings
-            return pd.read_json(fh, lines=True, dtype=False, precise_float=True, encoding=enc)
+            return pd.read_json(fh, lines=True, dtype=False, precise_float=True, encoding=enc), []
     except ReadLimitError:
         raise
     except (ValueError, TypeError):  # find the bad line, or read what pandas' parser could not
-        return pd.DataFrame.from_records(_jsonl_records(path, enc, gz))
+        return pd.DataFrame.from_records(_jsonl_records(path, enc, gz)), []
 
 
 def located(message: str, path: str, fmt: str) -> str:
@@ -199,10 +234,11 @@ def undecodable(path: str, encoding: str, err: UnicodeError, gz: bool = False) -
             f"{ENCODING_OPTION}, for example 'latin-1' or 'utf-16'")
 
 
-def load_table(path: str, fmt: str, gz: bool, encoding: str | None) -> pd.DataFrame:
-    """The file's table; errors of the file itself (compression, encoding, syntax) name it."""
+def load_table(path: str, fmt: str, gz: bool, encoding: str | None) -> tuple[pd.DataFrame, list[str]]:
+    """The file's table, and notes on what was left out of it; errors of the file itself (compression,
+    encoding, syntax) name it."""
     try:
-        df = _read_table(path, fmt, gz, encoding)
+        df, notes = _read_table(path, fmt, gz, encoding)
     except pd.errors.EmptyDataError:
         raise ValueError(f"file is empty: {path!r}") from None
     except UnicodeError as err:
@@ -226,4 +262,4 @@ def load_table(path: str, fmt: str, gz: bool, encoding: str | None) -> pd.DataFr
     if len(df) == 0:
         raise ValueError(f"no rows in {path!r}")
     check_columns(path, len(df.columns))  # JSON Lines: known once read
-    return df
+    return df, notes

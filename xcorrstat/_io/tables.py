@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import warnings
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -22,22 +23,27 @@ import pandas as pd
 import xarray as xr
 
 from .._display import cut, did_you_mean, name_list
+from .._notes import add_notes
 from .._schema import SYSTEM_LEVEL_ATTR
+from .checks import check_spellings, unnamed_columns
 from .columns import (
     LABEL_GUESSES,
     check_labels,
     check_nested,
     guess_label_columns,
-    is_score_dtype,
     is_text_column,
     long_scores,
+    name_seq,
+    row_name,
     score_array,
+    set_roles,
     table_labels,
     text_coordinates,
     wide_scores,
 )
-from .limits import ReadLimitError, check_data_size, check_file, memory_guard
+from .limits import check_file, memory_guard
 from .mtme import is_mtme_testset, read_mtme
+from .netcdf import read_netcdf
 from .readers import FORMAT_OPTION, load_table, located
 
 __all__ = ["LABEL_GUESSES", "SUPPORTED_FORMATS", "from_dataframe", "guess_label_columns", "read"]
@@ -61,42 +67,12 @@ _GZIP_OK = ("csv", "tsv", "jsonl")
 _DIMS = ("system", "input")
 
 
-def _names(value: Sequence[Hashable] | str | None, arg: str) -> list[Hashable]:
-    """Normalise a name or a sequence of names to a list."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value]
-    try:
-        return list(value)
-    except TypeError:
-        raise TypeError(f"{arg} must be a name or a sequence of names, "
-                        f"got {type(value).__name__}") from None
-
-
 def _labels(uniques: pd.Index) -> np.ndarray:
     """Label coordinate values: strings as Python ``str`` objects, numbers as numbers."""
     if pd.api.types.is_string_dtype(uniques.dtype) or isinstance(
             uniques.dtype, pd.CategoricalDtype):
         return np.asarray(uniques, dtype=object)
     return np.asarray(uniques)
-
-
-def _set_roles(ds: xr.Dataset, human: Sequence[Hashable] | str | None) -> xr.Dataset:
-    if human is None:
-        return ds
-    names = _names(human, "human")
-    text = [n for n in names if n in ds.coords and n not in ds.dims]
-    if text:
-        raise ValueError(f"human={cut(human)}: column {cut(text[0])} holds text, not scores; it was kept as a "
-                         f"coordinate along {tuple(ds.coords[text[0]].dims)}; human judgments must be numbers")
-    unknown = [n for n in names if n not in ds.data_vars]
-    if unknown:
-        raise ValueError(f"human={cut(human)}: unknown variable(s) {cut(unknown)}; data variables are "
-                         f"{name_list(ds.data_vars, near=unknown[0])}{did_you_mean(unknown[0], ds.data_vars)}")
-    for name in ds.data_vars:
-        ds[name].attrs["role"] = "human" if name in names else "metric"
-    return ds
 
 
 def _check_columns(df: pd.DataFrame) -> None:
@@ -117,7 +93,7 @@ def _from_dataframe_iv(df, system, input, metric, value,
                          f"for a wide table; got metric={cut(metric)}, value={cut(value)}")
     _check_columns(df)
     check_nested(df)
-    extra = _names(dims, "dims")
+    extra = name_seq(dims, "dims")
     args: dict[Hashable, str] = {system: f"system={system!r}"}
     if input is not None:
         args[input] = f"input={input!r}"
@@ -156,11 +132,12 @@ def _from_dataframe_iv(df, system, input, metric, value,
 
 
 def _table_scores(df: pd.DataFrame, keys: list[Hashable], out_dims: list[str], metric: str | None,
-                  value: str | None) -> tuple[list[Hashable], list[Hashable], np.ndarray]:
-    """Score columns, text columns and the scores: a ``(score, row)`` block of a wide table,
-    the value column of a long one (whose score columns are given by the metric column)."""
+                  value: str | None) -> tuple[list[Hashable], list[Hashable], np.ndarray, list[str]]:
+    """Score columns, text columns, the scores (a ``(score, row)`` block of a wide table, the value
+    column of a long one, whose score columns are given by the metric column) and notes on unnamed
+    columns left out."""
     if metric is None:
-        others = [c for c in df.columns if c not in keys]
+        others, notes = unnamed_columns(df, [c for c in df.columns if c not in keys])
         clash = [c for c in others if c in out_dims]
         if clash:
             raise ValueError(f"score column(s) {clash} clash with output dim names "
@@ -169,10 +146,10 @@ def _table_scores(df: pd.DataFrame, keys: list[Hashable], out_dims: list[str], m
         if not score_cols:
             raise ValueError(f"df has no score columns besides the labels {keys}"
                              + (f" and the text columns {cut(text, 200)}" if text else ""))
-        return score_cols, text, block
+        return score_cols, text, block, notes
     vals = score_array(df[value], df[value].dtype, f"value={value!r} column")
     text = [c for c in df.columns if c not in {*keys, metric, value} and is_text_column(df[c])]
-    return [], text, vals
+    return [], text, vals, []
 
 
 def from_dataframe(
@@ -221,7 +198,10 @@ def from_dataframe(
         columns of a wide table (mostly non-numeric entries, such as WMT's
         ``domain`` and ``doc``) become coordinates on the fewest label dims
         they are a function of; one that is a function of none is left out
-        with a warning.
+        with a warning.  What was left out or kept as given (a text column,
+        an unnamed column -- the row index ``DataFrame.to_csv`` writes, an
+        empty one --, labels with surrounding whitespace) is named in
+        ``attrs["notes"]``, one line each, and in a ``UserWarning``.
 
     Raises
     ------
@@ -230,7 +210,11 @@ def from_dataframe(
     ValueError
         If a named column is missing, a column name repeats, the table has no
         rows, labels are missing, rows are duplicated, scores are infinite,
-        or `human` names unknown variables or a text column.
+        or `human` names unknown variables or a text column; if two labels
+        of one dim differ only in whitespace, invisible characters, Unicode
+        normalisation or type (``"s1"`` and ``"s1 "``, ``3`` and ``"3"``),
+        a text column holds numbers written with a decimal comma, or a
+        column named ``Unnamed: k`` (an empty header field) holds values.
 
     Examples
     --------
@@ -248,14 +232,41 @@ def from_dataframe(
     ...                system="sys", input="doc")["domain"].dims
     ('input',)
     """
+    ds, notes = _dataset(df, system=system, input=input, metric=metric, value=value, dims=dims, human=human)
+    return _published(ds, notes)
+
+
+def _published(ds: xr.Dataset, notes: list[str]) -> xr.Dataset:
+    """``ds`` with ``notes`` in its attrs, each also given as a UserWarning (to the caller's caller)."""
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=3)
+    add_notes(ds.attrs, *notes)
+    return ds
+
+
+def _first_row(codes: np.ndarray) -> Any:
+    """``where(k)``: the data row where the ``k``-th label of ``codes`` first appears."""
+    return lambda k: row_name(int(np.flatnonzero(codes == k)[0]))
+
+
+def _spellings(df: pd.DataFrame, col: Hashable, dim: str, codes: np.ndarray, labels: np.ndarray) -> list[str]:
+    """:func:`check_spellings` of one label column."""
+    what = f"{dim} labels" if col == dim else f"{dim} labels (column {cut(col)})"
+    return check_spellings(labels, what, _first_row(codes))
+
+
+def _dataset(df: pd.DataFrame, *, system: str, input: str | None, metric: str | None, value: str | None,
+             dims: Sequence[str], human: Sequence[str] | str | None) -> tuple[xr.Dataset, list[str]]:
+    """:func:`from_dataframe`'s Dataset, and its notes."""
     df, keys, out_dims = _from_dataframe_iv(df, system, input, metric, value, dims)
-    score_cols, text, scores = _table_scores(df, keys, out_dims, metric, value)
+    score_cols, text, scores, notes = _table_scores(df, keys, out_dims, metric, value)
     codes: list[np.ndarray] = []
     coords: dict[Hashable, np.ndarray] = {}
     for col, dim in zip(keys, out_dims):
         c, uniques = pd.factorize(df[col], sort=False)
         codes.append(c)
         coords[dim] = _labels(uniques)
+        notes += _spellings(df, col, dim, c, coords[dim])
     shape = tuple(len(coords[d]) for d in out_dims)
     size = int(np.prod(shape))
     flat = np.ravel_multi_index(codes, shape)
@@ -266,14 +277,17 @@ def from_dataframe(
         arr[:, flat] = scores
         data = {col: arr[k].reshape(shape) for k, col in enumerate(score_cols)}
     else:
+        m_codes, m_names = pd.factorize(df[metric], sort=False)
+        notes += check_spellings(m_names, f"score names (column {cut(metric)})", _first_row(m_codes))
         data = long_scores(df[metric], scores, flat, shape, size, metric, out_dims)
 
     all_coords: dict[Hashable, Any] = dict(coords)
-    all_coords.update(text_coordinates(df, text, codes, coords, out_dims))
+    text_coords, text_notes = text_coordinates(df, text, codes, coords, out_dims)
+    all_coords.update(text_coords)
     ds = xr.Dataset({k: (out_dims, v) for k, v in data.items()}, coords=all_coords)
     if input is None:
         ds.attrs[SYSTEM_LEVEL_ATTR] = 1
-    return _set_roles(ds, human)
+    return set_roles(ds, human), notes + text_notes
 
 
 def _format_of(path: str, format: str | None) -> tuple[str, bool]:
@@ -298,43 +312,6 @@ def _format_of(path: str, format: str | None) -> tuple[str, bool]:
         raise ValueError(f"{path!r}: gzip compression is supported only for "
                          f"{', '.join(_GZIP_OK)}, not {fmt}")
     return fmt, gz
-
-
-def _from_netcdf(ds: xr.Dataset, path: str, *, system: str = "system",
-                 input: str | None = "input", metric: str | None = None,
-                 value: str | None = None, dims: Sequence[str] = (),
-                 human: Sequence[str] | str | None = None) -> xr.Dataset:
-    if metric is not None or value is not None:
-        raise ValueError(f"{path!r}: metric= and value= describe long tables and do "
-                         "not apply to netCDF files")
-    rename = {old: new for old, new in zip((system, input), _DIMS)
-              if old is not None and old != new and old in ds.dims}
-    ds = ds.rename(rename)
-    system_level = input is None or set(ds.dims) == {"system"}
-    wanted = (("system", system, "system"),) if system_level else (("system", system, "system"),
-                                                                   ("input", input, "input"))
-    for arg, old, dim in wanted:
-        if dim not in ds.dims:
-            raise ValueError(f"{path!r}: the netCDF dataset has no {dim!r} dimension "
-                             f"({arg}={old!r}); its dims are {list(ds.dims)}")
-    for d in _names(dims, "dims"):
-        if d not in ds.dims:
-            raise ValueError(f"{path!r}: dims entry {d!r} is not a dimension of the "
-                             f"dataset; its dims are {list(ds.dims)}")
-    text = [k for k in ds.data_vars if not is_score_dtype(ds.variables[k].dtype)]
-    ds = ds.set_coords(text)
-    if not ds.data_vars:
-        raise ValueError(f"{path!r}: the netCDF dataset has no numeric data variables"
-                         + (f" (text variables {cut(text, 200)} were kept as coordinates)" if text else ""))
-    for name in list(ds.data_vars):
-        var = ds.variables[name]
-        ds[name] = var.copy(data=score_array(var.values, var.dtype, f"variable {cut(name)}"))
-    if system_level:
-        if "input" in ds.dims:
-            raise ValueError(f"{path!r}: input=False reads system-level scores, but the dataset has an 'input' "
-                             f"dim; its dims are {list(ds.dims)}")
-        ds.attrs[SYSTEM_LEVEL_ATTR] = 1
-    return _set_roles(ds, human)
 
 
 def _read_iv(path, format: str | None, encoding: str | None) -> tuple[str, str, bool]:
@@ -390,6 +367,10 @@ def read(path: str | os.PathLike[str], *, format: str | None = None,
     -------
     xarray.Dataset
         As :func:`from_dataframe`; netCDF files keep their own label order.
+        ``attrs["notes"]`` names, with the file, what was left out or kept
+        as given (also given as a ``UserWarning``): a text column or
+        variable, an unnamed column, empty fields past the header, a netCDF
+        variable without the ``(system, input)`` dims.
 
     Raises
     ------
@@ -397,8 +378,10 @@ def read(path: str | os.PathLike[str], *, format: str | None = None,
         If `path` does not exist.
     ValueError
         If the format or encoding is unknown, the file is empty, corrupt or
-        not in its format, or the contents fail validation; the message names
-        the file (and the line, where there is one). Also, before the file is
+        not in its format, or the contents fail validation (as
+        :func:`from_dataframe`'s, and a line with fewer fields than the
+        header names, or every line with more that are not empty); the
+        message names the file (and the line, where there is one). Also, before the file is
         opened, if it is not a regular file (a FIFO, a device) or holds more
         than the reading limit (the ``memory_budget`` option; for ``.gz`` the
         text it expands to, counted as it is read), or has more than 200,000
@@ -425,8 +408,11 @@ def read(path: str | os.PathLike[str], *, format: str | None = None,
     try:
         with memory_guard(repr(path)):
             if fmt == "netcdf":
-                return _read_netcdf(path, kwargs)
-            return _table_dataset(load_table(path, fmt, gz, encoding), path, kwargs)
+                ds, notes = read_netcdf(path, kwargs)
+            else:
+                df, read_notes = load_table(path, fmt, gz, encoding)
+                ds, notes = _table_dataset(df, kwargs)
+                notes = read_notes + notes
     except (ValueError, TypeError) as err:
         message = str(err)
         if repr(path) in message:
@@ -436,6 +422,7 @@ def read(path: str | os.PathLike[str], *, format: str | None = None,
         except TypeError:  # an exception type with another constructor: keep its kind
             located_err = (TypeError if isinstance(err, TypeError) else ValueError)(located(message, path, fmt))
         raise located_err from None
+    return _published(ds, [located(note, path, fmt) for note in notes])
 
 
 _TABLE_OPTIONS = ("system", "input", "metric", "value", "dims")
@@ -452,24 +439,8 @@ def _read_mtme_folder(path: str, format: str | None, encoding: str | None, kwarg
     return read_mtme(os.path.dirname(folder), os.path.basename(folder), encoding=encoding or "utf-8", **options)
 
 
-def _read_netcdf(path: str, kwargs: dict[str, Any]) -> xr.Dataset:
-    try:
-        with xr.open_dataset(path) as lazy:
-            check_data_size(path, int(lazy.nbytes), "netCDF variables")  # compressed ones expand
-            ds = lazy.load()
-    except ReadLimitError:
-        raise
-    except (OSError, ValueError, TypeError, KeyError, RuntimeError) as err:  # netCDF backends vary
-        raise ValueError(f"{path!r} is not a readable netCDF file ({cut(str(err))}); if it is a table, "
-                         "pass format='csv' (or 'tsv', 'jsonl', 'parquet'; --file-format on the command "
-                         "line)") from None
-    kwargs = {k: v for k, v in kwargs.items() if not (k in _DIMS and v is None)}
-    if kwargs.get("input") is False:
-        kwargs["input"] = None
-    return _from_netcdf(ds, path, **kwargs)
-
-
-def _table_dataset(df: pd.DataFrame, path: str, kwargs: dict[str, Any]) -> xr.Dataset:
+def _table_dataset(df: pd.DataFrame, kwargs: dict[str, Any]) -> tuple[xr.Dataset, list[str]]:
     kwargs = dict(kwargs)
     kwargs["system"], kwargs["input"] = table_labels(df, system=kwargs.get("system"), input=kwargs.get("input"))
-    return from_dataframe(df, **kwargs)
+    options = {"metric": None, "value": None, "dims": (), "human": None, **kwargs}
+    return _dataset(df, **options)
