@@ -205,7 +205,7 @@ def test_the_mask_linear_sums_of_a_draw_do_not_depend_on_its_batch():
     and the exactly rounded sums (``math.fsum``) up to their last bits, at input and global shapes."""
     import math
 
-    from xcorrstat._kernels.swapmath import linear, linear_forms, per_input_masks
+    from xcorrstat._kernels.linear.forms import linear, linear_forms, per_input_masks
 
     rng = np.random.default_rng(2)
     for p, k, s, i, b in ((2, 3, 9, 5, 37), (1, 6, 3000, 1, 33)):

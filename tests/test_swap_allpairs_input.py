@@ -18,9 +18,9 @@ import pytest
 from oracles import assert_values_same
 from test_permutation import PERMUTES, oracle_distribution, zscore
 
-from xcorrstat._kernels import swap_allpairs_input as swap_allpairs_input
-from xcorrstat._kernels.swap_allpairs_input import prepare_allpairs_input
-from xcorrstat._kernels.swap_gaps import from_sums
+from xcorrstat._kernels.linear import allpairs_input as swap_allpairs_input
+from xcorrstat._kernels.linear.allpairs_input import prepare_allpairs_input
+from xcorrstat._kernels.linear.gaps import from_sums
 from xcorrstat._resampling.draws import permutation_masks
 
 

@@ -31,8 +31,8 @@ from test_permutation import oracle_distribution, zscore
 from test_swap_allpairs_input import numpy_allpairs
 
 import xcorrstat
-from xcorrstat._kernels import swap_allpairs_input
-from xcorrstat._kernels.swap_allpairs_input import prepare_allpairs_input
+from xcorrstat._kernels.linear import allpairs_input as swap_allpairs_input
+from xcorrstat._kernels.linear.allpairs_input import prepare_allpairs_input
 from xcorrstat._resampling.draws import permutation_masks
 
 MiB = 2**20

@@ -26,8 +26,8 @@ from scipy import stats
 from test_permutation import PERMUTES, zscore
 
 import xcorrstat
-from xcorrstat._kernels import swap_allpairs as swap_allpairs
-from xcorrstat._kernels.swap_allpairs import PAIR_BLOCK_ELEMS, allpairs_system_deltas, prepare_allpairs
+from xcorrstat._kernels.linear import allpairs as swap_allpairs
+from xcorrstat._kernels.linear.allpairs import PAIR_BLOCK_ELEMS, allpairs_system_deltas, prepare_allpairs
 from xcorrstat._resampling import engine as engine
 from xcorrstat._resampling import pairs as pairs_module
 from xcorrstat._resampling.draws import permutation_masks

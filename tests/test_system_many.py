@@ -27,10 +27,10 @@ from oracles import exact_integer_scores
 from peak_memory import PRELUDE, child_result
 
 import xcorrstat
-from xcorrstat._kernels import wrank_sorted
+from xcorrstat._kernels.rank import sorted_counts as wrank_sorted
 from xcorrstat._kernels.swap_system import system_statistic, system_swap_deltas
 from xcorrstat._kernels.weighted import wcorr
-from xcorrstat._kernels.wrank_sorted import SORTED_MIN_UNITS, sorted_form, sorted_kendall_counts, sorted_midranks
+from xcorrstat._kernels.rank.sorted_counts import SORTED_MIN_UNITS, sorted_form, sorted_kendall_counts, sorted_midranks
 from xcorrstat._resampling.draws import bootstrap_indices, permutation_masks
 from xcorrstat._resampling.engine import draw_elems
 from xcorrstat._resampling.statistics import resampled_level_correlation

@@ -17,7 +17,7 @@ from scipy import stats
 
 from xcorrstat._kernels.scaling import SAFE_SUM_BOUNDS
 from xcorrstat._kernels.weighted import wcorr_gemm
-from xcorrstat._kernels.wpearson_rows import wpearson_rows
+from xcorrstat._kernels.linear.weighted_rows import wpearson_rows
 
 #: float64 elements of one (rows, draws) temporary of :func:`numpy_rows`.
 ROW_BLOCK_ELEMS = 1 << 18

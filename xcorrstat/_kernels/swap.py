@@ -33,9 +33,9 @@ from numpy.typing import ArrayLike
 from .._types import Level, Method, Variant
 from .correlation import pearson
 from .scaling import centre_cells
-from .swap_gaps import input_pearson_gaps
-from .swap_kendall import SWAP_KENDALL_VARIANTS, input_kendall_swap_means
-from .swapmath import LinearForms, SwapRun, linear, linear_forms, per_input_masks
+from .linear.gaps import input_pearson_gaps
+from .rank.input_swap import SWAP_KENDALL_VARIANTS, input_kendall_swap_means
+from .linear.forms import LinearForms, SwapRun, linear, linear_forms, per_input_masks
 
 __all__ = ["SwapDeltas", "input_pearson_run", "prepare_swap", "swap_supported", "swapped_deltas"]
 

@@ -53,7 +53,7 @@ from .correlation import pearson
 from .exactsum import exact_parts
 from .scaling import SAFE_SUM_BOUNDS, pow2_exponent
 from .swap import SwapDeltas
-from .wrank_sorted import sorted_form, sorted_kendall_counts, sorted_midranks
+from .rank.sorted_counts import sorted_form, sorted_kendall_counts, sorted_midranks
 from .swap_system_stats import (COUNT_NAMES, SystemTerms, flagged_pearson, rank_statistic, swapped_means,
                                 tau_of_counts)
 

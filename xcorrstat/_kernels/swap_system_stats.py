@@ -25,7 +25,7 @@ import numpy as np
 
 from .._types import Variant
 from .correlation import pearson
-from .tau import tau_from_counts
+from .rank.tau import tau_from_counts
 
 __all__ = ["COUNT_NAMES", "SystemTerms", "flagged_pearson", "rank_statistic", "swapped_means", "tau_of_counts"]
 

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._types import Average, Variant
-from .global_kendall_swap import swap_group_kendall
+from .rank.global_swap import swap_group_kendall
 from .levels import average_groups
 from .scaling import centre_cells
 from .swap import SwapDeltas, input_pearson_run

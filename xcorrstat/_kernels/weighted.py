@@ -43,8 +43,8 @@ from numpy.typing import ArrayLike
 from .._types import Method, Variant
 from .correlation import constant_over_valid
 from .scaling import rescaled_where_unsafe
-from .tau import count_distinct, tau_from_counts
-from .wrank_sorted import sorted_form, sorted_kendall_counts, sorted_midranks
+from .rank.tau import count_distinct, tau_from_counts
+from .rank.sorted_counts import sorted_form, sorted_kendall_counts, sorted_midranks
 
 __all__ = ["DISTINCT_PAIR_VARIANTS", "wcorr", "wcorr_gemm"]
 

@@ -17,7 +17,7 @@ import xarray as xr
 
 from .._docs import fill_doc
 from .._types import Level
-from .._kernels.pairwise import agreement_counts, difference_sums, kendall_like_counts
+from .._kernels.mt.pairwise import agreement_counts, difference_sums, kendall_like_counts
 from .._kernels.scaling import SAFE_EXPONENT, pow2_normalise, remove_offset
 from .._labelled import check_labels, check_new_dim, pair_dim
 from .._schema import aligned_scores

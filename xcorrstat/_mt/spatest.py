@@ -23,7 +23,7 @@ import xarray as xr
 
 from .._options import OPTIONS
 from .._types import Draws, Seed
-from .._kernels.spa_swap import masked_flips, pair_pvalues_from_sums, pair_scale, spa_from_flips, swapped_spa
+from .._kernels.mt.soft_pairwise import masked_flips, pair_pvalues_from_sums, pair_scale, spa_from_flips, swapped_spa
 from .._resampling.draws import permutation_masks, resolve_seed
 from .._resampling.engine import block_elems, compute_with_progress, draws_within
 from .._resampling.pvalues import permutation_pvalue

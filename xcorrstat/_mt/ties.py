@@ -19,7 +19,7 @@ from .._capabilities import check
 from .._docs import fill_doc
 from .._types import Level, Seed, TieVariant
 from .._kernels.levels import system_means
-from .._kernels.ties import calibrate_epsilon, sample_pairs, valid_pairs
+from .._kernels.mt.ties import calibrate_epsilon, sample_pairs, valid_pairs
 from .._resampling.draws import resolve_seed, seeded_generator
 from .._resampling.engine import blocks_of_cells
 from .._schema import INPUT, METRIC, SYSTEM, aligned_scores

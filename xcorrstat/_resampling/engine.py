@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike
 
 from .._types import Level, Statistic
 from .._kernels.custom import is_own
-from .._kernels.wrank_sorted import sorted_form
+from .._kernels.rank.sorted_counts import sorted_form
 from .._options import OPTIONS, show_progress
 from .._schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import bootstrap_indices, draws_per_task, fill_draws

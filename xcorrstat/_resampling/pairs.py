@@ -32,8 +32,8 @@ from numpy.typing import ArrayLike
 from .._options import OPTIONS
 from .._types import Level, Method, SwapUnit
 from .._kernels.swap import SwapDeltas
-from .._kernels.swap_allpairs import prepare_allpairs
-from .._kernels.swap_allpairs_input import prepare_allpairs_input
+from .._kernels.linear.allpairs import prepare_allpairs
+from .._kernels.linear.allpairs_input import prepare_allpairs_input
 from .._kernels.swap_system import prepare_system_swap
 from .._schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import DRAW_BLOCK, draws_per_task, fill_draws, permutation_masks

@@ -34,14 +34,14 @@ from .._types import Average, Level, Method, Variant
 from .._kernels.custom import is_own
 from .._kernels.correlation import EPSILON_MAX_N, corr
 from .._kernels.exactsum import exact_weighted_sums
-from .._kernels.global_kendall import CellTable, cell_tables, weighted_global_kendall
+from .._kernels.rank.global_counts import CellTable, cell_tables, weighted_global_kendall
 from .._kernels.levels import group_weights, level_correlation, value_range
 from .._kernels.scaling import centre_cells
-from .._kernels.tiesweep import row_calibration, sorted_pairs, weighted_calibration
+from .._kernels.mt.tie_sweeps import row_calibration, sorted_pairs, weighted_calibration
 from .._kernels.weighted import wcorr, wcorr_gemm
-from .._kernels.wkendall_rows import wkendall_rows
-from .._kernels.wpearson_rows import wpearson_rows
-from .._kernels.wrank_sorted import sorted_form
+from .._kernels.rank.weighted_rows import wkendall_rows
+from .._kernels.linear.weighted_rows import wpearson_rows
+from .._kernels.rank.sorted_counts import sorted_form
 from .draws import counts_from_indices
 
 __all__ = [

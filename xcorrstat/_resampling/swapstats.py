@@ -27,7 +27,7 @@ import numpy as np
 
 from .._kernels import level_correlation
 from .._kernels.custom import is_own
-from .._kernels.global_kendall_swap import swap_global_kendall
+from .._kernels.rank.global_swap import swap_global_kendall
 from .._kernels.scaling import pow2_normalise, remove_offset
 from .._kernels.swap import prepare_swap, swap_supported
 from .._kernels.swap_system import prepare_system_swap

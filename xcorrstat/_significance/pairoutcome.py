@@ -36,8 +36,8 @@ import xarray as xr
 
 from .._capabilities import check
 from .._types import Alternative, Correction, Family, Level, PValue, Standardise, Statistic, Variant
-from .._kernels.pairoutcome import LINEAR_VARIANTS, hybrid_deltas, prepare_pair_outcomes
-from .._kernels.ties import TIE_VARIANTS, calibrate_epsilon
+from .._kernels.mt.pair_outcomes import LINEAR_VARIANTS, hybrid_deltas, prepare_pair_outcomes
+from .._kernels.mt.ties import TIE_VARIANTS, calibrate_epsilon
 from .._mt.ties import MAX_GROUP, TIE_LEVELS, group_shape, level_groups
 from .._options import OPTIONS
 from .._resampling.draws import DRAW_BLOCK, keyed_generator, resolve_seed

@@ -28,9 +28,9 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._types import Variant
-from ._compiled import loops
-from .global_kendall import (
+from ..._types import Variant
+from .._compiled import loops
+from .global_counts import (
     COUNT_ROWS,
     TauTable,
     jit_groups,
@@ -74,7 +74,7 @@ def _swap_row(zx: np.ndarray, zy: np.ndarray, z: np.ndarray) -> _SwapRow:
     # every draw keeps the same cells, each once: the target's ties are fixed
     per_z = np.diff(t.z_runs).astype(np.int64) // 2  # each cell is two entries, its X and its Y
     row = row._replace(fixed=(int(np.sum(per_z * (per_z - 1) // 2)), int(per_z.size)))
-    lin, c0 = loops("global_kendall_jit").linear_terms(t.zr, t.x_runs, row.src, row.cell, zf.size)
+    lin, c0 = loops("rank.global_jit").linear_terms(t.zr, t.x_runs, row.src, row.cell, zf.size)
     return row._replace(linear=(lin.astype(np.int32 if t.zr.size < LINEAR_INT32_ENTRIES else np.int64), int(c0)))
 
 
@@ -196,7 +196,7 @@ def _swap_counts(row: _SwapRow, masks: np.ndarray) -> np.ndarray:
     """(9, 2B) counts of X' then Y' for masks (B, cells), both counted by the compiled loops."""
     t = row.table
     counts = np.zeros((len(COUNT_ROWS), 2 * masks.shape[0]), dtype=np.int64)
-    jit = loops("global_kendall_jit")
+    jit = loops("rank.global_jit")
     counts[:7] = jit.swap_counts(row.cell, row.src, t.zr, t.nbits, row.groups, masks, row.fixed is None,
                                  max(1, _INT32_MAX // max(t.zr.size, 1)))
     if row.fixed is not None:
@@ -210,7 +210,7 @@ def _linear_counts(row: _SwapRow, masks: np.ndarray) -> np.ndarray:
     t, b = row.table, masks.shape[0]
     lin, c0 = row.linear
     singles = t.zr.size - int(np.sum(row.groups[1] - row.groups[0]))  # entries alone in their run of x
-    jit = loops("global_kendall_jit")
+    jit = loops("rank.global_jit")
     part = jit.swap_counts_linear(row.cell, row.src, t.zr, t.nbits, row.groups, masks, lin, singles,
                                   max(1, _INT32_MAX // max(t.zr.size, 1)))
     n, dis_x, tx_x, txz_x, mx_x, tx_y, txz_y, mx_y, lm = part

@@ -44,11 +44,11 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._types import Variant
-from .swap_gaps import GapCounts, gap_counts
-from ._compiled import jit, loops
-from .swap_kendall_gaps import ACC_VARIANTS, DrawCounts, gap_add, gap_stats
-from .swapmath import F32_EXACT, SwapRun, mask_products
+from ..._types import Variant
+from ..linear.gaps import GapCounts, gap_counts
+from .._compiled import jit, loops
+from .input_gaps import ACC_VARIANTS, DrawCounts, gap_add, gap_stats
+from ..linear.forms import F32_EXACT, SwapRun, mask_products
 
 __all__ = ["SWAP_KENDALL_VARIANTS", "input_kendall_swap", "input_kendall_swap_means"]
 
@@ -333,7 +333,7 @@ def _prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray, var
     k = s * (s - 1) // 2
     o = _operands(zx, zy, z, variant)
     none = np.zeros((0, 0, 0), dtype=o.value.dtype)
-    loops("swap_kendall_prep_jit").prepare(zx, zy, z, eps, _CODES[variant], o.gaps is None, o.value, o.value_diff,
+    loops("rank.input_prep_jit").prepare(zx, zy, z, eps, _CODES[variant], o.gaps is None, o.value, o.value_diff,
                                            none if o.ties is None else o.ties,
                                            none if o.ties_diff is None else o.ties_diff, o.counts, o.tied)
     if o.gaps is not None:  # each draw's valid counts, a bounded block of pairs and inputs at a time

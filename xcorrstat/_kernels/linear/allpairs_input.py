@@ -39,11 +39,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._compiled import loops
-from .scaling import centre_cells
-from .swap import SwapDeltas
-from .correlation import constant_over_valid, pearson
-from .swap_gaps import NEAR_CONSTANT
+from .._compiled import loops
+from ..scaling import centre_cells
+from ..swap import SwapDeltas
+from ..correlation import constant_over_valid, pearson
+from .gaps import NEAR_CONSTANT
 
 __all__ = ["prepare_allpairs_input"]
 
@@ -128,7 +128,7 @@ class _Operands:
     def _sums(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Totals and counts of the defined r (2, Q, B) by the compiled loop: blocks of inputs, all pairs
         and draws at once, then the flagged values recomputed."""
-        jit = loops("swap_allpairs_input_jit")
+        jit = loops("linear.allpairs_jit")
         b, n_sys, n_inp = m.shape
         q = self.lo.size
         ib = max(1, min(n_inp, PAIR_BLOCK_ELEMS // (n_sys * max(b, 6 * self.x.shape[0]))))

@@ -41,10 +41,10 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .correlation import pearson
-from .exactsum import exact_parts
-from .scaling import centre_cells
-from .swap import SwapDeltas
+from ..correlation import pearson
+from ..exactsum import exact_parts
+from ..scaling import centre_cells
+from ..swap import SwapDeltas
 
 __all__ = ["PAIR_BLOCK_ELEMS", "allpairs_system_deltas", "prepare_allpairs"]
 

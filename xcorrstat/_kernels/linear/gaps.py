@@ -28,8 +28,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .correlation import pearson
-from .swapmath import SwapRun, linear, linear_forms, per_input_masks
+from ..correlation import pearson
+from .forms import SwapRun, linear, linear_forms, per_input_masks
 
 __all__ = ["NEAR_CONSTANT", "GapCounts", "exact_where_flagged", "from_sums", "gap_counts", "input_pearson_gaps"]
 

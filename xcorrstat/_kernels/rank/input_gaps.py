@@ -26,8 +26,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._types import Variant
-from ._compiled import loops
+from ..._types import Variant
+from .._compiled import loops
 
 __all__ = ["ACC_VARIANTS", "DrawCounts", "gap_add", "gap_stats"]
 
@@ -135,7 +135,7 @@ def gap_add(v: tuple[np.ndarray, np.ndarray], c: DrawCounts, totals: np.ndarray,
         col[c.tied] = np.arange(c.tied.size)
         tx, ty = c.ties
     gold = none.astype(np.float64) if c.gold_tied is None else c.gold_tied
-    jit = loops("swap_kendall_jit")
+    jit = loops("rank.input_swap_jit")
     jit.gap_add(v[0], v[1], c.valid, c.total, gold, tx, ty, col, _CODES[variant], need, totals, counts)
 
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._types import Variant
-from ._compiled import loops
+from ..._types import Variant
+from .._compiled import loops
 
 __all__ = ["wkendall_rows"]
 
@@ -54,7 +54,7 @@ def wkendall_rows(x: ArrayLike, z: ArrayLike, weights: ArrayLike, *, variant: Va
         raise ValueError(f"variant must be one of {_VARIANTS}, got {variant!r}")
     valid = ~np.isnan(xa) & ~np.isnan(za)
     out = np.empty((2, xa.shape[0], wt.shape[1]))
-    loop = loops("wkendall_rows_jit")
+    loop = loops("rank.weighted_rows_jit")
     loop.rows(xa, za, valid, wt, loop.VARIANT_CODES[variant], float(min_pairs), float(max(int(min_pairs), 2)),
               float(epsilon), out)
     r, n = out

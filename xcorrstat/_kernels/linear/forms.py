@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import DTypeLike
 
-from .exactsum import exact_parts
+from ..exactsum import exact_parts
 
 __all__ = ["F32_EXACT", "LinearForms", "SwapRun", "linear", "linear_forms", "mask_products", "pair_incidence",
            "per_input_masks"]

@@ -41,8 +41,8 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._types import Variant
-from ._compiled import loops
+from ..._types import Variant
+from .._compiled import loops
 from .tau import tau_from_counts
 
 __all__ = [
@@ -200,7 +200,7 @@ def table_counts(t: TauTable, weights: ArrayLike) -> np.ndarray:
     # entry j of the table is the caller's entry order[j], weighing w[b, order[j]] * 1
     ones = np.ones((1, w.shape[0]), dtype=dtype)
     entries = t.order.astype(np.int32)
-    jit = loops("global_kendall_jit")
+    jit = loops("rank.global_jit")
     return jit.weight_counts(entries, np.zeros_like(entries), t.zr, t.nbits, jit_groups(t, multi=False),
                              np.ascontiguousarray(w.T, dtype=dtype), ones, flush, acc, t.lag)
 
@@ -363,7 +363,7 @@ def weighted_global_kendall(
     r = np.empty((xf.shape[0], b))
     n = np.empty((xf.shape[0], b), dtype=np.int64)
     wk, ck = wt.astype(dtype), ct.astype(dtype)  # every product w_s c_i and every draw's sum fit in dtype
-    jit = loops("global_kendall_jit")
+    jit = loops("rank.global_jit")
     for row, ct_row in enumerate(tables):
         t = ct_row.table
         counts = jit.weight_counts(ct_row.sys_of, ct_row.inp_of, t.zr, t.nbits, ct_row.groups, wk, ck, flush, acc,
