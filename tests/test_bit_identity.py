@@ -201,7 +201,7 @@ def test_two_worker_processes_give_the_local_bits(cluster, small_blocks, dataset
 
 
 def test_the_mask_linear_sums_of_a_draw_do_not_depend_on_its_batch():
-    """:func:`~xcorrstat._kernels.swapmath.linear` of a batch equals that of each draw alone, bit for bit,
+    """:func:`~xcorrstat._kernels.linear.forms.linear` of a batch equals that of each draw alone, bit for bit,
     and the exactly rounded sums (``math.fsum``) up to their last bits, at input and global shapes."""
     import math
 

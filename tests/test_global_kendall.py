@@ -1,5 +1,5 @@
 """Global-level Kendall of bootstrap and permutation draws from one sorted table
-(:mod:`xcorrstat._kernels.global_kendall`, :mod:`xcorrstat._kernels.global_kendall_swap`).
+(:mod:`xcorrstat._kernels.rank.global_counts`, :mod:`xcorrstat._kernels.rank.global_swap`).
 
 Every draw is checked against the statistic of the explicitly expanded resample or the
 explicitly swapped matrices: :func:`scipy.stats.kendalltau` (tau-b, tau-c), a brute-force

@@ -21,7 +21,7 @@ from oracles import kendall_counts, kendall_from_counts
 from test_swap_kendall import _scipy_means
 
 from xcorrstat._kernels.rank import input_swap as swap_kendall
-from xcorrstat._kernels.linear.gaps import gap_counts
+from xcorrstat._kernels.rank.input_gaps import gap_counts
 from xcorrstat._kernels.rank.input_swap import input_kendall_swap_means
 from xcorrstat._kernels.rank.input_gaps import _values
 from xcorrstat._kernels.linear.forms import mask_products

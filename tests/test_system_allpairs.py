@@ -1,4 +1,4 @@
-"""System-level Pearson draws of every pair of metrics at once (:mod:`xcorrstat._kernels.swap_allpairs`).
+"""System-level Pearson draws of every pair of metrics at once (:mod:`xcorrstat._kernels.linear.allpairs`).
 
 1. The kernel against an independent oracle: for every pair and draw the swapped
    matrices are built explicitly (``X' = where(m, X_k, X_i)``), their system means taken
@@ -118,8 +118,8 @@ def test_swapped_metric_constant_in_some_draws(monkeypatch):
     # X in {0, 1}, Y = 1 - X: z-scores +-1 and -+1; swapping exactly the cells where X = 0 makes
     # X' = 1 and Y' = -1 everywhere (constant means), which only exact sums see
     exact = []
-    original = swap_allpairs._Operands._exact
-    monkeypatch.setattr(swap_allpairs._Operands, "_exact", lambda self, *a: exact.append(a) or original(self, *a))
+    original = swap_allpairs._SystemOperands._exact
+    monkeypatch.setattr(swap_allpairs._SystemOperands, "_exact", lambda self, *a: exact.append(a) or original(self, *a))
     rng = np.random.default_rng(5)
     shape = (4, 10)
     x = rng.permutation(np.repeat([0.0, 1.0], 20)).reshape(shape)

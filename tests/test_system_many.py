@@ -1,7 +1,7 @@
 """System-level draws over many systems: the rank statistics of each draw's S means by sorting.
 
 Over more than ``SORTED_MIN_UNITS`` systems, weighted Kendall counts and weighted mid-ranks come
-from sorting (:mod:`xcorrstat._kernels.wrank_sorted`) instead of every pair of systems. Checked here:
+from sorting (:mod:`xcorrstat._kernels.rank.sorted_counts`) instead of every pair of systems. Checked here:
 
 1. the sorting form's counts and statistics equal the pair form's bit for bit (the threshold raised
    so the same rows take the pair form), for random data with ties, NaN, zero weights and epsilon

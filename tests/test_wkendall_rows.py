@@ -1,4 +1,4 @@
-"""Weighted Kendall tau of fixed rows under bootstrap count vectors (:mod:`xcorrstat._kernels.wkendall_rows`).
+"""Weighted Kendall tau of fixed rows under bootstrap count vectors (:mod:`xcorrstat._kernels.rank.weighted_rows`).
 
 Oracles: (1) :func:`gemm_kendall`, the former Kendall branch of the matrix-product kernel
 (pair tables and one float32 GEMM with the pair weights, then the same formulas): its

@@ -1,4 +1,4 @@
-"""Weighted Pearson of fixed rows under bootstrap count vectors (:mod:`xcorrstat._kernels.wpearson_rows`).
+"""Weighted Pearson of fixed rows under bootstrap count vectors (:mod:`xcorrstat._kernels.linear.weighted_rows`).
 
 Oracles: (1) scipy.stats.pearsonr on the explicitly expanded resample (each unit repeated its
 count times), with the plain undefined rule (fewer than ``min_pairs`` units, or a constant

@@ -125,7 +125,7 @@ def _pooled_sums(x: xr.DataArray, z: xr.DataArray, batch: list, pooled: list, le
 
 
 def _pdp(sums: xr.Dataset) -> xr.DataArray:
-    """PDP from the summed parts of :func:`~xcorrstat._kernels.pairwise.difference_sums`."""
+    """PDP from the summed parts of :func:`~xcorrstat._kernels.mt.pairwise.difference_sums`."""
     den = np.sqrt(sums["part1"] * sums["part2"])
     with np.errstate(invalid="ignore", divide="ignore"):
         return (sums["part0"] / den.where(den > 0)).clip(-1.0, 1.0)

@@ -1,6 +1,6 @@
 """Tie calibration on labelled data: the epsilon at which each metric's acc_eq (or tau_eq) is highest.
 
-The numerical work is :func:`xcorrstat._kernels.ties.calibrate_epsilon` (one sort and
+The numerical work is :func:`xcorrstat._kernels.mt.ties.calibrate_epsilon` (one sort and
 one cumulative sum per metric); this module lays the scores out in groups by level.
 """
 

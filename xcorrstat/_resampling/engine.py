@@ -73,7 +73,7 @@ SMALL_WORK = 20_000_000
 MIN_BATCH_ELEMS = 1_000_000
 
 #: float64 temporaries per metric, system and draw of a system-level draw over many systems (the sorting
-#: form, :func:`xcorrstat._kernels.wrank_sorted.sorted_form`): the draw's exact mean parts and means,
+#: form, :func:`xcorrstat._kernels.rank.sorted_counts.sorted_form`): the draw's exact mean parts and means,
 #: weights and validity, mid-ranks and the weighted Pearson's centred copies.
 SORTED_SYSTEM_TEMPS = 40
 

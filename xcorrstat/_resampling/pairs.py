@@ -8,10 +8,10 @@ draws are shared by all pairs and do not depend on the block sizes or the schedu
 System level takes another route: a task holds a block of draw ids and **every** pair, and
 one matrix product per system over all metrics gives all pairs' draws. Pearson on complete
 data (no NaN in the metrics' z-scores or the target) takes
-:mod:`xcorrstat._kernels.swap_allpairs`; any other method, and any missing cells, take
+:mod:`xcorrstat._kernels.linear.allpairs`; any other method, and any missing cells, take
 :mod:`xcorrstat._kernels.swap_system` (counts and target sums per metric, linear in the
 masks too). Pearson at input, global and within-system level (``average="macro"``) takes the
-same route with :mod:`xcorrstat._kernels.swap_allpairs_input` (one product per input over all
+same route with :mod:`xcorrstat._kernels.linear.allpairs` (one product per input over all
 metrics, any missing cells; within-system level as the input level of the transposed matrices).
 Lazy data, whose completeness is only known inside a task, choose the kernel label by label of the
 leading dims (e.g. one language pair).
@@ -32,8 +32,7 @@ from numpy.typing import ArrayLike
 from .._options import OPTIONS
 from .._types import Level, Method, SwapUnit
 from .._kernels.swap import SwapDeltas
-from .._kernels.linear.allpairs import prepare_allpairs
-from .._kernels.linear.allpairs_input import prepare_allpairs_input
+from .._kernels.linear.allpairs import prepare_allpairs, prepare_allpairs_input
 from .._kernels.swap_system import prepare_system_swap
 from .._schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import DRAW_BLOCK, draws_per_task, fill_draws, permutation_masks

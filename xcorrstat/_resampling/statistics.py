@@ -7,19 +7,19 @@ counts ``c``) or both. Every value returned equals
 
 * system level: per-system means under input counts are one matmul
   (``X C^T / sum c``); the correlation across systems uses system weights (rank statistics over
-  many systems by sorting each draw's means, :mod:`xcorrstat._kernels.wrank_sorted`);
+  many systems by sorting each draw's means, :mod:`xcorrstat._kernels.rank.sorted_counts`);
 * input level: per-input correlations are fixed (inputs only) or computed for all
   weight vectors at once (:func:`wpearson_rows`, :func:`wkendall_rows`, Spearman by
   :func:`wcorr_gemm`); the average over inputs is weighted
   by the input counts;
 * global level: Kendall's tau takes the draw's cell weights ``w_s c_i`` over one sorted
-  table of the cells (:func:`xcorrstat._kernels.global_kendall.weighted_global_kendall`);
+  table of the cells (:func:`xcorrstat._kernels.rank.global_counts.weighted_global_kendall`);
   Pearson and Spearman gather the draw's cells (``S x I`` per draw) and correlate them with
   the plain kernels -- one vectorised gather per batch.
 
 :func:`resampled_calibration` re-calibrates the metric-tie threshold of acc_eq /
 tau_eq in every draw: at input and within-system level from one sorted pair table per
-metric and the draws' count vectors (:mod:`xcorrstat._kernels.tiesweep`), at system level
+metric and the draws' count vectors (:mod:`xcorrstat._kernels.mt.tie_sweeps`), at system level
 on the draw's per-system means.
 """
 

@@ -8,11 +8,11 @@ from each metric (the sign of its difference, a tie within the metric's own epsi
 from the target. A draw exchanges the two metrics' verdicts on a random half of the pairs
 (a fair coin per pair) and recomputes the Kendall variant of both hybrid pair tables,
 averaged over the groups. Each metric keeps its own epsilon, given or calibrated once on
-the observed data (:func:`xcorrstat._kernels.ties.calibrate_epsilon`), so metrics on
+the observed data (:func:`xcorrstat._kernels.mt.ties.calibrate_epsilon`), so metrics on
 different scales are compared without re-calibrating in every draw.
 
 Draws are keyed by draw id (:func:`pair_swap_bits`) and shared by every pair of metrics;
-the statistics come from :mod:`xcorrstat._kernels.pairoutcome` (products of the swap
+the statistics come from :mod:`xcorrstat._kernels.mt.pair_outcomes` (products of the swap
 bits with per-pair tables; exact integer sums). Cells without a target score are left
 out, as mt-metrics-eval's ``_ReshapeAndFilter`` drops them; a metric score missing where
 the target has one is an error. Dask-backed scores give a lazy result: each

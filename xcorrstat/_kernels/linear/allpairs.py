@@ -1,5 +1,6 @@
-"""System-level Pearson deltas of every pair of metrics under a batch of swap masks, at once.
+"""Pearson deltas of every pair of metrics under a batch of swap masks, at once, at every level.
 
+**System level** (:func:`prepare_allpairs`, complete data).
 A permutation draw of the pair (i, k) swaps the standardised metrics ``X_i`` and ``X_k``
 cell by cell under a 0/1 mask m: ``X' = X_i + m (X_k - X_i)``, ``Y' = X_k - m (X_k - X_i)``.
 On complete data every system mean of ``X'`` and ``Y'`` is
@@ -32,6 +33,39 @@ sum of ``|X_i| + |X_k|`` over a system's inputs, divided by I: about four times 
 case) is recomputed from the swapped cells with exactly rounded sums
 (:func:`math.fsum`) before Pearson is taken: exact ties then decide constancy.
 Ordinary data never come near that bound.
+
+**Input, global and within-system level** (:func:`prepare_allpairs_input`, any missing cells).
+The sums behind an input's Pearson r of a swapped metric are linear in the mask
+(:mod:`xcorrstat._kernels.linear.gaps`), and linear in the metrics too: for the pair (i, k),
+``X'`` takes ``X_i``'s cell where the mask is 0 and ``X_k``'s where it is 1, so each of the
+six sums over an input's valid cells (count, x, x**2, z, z**2, xz) is
+
+    S(X') = T_i + F_k - F_i,    S(Y') = T_k - F_k + F_i,
+
+with ``T_j`` metric j's sum over its valid cells and ``F_j = sum_s m_s t_j[s]`` the same sum
+over the swapped cells only. One matrix product per input over **all** metrics gives every
+``F``: the work is ``6 B S I M`` for the products plus a few operations per pair, input and draw,
+instead of ``6 B S I P``. Missing cells, in the same or in different cells of two metrics,
+need nothing more: a cell counts in each sum with its validity (the target's included).
+
+Each input's r is taken from the six sums. The level's value is the mean over the inputs
+defined in the draw, added input after input in input order (global level: all cells as the
+systems of one input; within-system level (macro average): the input level of the transposed
+(input, system) matrices and masks, each system an "input" whose "systems" are the inputs).
+Exact constancy decides NaN: an input where the target has fewer than ``max(min_pairs, 2)`` cells
+or one value over them is NaN in every draw and is skipped (real MQM tables have such inputs: no
+error in any rated output); a vector found nearly constant by the sums is checked on its swapped
+cells in the compiled loop (X' or the target with one value over the draw's valid cells: NaN, the
+rule of :func:`~.correlation.pearson`), and only the others, rare, are recomputed from the swapped
+cells and added after all the other values, in input order. So the work and memory stay linear in
+the cells whatever the missing-cell pattern. The pair (k, i) is the pair (i, k) with X' and Y'
+exchanged, so each
+unordered pair is computed once, and only the metrics of the asked pairs are laid out. The
+swapped sums, the per-pair arithmetic and the running sums are fused in a compiled loop
+(:mod:`xcorrstat._kernels.linear.allpairs_jit`), a block of inputs at a time; the values
+it flags are recomputed here. Blocks of inputs never change a value; the tests check the draws
+against the explicitly swapped matrices to 1e-12, and bit for bit against a NumPy evaluation
+of the same operations.
 """
 
 from __future__ import annotations
@@ -41,15 +75,19 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..correlation import pearson
+from .._compiled import loops
+from ..correlation import constant_over_valid, pearson
 from ..exactsum import exact_parts
 from ..scaling import centre_cells
 from ..swap import SwapDeltas
+from .gaps import NEAR_CONSTANT
 
-__all__ = ["PAIR_BLOCK_ELEMS", "allpairs_system_deltas", "prepare_allpairs"]
+__all__ = ["PAIR_BLOCK_ELEMS", "allpairs_system_deltas", "prepare_allpairs", "prepare_allpairs_input"]
 
-#: float64 elements of one (S, pairs, B) temporary: pairs are taken in blocks of at most this size.
+#: float64 elements of one block: pairs (system level) or inputs (input level) are cut to this size.
 PAIR_BLOCK_ELEMS = 1 << 19
+#: Flagged values the compiled loop records in one pass (more: a second pass records them all).
+FLAG_ROOM = 1024
 
 
 def allpairs_system_deltas(zx: ArrayLike, z: ArrayLike, masks: ArrayLike, pairs: tuple[ArrayLike, ArrayLike], *,
@@ -93,7 +131,7 @@ def prepare_allpairs(zx: ArrayLike, z: ArrayLike, pairs: tuple[ArrayLike, ArrayL
     mean_z = az.sum(axis=-1) / n_inp
     if n_sys < max(int(min_pairs), 2) or not mean_z.min() < mean_z.max():
         return lambda masks: np.full((pi.size, np.shape(masks)[0]), np.nan)
-    ops = _Operands(ax, mean_z, pi, pk, min_pairs)
+    ops = _SystemOperands(ax, mean_z, pi, pk, min_pairs)
 
     def deltas(masks: ArrayLike) -> np.ndarray:
         m = np.asarray(masks, dtype=bool)
@@ -106,7 +144,7 @@ def prepare_allpairs(zx: ArrayLike, z: ArrayLike, pairs: tuple[ArrayLike, ArrayL
     return deltas
 
 
-class _Operands:
+class _SystemOperands:
     """The mask-independent arrays of one (metrics, target) problem, and the batch computation."""
 
     def __init__(self, zx: np.ndarray, mean_z: np.ndarray, pi: np.ndarray, pk: np.ndarray, min_pairs: int) -> None:
@@ -198,3 +236,135 @@ class _Operands:
 def _join_parts(sums: np.ndarray) -> np.ndarray:
     """The three exact part sums (3, ...) added in a fixed order."""
     return (sums[0] + sums[1]) + sums[2]
+
+
+# -- input, global and within-system level ------------------------------------------------------------
+
+
+def prepare_allpairs_input(zx: ArrayLike, z: ArrayLike, pairs: tuple[ArrayLike, ArrayLike], *, level: str,
+                           min_pairs: int) -> SwapDeltas:
+    """``deltas(masks) -> (P, B)``: ``r(X_i', Z) - r(X_k', Z)`` at input, global or within-system level for
+    every pair (the per-input or per-system correlations averaged with equal weights).
+
+    ``zx`` (M, S, I) are the standardised metrics and ``z`` (S, I) the target, with any
+    missing cells; ``masks`` (B, S, I) bools (True = swap); ``pairs = (pi, pk)``.
+
+    Examples
+    --------
+    >>> zx = np.stack([np.arange(12.0).reshape(3, 4), np.arange(12.0)[::-1].reshape(3, 4)])
+    >>> deltas = prepare_allpairs_input(zx, zx[0], ([0], [1]), level="input", min_pairs=2)
+    >>> deltas(np.stack([np.zeros((3, 4), bool), np.ones((3, 4), bool)])).tolist()  # none, then all swapped
+    [[2.0, -2.0]]
+    """
+    ax = np.asarray(zx, dtype=np.float64)
+    az = centre_cells(np.asarray(z, dtype=np.float64))
+    if ax.ndim != 3 or az.shape != ax.shape[1:]:
+        raise ValueError(f"zx must be (M, S, I) and z (S, I), got {ax.shape} and {az.shape}")
+    pi, pk = (np.asarray(p, dtype=np.intp).reshape(-1) for p in pairs)
+    shape = ax.shape
+    used = np.unique(np.concatenate([pi, pk]))  # the sums of metrics in no pair are not formed
+    ax, pi, pk = ax[used], np.searchsorted(used, pi), np.searchsorted(used, pk)
+    if level == "global":  # the cells as the systems of one input
+        ax, az = ax.reshape(ax.shape[0], -1, 1), az.reshape(-1, 1)
+    elif level == "within_system":  # the input level of the transposed (input, system) matrices
+        ax, az = np.ascontiguousarray(np.swapaxes(ax, 1, 2)), np.ascontiguousarray(az.T)
+    elif level != "input":
+        raise ValueError(f"level must be 'input', 'global' or 'within_system', got {level!r}")
+    ops = _InputOperands(ax, az, pi, pk, int(min_pairs))
+    within = level == "within_system"
+
+    def deltas(masks: ArrayLike) -> np.ndarray:
+        m = np.asarray(masks, dtype=bool)
+        if m.ndim != 3 or m.shape[1:] != shape[1:]:
+            raise ValueError(f"masks must be (B, S, I) = (B, {shape[1]}, {shape[2]}), got {m.shape}")
+        return ops.deltas(np.swapaxes(m, 1, 2) if within else m.reshape(m.shape[0], *ax.shape[1:]))
+
+    return deltas
+
+
+class _InputOperands:
+    """Each metric's six per-input sums and their terms per system, and the batch computation."""
+
+    def __init__(self, zx: np.ndarray, z: np.ndarray, pi: np.ndarray, pk: np.ndarray, min_pairs: int) -> None:
+        n_met, n_sys, n_inp = zx.shape
+        zv = ~np.isnan(z)
+        zc = np.where(zv, z - np.where(zv, z, 0.0).sum(axis=0) / np.maximum(zv.sum(axis=0), 1), 0.0)  # per input
+        valid = ~np.isnan(zx) & zv
+        x = np.where(valid, zx, 0.0)
+        zm = np.where(valid, zc, 0.0)
+        self.x, self.zm, self.valid, self.zc = x, zm, valid, zc  # the terms are laid out a block at a time
+        self.full = np.ascontiguousarray((valid == zv).all(axis=1).T)  # (I, M): every cell the target has
+        self.totals = np.stack([valid.sum(axis=1), x.sum(axis=1), (x * x).sum(axis=1), zm.sum(axis=1),
+                                (zm * zm).sum(axis=1), (x * zc).sum(axis=1)]).transpose(2, 0, 1).copy()  # (I, 6, M)
+        # (k, i) is (i, k) with X' and Y' exchanged: each unordered pair once, its delta negated for the other
+        lo, hi = np.minimum(pi, pk), np.maximum(pi, pk)
+        keys, self.inverse = np.unique(lo * n_met + hi, return_inverse=True)
+        self.sign = np.where(pi <= pk, 1.0, -1.0)[:, None]
+        self.lo, self.hi = (keys // n_met).astype(np.intp), (keys % n_met).astype(np.intp)
+        self.zx, self.z = zx, z
+        self.min_pairs, self.need = min_pairs, max(min_pairs, 2)
+        # a target with too few cells on an input, or a single value over them, makes every swap NaN there
+        self.live = (zv.sum(axis=0) >= self.need) & ~constant_over_valid(z.T, zv.T)
+
+    def deltas(self, m: np.ndarray) -> np.ndarray:
+        """(P, B) deltas of a (B, S, I) batch."""
+        totals, counts = self._sums(m)  # (2, Q, B) each
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(counts > 0, totals / counts, np.nan)
+        return self.sign * (means[0] - means[1])[self.inverse]
+
+    def _sums(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Totals and counts of the defined r (2, Q, B) by the compiled loop: blocks of inputs, all pairs
+        and draws at once, then the flagged values recomputed."""
+        jit = loops("linear.allpairs_jit")
+        b, n_sys, n_inp = m.shape
+        q = self.lo.size
+        ib = max(1, min(n_inp, PAIR_BLOCK_ELEMS // (n_sys * max(b, 6 * self.x.shape[0]))))
+        totals = np.zeros((2, q, b))
+        counts = np.zeros((2, q, b), dtype=np.int64)
+        flagged: list[tuple[np.ndarray, ...]] = []
+        records = np.empty((FLAG_ROOM, 4), dtype=np.int64)
+        for i0 in range(0, n_inp, ib):
+            blk = slice(i0, min(i0 + ib, n_inp))
+            ms = np.transpose(m[:, :, blk], (2, 1, 0)).astype(np.float64, order="C")  # (ib, S, B)
+            cells = np.ascontiguousarray(self.zx[:, :, blk].transpose(2, 0, 1))  # (ib, M, S)
+            args = (ms, self._terms(blk), self.totals[blk], self.full[blk], self.live[blk], cells,
+                    np.ascontiguousarray(self.z[:, blk].T), self.lo, self.hi, self.need, NEAR_CONSTANT, totals, counts)
+            n = jit.swapped_add(*args, records, True)
+            if n > records.shape[0]:  # the values are added; record them all with room enough
+                records = np.empty((n, 4), dtype=np.int64)
+                jit.swapped_add(*args, records, False)
+            i, d, p, which = records[:n].T
+            flagged.append(self._exact(m, which, i + i0, d, p))
+        self._add_flagged(flagged, totals, counts)
+        return totals, counts
+
+    def _exact(self, m: np.ndarray, which: np.ndarray, i: np.ndarray, b: np.ndarray,
+               q: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``(which, input, draw, pair, r)`` of flagged values (``which`` 0: X', 1: Y'), each r
+        recomputed from the explicitly swapped cells."""
+        if not i.size:
+            return which, i, b, q, np.empty(0)
+        keep = np.where(which == 0, self.lo[q], self.hi[q])
+        move = np.where(which == 0, self.hi[q], self.lo[q])
+        cells = np.where(m[b, :, i], self.zx[move, :, i], self.zx[keep, :, i])  # (flagged, S)
+        return which, i, b, q, pearson(cells, self.z[:, i].T, min_pairs=self.min_pairs)[0]
+
+    @staticmethod
+    def _add_flagged(flagged: list[tuple[np.ndarray, ...]], totals: np.ndarray, counts: np.ndarray) -> None:
+        """Add the recomputed values to totals and counts (2, Q, B) after all others, in input order
+        (whatever the blocks)."""
+        if not flagged:
+            return
+        which, i, b, q, r = (np.concatenate(parts) for parts in zip(*flagged))
+        order = np.lexsort((b, q, which, i))
+        which, b, q, r = which[order], b[order], q[order], r[order]
+        defined = ~np.isnan(r)
+        np.add.at(totals, (which[defined], q[defined], b[defined]), r[defined])
+        np.add.at(counts, (which[defined], q[defined], b[defined]), 1)
+
+    def _terms(self, blk: slice) -> np.ndarray:
+        """The six terms of every metric's cells on the inputs ``blk``: (ib, S, 6, M)."""
+        x, zm = self.x[:, :, blk], self.zm[:, :, blk]
+        forms = (self.valid[:, :, blk], x, x * x, zm, zm * zm, x * self.zc[:, blk])
+        return np.ascontiguousarray(np.stack(forms, axis=0).transpose(3, 2, 0, 1), dtype=np.float64)

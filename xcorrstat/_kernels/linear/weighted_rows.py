@@ -5,7 +5,7 @@ gives the S units multiplicities ``w``: r of the explicitly expanded resample is
 weighted r. Per row and draw, by the corrected two-pass method (as
 :func:`xcorrstat._kernels.weighted.wcorr_gemm`): the weighted means, then the centred
 co-moments less the rounding error of the means. A compiled loop
-(:mod:`xcorrstat._kernels.wpearson_rows_jit`) runs the sums over the units in order, a row at
+(:mod:`xcorrstat._kernels.linear.weighted_rows_jit`) runs the sums over the units in order, a row at
 a time with its draws innermost, so a value never depends on the batch or on the other rows.
 
 A row is undefined (NaN) in a draw with fewer than ``min_pairs`` expanded units, or with a

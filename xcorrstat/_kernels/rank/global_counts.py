@@ -17,7 +17,7 @@ the expanded (swapped) vector is a weighted count over that table:
   bucket of their common higher bits, so each bit is one pass over the table with a running
   sum per bucket -- O(n log G) per draw for G distinct targets, no sort, no comparison;
 * ``C - D = n0 - t_x - t_z + t_xz - 2 D`` with ``n0 = n (n - 1) / 2``, and every variant
-  follows (:func:`.tau.tau_from_counts`); the distinct values of tau-c are the groups
+  follows (:func:`.rank.tau.tau_from_counts`); the distinct values of tau-c are the groups
   with weight.
 
 With ``epsilon > 0`` (a metric difference of at most epsilon is a tie) a pair counts only
@@ -28,7 +28,7 @@ The counts are exact integers, so a draw's tau is bit for bit the one of
 :func:`xcorrstat._kernels.kendall` on the explicitly expanded (swapped) vectors, with its
 undefined rule: fewer than ``max(min_pairs, 2)`` values, or (tau-a, -b, -c) a constant
 vector over the drawn valid cells. A draw's counts depend on its weights alone, never on
-the batch. Compiled loops (:mod:`xcorrstat._kernels.global_kendall_jit`, imported on first
+the batch. Compiled loops (:mod:`xcorrstat._kernels.rank.global_jit`, imported on first
 use) do the per-draw passes, 32 draws side by side, in int32 when every weight and sum of
 weights fits and in int64 otherwise (:func:`accumulator`).
 """

@@ -1,9 +1,9 @@
 """Global-level Kendall of swapped metrics: ``tau(X', Z) - tau(Y', Z)`` for a batch of swap masks.
 
 A draw gives each cell of X' the (standardised) score of X or of Y and Y' the other one. The
-2n scores of X and Y are sorted once with the target (:func:`.global_kendall.ranked_table`);
+2n scores of X and Y are sorted once with the target (:func:`.rank.global_counts.ranked_table`);
 in a draw X' keeps one entry per cell (weight 1) and Y' the other, and every count of
-:mod:`xcorrstat._kernels.global_kendall` follows, with no sort per draw. X and Y may be
+:mod:`xcorrstat._kernels.rank.global_counts` follows, with no sort per draw. X and Y may be
 missing in different cells: a cell of X' is then valid only when its score is.
 
 When X and Y are valid in the same cells, Y' needs no pass of its own: every entry belongs
@@ -15,7 +15,7 @@ difference is ``g_ab [A_ab (1 - m_a - m_b) + B_ab (m_b - m_a)]`` with ``A = f(0,
 and ``B = f(0, 1) - f(1, 0)``: no ``m_a m_b`` term. So
 ``S(Y') = S(X') - (S(X) - S(Y)) - sum_c m_c l_c`` with ``l_c = h(y_c, z_c) - h(x_c, z_c)`` and
 ``h(v, z_c) = sum over the 2n entries e of sgn(v - v_e) sgn(z_c - z_e)``, found once
-(:func:`xcorrstat._kernels.global_kendall_jit.linear_terms`). When X and Y are missing in
+(:func:`xcorrstat._kernels.rank.global_jit.linear_terms`). When X and Y are missing in
 different cells, the compiled loops count Y' like X'. The tests compare both with NumPy counts
 of X' and Y' and with the explicitly swapped matrices.
 """

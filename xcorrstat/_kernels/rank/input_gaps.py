@@ -1,9 +1,9 @@
 """Input-level Kendall of swapped metrics missing in different cells: every draw has its own counts.
 
-The "gap mode" of :mod:`xcorrstat._kernels.swap_kendall`. When X and Y miss different
+The "gap mode" of :mod:`xcorrstat._kernels.rank.input_swap`. When X and Y miss different
 cells, a swap changes which systems of an input are valid, so the counts in each variant's
 divisor belong to the draw: the valid systems ``n`` (``N = n (n - 1) / 2`` valid pairs), the
-valid pairs tied in the target ``T_g`` (:class:`~xcorrstat._kernels.swap_gaps.GapCounts`) and,
+valid pairs tied in the target ``T_g`` (:class:`~xcorrstat._kernels.rank.input_gaps.GapCounts`) and,
 for tau-b, the metric ties ``T_m + T_gm``. From these exact integers and the numerator, each
 value takes the float operations of the complete-data route:
 
@@ -14,10 +14,20 @@ value takes the float operations of the complete-data route:
 
 An input is defined in a draw with at least ``need`` valid systems (tau-b: also a pair untied
 in the metric and one untied in the target). :func:`gap_stats` writes the values of a block
-of inputs (:func:`~xcorrstat._kernels.swap_kendall.input_kendall_swap`); :func:`gap_add` forms
+of inputs (:func:`~xcorrstat._kernels.rank.input_swap.input_kendall_swap`); :func:`gap_add` forms
 them and adds the defined ones to running totals input after input and counts them, by a
-compiled loop (:mod:`xcorrstat._kernels.swap_kendall_jit`): the same operations on the same
+compiled loop (:mod:`xcorrstat._kernels.rank.input_swap_jit`): the same operations on the same
 integers, so each value is the float :func:`gap_stats` writes.
+
+The per-draw counts themselves are forms in the mask (:class:`GapCounts`, built by
+:func:`gap_counts`). Per input, a system's cell of ``X'`` is valid with ``V_s = c_s + m_s d_s``
+(``c_s`` is 1 when X's cell and the target's are there, ``d_s`` (-1, 0 or 1) the change when Y's
+cell replaces it): the valid systems ``sum_s V_s`` are linear in the mask (one product with the
+rows ``[m_s | 1]``); the valid pairs of systems tied in the target, ``sum_{a<b} W_ab V_a V_b``
+(``W_ab = 1`` for a tie), are a constant, a linear form with coefficients ``d_s (W c)_s`` and a
+quadratic part ``m_a m_b d_a d_b W_ab`` that is non-zero only where both systems change validity
+-- a sparse list of terms. The numerator and metric ties need no change: a missing cell compares
+as neither above nor below, and its pairs are weighted out.
 """
 
 from __future__ import annotations
@@ -29,7 +39,7 @@ import numpy as np
 from ..._types import Variant
 from .._compiled import loops
 
-__all__ = ["ACC_VARIANTS", "DrawCounts", "gap_add", "gap_stats"]
+__all__ = ["ACC_VARIANTS", "DrawCounts", "GapCounts", "gap_add", "gap_counts", "gap_stats"]
 
 #: The variants that count metric ties as agreement.
 ACC_VARIANTS = ("acc23", "23")
@@ -137,5 +147,118 @@ def gap_add(v: tuple[np.ndarray, np.ndarray], c: DrawCounts, totals: np.ndarray,
     gold = none.astype(np.float64) if c.gold_tied is None else c.gold_tied
     jit = loops("rank.input_swap_jit")
     jit.gap_add(v[0], v[1], c.valid, c.total, gold, tx, ty, col, _CODES[variant], need, totals, counts)
+class GapCounts(NamedTuple):
+    """Valid systems and target-tied valid pairs of X' and Y' per input, as forms in the mask.
+
+    The forms are operands over the rows ``[m_s | 1]`` of a draw's mask on an input (the first
+    ``S + 1`` rows of :func:`~xcorrstat._kernels.linear.forms.mask_products`): ``systems`` (I, S + 1, P)
+    gives the valid systems of X' (Y' has ``total`` (I, P) minus those), ``tied`` (I, S + 1, 2 P)
+    the target-tied valid pairs of X' then of Y' but for the quadratic part: ``terms`` (pair, input,
+    system a, system b, coefficient), sorted by input, shared by X' and Y' (``tied`` is (I, S + 1, 0)
+    when the target ties no valid pair). ``tie_inputs`` (I,) marks the inputs where some draw has a
+    target-tied valid pair.
+    """
+
+    systems: np.ndarray
+    total: np.ndarray
+    tied: np.ndarray
+    tie_inputs: np.ndarray
+    terms: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+    def evaluate(self, a: np.ndarray, mt: np.ndarray, blk: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """For a block of inputs: ``(valid, total, tied)``: the valid systems of X' (inputs, B, P), those of
+        X' and Y' together (inputs, 1, P), and the target-tied valid pairs of X' then Y' (inputs, B, 2 P)
+        float64, or None when the target has no tie among these inputs' valid pairs in any draw.
+
+        ``a`` (inputs, B, S + 1) holds the block's rows ``[m_s | 1]`` as numbers (the dtype of the
+        forms: every count is an exact integer), ``mt`` (S, I, B) all masks as bool.
+        """
+        valid = np.matmul(a, self.systems[blk])
+        total = self.total[blk][:, None, :]
+        if not self.tie_inputs[blk].any():
+            return valid, total, None
+        p = self.total.shape[-1]
+        tied = np.matmul(a, self.tied[blk]).astype(np.float64)  # (n, B, 2P)
+        tp, ti, ta, tb, tc = self.terms
+        lo, hi = np.searchsorted(ti, [blk.start, blk.stop])
+        if hi > lo:
+            ins = ti[lo:hi]
+            quad = (mt[ta[lo:hi], ins] & mt[tb[lo:hi], ins]) * tc[lo:hi, None]  # (terms, B)
+            for k in (0, 1):
+                np.add.at(tied[..., k * p:(k + 1) * p].transpose(0, 2, 1), (ins - blk.start, tp[lo:hi]), quad)
+        return valid, total, tied
 
 
+class _Builder:
+    """Collects :class:`GapCounts` block by block (blocks of pairs and inputs of the Kendall kernel)."""
+
+    def __init__(self, p: int, s: int, i: int, dtype: np.dtype) -> None:
+        self.systems = np.empty((i, s + 1, p), dtype=dtype)
+        self.total = np.empty((i, p), dtype=dtype)
+        self.tied_shape = (i, s + 1, 2, p)
+        self.tied: np.ndarray | None = None  # zeros, laid out at the first target tie
+        self.terms: list[tuple[np.ndarray, ...]] = []
+
+    def add(self, ps: slice, ins: slice, vx: np.ndarray, vy: np.ndarray, zt: np.ndarray) -> None:
+        """A block: validity (Pb, Ib, S) of X and Y (target included), the target (1 or Pb, Ib, S)."""
+        c = vx.astype(np.float64)
+        d = vy.astype(np.float64) - c
+        cd = c + d
+        s = c.shape[-1]
+        self.systems[ins, :s, ps] = np.transpose(d, (1, 2, 0))
+        self.systems[ins, s, ps] = c.sum(-1).T
+        self.total[ins, ps] = (c.sum(-1) + cd.sum(-1)).T
+        tie = zt[..., :, None] == zt[..., None, :]  # NaN never ties: missing target cells drop out
+        idx = np.arange(s)
+        tie[..., idx, idx] = False
+        if not tie.any():  # no valid pair tied in the target, whatever the draw
+            return
+        if self.tied is None:
+            self.tied = np.zeros(self.tied_shape, dtype=self.systems.dtype)
+        w = tie.astype(np.float64)
+        wc, wcd = np.einsum("...ab,...b->...a", w, c), np.einsum("...ab,...b->...a", w, cd)
+        self.tied[ins, :s, :, ps] = np.transpose(np.stack([d * wc, -d * wcd], axis=-1), (1, 2, 3, 0))
+        self.tied[ins, s, :, ps] = np.transpose(np.stack([(c * wc).sum(-1) / 2, (cd * wcd).sum(-1) / 2]), (2, 0, 1))
+        changes = d != 0
+        many = np.nonzero(changes.sum(axis=-1) >= 2)  # (pair, input) with two systems changing validity
+        if many[0].size:
+            a_idx, b_idx = np.triu_indices(s, 1)
+            ties = np.broadcast_to(tie, d.shape + d.shape[-1:])[many][:, a_idx, b_idx]
+            dm = d[many]
+            coef = dm[:, a_idx] * dm[:, b_idx] * ties  # (cases, K)
+            case, k = np.nonzero(coef)
+            self.terms.append((many[0][case] + ps.start, many[1][case] + ins.start, a_idx[k], b_idx[k],
+                               coef[case, k]))
+
+    def finish(self) -> GapCounts:
+        i, rows = self.tied_shape[:2]
+        # no target tie anywhere: an empty operand, never used (no input has a tie)
+        tied = np.zeros((i, rows, 0), dtype=self.systems.dtype) if self.tied is None else self.tied
+        tied = tied.reshape(i, rows, -1)
+        if self.terms:
+            tp, ti, ta, tb, tc = (np.concatenate(parts) for parts in zip(*self.terms))
+            order = np.argsort(ti, kind="stable")
+            terms = (tp[order], ti[order], ta[order], tb[order], tc[order])
+        else:
+            empty = np.zeros(0, dtype=np.intp)
+            terms = (empty, empty, empty, empty, np.zeros(0))
+        tie_inputs = np.asarray(tied.any(axis=(1, 2)), dtype=bool)
+        tie_inputs[terms[1]] = True
+        return GapCounts(self.systems, self.total, tied, tie_inputs, terms)
+
+
+def gap_counts(p: int, s: int, i: int, dtype: np.dtype) -> _Builder:
+    """A builder of :class:`GapCounts` for P pairs of metrics, S systems and I inputs (``add`` then ``finish``).
+
+    Examples
+    --------
+    >>> vx = np.array([[[True, True, False]]]); vy = np.array([[[True, False, True]]])  # P=1, I=1, S=3
+    >>> zt = np.array([[[1.0, 1.0, 1.0]]])  # every pair tied in the target
+    >>> b = gap_counts(1, 3, 1, np.dtype(np.float64)); b.add(slice(0, 1), slice(0, 1), vx, vy, zt)
+    >>> m = np.array([[[0], [0], [1]]], dtype=bool)  # (B, S, I): swap system 2
+    >>> rows = np.concatenate([np.transpose(m, (2, 0, 1)), np.ones((1, 1, 1))], axis=-1)  # (I, B, S + 1): [m | 1]
+    >>> valid, total, tied = b.finish().evaluate(rows, np.transpose(m, (1, 2, 0)), slice(0, 1))
+    >>> float(valid[0, 0, 0]), float(total[0, 0, 0]), tied[0, 0].tolist()  # X' valid everywhere; Y' at 0
+    (3.0, 4.0, [3.0, 0.0])
+    """
+    return _Builder(p, s, i, dtype)

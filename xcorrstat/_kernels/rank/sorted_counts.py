@@ -3,7 +3,7 @@
 The pair forms of :mod:`xcorrstat._kernels.weighted` (every pair of units, ``S (S - 1) / 2`` of
 them per row and draw) are right for a few dozen systems; over thousands of systems their time
 and memory grow with S squared. Both statistics follow from sorting instead (the compiled loops
-of :mod:`xcorrstat._kernels.wrank_sorted_jit`):
+of :mod:`xcorrstat._kernels.rank.sorted_counts_jit`):
 
 * Kendall: sort the drawn units by x (tie groups, dense ranks), then by z with x's order kept
   inside a z tie group; ties in x, in z and in both are weighted sums over tie groups,

@@ -10,7 +10,7 @@ variants comparing distinct units only (:data:`~xcorrstat._kernels.weighted.DIST
 whose pairs number ``(n^2 - sum w^2) / 2`` instead of ``n (n - 1) / 2``. Tau-c takes the
 smaller number of distinct values among the drawn valid units.
 
-A compiled loop (:mod:`xcorrstat._kernels.wkendall_rows_jit`) forms these counts a row at
+A compiled loop (:mod:`xcorrstat._kernels.rank.weighted_rows_jit`) forms these counts a row at
 a time with the draws innermost, without temporaries larger than a few vectors of the draws.
 The counts are integers held exactly in float64, so a value depends neither on the batch nor
 on the other rows. The undefined rule is the plain kernel's on the expanded vectors: fewer
