@@ -9,7 +9,7 @@ missing cells is the same, every variable and the draws' ``distribution`` bit fo
 path that joins it is covered here. A few cells run on a ``dask.distributed`` cluster of two
 worker processes and give the local numbers.
 
-The block floor (``engine.MIN_BATCH_ELEMS``) is lowered so that a batch option is honest on
+The block floor (``memory.MIN_BATCH_ELEMS``) is lowered so that a batch option is honest on
 small data, and the machine is taken to have two cores, as in ``tests/test_memory_budget.py``.
 """
 
@@ -26,7 +26,7 @@ import xarray as xr
 
 import xcorrstat
 from xcorrstat._capabilities import cells
-from xcorrstat._resampling import engine as engine
+from xcorrstat._resampling import memory as memory
 
 distributed = pytest.importorskip("distributed")
 
@@ -112,7 +112,7 @@ def _cases() -> list[Any]:
 def small_blocks(monkeypatch):
     """Two cores, and no floor under a batch: ``batch=1`` is one draw at a time even on small data."""
     monkeypatch.setattr(dask.system, "CPU_COUNT", 2)
-    monkeypatch.setattr(engine, "MIN_BATCH_ELEMS", 1)
+    monkeypatch.setattr(memory, "MIN_BATCH_ELEMS", 1)
 
 
 def _run(operation: str, scheme: str, ds: xr.Dataset, level: str, method: str, variant: str,

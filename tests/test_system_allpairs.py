@@ -28,7 +28,7 @@ from test_permutation import PERMUTES, zscore
 import xcorrstat
 from xcorrstat._kernels.linear import allpairs as swap_allpairs
 from xcorrstat._kernels.linear.allpairs import PAIR_BLOCK_ELEMS, allpairs_system_deltas, prepare_allpairs
-from xcorrstat._resampling import engine as engine
+from xcorrstat._resampling import memory as memory
 from xcorrstat._resampling import pairs as pairs_module
 from xcorrstat._resampling.draws import permutation_masks
 from xcorrstat._resampling.pairs import pair_permutation_draws
@@ -232,7 +232,7 @@ def stacked(ds, n_metrics):
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_draws_do_not_depend_on_batch_chunks_or_backend(scheme, monkeypatch):
-    monkeypatch.setattr(engine, "MIN_BATCH_ELEMS", 1)  # no floor under small batches: 1 and 7 are honest
+    monkeypatch.setattr(memory, "MIN_BATCH_ELEMS", 1)  # no floor under small batches: 1 and 7 are honest
     ds = make_scores(n_metrics=6, n_systems=7, n_inputs=40, seed=14)
     x = stacked(ds, 6)
     pi, pk = np.triu_indices(6, 1)
@@ -251,7 +251,7 @@ def test_draws_do_not_depend_on_batch_chunks_or_backend(scheme, monkeypatch):
 
 
 def test_dask_tasks_are_blocks_of_draws_with_every_pair(monkeypatch):
-    monkeypatch.setattr(engine, "MIN_BATCH_ELEMS", 1)  # tiny data would otherwise take 1,000 draws a batch
+    monkeypatch.setattr(memory, "MIN_BATCH_ELEMS", 1)  # tiny data would otherwise take 1,000 draws a batch
     ds = make_scores(n_metrics=5, n_systems=6, n_inputs=30, seed=15).chunk()
     x = stacked(ds, 5)
     pi, pk = np.triu_indices(5, 1)

@@ -31,14 +31,9 @@ from .._kernels.rank.global_swap import swap_global_kendall
 from .._kernels.scaling import pow2_normalise, remove_offset
 from .._kernels.swap import WITHIN_METHODS, prepare_swap, prepare_within_swap, swap_supported
 from .._kernels.swap_system import prepare_system_swap
-from .engine import block_elems
+from .memory import materialised_steps
 
-__all__ = ["MATERIALISED_TEMPS", "standardise", "draw_deltas"]
-
-#: float64 temporaries per cell, row and draw of a batch of explicitly swapped matrices (both swapped
-#: matrices, the level kernels' copies and sorts): such batches are cut to fit :func:`~.engine.block_elems`.
-MATERIALISED_TEMPS = 12
-
+__all__ = ["standardise", "draw_deltas"]
 
 def standardise(a: np.ndarray) -> np.ndarray:
     """z-scores over all non-missing cells of each (..., S, I) matrix (population std).
@@ -168,7 +163,7 @@ def _within_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[st
 def _materialised(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str, Any],
                   missing: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
     """Any level and method: the level kernels on the explicitly swapped (standardised) matrices,
-    a block of rows and draws at a time within :func:`~.engine.block_elems` (the tests' oracle)."""
+    a block of rows and draws at a time within :func:`~.memory.block_elems` (the tests' oracle)."""
     lead = zx.shape[:-2]
     rows = int(np.prod(lead, dtype=np.int64))
     flat = [a.reshape((rows,) + a.shape[-2:]) for a in np.broadcast_arrays(zx, zy, z)]
@@ -177,8 +172,7 @@ def _materialised(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str
     def materialised(m: np.ndarray) -> np.ndarray:
         # the swapped matrices of a block of rows and draws at a time: within the block budget
         b = m.shape[0]
-        row_step = max(1, min(rows, block_elems() // (MATERIALISED_TEMPS * cells)))
-        draw_step = max(1, block_elems() // (MATERIALISED_TEMPS * cells * row_step))
+        row_step, draw_step = materialised_steps(rows, cells)
         delta = np.empty((rows, b))
         for r0 in range(0, rows, row_step):
             xs, ys, zs = (a[r0:r0 + row_step, None] for a in flat)
