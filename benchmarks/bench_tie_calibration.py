@@ -20,8 +20,8 @@ import numpy as np
 import xarray as xr
 
 import xcorrstat
-from xcorrstat._kernels.ties import pair_table
-from xcorrstat._kernels.tiesweep import sorted_pairs, weighted_calibration
+from xcorrstat._kernels.mt.ties import pair_table
+from xcorrstat._kernels.mt.tie_sweeps import sorted_pairs, weighted_calibration
 from xcorrstat._resampling.draws import bootstrap_indices
 
 

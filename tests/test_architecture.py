@@ -159,3 +159,18 @@ def test_no_function_is_longer_than_a_screen():
 @pytest.mark.parametrize("name", sorted(xcorrstat.__all__))
 def test_public_names_stay_importable(name):
     assert getattr(xcorrstat, name) is not None
+
+
+def test_no_submodule_shadows_a_name_its_package_exports():
+    """A submodule named as a name its package's ``__init__`` imports from another module would replace
+    that name on the package once imported (``xcorrstat._kernels.pearson``, the function, by a
+    ``pearson/`` folder)."""
+    shadowed = []
+    for module, path in MODULES.items():
+        if path.name != "__init__.py":
+            continue
+        taken = {alias.asname or alias.name for node in ast.parse(path.read_text(encoding="utf-8")).body
+                 if isinstance(node, ast.ImportFrom) and node.module for alias in node.names}
+        children = {p.stem for p in path.parent.glob("*.py")} | {p.parent.name for p in path.parent.glob("*/__init__.py")}
+        shadowed += [f"{module}.{name}" for name in sorted(taken & children)]
+    assert not shadowed, "submodules named as names their package imports:\n" + "\n".join(shadowed)

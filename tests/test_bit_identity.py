@@ -9,7 +9,7 @@ missing cells is the same, every variable and the draws' ``distribution`` bit fo
 path that joins it is covered here. A few cells run on a ``dask.distributed`` cluster of two
 worker processes and give the local numbers.
 
-The block floor (``engine.MIN_BATCH_ELEMS``) is lowered so that a batch option is honest on
+The block floor (``memory.MIN_BATCH_ELEMS``) is lowered so that a batch option is honest on
 small data, and the machine is taken to have two cores, as in ``tests/test_memory_budget.py``.
 """
 
@@ -26,7 +26,7 @@ import xarray as xr
 
 import xcorrstat
 from xcorrstat._capabilities import cells
-from xcorrstat._resampling import engine as engine
+from xcorrstat._resampling import memory as memory
 
 distributed = pytest.importorskip("distributed")
 
@@ -112,7 +112,7 @@ def _cases() -> list[Any]:
 def small_blocks(monkeypatch):
     """Two cores, and no floor under a batch: ``batch=1`` is one draw at a time even on small data."""
     monkeypatch.setattr(dask.system, "CPU_COUNT", 2)
-    monkeypatch.setattr(engine, "MIN_BATCH_ELEMS", 1)
+    monkeypatch.setattr(memory, "MIN_BATCH_ELEMS", 1)
 
 
 def _run(operation: str, scheme: str, ds: xr.Dataset, level: str, method: str, variant: str,
@@ -201,11 +201,11 @@ def test_two_worker_processes_give_the_local_bits(cluster, small_blocks, dataset
 
 
 def test_the_mask_linear_sums_of_a_draw_do_not_depend_on_its_batch():
-    """:func:`~xcorrstat._kernels.swapmath.linear` of a batch equals that of each draw alone, bit for bit,
+    """:func:`~xcorrstat._kernels.linear.forms.linear` of a batch equals that of each draw alone, bit for bit,
     and the exactly rounded sums (``math.fsum``) up to their last bits, at input and global shapes."""
     import math
 
-    from xcorrstat._kernels.swapmath import linear, linear_forms, per_input_masks
+    from xcorrstat._kernels.linear.forms import linear, linear_forms, per_input_masks
 
     rng = np.random.default_rng(2)
     for p, k, s, i, b in ((2, 3, 9, 5, 37), (1, 6, 3000, 1, 33)):

@@ -1,5 +1,5 @@
 """Global-level Kendall of bootstrap and permutation draws from one sorted table
-(:mod:`xcorrstat._kernels.global_kendall`, :mod:`xcorrstat._kernels.global_kendall_swap`).
+(:mod:`xcorrstat._kernels.rank.global_counts`, :mod:`xcorrstat._kernels.rank.global_swap`).
 
 Every draw is checked against the statistic of the explicitly expanded resample or the
 explicitly swapped matrices: :func:`scipy.stats.kendalltau` (tau-b, tau-c), a brute-force
@@ -26,10 +26,10 @@ from oracles import kendall_counts, kendall_from_counts
 from scipy import stats
 
 import xcorrstat
-from xcorrstat._kernels import global_kendall as gk
-from xcorrstat._kernels import global_kendall_swap as gks
+from xcorrstat._kernels.rank import global_counts as gk
+from xcorrstat._kernels.rank import global_swap as gks
 from xcorrstat._kernels import kendall
-from xcorrstat._kernels.global_kendall_swap import swap_global_kendall
+from xcorrstat._kernels.rank.global_swap import swap_global_kendall
 from xcorrstat._kernels.weighted import wcorr
 from xcorrstat._resampling.draws import (
     bootstrap_indices,
@@ -427,7 +427,7 @@ def test_table_counts_of_long_tables_equal_the_oracle(epsilon, high, flavour):
 
 def test_linear_terms_equal_a_brute_force_sum():
     """l_c = h(y_c) - h(x_c) and S(X) - S(Y) of the linear form of Y''s pairs."""
-    from xcorrstat._kernels import global_kendall_jit as jit
+    from xcorrstat._kernels.rank import global_jit as jit
 
     rng = np.random.default_rng(12)
     x, y, z = rng.integers(0, 4, 9).astype(float), rng.integers(0, 4, 9).astype(float), rng.integers(0, 3, 9)

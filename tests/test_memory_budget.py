@@ -18,7 +18,7 @@ import xarray as xr
 from peak_memory import PRELUDE, child_result
 
 import xcorrstat
-from xcorrstat._resampling import engine as engine, pairs as pairs
+from xcorrstat._resampling import memory as memory
 
 from conftest import make_scores
 
@@ -54,10 +54,27 @@ def test_a_bad_option_leaves_every_option_unchanged():
 def test_block_is_the_budget_shared_by_the_cores_with_a_safety_factor(monkeypatch):
     monkeypatch.setattr(dask.system, "CPU_COUNT", 4)
     with xcorrstat.set_options(memory_budget="16GiB"):
-        assert engine.block_elems() == 16 * 2**30 // (8 * 2 * 4)  # float64 values, safety factor 2, 4 cores
-        assert engine.process_elems() == 16 * 2**30 // (8 * 2)
+        assert memory.block_elems() == 16 * 2**30 // (8 * 2 * 4)  # float64 values, safety factor 2, 4 cores
+        assert memory.process_elems() == 16 * 2**30 // (8 * 2)
     with xcorrstat.set_options(memory_budget="1MiB"):  # never below the floor of a batch
-        assert engine.block_elems() == engine.MIN_BATCH_ELEMS
+        assert memory.block_elems() == memory.MIN_BATCH_ELEMS
+
+
+def test_one_memory_plan_sizes_every_resampling_block():
+    """Only the plan (``_resampling/memory.py``) reads the budget; the engine and the pair route take
+    their block sizes from it instead of a formula of their own."""
+    import pathlib
+
+    from xcorrstat._resampling import engine, pairs
+
+    folder = pathlib.Path(memory.__file__).parent
+    readers = sorted(p.name for p in folder.glob("*.py") if '"memory_budget"' in p.read_text(encoding="utf-8"))
+    assert readers == ["memory.py"]
+    assert engine.block_elems is memory.block_elems and engine.draw_elems is memory.draw_elems
+    assert pairs.pair_block_plan is memory.pair_block_plan and pairs.default_pair_chunk is memory.default_pair_chunk
+    for module in (engine, pairs):
+        source = pathlib.Path(module.__file__).read_text(encoding="utf-8")
+        assert "// max(per_draw" not in source and "process_elems()" not in source  # no budget arithmetic
 
 
 def _values(ds: xr.Dataset) -> dict:
@@ -105,7 +122,7 @@ def test_a_smaller_budget_gives_smaller_pair_blocks_and_the_same_compare(two_cor
     for budget in ("16MiB", "4GiB"):
         with xcorrstat.set_options(memory_budget=budget):
             runs[budget] = xcorrstat.compare(ds, **kw).compute()
-            blocks[budget] = pairs.pair_block_plan(1225, 15, 2000, 1, plan)  # 50 metrics, WMT-sized
+            blocks[budget] = memory.pair_block_plan(1225, 15, 2000, 1, plan)  # 50 metrics, WMT-sized
     assert blocks["16MiB"][0] < blocks["4GiB"][0]  # fewer pairs per task
     assert blocks["16MiB"][2] < blocks["4GiB"][2]  # and fewer temporaries for a batch
     _assert_same_numbers(runs["16MiB"], runs["4GiB"])

@@ -24,7 +24,7 @@ import xarray as xr
 from mtme_source import mtme_modules
 
 import xcorrstat
-from xcorrstat._kernels.pairoutcome import hybrid_deltas, prepare_pair_outcomes
+from xcorrstat._kernels.mt.pair_outcomes import hybrid_deltas, prepare_pair_outcomes
 from xcorrstat._resampling.draws import permutation_masks
 from xcorrstat._significance.pairoutcome import pair_swap_bits
 

@@ -22,7 +22,7 @@ import xcorrstat
 from xcorrstat.agreement import leaderboard_agreement
 from xcorrstat.diagnostics import ci_coverage, power_analysis
 from xcorrstat.diagnostics._coverage import split_trial
-from xcorrstat._resampling import draws as draws, engine as engine
+from xcorrstat._resampling import draws as draws, engine as engine, memory as memory
 from xcorrstat._resampling.draws import MAX_DRAW_TASKS, draws_per_task
 
 from conftest import make_scores
@@ -121,11 +121,11 @@ def honest_batch(monkeypatch, request):
     """With batch=7, switch off the floor that raises small batches on tiny data (and
     allow fewer blocks of draws, to keep the Dask graphs of the test small)."""
     if request.node.callspec.params.get("batch") == 7:
-        monkeypatch.setattr(engine, "MIN_BATCH_ELEMS", 1)  # the one floor every resampling call uses
+        monkeypatch.setattr(memory, "MIN_BATCH_ELEMS", 1)  # the one floor every resampling call uses
         monkeypatch.setattr(draws, "MAX_DRAW_TASKS", 16)
     elif request.node.callspec.params.get("batch") == 1:  # honest one-draw steps: see also the test below
         if request.node.callspec.params.get("n") == 1:
-            monkeypatch.setattr(engine, "MIN_BATCH_ELEMS", 1)
+            monkeypatch.setattr(memory, "MIN_BATCH_ELEMS", 1)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -224,7 +224,7 @@ def test_power_trials_are_the_permutation_tests_on_the_degraded_copies():
 
 def test_batch_of_one_draw_at_a_time_crosses_generator_blocks(monkeypatch):
     """The floor switched off, batch=1 really computes one draw per step: still the same draws."""
-    monkeypatch.setattr(engine, "MIN_BATCH_ELEMS", 1)
+    monkeypatch.setattr(memory, "MIN_BATCH_ELEMS", 1)
     ds = scores("eager")
     with xcorrstat.set_options(batch=1):
         boot = xcorrstat.bootstrap(ds, target="human",

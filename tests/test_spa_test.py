@@ -18,7 +18,7 @@ import xarray as xr
 from mtme_source import mtme_modules
 
 import xcorrstat
-from xcorrstat._kernels.spa_swap import spa_swap_draws
+from xcorrstat._kernels.mt.soft_pairwise import spa_swap_draws
 from xcorrstat._mt.softpairwise import mtme_signs
 
 
@@ -179,7 +179,7 @@ def _numpy_pvalues(flipped, sums, scale):
 
 
 def test_compiled_counts_equal_a_numpy_oracle():
-    from xcorrstat._kernels.spa_swap import pair_pvalues_from_sums
+    from xcorrstat._kernels.mt.soft_pairwise import pair_pvalues_from_sums
 
     rng = np.random.default_rng(3)
     flipped = rng.integers(-3, 4, size=(6, 5, 40)).astype(float)  # integer sums: many exact ties
@@ -192,7 +192,7 @@ def test_compiled_counts_equal_a_numpy_oracle():
 
 @pytest.mark.parametrize("integer", [False, True])
 def test_fused_swapped_spa_equals_the_swapped_sums_counted_by_numpy(integer):
-    from xcorrstat._kernels.spa_swap import masked_flips, pair_scale, swapped_spa
+    from xcorrstat._kernels.mt.soft_pairwise import masked_flips, pair_scale, swapped_spa
 
     rng = np.random.default_rng(8)
     shape = (5, 20)

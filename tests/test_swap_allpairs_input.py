@@ -1,4 +1,4 @@
-"""The all-pairs input- and global-level Pearson permutation kernel (:mod:`xcorrstat._kernels.swap_allpairs_input`).
+"""The all-pairs input- and global-level Pearson permutation kernel (:mod:`xcorrstat._kernels.linear.allpairs`).
 
 Oracles: (1) every pair's draws equal those on the explicitly swapped z-scored matrices
 (``tests/test_permutation.oracle_distribution``: plain loops and scipy), with the same
@@ -18,13 +18,13 @@ import pytest
 from oracles import assert_values_same
 from test_permutation import PERMUTES, oracle_distribution, zscore
 
-from xcorrstat._kernels import swap_allpairs_input as swap_allpairs_input
-from xcorrstat._kernels.swap_allpairs_input import prepare_allpairs_input
-from xcorrstat._kernels.swap_gaps import from_sums
+from xcorrstat._kernels.linear import allpairs as swap_allpairs_input
+from xcorrstat._kernels.linear.allpairs import prepare_allpairs_input
+from xcorrstat._kernels.linear.gaps import from_sums
 from xcorrstat._resampling.draws import permutation_masks
 
 
-class _NumpyOperands(swap_allpairs_input._Operands):
+class _NumpyOperands(swap_allpairs_input._InputOperands):
     """The kernel's operands, with the swapped sums and the per-pair r formed by NumPy array operations."""
 
     block_elems = 1 << 19  # float64 elements of one (inputs, draws, pairs) temporary
@@ -85,7 +85,7 @@ def _swapped_sums(mb, terms):
 
 def numpy_allpairs(zx, z, pairs, *, level, min_pairs):
     """:func:`prepare_allpairs_input` with the sums of :class:`_NumpyOperands` in place of the compiled loop."""
-    with mock.patch.object(swap_allpairs_input, "_Operands", _NumpyOperands):
+    with mock.patch.object(swap_allpairs_input, "_InputOperands", _NumpyOperands):
         return prepare_allpairs_input(zx, z, pairs, level=level, min_pairs=min_pairs)
 
 

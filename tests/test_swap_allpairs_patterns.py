@@ -31,8 +31,8 @@ from test_permutation import oracle_distribution, zscore
 from test_swap_allpairs_input import numpy_allpairs
 
 import xcorrstat
-from xcorrstat._kernels import swap_allpairs_input
-from xcorrstat._kernels.swap_allpairs_input import prepare_allpairs_input
+from xcorrstat._kernels.linear import allpairs as swap_allpairs_input
+from xcorrstat._kernels.linear.allpairs import prepare_allpairs_input
 from xcorrstat._resampling.draws import permutation_masks
 
 MiB = 2**20
@@ -83,13 +83,13 @@ def test_constant_target_patterns_send_nothing_back(monkeypatch):
     masks = permutation_masks(5, range(200), *z.shape, "cells")
     zx = np.stack([zscore(a) for a in x])
     sent: list[int] = []
-    exact = swap_allpairs_input._Operands._exact
+    exact = swap_allpairs_input._InputOperands._exact
 
     def counted(self, m, which, i, b, q):
         sent.append(int(np.asarray(i).size))
         return exact(self, m, which, i, b, q)
 
-    monkeypatch.setattr(swap_allpairs_input._Operands, "_exact", counted)
+    monkeypatch.setattr(swap_allpairs_input._InputOperands, "_exact", counted)
     deltas = prepare_allpairs_input(zx, z, all_pairs(6), level="input", min_pairs=3)
     first = deltas(masks)
     assert sum(sent) == 0, sent

@@ -8,9 +8,9 @@ import pytest
 from oracles import kendall_counts, kendall_from_counts
 from scipy import stats
 
-from xcorrstat._kernels import swap_kendall as swap_kendall
-from xcorrstat._kernels.swap_kendall import input_kendall_swap, input_kendall_swap_means
-from xcorrstat._kernels.swapmath import mask_products, pair_incidence
+from xcorrstat._kernels.rank import input_swap as swap_kendall
+from xcorrstat._kernels.rank.input_swap import input_kendall_swap, input_kendall_swap_means
+from xcorrstat._kernels.linear.forms import mask_products, pair_incidence
 
 
 def _oracle(x, y, z, masks, eps, variant, min_pairs):

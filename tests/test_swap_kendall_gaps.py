@@ -20,11 +20,11 @@ import pytest
 from oracles import kendall_counts, kendall_from_counts
 from test_swap_kendall import _scipy_means
 
-from xcorrstat._kernels import swap_kendall as swap_kendall
-from xcorrstat._kernels.swap_gaps import gap_counts
-from xcorrstat._kernels.swap_kendall import input_kendall_swap_means
-from xcorrstat._kernels.swap_kendall_gaps import _values
-from xcorrstat._kernels.swapmath import mask_products
+from xcorrstat._kernels.rank import input_swap as swap_kendall
+from xcorrstat._kernels.rank.input_gaps import gap_counts
+from xcorrstat._kernels.rank.input_swap import input_kendall_swap_means
+from xcorrstat._kernels.rank.input_gaps import _values
+from xcorrstat._kernels.linear.forms import mask_products
 
 VARIANTS = ["a", "b", "23", "acc23"]
 

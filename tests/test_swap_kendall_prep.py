@@ -4,9 +4,9 @@ replaced: the same operands, bit for bit."""
 import numpy as np
 import pytest
 
-from xcorrstat._kernels import swap_kendall
-from xcorrstat._kernels.swap_kendall_gaps import ACC_VARIANTS
-from xcorrstat._kernels.swapmath import pair_incidence
+from xcorrstat._kernels.rank import input_swap as swap_kendall
+from xcorrstat._kernels.rank.input_gaps import ACC_VARIANTS
+from xcorrstat._kernels.linear.forms import pair_incidence
 from xcorrstat._types import Variant
 
 _PREP_CELLS = 1 << 16

@@ -54,7 +54,7 @@ GAP_FAST = [("input", "kendall"), ("input", "pearson"), ("global", "pearson")]
 @pytest.mark.parametrize("nan_frac", [0.1, 0.3])
 @pytest.mark.parametrize("level,method", GAP_FAST, ids=[f"{lvl}-{m}" for lvl, m in GAP_FAST])
 def test_kernel_draws_equal_swapped_oracle_with_different_missing_cells(level, method, nan_frac, permute):
-    # the valid cells of every correlation change with the draw (swap_gaps)
+    # the valid cells of every correlation change with the draw (linear.gaps)
     X, Y, Z = different_missing(31 + GAP_FAST.index((level, method)), (7, 9), nan_frac)
     masks = permutation_masks(6, range(N_DRAWS), 7, 9, PERMUTES[permute][1])
     assert swap_supported(zscore(X), zscore(Y), level=level, method=method, variant="b")

@@ -1,4 +1,4 @@
-"""System-level Pearson draws of every pair of metrics at once (:mod:`xcorrstat._kernels.swap_allpairs`).
+"""System-level Pearson draws of every pair of metrics at once (:mod:`xcorrstat._kernels.linear.allpairs`).
 
 1. The kernel against an independent oracle: for every pair and draw the swapped
    matrices are built explicitly (``X' = where(m, X_k, X_i)``), their system means taken
@@ -26,9 +26,9 @@ from scipy import stats
 from test_permutation import PERMUTES, zscore
 
 import xcorrstat
-from xcorrstat._kernels import swap_allpairs as swap_allpairs
-from xcorrstat._kernels.swap_allpairs import PAIR_BLOCK_ELEMS, allpairs_system_deltas, prepare_allpairs
-from xcorrstat._resampling import engine as engine
+from xcorrstat._kernels.linear import allpairs as swap_allpairs
+from xcorrstat._kernels.linear.allpairs import PAIR_BLOCK_ELEMS, allpairs_system_deltas, prepare_allpairs
+from xcorrstat._resampling import memory as memory
 from xcorrstat._resampling import pairs as pairs_module
 from xcorrstat._resampling.draws import permutation_masks
 from xcorrstat._resampling.pairs import pair_permutation_draws
@@ -118,8 +118,8 @@ def test_swapped_metric_constant_in_some_draws(monkeypatch):
     # X in {0, 1}, Y = 1 - X: z-scores +-1 and -+1; swapping exactly the cells where X = 0 makes
     # X' = 1 and Y' = -1 everywhere (constant means), which only exact sums see
     exact = []
-    original = swap_allpairs._Operands._exact
-    monkeypatch.setattr(swap_allpairs._Operands, "_exact", lambda self, *a: exact.append(a) or original(self, *a))
+    original = swap_allpairs._SystemOperands._exact
+    monkeypatch.setattr(swap_allpairs._SystemOperands, "_exact", lambda self, *a: exact.append(a) or original(self, *a))
     rng = np.random.default_rng(5)
     shape = (4, 10)
     x = rng.permutation(np.repeat([0.0, 1.0], 20)).reshape(shape)
@@ -232,7 +232,7 @@ def stacked(ds, n_metrics):
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_draws_do_not_depend_on_batch_chunks_or_backend(scheme, monkeypatch):
-    monkeypatch.setattr(engine, "MIN_BATCH_ELEMS", 1)  # no floor under small batches: 1 and 7 are honest
+    monkeypatch.setattr(memory, "MIN_BATCH_ELEMS", 1)  # no floor under small batches: 1 and 7 are honest
     ds = make_scores(n_metrics=6, n_systems=7, n_inputs=40, seed=14)
     x = stacked(ds, 6)
     pi, pk = np.triu_indices(6, 1)
@@ -251,7 +251,7 @@ def test_draws_do_not_depend_on_batch_chunks_or_backend(scheme, monkeypatch):
 
 
 def test_dask_tasks_are_blocks_of_draws_with_every_pair(monkeypatch):
-    monkeypatch.setattr(engine, "MIN_BATCH_ELEMS", 1)  # tiny data would otherwise take 1,000 draws a batch
+    monkeypatch.setattr(memory, "MIN_BATCH_ELEMS", 1)  # tiny data would otherwise take 1,000 draws a batch
     ds = make_scores(n_metrics=5, n_systems=6, n_inputs=30, seed=15).chunk()
     x = stacked(ds, 5)
     pi, pk = np.triu_indices(5, 1)

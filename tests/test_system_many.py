@@ -1,7 +1,7 @@
 """System-level draws over many systems: the rank statistics of each draw's S means by sorting.
 
 Over more than ``SORTED_MIN_UNITS`` systems, weighted Kendall counts and weighted mid-ranks come
-from sorting (:mod:`xcorrstat._kernels.wrank_sorted`) instead of every pair of systems. Checked here:
+from sorting (:mod:`xcorrstat._kernels.rank.sorted_counts`) instead of every pair of systems. Checked here:
 
 1. the sorting form's counts and statistics equal the pair form's bit for bit (the threshold raised
    so the same rows take the pair form), for random data with ties, NaN, zero weights and epsilon
@@ -27,10 +27,10 @@ from oracles import exact_integer_scores
 from peak_memory import PRELUDE, child_result
 
 import xcorrstat
-from xcorrstat._kernels import wrank_sorted
+from xcorrstat._kernels.rank import sorted_counts as wrank_sorted
 from xcorrstat._kernels.swap_system import system_statistic, system_swap_deltas
 from xcorrstat._kernels.weighted import wcorr
-from xcorrstat._kernels.wrank_sorted import SORTED_MIN_UNITS, sorted_form, sorted_kendall_counts, sorted_midranks
+from xcorrstat._kernels.rank.sorted_counts import SORTED_MIN_UNITS, sorted_form, sorted_kendall_counts, sorted_midranks
 from xcorrstat._resampling.draws import bootstrap_indices, permutation_masks
 from xcorrstat._resampling.engine import draw_elems
 from xcorrstat._resampling.statistics import resampled_level_correlation

@@ -24,9 +24,9 @@ from oracles import assert_values_same, scipy_statistic
 from xcorrstat._kernels import swap_system as swap_system
 from xcorrstat._kernels.correlation import PAIRWISE_MAX_N
 from xcorrstat._kernels.scaling import SAFE_SUM_BOUNDS
-from xcorrstat._kernels.swap_system import prepare_system_swap, system_statistic
-from xcorrstat._kernels.swap_system_stats import COUNT_NAMES, flagged_pearson, swapped_means, tau_of_counts
-from xcorrstat._kernels.tau import count_distinct
+from xcorrstat._kernels.swap_system import (COUNT_NAMES, flagged_pearson, prepare_system_swap, swapped_means,
+                                            system_statistic, tau_of_counts)
+from xcorrstat._kernels.rank.tau import count_distinct
 from xcorrstat._resampling.draws import permutation_masks
 
 METHODS = [("pearson", "b"), ("kendall", "b"), ("kendall", "c"), ("kendall", "a"), ("kendall", "23"),

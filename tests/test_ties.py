@@ -25,7 +25,7 @@ import xarray as xr
 import xcorrstat
 from conftest import make_scores
 from mtme_cases import case as fixture, ids, load, scores
-from xcorrstat._kernels.ties import calibrate_epsilon
+from xcorrstat._kernels.mt.ties import calibrate_epsilon
 
 
 def _valid_pairs(x, z):

@@ -22,8 +22,8 @@ import xarray as xr
 
 import xcorrstat
 from xcorrstat._kernels import level_correlation
-from xcorrstat._kernels.global_kendall_swap import swap_group_kendall
-from xcorrstat._kernels.swap_allpairs_input import prepare_allpairs_input
+from xcorrstat._kernels.rank.global_swap import swap_group_kendall
+from xcorrstat._kernels.linear.allpairs import prepare_allpairs_input
 from xcorrstat._resampling import swapstats
 from xcorrstat._resampling.draws import permutation_masks
 from xcorrstat._resampling.swapstats import _materialised, draw_deltas, standardise

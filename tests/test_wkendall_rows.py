@@ -1,4 +1,4 @@
-"""Weighted Kendall tau of fixed rows under bootstrap count vectors (:mod:`xcorrstat._kernels.wkendall_rows`).
+"""Weighted Kendall tau of fixed rows under bootstrap count vectors (:mod:`xcorrstat._kernels.rank.weighted_rows`).
 
 Oracles: (1) :func:`gemm_kendall`, the former Kendall branch of the matrix-product kernel
 (pair tables and one float32 GEMM with the pair weights, then the same formulas): its
@@ -20,9 +20,9 @@ from oracles import kendall_counts, kendall_from_counts
 from conftest import weighted_rows
 from scipy import stats
 
-from xcorrstat._kernels.tau import tau_from_counts
+from xcorrstat._kernels.rank.tau import tau_from_counts
 from xcorrstat._kernels.weighted import DISTINCT_PAIR_VARIANTS, _kendall_undefined, _signs
-from xcorrstat._kernels.wkendall_rows import wkendall_rows
+from xcorrstat._kernels.rank.weighted_rows import wkendall_rows
 
 VARIANTS = ["a", "b", "c", "23", "acc23"]
 

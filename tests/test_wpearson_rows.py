@@ -1,4 +1,4 @@
-"""Weighted Pearson of fixed rows under bootstrap count vectors (:mod:`xcorrstat._kernels.wpearson_rows`).
+"""Weighted Pearson of fixed rows under bootstrap count vectors (:mod:`xcorrstat._kernels.linear.weighted_rows`).
 
 Oracles: (1) scipy.stats.pearsonr on the explicitly expanded resample (each unit repeated its
 count times), with the plain undefined rule (fewer than ``min_pairs`` units, or a constant
@@ -17,7 +17,7 @@ from scipy import stats
 
 from xcorrstat._kernels.scaling import SAFE_SUM_BOUNDS
 from xcorrstat._kernels.weighted import wcorr_gemm
-from xcorrstat._kernels.wpearson_rows import wpearson_rows
+from xcorrstat._kernels.linear.weighted_rows import wpearson_rows
 
 #: float64 elements of one (rows, draws) temporary of :func:`numpy_rows`.
 ROW_BLOCK_ELEMS = 1 << 18

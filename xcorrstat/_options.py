@@ -153,7 +153,7 @@ class set_options:
         bytes). It is shared by the tasks that run at once, one per core, with a safety factor
         of 2 for the temporaries the estimate does not count: each task's block of draws
         (and of metrics or metric pairs) is sized for ``memory_budget / (2 x 8 bytes x cores)``
-        float64 values (:func:`xcorrstat._resampling.engine.block_elems`). The data and the
+        float64 values (:func:`xcorrstat._resampling.memory.block_elems`). The data and the
         results come on top. A smaller budget means smaller blocks and more of them, not other
         numbers: every draw is made from its id, whatever the blocks. A block always holds
         at least one draw of one metric (or pair) and about 8 MB of temporaries.

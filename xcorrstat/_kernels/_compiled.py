@@ -45,7 +45,7 @@ def jit(func: Callable[..., Any]) -> Callable[..., Any]:
     Examples
     --------
     >>> import numpy as np
-    >>> from xcorrstat._kernels.spa_swap import _pair_counts  # a loop decorated with jit
+    >>> from xcorrstat._kernels.mt.soft_pairwise import _pair_counts  # a loop decorated with jit
     >>> _pair_counts(np.array([[[3.0, 1.0], [1.0, 3.0]]]), np.array([[1.0]])).tolist()
     [[1]]
     """
@@ -91,7 +91,7 @@ def loops(name: str) -> Any:
 
     Examples
     --------
-    >>> loops("global_kendall_jit").LANES
+    >>> loops("rank.global_jit").LANES
     32
     """
     with signals_held():

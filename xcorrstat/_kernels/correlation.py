@@ -28,7 +28,7 @@ from .._docs import fill_doc
 from .._capabilities import METHODS, VARIANTS
 from .._types import Method, Variant
 from .scaling import rescaled_where_unsafe
-from .tau import kendall_pairwise, kendall_sorted
+from .rank.tau import kendall_pairwise, kendall_sorted
 
 __all__ = [
     "constant_over_valid",

@@ -10,7 +10,7 @@ mask m: ``X' = X + m (Y - X)``, ``Y' = Y - m (Y - X)``. Because ``m**2 == m``:
   swapped cells is ``P00 + m_a (P10 - P00) + m_b (P01 - P00) + m_a m_b Q`` with
   ``Q = P00 - P01 - P10 + P11``; Y' is X' under the mask ``1 - m`` and shares the
   quadratic part. No sorting or comparison happens per draw. Tau-a, tau-b, tau_eq and
-  acc_eq are all such forms (:mod:`xcorrstat._kernels.swap_kendall`).
+  acc_eq are all such forms (:mod:`xcorrstat._kernels.rank.input_swap`).
 
 The integer-valued forms are summed in float32 when that is exact (every partial sum
 below 2**24) and float64 otherwise. Every result equals the statistic of
@@ -18,9 +18,23 @@ below 2**24) and float64 otherwise. Every result equals the statistic of
 (the tests check this to 1e-12).
 
 When X and Y are missing in different cells the valid set of a correlation changes
-with the draw, linearly in the mask (:mod:`xcorrstat._kernels.swap_gaps`), so the same
+with the draw, linearly in the mask (:mod:`xcorrstat._kernels.linear.gaps`), so the same
 forms cover it at input and global level. :func:`swap_supported` says whether a case
 is covered; other cases are computed on the swapped matrices themselves.
+
+The within-system level (:func:`prepare_within_swap`) correlates each system's row across its
+inputs, then averages the per-system correlations (:func:`xcorrstat._kernels.levels.average_groups`):
+
+* **Pearson** is the input level of the transposed (input, system) matrices: each system is
+  an "input" whose "systems" are the inputs, and the mask is transposed with them, so the
+  mask-linear sums of :func:`input_pearson_run` (any missing cells) give every system's r in
+  every draw. The weights of ``average="weighted"`` and ``"pairs"`` are the valid items of each
+  system's row: fixed when X and Y are valid in the same cells, linear in the mask otherwise.
+* **Kendall** would be quadratic in the inputs as an input level (a pair matrix of I x I per
+  system); instead each system's row is a global-level Kendall over its I cells, counted over
+  one sorted table of its 2 I scores of X and Y
+  (:func:`xcorrstat._kernels.rank.global_swap.swap_group_kendall`): exact integer counts,
+  every variant, any missing cells (bit for bit; Pearson to 1e-12).
 """
 
 from __future__ import annotations
@@ -30,14 +44,17 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._types import Level, Method, Variant
+from .._types import Average, Level, Method, Variant
 from .correlation import pearson
+from .levels import average_groups
 from .scaling import centre_cells
-from .swap_gaps import input_pearson_gaps
-from .swap_kendall import SWAP_KENDALL_VARIANTS, input_kendall_swap_means
-from .swapmath import LinearForms, SwapRun, linear, linear_forms, per_input_masks
+from .linear.forms import LinearForms, SwapRun, linear, linear_forms, per_input_masks
+from .linear.gaps import input_pearson_gaps
+from .rank.global_swap import swap_group_kendall
+from .rank.input_swap import SWAP_KENDALL_VARIANTS, input_kendall_swap_means
 
-__all__ = ["SwapDeltas", "input_pearson_run", "prepare_swap", "swap_supported", "swapped_deltas"]
+__all__ = ["WITHIN_METHODS", "SwapDeltas", "input_pearson_run", "prepare_swap", "prepare_within_swap", "swap_supported",
+           "swapped_deltas"]
 
 #: ``deltas(masks) -> (P, B)``: the statistic's difference under each of a batch of masks.
 SwapDeltas = Callable[[ArrayLike], np.ndarray]
@@ -249,3 +266,98 @@ def _system_pearson(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, m: np.ndarray
     rx, _ = pearson(mean_x, mean_z, min_pairs=min_pairs)
     ry, _ = pearson(mean_y, mean_z, min_pairs=min_pairs)
     return rx - ry
+
+
+# -- within-system level ------------------------------------------------------------------------------------
+
+#: Methods whose within-system draws :func:`prepare_within_swap` computes (Kendall without epsilon).
+WITHIN_METHODS = ("pearson", "kendall")
+
+
+def prepare_within_swap(zx: ArrayLike, zy: ArrayLike, z: ArrayLike, *, method: str, min_pairs: int,
+                        variant: Variant = "b", average: Average = "macro") -> SwapDeltas:
+    """``deltas(masks) -> (P, B)``: within-system ``r(X', Z) - r(Y', Z)`` for every mask.
+
+    ``zx`` and ``zy`` (P, S, I) are the standardised metrics, ``z`` (P, S, I) the target,
+    with any missing cells; masks are (B, S, I) bools (True = swap). A system's correlation
+    is undefined (and left out of the average) with fewer than ``max(min_pairs, 2)`` valid
+    inputs or a constant row, as in :func:`xcorrstat._kernels.level_correlation`.
+
+    Examples
+    --------
+    >>> zx = np.arange(12.0).reshape(1, 3, 4); zy = -zx  # Y ranks every system's inputs backwards
+    >>> masks = np.zeros((2, 3, 4), dtype=bool); masks[1] = True  # no swap, then every cell swapped
+    >>> prepare_within_swap(zx, zy, zx, method="kendall", min_pairs=2)(masks).tolist()
+    [[2.0, -2.0]]
+    >>> prepare_within_swap(zx, zy, zx, method="pearson", min_pairs=2)(masks).tolist()
+    [[2.0, -2.0]]
+    """
+    ax, ay, az = (np.asarray(a, dtype=np.float64) for a in (zx, zy, z))
+    if ax.ndim != 3 or not ax.shape == ay.shape == az.shape:
+        raise ValueError(f"zx, zy and z must be (P, S, I) each, got {ax.shape}, {ay.shape} and {az.shape}")
+    if method == "kendall":
+        return _kendall_deltas(ax, ay, az, variant, min_pairs, average)
+    if method == "pearson":
+        return _pearson_deltas(ax, ay, az, min_pairs, average)
+    raise ValueError(f"method must be one of {WITHIN_METHODS!r}, got {method!r}")
+
+
+def _kendall_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, variant: Variant, min_pairs: int,
+                    average: Average) -> SwapDeltas:
+    """Each system's tau of X' and Y' from its sorted table, then the level's average."""
+    taus = swap_group_kendall(zx, zy, z, variant=variant, min_pairs=min_pairs)
+
+    def deltas(masks: ArrayLike) -> np.ndarray:
+        rx, ry, nx, ny = taus(masks)  # (P, B, S) each
+        mean_x, _ = average_groups(rx, nx, method="kendall", variant=variant, average=average)
+        mean_y, _ = average_groups(ry, ny, method="kendall", variant=variant, average=average)
+        return mean_x - mean_y
+
+    return deltas
+
+
+def _pearson_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, min_pairs: int,
+                    average: Average) -> SwapDeltas:
+    """Input-level Pearson of the transposed matrices, then the level's average over the systems."""
+    zc = centre_cells(z)  # scaled (exactly) and centred per matrix: no sum of its squares overflows
+    tx, ty, tz = (np.ascontiguousarray(np.swapaxes(a, -1, -2)) for a in (zx, zy, zc))  # (P, I, S)
+    # one kernel per row: a matrix product's rounding may depend on its number of columns (rows x 3), so
+    # a row's draws never depend on how many rows a task holds
+    runs = [input_pearson_run(tx[p:p + 1], ty[p:p + 1], tz[p:p + 1], min_pairs) for p in range(tx.shape[0])]
+    items = _valid_items(zx, zy, z)
+
+    def deltas(masks: ArrayLike) -> np.ndarray:
+        m = np.asarray(masks, dtype=bool)
+        b = m.shape[0]
+        if b == 1:  # a one-row matrix product may round otherwise (BLAS gemv): use two rows
+            m = np.concatenate([m, m])
+        mt = np.swapaxes(m, -1, -2)
+        rx, ry = (np.concatenate(parts) for parts in zip(*(run(mt) for run in runs)))  # (P, S, B) each
+        nx, ny = items(m, average)
+        out = []
+        for r, n in ((rx, nx), (ry, ny)):
+            mean, _ = average_groups(np.ascontiguousarray(np.swapaxes(r, -1, -2)), n, method="pearson",
+                                     variant="b", average=average)
+            out.append(mean)
+        return (out[0] - out[1])[:, :b]
+
+    return deltas
+
+
+def _valid_items(zx: np.ndarray, zy: np.ndarray,
+                 z: np.ndarray) -> Callable[[np.ndarray, Average], tuple[np.ndarray, np.ndarray]]:
+    """``items(masks, average) -> (n_x, n_y)``: each system's valid inputs of X' and Y' per draw,
+    (P, B, S) or broadcastable to it (the averages' weights; unused by ``"macro"``)."""
+    vz = ~np.isnan(z)
+    vx, vy = ~np.isnan(zx) & vz, ~np.isnan(zy) & vz
+    nx0, ny0 = vx.sum(axis=-1)[:, None, :], vy.sum(axis=-1)[:, None, :]  # (P, 1, S)
+    shared = np.array_equal(vx, vy)
+    change = vy.astype(np.float64) - vx
+
+    def items(m: np.ndarray, average: Average) -> tuple[np.ndarray, np.ndarray]:
+        if shared or average == "macro":  # every draw keeps each system's valid cells (or no weights)
+            return nx0, ny0
+        swapped = np.rint(np.einsum("bsi,psi->pbs", m.astype(np.float64), change)).astype(np.int64)
+        return nx0 + swapped, ny0 - swapped
+
+    return items

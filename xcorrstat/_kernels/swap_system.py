@@ -12,7 +12,7 @@ target's mean over the cells valid in ``X'``. Every quantity is **linear in the 
 per metric**, whatever the missing cells: one matrix product per system over all
 metrics gives a batch's ``A``, ``N`` and target sums, and a pair is a few subtractions of
 columns (work ``3 B S I M`` plus ``B S P``, as the complete-data Pearson kernel of
-:mod:`.swap_allpairs`). Counts and target sums are taken over the cells where the target
+:mod:`.linear.allpairs`). Counts and target sums are taken over the cells where the target
 is present, shared by every metric, minus a sparse correction over each metric's own
 missing cells (work proportional to those cells).
 
@@ -25,14 +25,22 @@ pairs takes its S means per draw and their statistic at once:
 * Pearson (any S) and Kendall over a few dozen systems: the compiled loops of :mod:`.swap_system_jit`,
   each pair's means taken draw by draw and their statistic fused (no (systems, pairs, draws)
   temporary): Pearson's sums added in system order (rows whose sums of squares leave float64's
-  comfortable range recomputed, :func:`.swap_system_stats.flagged_pearson`), Kendall's exact pair
-  counts (:func:`.swap_system_stats.tau_of_counts`);
-* Spearman: the block's means (:func:`.swap_system_stats.swapped_means`) and their mid-ranks,
+  comfortable range recomputed, :func:`.swap_system.flagged_pearson`), Kendall's exact pair
+  counts (:func:`.swap_system.tau_of_counts`);
+* Spearman: the block's means (:func:`.swap_system.swapped_means`) and their mid-ranks,
   counted (:func:`system_statistic`);
-* Kendall over many systems (:func:`.wrank_sorted.sorted_form`, the number of systems alone): the
+* Kendall over many systems (:func:`.rank.sorted_counts.sorted_form`, the number of systems alone): the
   block's means and the same exact pair counts by sorting each draw's means
-  (:func:`.wrank_sorted.sorted_kendall_counts`, O(S log S) per pair and draw, where the loop
+  (:func:`.rank.sorted_counts.sorted_kendall_counts`, O(S log S) per pair and draw, where the loop
   compares every pair of systems). Spearman's mid-ranks over many systems are sorted likewise.
+
+The means of a block are laid out (S, ...): system by system, each a plane over the block's pairs
+and draws (or any rows); what the module does beside the loops works plane by plane, vectorised
+over the rows, with a loop over the S systems only: :class:`SystemTerms` (a batch's per-metric
+terms) and :func:`swapped_means` (the means of a block at once, in the loops' order),
+:func:`flagged_pearson`, :data:`COUNT_NAMES` and :func:`tau_of_counts`, and
+:func:`rank_statistic` -- Spearman's rho by counting mid-ranks, the one implementation of
+Spearman over at most :data:`.rank.sorted_counts.SORTED_MIN_UNITS` systems.
 
 Every value equals the statistic of the explicitly swapped matrices (tests: scipy on the
 expanded swaps, with missing cells).
@@ -53,11 +61,11 @@ from .correlation import pearson
 from .exactsum import exact_parts
 from .scaling import SAFE_SUM_BOUNDS, pow2_exponent
 from .swap import SwapDeltas
-from .wrank_sorted import sorted_form, sorted_kendall_counts, sorted_midranks
-from .swap_system_stats import (COUNT_NAMES, SystemTerms, flagged_pearson, rank_statistic, swapped_means,
-                                tau_of_counts)
+from .rank.sorted_counts import sorted_form, sorted_kendall_counts, sorted_midranks
+from .rank.tau import tau_from_counts
 
-__all__ = ["SYSTEM_BLOCK_ELEMS", "prepare_system_swap", "system_statistic", "system_swap_deltas", "zscore_map"]
+__all__ = ["COUNT_NAMES", "SYSTEM_BLOCK_ELEMS", "SystemTerms", "flagged_pearson", "prepare_system_swap",
+           "rank_statistic", "swapped_means", "system_statistic", "system_swap_deltas", "tau_of_counts", "zscore_map"]
 
 #: float64 elements of one (pairs, B) block of a batch's deltas: pairs are taken in blocks of
 #: ``SYSTEM_BLOCK_ELEMS // B`` (the compiled loops keep no (systems, pairs, B) temporary).
@@ -66,7 +74,124 @@ SYSTEM_BLOCK_ELEMS = 1 << 17
 #: float64 elements of the masks (systems, inputs, B) one product of a block of systems takes.
 _MASK_BLOCK_ELEMS = 1 << 20
 
+#: The rows of Kendall's pair counts (:func:`.swap_system_jit.kendall_counts`): C - D, pairs tied in
+#: x, in z, in both, valid systems, and the smaller number of distinct values (tau-c only; 0 otherwise).
+COUNT_NAMES = ("con_minus_dis", "tx", "tz", "txz", "n", "distinct")
 
+
+class SystemTerms(NamedTuple):
+    """A batch's per-metric terms of the swapped system sums, each (S, M, B) (system, metric, draw).
+
+    The swapped metric ``X'`` of a pair keeps metric ``keep``'s cells where the mask is 0 and takes
+    metric ``moved``'s where it is 1: its sum over system s is ``kept[s, keep] + took[s, moved]``,
+    its count of valid cells ``kept_count[s, keep] + took_count[s, moved]``, and the target's three
+    exact parts over those cells ``kept_z[:, s, keep] + took_z[:, s, moved]`` ((3, S, M, B) each).
+    """
+
+    kept: np.ndarray
+    took: np.ndarray
+    kept_count: np.ndarray
+    took_count: np.ndarray
+    kept_z: np.ndarray
+    took_z: np.ndarray
+
+
+def swapped_means(terms: SystemTerms, keep: np.ndarray, moved: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """System means (S, Pb, B) of the swapped metric and of the target over its valid cells (NaN without one).
+
+    The target's sum is its three exact part sums added in a fixed order, ``(z0 + z1) + z2``.
+
+    Examples
+    --------
+    >>> one = np.ones((2, 1, 1))
+    >>> terms = SystemTerms(2 * one, 4 * one, one, one, np.stack([one, 0 * one, 0 * one]), np.zeros((3, 2, 1, 1)))
+    >>> mean, zmean = swapped_means(terms, np.array([0]), np.array([0]))
+    >>> mean[:, 0, 0].tolist(), zmean[:, 0, 0].tolist()
+    ([3.0, 3.0], [0.5, 0.5])
+    """
+    return _combined(*(a[..., keep, :] if k % 2 == 0 else a[..., moved, :] for k, a in enumerate(terms)))
+
+
+def _combined(kept: np.ndarray, took: np.ndarray, kept_count: np.ndarray, took_count: np.ndarray,
+              kept_z: np.ndarray, took_z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The means of :func:`swapped_means` from its gathered terms (new arrays: overwritten here)."""
+    count = kept_count
+    count += took_count
+    mean = kept
+    mean += took
+    parts = kept_z
+    parts += took_z
+    zmean = parts[0]
+    zmean += parts[1]
+    zmean += parts[2]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean /= count
+        zmean /= count
+    if not (count > 0).all():
+        empty = ~(count > 0)
+        mean[empty] = np.nan
+        zmean[empty] = np.nan
+    return mean, zmean
+
+
+def flagged_pearson(r: np.ndarray, terms: SystemTerms, keep: np.ndarray, moved: np.ndarray,
+                    min_pairs: int) -> np.ndarray:
+    """``r`` (Pb, B) of a block's pairs ``keep``/``moved``, its flagged (``inf``) rows recomputed.
+
+    The loop flags a defined row whose sums of squares left :data:`.scaling.SAFE_SUM_BOUNDS` (scores
+    beyond about 2**250 or below 2**-250). The flagged rows' means are taken as :func:`swapped_means`
+    takes them, and their r by :func:`.correlation.pearson` (an exact power-of-two scaling first).
+    ``r`` is changed in place.
+    """
+    p, b = np.nonzero(np.isinf(r))
+    if p.size:  # each term at (s, metric, draw) of every flagged row: (S, R) or (3, S, R)
+        gathered = (a[..., keep[p] if k % 2 == 0 else moved[p], b] for k, a in enumerate(terms))
+        mean, zmean = _combined(*gathered)
+        r[p, b] = pearson(mean.T, zmean.T, min_pairs=min_pairs)[0]
+    return r
+
+
+def tau_of_counts(counts: np.ndarray, variant: Variant, min_pairs: int) -> np.ndarray:
+    """A Kendall variant from the pair counts (6, ...) of :data:`COUNT_NAMES`: NaN with fewer than ``max(min_pairs, 2)``
+    valid systems and, but for tau_eq and acc_eq, where either vector is constant.
+
+    Examples
+    --------
+    >>> tau_of_counts(np.array([4, 0, 0, 0, 4, 0]), "b", 3).round(4).tolist()
+    0.6667
+    """
+    cmd, tx, tz, txz, n, distinct = counts
+    tot = n * (n - 1) // 2
+    tau = tau_from_counts(cmd, tot, tx, tz, n, distinct if variant == "c" else None, variant, txz)
+    undefined = n < max(int(min_pairs), 2)
+    if variant not in ("23", "acc23"):  # a constant vector: every valid pair tied
+        undefined |= (tx == tot) | (tz == tot)
+    return np.where(undefined, np.nan, np.clip(tau, -1.0, 1.0))
+
+
+def _midranks(at: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Mid-ranks (S, R) of each column's valid values among themselves (NaN elsewhere), by counting."""
+    ranks = np.empty(at.shape)
+    for s in range(at.shape[0]):
+        below = ((at < at[s]) & valid).sum(axis=0)
+        tied = ((at == at[s]) & valid).sum(axis=0)  # itself included
+        ranks[s] = below + (tied + 1) / 2.0
+    return np.where(valid, ranks, np.nan)
+
+
+def rank_statistic(xt: np.ndarray, zt: np.ndarray, *, min_pairs: int) -> np.ndarray:
+    """Spearman's rho of each row of means (S, R) against the target's: (R,).
+
+    Pearson's r (:func:`.correlation.pearson`) of the mid-ranks of the valid pairs, counted.
+
+    Examples
+    --------
+    >>> xt = np.array([[1.0], [2.0], [3.0], [4.0]]); zt = np.array([[1.0], [3.0], [2.0], [4.0]])
+    >>> rank_statistic(xt, zt, min_pairs=3).round(4).tolist()
+    [0.8]
+    """
+    valid = ~np.isnan(xt) & ~np.isnan(zt)
+    return pearson(_midranks(xt, valid).T, _midranks(zt, valid).T, min_pairs=min_pairs)[0]
 
 
 def zscore_map(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -233,13 +358,13 @@ class _Operands:
 
 def system_statistic(means: np.ndarray, target: np.ndarray, *, method: Method, variant: Variant,
                      min_pairs: int) -> np.ndarray:
-    """Spearman's rho, or Kendall's tau over many systems (:func:`.wrank_sorted.sorted_form`), of each
+    """Spearman's rho, or Kendall's tau over many systems (:func:`.rank.sorted_counts.sorted_form`), of each
     row of S system means (..., S) against the target's, NaN-aware.
 
-    Over many systems both statistics come from sorting each row (:mod:`.wrank_sorted`, O(S log S) a
-    row): Kendall's exact pair counts (:func:`.swap_system_stats.tau_of_counts`), Spearman's
+    Over many systems both statistics come from sorting each row (:mod:`.rank.sorted_counts`, O(S log S) a
+    row): Kendall's exact pair counts (:func:`.swap_system.tau_of_counts`), Spearman's
     mid-ranks; over fewer systems, Spearman's mid-ranks are counted with a loop over the S systems
-    vectorised over every row (:func:`.swap_system_stats.rank_statistic`). The mid-ranks are the
+    vectorised over every row (:func:`.swap_system.rank_statistic`). The mid-ranks are the
     same numbers either way, and Pearson's r of them is :func:`.correlation.pearson`'s. Pearson, and
     Kendall over fewer systems, are the compiled loops' (they take the per-metric terms, not the means).
 

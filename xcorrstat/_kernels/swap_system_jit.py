@@ -1,16 +1,16 @@
 """Compiled loops of :mod:`xcorrstat._kernels.swap_system` (numba): its one algorithm for Pearson and
-for Kendall over at most :data:`.wrank_sorted.SORTED_MIN_UNITS` systems (over more, the same counts
-by sorting: :mod:`.wrank_sorted`).
+for Kendall over at most :data:`.rank.sorted_counts.SORTED_MIN_UNITS` systems (over more, the same counts
+by sorting: :mod:`.rank.sorted_counts`).
 
 Only :mod:`xcorrstat._kernels.swap_system` imports this module, on first use (importing the
 package does not import numba). For a block of pairs, each loop takes a pair's swapped system
-means draw by draw from the per-metric terms (:class:`.swap_system_stats.SystemTerms`) and its
+means draw by draw from the per-metric terms (:class:`.swap_system.SystemTerms`) and its
 statistic at once, fused: no (systems, pairs, draws) temporary. The means are those of
-:func:`.swap_system_stats.swapped_means` (the same additions in the same order); Pearson's sums
+:func:`.swap_system.swapped_means` (the same additions in the same order); Pearson's sums
 are added in system order, corrected two-pass, and a row whose sums of squares leave
 :data:`.scaling.SAFE_SUM_BOUNDS` is flagged ``inf`` for
-:func:`.swap_system_stats.flagged_pearson`; Kendall's pair counts are exact integers
-(:data:`.swap_system_stats.COUNT_NAMES`). The functions release the GIL (Dask threads run them
+:func:`.swap_system.flagged_pearson`; Kendall's pair counts are exact integers
+(:data:`.swap_system.COUNT_NAMES`). The functions release the GIL (Dask threads run them
 in parallel).
 """
 
@@ -107,7 +107,7 @@ def _finish(n, nn, cx, cz, sxx, szz, sxz, varies, need, low, high):
 def pearson_rows(kept, took, kept_count, took_count, kept_z, took_z, keep, moved, need, low, high, out):
     """out (Pb, B): Pearson's r of the means of X' (``keep[q]`` kept, ``moved[q]`` moved in) for each pair q.
 
-    The terms are those of :class:`.swap_system_stats.SystemTerms`, (S, M, B) ((3, S, M, B) for the
+    The terms are those of :class:`.swap_system.SystemTerms`, (S, M, B) ((3, S, M, B) for the
     target's parts); ``need`` is the fewest valid systems, ``low`` and ``high`` the safe range of
     the sums of squares (beyond it r is ``inf``: flagged).
 
@@ -184,7 +184,7 @@ def _counts(mx, mz, distinct, valid, acc, out):
 @numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
 def kendall_counts(kept, took, kept_count, took_count, kept_z, took_z, keep, moved, distinct, out):
     """out (6, Pb, B) int64: the Kendall counts of the means of X' for each pair q (see ``pearson_rows``),
-    rows as :data:`.swap_system_stats.COUNT_NAMES`; ``distinct`` adds the smaller number of distinct
+    rows as :data:`.swap_system.COUNT_NAMES`; ``distinct`` adds the smaller number of distinct
     values (tau-c).
 
     Examples

@@ -22,15 +22,15 @@ The undefined rule is the plain one on the expanded vectors: fewer than
 ``min_pairs`` expanded pairs, or a vector constant over the drawn units (for
 Kendall: every expanded pair tied, ``t_x == n0``; tau_eq and acc_eq stay defined).
 
-Over more than :data:`.wrank_sorted.SORTED_MIN_UNITS` units (the row length alone decides),
+Over more than :data:`.rank.sorted_counts.SORTED_MIN_UNITS` units (the row length alone decides),
 :func:`wcorr` takes Kendall's counts and Spearman's mid-ranks by sorting each row
-(:mod:`xcorrstat._kernels.wrank_sorted`, O(S log S) a row) instead of from every pair: the same
+(:mod:`xcorrstat._kernels.rank.sorted_counts`, O(S log S) a row) instead of from every pair: the same
 integer counts, so the same statistic bit for bit.
 
 Two layouts: :func:`wcorr` takes weights that broadcast against the data (one set
 per row), :func:`wcorr_gemm` takes fixed rows and a batch of weight vectors and
 turns every sum into a matrix product over draws (Pearson and Spearman; Kendall's
-fixed rows go draw by draw through :func:`xcorrstat._kernels.wkendall_rows.wkendall_rows`).
+fixed rows go draw by draw through :func:`xcorrstat._kernels.rank.weighted_rows.wkendall_rows`).
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ from numpy.typing import ArrayLike
 from .._types import Method, Variant
 from .correlation import constant_over_valid
 from .scaling import rescaled_where_unsafe
-from .tau import count_distinct, tau_from_counts
-from .wrank_sorted import sorted_form, sorted_kendall_counts, sorted_midranks
+from .rank.tau import count_distinct, tau_from_counts
+from .rank.sorted_counts import sorted_form, sorted_kendall_counts, sorted_midranks
 
 __all__ = ["DISTINCT_PAIR_VARIANTS", "wcorr", "wcorr_gemm"]
 
@@ -118,7 +118,7 @@ def _wranks(a: np.ndarray, wv: np.ndarray) -> np.ndarray:
 def _kendall_counts(x: np.ndarray, z: np.ndarray, wv: np.ndarray, n: np.ndarray, valid: np.ndarray,
                     variant: Variant, epsilon: float) -> tuple[Any, ...]:
     """``(C - D, n0, tx0, tx, tz, txz, m)`` of weighted Kendall along the last axis (``m`` for tau-c, else
-    None): by sorting for long rows (:func:`.wrank_sorted.sorted_kendall_counts`), else from every pair
+    None): by sorting for long rows (:func:`.rank.sorted_counts.sorted_kendall_counts`), else from every pair
     at once -- the same integer counts either way."""
     distinct = variant in DISTINCT_PAIR_VARIANTS
     self_ties: float | np.ndarray = 0.0 if distinct else np.sum(wv * (wv - 1.0) / 2.0, axis=-1)
@@ -198,7 +198,7 @@ def wcorr_gemm(
     """Weighted Pearson or Spearman correlation of fixed rows for a batch of weight vectors.
 
     Kendall's tau of fixed rows under a batch of weight vectors is
-    :func:`xcorrstat._kernels.wkendall_rows.wkendall_rows`.
+    :func:`xcorrstat._kernels.rank.weighted_rows.wkendall_rows`.
 
     Parameters
     ----------

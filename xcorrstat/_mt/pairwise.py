@@ -17,7 +17,7 @@ import xarray as xr
 
 from .._docs import fill_doc
 from .._types import Level
-from .._kernels.pairwise import agreement_counts, difference_sums, kendall_like_counts
+from .._kernels.mt.pairwise import agreement_counts, difference_sums, kendall_like_counts
 from .._kernels.scaling import SAFE_EXPONENT, pow2_normalise, remove_offset
 from .._labelled import check_labels, check_new_dim, pair_dim
 from .._schema import aligned_scores
@@ -125,7 +125,7 @@ def _pooled_sums(x: xr.DataArray, z: xr.DataArray, batch: list, pooled: list, le
 
 
 def _pdp(sums: xr.Dataset) -> xr.DataArray:
-    """PDP from the summed parts of :func:`~xcorrstat._kernels.pairwise.difference_sums`."""
+    """PDP from the summed parts of :func:`~xcorrstat._kernels.mt.pairwise.difference_sums`."""
     den = np.sqrt(sums["part1"] * sums["part2"])
     with np.errstate(invalid="ignore", divide="ignore"):
         return (sums["part0"] / den.where(den > 0)).clip(-1.0, 1.0)

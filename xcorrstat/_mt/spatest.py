@@ -4,7 +4,7 @@ mt-metrics-eval ranks metrics by soft pairwise accuracy (SPA) with ``Permutation
 over all cells: each draw swaps every (system, input) cell between the two metrics with a
 fair coin, recomputes both SPAs, and counts the draws whose difference reaches the
 observed one. Here a draw is a 0/1 mask over the cells, keyed by its draw id, shared by
-every pair of metrics; :mod:`xcorrstat._kernels.spa_swap` turns a batch of masks into the
+every pair of metrics; :mod:`xcorrstat._kernels.mt.soft_pairwise` turns a batch of masks into the
 swapped SPAs of every pair with one matrix product per metric. Tasks are blocks of draw ids, in one
 graph with the z-scores and the observed differences: Dask-backed scores give a lazy result, eager
 scores run the same graph at once.
@@ -23,7 +23,7 @@ import xarray as xr
 
 from .._options import OPTIONS
 from .._types import Draws, Seed
-from .._kernels.spa_swap import masked_flips, pair_pvalues_from_sums, pair_scale, spa_from_flips, swapped_spa
+from .._kernels.mt.soft_pairwise import masked_flips, pair_pvalues_from_sums, pair_scale, spa_from_flips, swapped_spa
 from .._resampling.draws import permutation_masks, resolve_seed
 from .._resampling.engine import block_elems, compute_with_progress, draws_within
 from .._resampling.pvalues import permutation_pvalue

@@ -1,6 +1,6 @@
 """Tie calibration on labelled data: the epsilon at which each metric's acc_eq (or tau_eq) is highest.
 
-The numerical work is :func:`xcorrstat._kernels.ties.calibrate_epsilon` (one sort and
+The numerical work is :func:`xcorrstat._kernels.mt.ties.calibrate_epsilon` (one sort and
 one cumulative sum per metric); this module lays the scores out in groups by level.
 """
 
@@ -19,7 +19,7 @@ from .._capabilities import check
 from .._docs import fill_doc
 from .._types import Level, Seed, TieVariant
 from .._kernels.levels import system_means
-from .._kernels.ties import calibrate_epsilon, sample_pairs, valid_pairs
+from .._kernels.mt.ties import calibrate_epsilon, sample_pairs, valid_pairs
 from .._resampling.draws import resolve_seed, seeded_generator
 from .._resampling.engine import blocks_of_cells
 from .._schema import INPUT, METRIC, SYSTEM, aligned_scores

@@ -23,11 +23,10 @@ from dask.array.core import PerformanceWarning
 from numpy.typing import ArrayLike
 
 from .._types import Level, Statistic
-from .._kernels.custom import is_own
-from .._kernels.wrank_sorted import sorted_form
 from .._options import OPTIONS, show_progress
 from .._schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import bootstrap_indices, draws_per_task, fill_draws
+from .memory import block_elems, default_batch, draw_elems, draws_within, metric_step, min_batch, process_elems, raised_batch
 from .statistics import calibration_table, resampled_calibration, resampled_level_correlation
 from .workers import (
     BLAS_ONE_THREAD,
@@ -45,7 +44,7 @@ __all__ = [
     "BLAS_ONE_THREAD",  # from .workers, where tasks' settings live
     "RESAMPLE_DIM",
     "batch_plan",
-    "block_elems",
+    "block_elems",  # from .memory, the one memory plan, as the next four
     "blocks_of_cells",
     "bootstrap_draws",
     "client_active",  # from .workers
@@ -62,21 +61,8 @@ __all__ = [
 ]
 
 RESAMPLE_DIM = "resample"
-#: Bytes of one float64 temporary.
-FLOAT_BYTES = 8
-#: The block estimates count a batch's main float64 temporaries; NumPy's intermediates and the
-#: allocator's slack come on top, so a task is sized for ``1 / MEMORY_SAFETY`` of its share of the budget.
-MEMORY_SAFETY = 2
 #: Work (cells x draws) below which eager data is computed in one block, without Dask.
 SMALL_WORK = 20_000_000
-#: float64 temporaries a batch of draws may always use (``batch`` is raised to fill them).
-MIN_BATCH_ELEMS = 1_000_000
-
-#: float64 temporaries per metric, system and draw of a system-level draw over many systems (the sorting
-#: form, :func:`xcorrstat._kernels.wrank_sorted.sorted_form`): the draw's exact mean parts and means,
-#: weights and validity, mid-ranks and the weighted Pearson's centred copies.
-SORTED_SYSTEM_TEMPS = 40
-
 
 class Computable(Protocol):
     """Anything Dask can compute: an xarray object or a Dask collection."""
@@ -89,108 +75,9 @@ class Computable(Protocol):
 Computed = TypeVar("Computed", bound=Computable)
 
 
-def block_elems() -> int:
-    """float64 temporaries one task of draws may hold: the one block-size policy of every resampling path.
-
-    ``set_options(memory_budget=...)`` (1 GiB by default) is shared by the tasks that run at
-    once, one per core of this machine, and divided by ``MEMORY_SAFETY`` (2) for what the
-    estimates leave out: ``memory_budget / (2 x 8 bytes x cores)`` values, at least
-    ``MIN_BATCH_ELEMS``. On 2 cores the default gives 2**25 values (256 MiB) a task.
-
-    Examples
-    --------
-    >>> from xcorrstat import set_options
-    >>> with set_options(memory_budget="64MiB"):
-    ...     small = block_elems()
-    >>> small < block_elems()
-    True
-    """
-    share = OPTIONS["memory_budget"] // (FLOAT_BYTES * MEMORY_SAFETY * max(dask.system.CPU_COUNT, 1))
-    return int(max(share, MIN_BATCH_ELEMS))
-
-
 def default_metric_chunk(n_metrics: int) -> int:
     """Metrics per task: about two tasks per core (or per worker thread of a cluster) along ``metric``."""
     return max(1, -(-n_metrics // (2 * parallelism())))
-
-
-def draws_within(budget: int, per_draw: int) -> int:
-    """Draws (1 to 1,000) whose float64 temporaries, ``per_draw`` elements each, fit in ``budget``.
-
-    Examples
-    --------
-    >>> draws_within(1000, 300), draws_within(10, 300)
-    (3, 1)
-    """
-    return int(max(1, min(1000, budget // max(per_draw, 1))))
-
-
-def raised_batch(batch: int, per_draw: int, n_resamples: int) -> int:
-    """``batch`` raised to the draws that fit in ``MIN_BATCH_ELEMS``, and at most ``n_resamples``.
-
-    Examples
-    --------
-    >>> raised_batch(1, 100, 50), raised_batch(1, 10**7, 50)
-    (50, 1)
-    """
-    return int(min(max(batch, draws_within(MIN_BATCH_ELEMS, per_draw)), n_resamples))
-
-
-def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: Level, method: Statistic,
-                  calibrate: bool = False, *, budget: int | None = None) -> int:
-    """Draws per batch (and per task) so one task's temporaries stay within ``budget`` float64 values
-    (default :func:`block_elems`: the task's share of ``memory_budget``), by :func:`draw_elems`.
-
-    Examples
-    --------
-    >>> default_batch(10, 20, 100, "system", "pearson")
-    1000
-    """
-    budget = block_elems() if budget is None else budget
-    return draws_within(budget, draw_elems(n_metrics, n_systems, n_inputs, level, method, calibrate))
-
-
-def draw_elems(n_metrics: int, n_systems: int, n_inputs: int, level: Level, method: Statistic,
-               calibrate: bool = False) -> int:
-    """Estimated float64 temporaries of one bootstrap draw of ``n_metrics`` metrics.
-
-    The estimate counts pair arrays at system level (a few arrays of the systems over many systems,
-    :data:`SORTED_SYSTEM_TEMPS`), per-input sums (Kendall) or per-input
-    weighted ranks (Pearson/Spearman) at input level, the gathered cells at global level;
-    with ``calibrate``, the pair weights and calibration curve of every pair.
-
-    Examples
-    --------
-    >>> draw_elems(1, 10, 100, "input", "kendall")
-    1310
-    """
-    s, i = n_systems, n_inputs
-    if is_own(method):  # a function of one's own: expanded resamples of x and z, and its own temporaries
-        return n_metrics * s * i * 6 + i + s
-    if level == "within_system":  # input level with the dims' roles swapped
-        level, s, i = "input", n_inputs, n_systems
-    if calibrate:
-        pairs = s * (s - 1) // 2 * (i if level == "input" else 1)
-        return n_metrics * 8 * pairs + i + s
-    if level == "system":
-        if sorted_form(s):  # the draw's means, weights, ranks and sorts: linear in the systems
-            return n_metrics * SORTED_SYSTEM_TEMPS * s + i + s
-        return n_metrics * (4 * s * s + 2 * s) + i
-    if level == "input":
-        return n_metrics * i * (12 if method == "kendall" else 8 * s) + i + s
-    return n_metrics * s * i * (12 if method == "kendall" else 8)
-
-
-def process_elems() -> int:
-    """float64 temporaries of the whole ``memory_budget`` (all cores' shares): what a computation
-    that runs in the calling thread alone, without a task graph, may hold.
-
-    Examples
-    --------
-    >>> process_elems() >= block_elems()
-    True
-    """
-    return block_elems() * max(dask.system.CPU_COUNT, 1)
 
 
 def batch_plan(x: xr.DataArray, n_resamples: int, batch: int, *, level: Level, method: Statistic,
@@ -208,7 +95,7 @@ def batch_plan(x: xr.DataArray, n_resamples: int, batch: int, *, level: Level, m
     """
     s, i = x.sizes[SYSTEM], x.sizes[INPUT]
     units = max(1, x.size // max(s * i, 1))  # metrics x any batch dims
-    floor = default_batch(units, s, i, level, method, calibrate, budget=MIN_BATCH_ELEMS)
+    floor = min_batch(units, s, i, level, method, calibrate)
     batch = int(min(max(batch, floor), n_resamples))
     per_task = draws_per_task(n_resamples, batch)
     if active_client() is not None:  # a cluster: enough tasks for every worker thread
@@ -314,7 +201,7 @@ def bootstrap_draws(
         # small eager problems: one block in this thread beats building a task graph
         units = x.size // (x.sizes[SYSTEM] * x.sizes[INPUT])
         per_draw = draw_elems(units, x.sizes[SYSTEM], x.sizes[INPUT], kw["level"], kw["method"], _calibrates(kw))
-        step = x.sizes[METRIC] if batch * per_draw <= process_elems() else metric_chunk  # within the budget
+        step = metric_step(x.sizes[METRIC], metric_chunk, batch, per_draw)  # within the budget
         return _draw_arrays(_metric_steps(x.values, z.values, n_resamples, lead.index(METRIC), step, opts, first),
                             dims, coords)
     xd, zd = _metric_blocks(x, z, metric_chunk)

@@ -8,10 +8,10 @@ draws are shared by all pairs and do not depend on the block sizes or the schedu
 System level takes another route: a task holds a block of draw ids and **every** pair, and
 one matrix product per system over all metrics gives all pairs' draws. Pearson on complete
 data (no NaN in the metrics' z-scores or the target) takes
-:mod:`xcorrstat._kernels.swap_allpairs`; any other method, and any missing cells, take
+:mod:`xcorrstat._kernels.linear.allpairs`; any other method, and any missing cells, take
 :mod:`xcorrstat._kernels.swap_system` (counts and target sums per metric, linear in the
 masks too). Pearson at input, global and within-system level (``average="macro"``) takes the
-same route with :mod:`xcorrstat._kernels.swap_allpairs_input` (one product per input over all
+same route with :mod:`xcorrstat._kernels.linear.allpairs` (one product per input over all
 metrics, any missing cells; within-system level as the input level of the transposed matrices).
 Lazy data, whose completeness is only known inside a task, choose the kernel label by label of the
 leading dims (e.g. one language pair).
@@ -30,124 +30,23 @@ from dask.array.core import PerformanceWarning
 from numpy.typing import ArrayLike
 
 from .._options import OPTIONS
-from .._types import Level, Method, SwapUnit
+from .._types import SwapUnit
 from .._kernels.swap import SwapDeltas
-from .._kernels.swap_allpairs import prepare_allpairs
-from .._kernels.swap_allpairs_input import prepare_allpairs_input
+from .._kernels.linear.allpairs import prepare_allpairs, prepare_allpairs_input
 from .._kernels.swap_system import prepare_system_swap
 from .._schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import DRAW_BLOCK, draws_per_task, fill_draws, permutation_masks
-from .engine import block_elems, draws_within, process_elems, raised_batch, runs_in_one_block
+from .engine import runs_in_one_block
+from .memory import (allpairs_batch, allpairs_per_draw, default_pair_chunk, pair_batch, pair_block_plan,
+                     pair_fixed, pair_step)
 from .._kernels.custom import is_own
 from .swapstats import draw_deltas, standardise
 from .workers import dask_input, parallelism, task_settings
 
 __all__ = ["all_complete", "allpairs_task_draws", "default_pair_chunk", "pair_block_plan", "pair_permutation_draws",
-           "uses_allpairs"]
+           "uses_allpairs"]  # default_pair_chunk and pair_block_plan: from .memory, the one memory plan
 
 PAIR_DIM = "pair"
-
-
-def default_pair_chunk(n_pairs: int) -> int:
-    """Pairs per task: about four tasks per core (or per worker thread of a cluster), at most 64 pairs."""
-    return max(1, min(64, -(-n_pairs // (4 * parallelism()))))
-
-
-def _sorted_global_kendall(kw: dict[str, Any]) -> bool:
-    """Whether the pairs take the global-level Kendall swap kernel (one sorted table per pair, or per pair
-    and system at within-system level; counts per draw)."""
-    return kw["level"] in ("global", "within_system") and kw["method"] == "kendall" and not kw.get("epsilon")
-
-
-def _per_pair_draw(s: int, i: int, level: Level, method: Method) -> int:
-    """Rough float64 temporaries per pair and draw."""
-    if level == "input":
-        if method == "kendall":  # a draw keeps its swapped means per input; the mask part is per batch
-            return 8
-        return i * (24 if method == "pearson" else 8 * s)
-    if level == "system":
-        return 8 * s if method == "pearson" else 6 * s * i
-    if level == "within_system":
-        if method == "pearson":  # the input level's sums per system (the transposed matrices), per draw
-            return 32 * s
-        return 6 * s * i  # the swapped matrices are built (other methods, epsilon)
-    return 16 if method == "pearson" else 6 * s * i
-
-
-def _per_pair_fixed(s: int, i: int, level: Level, method: Method) -> int:
-    """Rough float64 elements a task keeps per pair whatever the batch: the kernel's precomputed operands.
-
-    Input-level Kendall keeps, per pair and input, its column of the value operand over the
-    ``S + 1 + S(S-1)/2`` rows of the mask products, the ``S + 1`` rows of the difference
-    operand and a few constants (tau-b's tie operands only for pairs with metric ties; with metrics
-    missing in different cells, three forms over the ``S + 1`` rows ``[m_s | 1]`` and a constant). Its
-    (S, S) pair comparisons are built a bounded block at a time inside the kernel, so they
-    do not count here; the batch's mask products, shared by the task's pairs, count per draw.
-    """
-    if level == "input" and method == "kendall":
-        return i * (s * (s - 1) // 2 + 5 * s + 10)
-    if level == "within_system" and method == "pearson":  # the mask-linear terms of every cell
-        return 12 * s * i
-    return 0
-
-
-def _pair_fixed(s: int, i: int, kw: dict[str, Any]) -> int:
-    """What a task keeps per pair whatever the batch; the global-level Kendall kernel's sorted table included."""
-    if _sorted_global_kendall(kw):  # the pair's table of its 2 S I scores in order, with their ranks and weights
-        return 6 * s * i
-    return _per_pair_fixed(s, i, kw["level"], kw["method"])
-
-
-def pair_block_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any],
-                    pair_chunk: int | None = None) -> tuple[int, int, int]:
-    """``(pair_chunk, per_draw, budget)``: pairs per task, a batch's float64 temporaries per draw, and
-    the temporaries left to a batch once the task's precomputed operands are counted.
-
-    A task holds ``pair_chunk x (fixed + batch x per-draw)`` elements per label of the leading
-    dims; by default the pairs' fixed part takes at most half of :func:`~.engine.block_elems`, so one
-    task stays within the block budget whatever the number of pairs.
-
-    Examples
-    --------
-    >>> from xcorrstat import set_options
-    >>> kw = {"level": "input", "method": "kendall"}
-    >>> with set_options(memory_budget="16MiB"):
-    ...     small = pair_block_plan(1225, 15, 2000, 1, kw)
-    >>> small[0] <= pair_block_plan(1225, 15, 2000, 1, kw)[0]
-    True
-    """
-    fixed = n_lead * _pair_fixed(s, i, kw)
-    budget = block_elems()
-    if pair_chunk is None:
-        pair_chunk = default_pair_chunk(n_pairs)
-        if fixed:
-            pair_chunk = max(1, min(pair_chunk, budget // (2 * fixed)))
-    per_draw = pair_chunk * n_lead * _per_pair_draw(s, i, kw["level"], kw["method"])
-    if kw["level"] == "input" and kw["method"] == "kendall":
-        per_draw += n_lead * s * i // 4  # the batch's masks and mask products, shared by the task's pairs
-    elif _sorted_global_kendall(kw) and kw["level"] == "within_system":  # the masks and a copy of them by
-        per_draw = n_lead * (s * i // 4 + 24 * s * pair_chunk)  # system, and a few counts per pair and system
-    elif _sorted_global_kendall(kw):  # a draw is the batch's mask (shared) and a few counts per pair: the
-        per_draw = n_lead * (s * i // 8 + 16 * pair_chunk)  # kernel's lanes are a fixed block of 32 draws
-    elif kw["level"] == "within_system" and kw["method"] == "pearson":  # the batch's masks as numbers
-        per_draw += n_lead * 2 * s * i
-    return pair_chunk, per_draw, max(budget - pair_chunk * fixed, per_draw)
-
-
-def _allpairs_per_draw(s: int, i: int, m: int, general: bool = False, level: Level = "system") -> int:
-    """Rough float64 temporaries per draw of the all-pairs route (labels are computed one at a time).
-
-    The masks (one byte a cell), one system's masks as floats, the (S, 3 x metrics) part
-    sums and their (S, metrics) total, and a pair block's swapped means (the block size
-    adapts to the batch: a few S per draw at least). The ``general`` kernel (any method,
-    missing cells) also keeps per metric a count and three target parts, and a few (S, metrics)
-    arrays of them; its pair blocks are bounded by ``SYSTEM_BLOCK_ELEMS`` whatever the batch.
-    """
-    if level != "system":  # input/global Pearson: the masks, a block's swapped sums, each pair's running mean
-        return s * i // 8 + 6 * m + 6 * m * m  # (its temporaries are bounded by the kernel's own block size)
-    if general:
-        return s * i // 8 + i + (14 * m + 8) * s
-    return s * i // 8 + i + 5 * s * m + 6 * s
 
 
 def uses_allpairs(kw: dict[str, Any]) -> bool:
@@ -306,7 +205,7 @@ def pair_permutation_draws(
     n_lead = int(np.prod([x.sizes[d] for d in lead])) if lead else 1
     pair_chunk, per_draw, budget = pair_block_plan(pi.size, s, i, n_lead, kw, pair_chunk)
     # at least ~8 MB of temporaries per batch: one draw at a time costs more in overhead than in arithmetic
-    pair_batch = raised_batch(draws_within(budget, per_draw) if batch is None else batch, per_draw, n_resamples)
+    draws = pair_batch(batch, per_draw, budget, n_resamples)
     coords = {k: v for k, v in x.coords.items() if not set(v.dims) & {METRIC, SYSTEM, INPUT}}
     dims = lead + [PAIR_DIM, "resample"]
     opts: dict[str, Any] = dict(seed=seed, scheme=scheme, kw=kw, tune_allocator=OPTIONS["tune_worker_allocator"])
@@ -320,17 +219,15 @@ def pair_permutation_draws(
                               first=first)
     if eager and runs_in_one_block(n_lead * pi.size * s * i * n_resamples):
         # all pairs at once if they fit in the whole budget, else `pair_chunk` pairs at a time
-        fixed = n_lead * _pair_fixed(s, i, kw)
-        fits = pi.size * (fixed + pair_batch * per_draw // pair_chunk) <= process_elems()
-        step = pi.size if fits else pair_chunk
+        step = pair_step(pi.size, pair_chunk, n_lead * pair_fixed(s, i, kw), draws, per_draw)
         out = np.concatenate([_pair_block(x.values, z.values, pi[k:k + step], pk[k:k + step],
                                           np.arange(first, first + n_resamples),
-                                          batch=pair_batch, **opts) for k in range(0, pi.size, step)], axis=-2)
+                                          batch=draws, **opts) for k in range(0, pi.size, step)], axis=-2)
         return xr.DataArray(out, dims=dims, coords=coords)
     xd, zd = _dask_scores(x, z, len(lead))
     pid = dsa.from_array(pi, chunks=pair_chunk)
     kid = dsa.from_array(pk, chunks=pair_chunk)
-    per_task = draws_per_task(n_resamples, max(pair_batch, min(n_resamples, 1000)))  # a bounded number of tasks
+    per_task = draws_per_task(n_resamples, max(draws, min(n_resamples, 1000)))  # a bounded number of tasks
     ids = dsa.arange(first, first + n_resamples, chunks=per_task, dtype=np.int64)
     letters = "abcdefghjklnoq"[: len(lead)]
     with warnings.catch_warnings():
@@ -345,7 +242,7 @@ def pair_permutation_draws(
             concatenate=True,
             dtype=np.float64,
             meta=np.empty((0,) * (len(lead) + 2), dtype=np.float64),
-            batch=pair_batch,
+            batch=draws,
             **opts,
         )
     return xr.DataArray(out, dims=dims, coords=coords)
@@ -377,10 +274,8 @@ def _allpairs_draws(x: xr.DataArray, z: xr.DataArray, pairs: tuple[np.ndarray, n
     s, i, m = x.sizes[SYSTEM], x.sizes[INPUT], x.sizes[METRIC]
     lead_sizes = [x.sizes[d] for d in x.dims[:n_lead_dims]]
     n_lead = int(np.prod(lead_sizes)) if lead_sizes else 1
-    per_draw = _allpairs_per_draw(s, i, m, general, opts["kw"]["level"])
-    if batch is None:  # a batch is at most one block of draws: several tasks even for 1,000 draws
-        batch = min(draws_within(block_elems(), per_draw), DRAW_BLOCK)
-    batch = raised_batch(batch, per_draw, n_resamples)
+    per_draw = allpairs_per_draw(s, i, m, general, opts["kw"]["level"])
+    batch = allpairs_batch(batch, per_draw, n_resamples)  # at most one block of draws: several tasks
     opts = dict(opts, pairs=pairs, batch=batch)
     eager = x.chunks is None and z.chunks is None
     if eager and runs_in_one_block(n_lead * (m * s * i + pairs[0].size * s) * n_resamples):

@@ -7,19 +7,19 @@ counts ``c``) or both. Every value returned equals
 
 * system level: per-system means under input counts are one matmul
   (``X C^T / sum c``); the correlation across systems uses system weights (rank statistics over
-  many systems by sorting each draw's means, :mod:`xcorrstat._kernels.wrank_sorted`);
+  many systems by sorting each draw's means, :mod:`xcorrstat._kernels.rank.sorted_counts`);
 * input level: per-input correlations are fixed (inputs only) or computed for all
   weight vectors at once (:func:`wpearson_rows`, :func:`wkendall_rows`, Spearman by
   :func:`wcorr_gemm`); the average over inputs is weighted
   by the input counts;
 * global level: Kendall's tau takes the draw's cell weights ``w_s c_i`` over one sorted
-  table of the cells (:func:`xcorrstat._kernels.global_kendall.weighted_global_kendall`);
+  table of the cells (:func:`xcorrstat._kernels.rank.global_counts.weighted_global_kendall`);
   Pearson and Spearman gather the draw's cells (``S x I`` per draw) and correlate them with
   the plain kernels -- one vectorised gather per batch.
 
 :func:`resampled_calibration` re-calibrates the metric-tie threshold of acc_eq /
 tau_eq in every draw: at input and within-system level from one sorted pair table per
-metric and the draws' count vectors (:mod:`xcorrstat._kernels.tiesweep`), at system level
+metric and the draws' count vectors (:mod:`xcorrstat._kernels.mt.tie_sweeps`), at system level
 on the draw's per-system means.
 """
 
@@ -34,14 +34,14 @@ from .._types import Average, Level, Method, Variant
 from .._kernels.custom import is_own
 from .._kernels.correlation import EPSILON_MAX_N, corr
 from .._kernels.exactsum import exact_weighted_sums
-from .._kernels.global_kendall import CellTable, cell_tables, weighted_global_kendall
+from .._kernels.rank.global_counts import CellTable, cell_tables, weighted_global_kendall
 from .._kernels.levels import group_weights, level_correlation, value_range
 from .._kernels.scaling import centre_cells
-from .._kernels.tiesweep import row_calibration, sorted_pairs, weighted_calibration
+from .._kernels.mt.tie_sweeps import row_calibration, sorted_pairs, weighted_calibration
 from .._kernels.weighted import wcorr, wcorr_gemm
-from .._kernels.wkendall_rows import wkendall_rows
-from .._kernels.wpearson_rows import wpearson_rows
-from .._kernels.wrank_sorted import sorted_form
+from .._kernels.rank.weighted_rows import wkendall_rows
+from .._kernels.linear.weighted_rows import wpearson_rows
+from .._kernels.rank.sorted_counts import sorted_form
 from .draws import counts_from_indices
 
 __all__ = [

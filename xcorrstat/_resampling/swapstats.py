@@ -7,11 +7,11 @@ method and every pattern of missing cells takes the mask-linear kernel of
 map, so ties between system means survive standardisation), except Pearson on complete
 data (:mod:`xcorrstat._kernels.swap`). Pearson at input and global level and Kendall's
 tau-b (tau-a, tau_eq, acc_eq) at input level use the mask-linear and mask-bilinear kernels
-of :mod:`xcorrstat._kernels.swap`, whatever the missing cells (:mod:`xcorrstat._kernels.swap_gaps`:
+of :mod:`xcorrstat._kernels.swap`, whatever the missing cells (:mod:`xcorrstat._kernels.linear.gaps`:
 a cell's validity in a draw is linear in the mask too); Kendall at global
 level counts every draw over one sorted table of the 2n scores of X and Y
-(:func:`xcorrstat._kernels.global_kendall_swap.swap_global_kendall`, any missing cells). At
-within-system level (:mod:`xcorrstat._kernels.swap_within`, every average, any missing cells)
+(:func:`xcorrstat._kernels.rank.global_swap.swap_global_kendall`, any missing cells). At
+within-system level (:mod:`xcorrstat._kernels.swap`, every average, any missing cells)
 Pearson is the input level of the transposed matrices and Kendall (without epsilon) one sorted
 table per system. Other cases evaluate the swapped matrices with the vectorised level kernels, a block of rows and
 draws at a time within :func:`~.engine.block_elems` (slower, linear in the cells). Every
@@ -27,19 +27,13 @@ import numpy as np
 
 from .._kernels import level_correlation
 from .._kernels.custom import is_own
-from .._kernels.global_kendall_swap import swap_global_kendall
+from .._kernels.rank.global_swap import swap_global_kendall
 from .._kernels.scaling import pow2_normalise, remove_offset
-from .._kernels.swap import prepare_swap, swap_supported
+from .._kernels.swap import WITHIN_METHODS, prepare_swap, prepare_within_swap, swap_supported
 from .._kernels.swap_system import prepare_system_swap
-from .._kernels.swap_within import WITHIN_METHODS, prepare_within_swap
-from .engine import block_elems
+from .memory import materialised_steps
 
-__all__ = ["MATERIALISED_TEMPS", "standardise", "draw_deltas"]
-
-#: float64 temporaries per cell, row and draw of a batch of explicitly swapped matrices (both swapped
-#: matrices, the level kernels' copies and sorts): such batches are cut to fit :func:`~.engine.block_elems`.
-MATERIALISED_TEMPS = 12
-
+__all__ = ["standardise", "draw_deltas"]
 
 def standardise(a: np.ndarray) -> np.ndarray:
     """z-scores over all non-missing cells of each (..., S, I) matrix (population std).
@@ -154,7 +148,7 @@ def _with_missing(delta: np.ndarray, missing: np.ndarray | None) -> np.ndarray:
 def _within_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str, Any],
                    missing: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
     """Within-system level: the mask-linear (Pearson) or sorted-table (Kendall) kernel of
-    :mod:`xcorrstat._kernels.swap_within`, every average and any missing cells."""
+    :mod:`xcorrstat._kernels.swap`, every average and any missing cells."""
     lead = zx.shape[:-2]
     flat = [a.reshape((-1,) + a.shape[-2:]) for a in np.broadcast_arrays(zx, zy, z)]
     fast = prepare_within_swap(*flat, method=kw["method"], min_pairs=kw["min_pairs"], variant=kw["variant"],
@@ -169,7 +163,7 @@ def _within_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[st
 def _materialised(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str, Any],
                   missing: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
     """Any level and method: the level kernels on the explicitly swapped (standardised) matrices,
-    a block of rows and draws at a time within :func:`~.engine.block_elems` (the tests' oracle)."""
+    a block of rows and draws at a time within :func:`~.memory.block_elems` (the tests' oracle)."""
     lead = zx.shape[:-2]
     rows = int(np.prod(lead, dtype=np.int64))
     flat = [a.reshape((rows,) + a.shape[-2:]) for a in np.broadcast_arrays(zx, zy, z)]
@@ -178,8 +172,7 @@ def _materialised(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str
     def materialised(m: np.ndarray) -> np.ndarray:
         # the swapped matrices of a block of rows and draws at a time: within the block budget
         b = m.shape[0]
-        row_step = max(1, min(rows, block_elems() // (MATERIALISED_TEMPS * cells)))
-        draw_step = max(1, block_elems() // (MATERIALISED_TEMPS * cells * row_step))
+        row_step, draw_step = materialised_steps(rows, cells)
         delta = np.empty((rows, b))
         for r0 in range(0, rows, row_step):
             xs, ys, zs = (a[r0:r0 + row_step, None] for a in flat)

@@ -8,11 +8,11 @@ from each metric (the sign of its difference, a tie within the metric's own epsi
 from the target. A draw exchanges the two metrics' verdicts on a random half of the pairs
 (a fair coin per pair) and recomputes the Kendall variant of both hybrid pair tables,
 averaged over the groups. Each metric keeps its own epsilon, given or calibrated once on
-the observed data (:func:`xcorrstat._kernels.ties.calibrate_epsilon`), so metrics on
+the observed data (:func:`xcorrstat._kernels.mt.ties.calibrate_epsilon`), so metrics on
 different scales are compared without re-calibrating in every draw.
 
 Draws are keyed by draw id (:func:`pair_swap_bits`) and shared by every pair of metrics;
-the statistics come from :mod:`xcorrstat._kernels.pairoutcome` (products of the swap
+the statistics come from :mod:`xcorrstat._kernels.mt.pair_outcomes` (products of the swap
 bits with per-pair tables; exact integer sums). Cells without a target score are left
 out, as mt-metrics-eval's ``_ReshapeAndFilter`` drops them; a metric score missing where
 the target has one is an error. Dask-backed scores give a lazy result: each
@@ -36,8 +36,8 @@ import xarray as xr
 
 from .._capabilities import check
 from .._types import Alternative, Correction, Family, Level, PValue, Standardise, Statistic, Variant
-from .._kernels.pairoutcome import LINEAR_VARIANTS, hybrid_deltas, prepare_pair_outcomes
-from .._kernels.ties import TIE_VARIANTS, calibrate_epsilon
+from .._kernels.mt.pair_outcomes import LINEAR_VARIANTS, hybrid_deltas, prepare_pair_outcomes
+from .._kernels.mt.ties import TIE_VARIANTS, calibrate_epsilon
 from .._mt.ties import MAX_GROUP, TIE_LEVELS, group_shape, level_groups
 from .._options import OPTIONS
 from .._resampling.draws import DRAW_BLOCK, keyed_generator, resolve_seed

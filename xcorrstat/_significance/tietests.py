@@ -18,7 +18,7 @@ import numpy as np
 import xarray as xr
 
 from .._capabilities import check
-from .._kernels.ties import calibrate_epsilon
+from .._kernels.mt.ties import calibrate_epsilon
 from .._mt.ties import TIE_LEVELS, group_shape, level_groups
 from .._resampling.draws import DRAW_BLOCK, permutation_masks, resolve_seed
 from .._resampling.engine import RESAMPLE_DIM, block_elems, compute_with_progress

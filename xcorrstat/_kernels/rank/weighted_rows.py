@@ -10,7 +10,7 @@ variants comparing distinct units only (:data:`~xcorrstat._kernels.weighted.DIST
 whose pairs number ``(n^2 - sum w^2) / 2`` instead of ``n (n - 1) / 2``. Tau-c takes the
 smaller number of distinct values among the drawn valid units.
 
-A compiled loop (:mod:`xcorrstat._kernels.wkendall_rows_jit`) forms these counts a row at
+A compiled loop (:mod:`xcorrstat._kernels.rank.weighted_rows_jit`) forms these counts a row at
 a time with the draws innermost, without temporaries larger than a few vectors of the draws.
 The counts are integers held exactly in float64, so a value depends neither on the batch nor
 on the other rows. The undefined rule is the plain kernel's on the expanded vectors: fewer
@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._types import Variant
-from ._compiled import loops
+from ..._types import Variant
+from .._compiled import loops
 
 __all__ = ["wkendall_rows"]
 
@@ -54,7 +54,7 @@ def wkendall_rows(x: ArrayLike, z: ArrayLike, weights: ArrayLike, *, variant: Va
         raise ValueError(f"variant must be one of {_VARIANTS}, got {variant!r}")
     valid = ~np.isnan(xa) & ~np.isnan(za)
     out = np.empty((2, xa.shape[0], wt.shape[1]))
-    loop = loops("wkendall_rows_jit")
+    loop = loops("rank.weighted_rows_jit")
     loop.rows(xa, za, valid, wt, loop.VARIANT_CODES[variant], float(min_pairs), float(max(int(min_pairs), 2)),
               float(epsilon), out)
     r, n = out

@@ -5,7 +5,7 @@ gives the S units multiplicities ``w``: r of the explicitly expanded resample is
 weighted r. Per row and draw, by the corrected two-pass method (as
 :func:`xcorrstat._kernels.weighted.wcorr_gemm`): the weighted means, then the centred
 co-moments less the rounding error of the means. A compiled loop
-(:mod:`xcorrstat._kernels.wpearson_rows_jit`) runs the sums over the units in order, a row at
+(:mod:`xcorrstat._kernels.linear.weighted_rows_jit`) runs the sums over the units in order, a row at
 a time with its draws innermost, so a value never depends on the batch or on the other rows.
 
 A row is undefined (NaN) in a draw with fewer than ``min_pairs`` expanded units, or with a
@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._compiled import loops
-from .scaling import SAFE_SUM_BOUNDS
-from .weighted import wcorr_gemm
+from .._compiled import loops
+from ..scaling import SAFE_SUM_BOUNDS
+from ..weighted import wcorr_gemm
 
 __all__ = ["wpearson_rows"]
 
@@ -47,7 +47,7 @@ def wpearson_rows(x: ArrayLike, z: ArrayLike, weights: ArrayLike, *,
     valid = ~np.isnan(xa) & ~np.isnan(za)
     xv, zv = np.where(valid, xa, 0.0), np.where(valid, za, 0.0)
     out = np.empty((2, xa.shape[0], wt.shape[1]))
-    loops("wpearson_rows_jit").rows(xv, zv, valid, wt, float(min_pairs), *SAFE_SUM_BOUNDS, out)
+    loops("linear.weighted_rows_jit").rows(xv, zv, valid, wt, float(min_pairs), *SAFE_SUM_BOUNDS, out)
     r, n = out
     unsafe = np.isinf(r)  # sums of squares out of the safe range: rescaled by the general kernel
     if unsafe.any():

@@ -17,7 +17,7 @@ the expanded (swapped) vector is a weighted count over that table:
   bucket of their common higher bits, so each bit is one pass over the table with a running
   sum per bucket -- O(n log G) per draw for G distinct targets, no sort, no comparison;
 * ``C - D = n0 - t_x - t_z + t_xz - 2 D`` with ``n0 = n (n - 1) / 2``, and every variant
-  follows (:func:`.tau.tau_from_counts`); the distinct values of tau-c are the groups
+  follows (:func:`.rank.tau.tau_from_counts`); the distinct values of tau-c are the groups
   with weight.
 
 With ``epsilon > 0`` (a metric difference of at most epsilon is a tie) a pair counts only
@@ -28,7 +28,7 @@ The counts are exact integers, so a draw's tau is bit for bit the one of
 :func:`xcorrstat._kernels.kendall` on the explicitly expanded (swapped) vectors, with its
 undefined rule: fewer than ``max(min_pairs, 2)`` values, or (tau-a, -b, -c) a constant
 vector over the drawn valid cells. A draw's counts depend on its weights alone, never on
-the batch. Compiled loops (:mod:`xcorrstat._kernels.global_kendall_jit`, imported on first
+the batch. Compiled loops (:mod:`xcorrstat._kernels.rank.global_jit`, imported on first
 use) do the per-draw passes, 32 draws side by side, in int32 when every weight and sum of
 weights fits and in int64 otherwise (:func:`accumulator`).
 """
@@ -41,8 +41,8 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._types import Variant
-from ._compiled import loops
+from ..._types import Variant
+from .._compiled import loops
 from .tau import tau_from_counts
 
 __all__ = [
@@ -200,7 +200,7 @@ def table_counts(t: TauTable, weights: ArrayLike) -> np.ndarray:
     # entry j of the table is the caller's entry order[j], weighing w[b, order[j]] * 1
     ones = np.ones((1, w.shape[0]), dtype=dtype)
     entries = t.order.astype(np.int32)
-    jit = loops("global_kendall_jit")
+    jit = loops("rank.global_jit")
     return jit.weight_counts(entries, np.zeros_like(entries), t.zr, t.nbits, jit_groups(t, multi=False),
                              np.ascontiguousarray(w.T, dtype=dtype), ones, flush, acc, t.lag)
 
@@ -363,7 +363,7 @@ def weighted_global_kendall(
     r = np.empty((xf.shape[0], b))
     n = np.empty((xf.shape[0], b), dtype=np.int64)
     wk, ck = wt.astype(dtype), ct.astype(dtype)  # every product w_s c_i and every draw's sum fit in dtype
-    jit = loops("global_kendall_jit")
+    jit = loops("rank.global_jit")
     for row, ct_row in enumerate(tables):
         t = ct_row.table
         counts = jit.weight_counts(ct_row.sys_of, ct_row.inp_of, t.zr, t.nbits, ct_row.groups, wk, ck, flush, acc,

@@ -1,6 +1,6 @@
-"""Compiled loops of :mod:`xcorrstat._kernels.global_kendall` (numba): its one algorithm.
+"""Compiled loops of :mod:`xcorrstat._kernels.rank.global_counts` (numba): its one algorithm.
 
-:mod:`xcorrstat._kernels.global_kendall` imports this module on first use (importing
+:mod:`xcorrstat._kernels.rank.global_counts` imports this module on first use (importing
 xcorrstat does not start numba). The loops count exact integers (the tests compare them
 with NumPy counts and brute-force counts, draw by draw):
 
@@ -12,7 +12,7 @@ with NumPy counts and brute-force counts, draw by draw):
 * :func:`swap_counts` and :func:`weight_counts`: the two drivers, which build a block of
   lanes from swap masks (0/1 weights of X' and Y') or from bootstrap counts (``w_s c_i``)
   and call both; :func:`swap_counts_linear` counts X' only and gives what Y' needs
-  (:mod:`xcorrstat._kernels.global_kendall_swap`).
+  (:mod:`xcorrstat._kernels.rank.global_swap`).
 
 Weights, bucket sums and partial sums take the dtype of the arrays passed in: int32 when
 they fit (the fast flavour), int64 otherwise; numba compiles one specialisation per dtype of
@@ -372,7 +372,7 @@ def _below(tree, r):
 
 @numba.njit(**_JIT)
 def linear_terms(zr, x_runs, src, cell, n_cells):
-    """The linear form of :mod:`xcorrstat._kernels.global_kendall_swap`: ``(l, S(X) - S(Y))``.
+    """The linear form of :mod:`xcorrstat._kernels.rank.global_swap`: ``(l, S(X) - S(Y))``.
 
     With every valid cell present twice in the table (its X entry, ``src`` 0, and its Y entry),
     ``l[c] = h(y_c) - h(x_c)`` with ``h_j = sum_e sgn(v_j - v_e) sgn(z_j - z_e)`` over all

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._types import Variant
+from ..._types import Variant
 
 __all__ = ["PerRow", "count_distinct", "kendall_pairwise", "kendall_sorted", "tau_from_counts"]
 

@@ -1,7 +1,7 @@
-"""Compiled loops of :mod:`xcorrstat._kernels.wrank_sorted` (numba): weighted rank statistics of long
+"""Compiled loops of :mod:`xcorrstat._kernels.rank.sorted_counts` (numba): weighted rank statistics of long
 rows by sorting.
 
-Only :mod:`xcorrstat._kernels.wrank_sorted` imports this module, on its first call. Each loop takes
+Only :mod:`xcorrstat._kernels.rank.sorted_counts` imports this module, on its first call. Each loop takes
 a row at a time (a row is one draw's S values and weights) and never compares every pair:
 
 * :func:`kendall_counts` sorts the row's drawn units by x (tie groups of equal x, their weights

@@ -40,8 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._types import Variant
-from .levels import average_defined
+from ..._types import Variant
+from ..levels import average_defined
 
 __all__ = [
     "LINEAR_VARIANTS", "PairOutcomes", "SwapBits", "chunk_plan", "hybrid_deltas",

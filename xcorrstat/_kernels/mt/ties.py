@@ -37,8 +37,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._types import Variant
-from .levels import average_defined
+from ..._types import Variant
+from ..levels import average_defined
 
 __all__ = ["TIE_VARIANTS", "best_threshold", "calibrate_epsilon", "exact_optimum", "group_objective", "pair_table",
            "sample_pairs", "valid_pairs"]

@@ -3,7 +3,7 @@
 The pair forms of :mod:`xcorrstat._kernels.weighted` (every pair of units, ``S (S - 1) / 2`` of
 them per row and draw) are right for a few dozen systems; over thousands of systems their time
 and memory grow with S squared. Both statistics follow from sorting instead (the compiled loops
-of :mod:`xcorrstat._kernels.wrank_sorted_jit`):
+of :mod:`xcorrstat._kernels.rank.sorted_counts_jit`):
 
 * Kendall: sort the drawn units by x (tie groups, dense ranks), then by z with x's order kept
   inside a z tie group; ties in x, in z and in both are weighted sums over tie groups,
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._compiled import loops
+from .._compiled import loops
 
 __all__ = ["SORTED_MIN_UNITS", "sorted_form", "sorted_kendall_counts", "sorted_midranks"]
 
@@ -69,7 +69,7 @@ def sorted_kendall_counts(x: ArrayLike, z: ArrayLike, w: ArrayLike,
     """
     lead, (xa, za, wa) = _rows(x, z, w)
     out = np.empty((xa.shape[0], 6))
-    loops("wrank_sorted_jit").kendall_counts(xa, za, wa, float(epsilon), out)
+    loops("rank.sorted_counts_jit").kendall_counts(xa, za, wa, float(epsilon), out)
     counts = [out[:, k].reshape(lead) for k in range(5)]
     return (*counts, out[:, 5].astype(np.int64).reshape(lead))
 
@@ -84,5 +84,5 @@ def sorted_midranks(a: ArrayLike, w: ArrayLike) -> np.ndarray:
     """
     lead, (aa, wa) = _rows(a, w)
     out = np.empty(aa.shape)
-    loops("wrank_sorted_jit").midranks(aa, wa, out)
+    loops("rank.sorted_counts_jit").midranks(aa, wa, out)
     return out.reshape(lead + aa.shape[-1:])

@@ -1,6 +1,6 @@
-"""Compiled loop of :mod:`xcorrstat._kernels.wpearson_rows` (numba).
+"""Compiled loop of :mod:`xcorrstat._kernels.linear.weighted_rows` (numba).
 
-Only :mod:`xcorrstat._kernels.wpearson_rows` imports this module, on its first call.
+Only :mod:`xcorrstat._kernels.linear.weighted_rows` imports this module, on its first call.
 :func:`rows` forms each row's sums over the units in order, a row at a time with its draws
 innermost (vector registers, IEEE operations, no reassociation), then r clipped to [-1, 1]:
 NaN where undefined, ``inf`` where a sum of squares leaves the safe range (the caller

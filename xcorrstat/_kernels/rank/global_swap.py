@@ -1,9 +1,9 @@
 """Global-level Kendall of swapped metrics: ``tau(X', Z) - tau(Y', Z)`` for a batch of swap masks.
 
 A draw gives each cell of X' the (standardised) score of X or of Y and Y' the other one. The
-2n scores of X and Y are sorted once with the target (:func:`.global_kendall.ranked_table`);
+2n scores of X and Y are sorted once with the target (:func:`.rank.global_counts.ranked_table`);
 in a draw X' keeps one entry per cell (weight 1) and Y' the other, and every count of
-:mod:`xcorrstat._kernels.global_kendall` follows, with no sort per draw. X and Y may be
+:mod:`xcorrstat._kernels.rank.global_counts` follows, with no sort per draw. X and Y may be
 missing in different cells: a cell of X' is then valid only when its score is.
 
 When X and Y are valid in the same cells, Y' needs no pass of its own: every entry belongs
@@ -15,7 +15,7 @@ difference is ``g_ab [A_ab (1 - m_a - m_b) + B_ab (m_b - m_a)]`` with ``A = f(0,
 and ``B = f(0, 1) - f(1, 0)``: no ``m_a m_b`` term. So
 ``S(Y') = S(X') - (S(X) - S(Y)) - sum_c m_c l_c`` with ``l_c = h(y_c, z_c) - h(x_c, z_c)`` and
 ``h(v, z_c) = sum over the 2n entries e of sgn(v - v_e) sgn(z_c - z_e)``, found once
-(:func:`xcorrstat._kernels.global_kendall_jit.linear_terms`). When X and Y are missing in
+(:func:`xcorrstat._kernels.rank.global_jit.linear_terms`). When X and Y are missing in
 different cells, the compiled loops count Y' like X'. The tests compare both with NumPy counts
 of X' and Y' and with the explicitly swapped matrices.
 """
@@ -28,9 +28,9 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._types import Variant
-from ._compiled import loops
-from .global_kendall import (
+from ..._types import Variant
+from .._compiled import loops
+from .global_counts import (
     COUNT_ROWS,
     TauTable,
     jit_groups,
@@ -74,7 +74,7 @@ def _swap_row(zx: np.ndarray, zy: np.ndarray, z: np.ndarray) -> _SwapRow:
     # every draw keeps the same cells, each once: the target's ties are fixed
     per_z = np.diff(t.z_runs).astype(np.int64) // 2  # each cell is two entries, its X and its Y
     row = row._replace(fixed=(int(np.sum(per_z * (per_z - 1) // 2)), int(per_z.size)))
-    lin, c0 = loops("global_kendall_jit").linear_terms(t.zr, t.x_runs, row.src, row.cell, zf.size)
+    lin, c0 = loops("rank.global_jit").linear_terms(t.zr, t.x_runs, row.src, row.cell, zf.size)
     return row._replace(linear=(lin.astype(np.int32 if t.zr.size < LINEAR_INT32_ENTRIES else np.int64), int(c0)))
 
 
@@ -196,7 +196,7 @@ def _swap_counts(row: _SwapRow, masks: np.ndarray) -> np.ndarray:
     """(9, 2B) counts of X' then Y' for masks (B, cells), both counted by the compiled loops."""
     t = row.table
     counts = np.zeros((len(COUNT_ROWS), 2 * masks.shape[0]), dtype=np.int64)
-    jit = loops("global_kendall_jit")
+    jit = loops("rank.global_jit")
     counts[:7] = jit.swap_counts(row.cell, row.src, t.zr, t.nbits, row.groups, masks, row.fixed is None,
                                  max(1, _INT32_MAX // max(t.zr.size, 1)))
     if row.fixed is not None:
@@ -210,7 +210,7 @@ def _linear_counts(row: _SwapRow, masks: np.ndarray) -> np.ndarray:
     t, b = row.table, masks.shape[0]
     lin, c0 = row.linear
     singles = t.zr.size - int(np.sum(row.groups[1] - row.groups[0]))  # entries alone in their run of x
-    jit = loops("global_kendall_jit")
+    jit = loops("rank.global_jit")
     part = jit.swap_counts_linear(row.cell, row.src, t.zr, t.nbits, row.groups, masks, lin, singles,
                                   max(1, _INT32_MAX // max(t.zr.size, 1)))
     n, dis_x, tx_x, txz_x, mx_x, tx_y, txz_y, mx_y, lm = part

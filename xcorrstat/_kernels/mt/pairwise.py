@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .tau import PerRow
+from ..rank.tau import PerRow
 
 __all__ = ["agreement_counts", "difference_sums", "kendall_like_counts"]
 

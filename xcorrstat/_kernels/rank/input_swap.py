@@ -17,12 +17,12 @@ bilinear in the mask, as for tau-b. With the gold sign ``g`` and gold-tie indica
 
 So each variant's integer part is a constant + a linear + a quadratic form in the
 mask. Every form is one column of an operand over the rows ``[m_s | 1 | m_a m_b
-(a < b)]`` of :func:`~xcorrstat._kernels.swapmath.mask_products`, which all pairs of
+(a < b)]`` of :func:`~xcorrstat._kernels.linear.forms.mask_products`, which all pairs of
 metrics share: one GEMM per input gives X' of every pair and draw, and a second,
 over the first ``S + 1`` rows, Y' - X' (Y' is X' under ``1 - m``: same quadratic
 part). Sums are exact in float32 for these integers. Tau-b's tie forms are kept only
 for the pairs of metrics with a tie somewhere; for the others every draw has the
-same denominator. A compiled loop (:mod:`xcorrstat._kernels.swap_kendall_prep_jit`) compares
+same denominator. A compiled loop (:mod:`xcorrstat._kernels.rank.input_swap_jit`) compares
 each input's pairs of systems and sums the forms straight into the laid-out operands.
 
 From the exact integers on, each value takes the float operations of its definition
@@ -32,8 +32,8 @@ of the per-input values would; it needs no clipping to [-1, 1]: every numerator 
 integer no larger than its denominator (tau-b: by Cauchy-Schwarz, and a correctly
 rounded square root and quotient keep the ratio within 1). When X and Y are missing in
 different cells, every draw has its own counts in the divisors: they are forms in the
-mask too (:class:`~xcorrstat._kernels.swap_gaps.GapCounts`), and the values are formed and
-added by :mod:`xcorrstat._kernels.swap_kendall_gaps`.
+mask too (:class:`~xcorrstat._kernels.rank.input_gaps.GapCounts`), and the values are formed and
+added by :mod:`xcorrstat._kernels.rank.input_gaps`.
 """
 
 from __future__ import annotations
@@ -44,11 +44,10 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._types import Variant
-from .swap_gaps import GapCounts, gap_counts
-from ._compiled import jit, loops
-from .swap_kendall_gaps import ACC_VARIANTS, DrawCounts, gap_add, gap_stats
-from .swapmath import F32_EXACT, SwapRun, mask_products
+from ..._types import Variant
+from .._compiled import jit, loops
+from .input_gaps import ACC_VARIANTS, DrawCounts, GapCounts, gap_add, gap_counts, gap_stats
+from ..linear.forms import F32_EXACT, SwapRun, mask_products
 
 __all__ = ["SWAP_KENDALL_VARIANTS", "input_kendall_swap", "input_kendall_swap_means"]
 
@@ -291,7 +290,7 @@ class _Operands(NamedTuple):
     tied: np.ndarray  # (P,) pairs of metrics with a metric tie
     valid: np.ndarray
     valid_y: np.ndarray
-    gaps: Any  # the per-draw counts' builder of :func:`.swap_gaps.gap_counts`, or None
+    gaps: Any  # the per-draw counts' builder of :func:`.rank.input_gaps.gap_counts`, or None
 
 
 def _operands(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, variant: Variant) -> _Operands:
@@ -333,7 +332,7 @@ def _prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray, var
     k = s * (s - 1) // 2
     o = _operands(zx, zy, z, variant)
     none = np.zeros((0, 0, 0), dtype=o.value.dtype)
-    loops("swap_kendall_prep_jit").prepare(zx, zy, z, eps, _CODES[variant], o.gaps is None, o.value, o.value_diff,
+    loops("rank.input_swap_jit").prepare(zx, zy, z, eps, _CODES[variant], o.gaps is None, o.value, o.value_diff,
                                            none if o.ties is None else o.ties,
                                            none if o.ties_diff is None else o.ties_diff, o.counts, o.tied)
     if o.gaps is not None:  # each draw's valid counts, a bounded block of pairs and inputs at a time

@@ -1,9 +1,9 @@
-"""Compiled loop of :mod:`xcorrstat._kernels.swap_allpairs_input` (numba).
+"""Compiled loop of :mod:`xcorrstat._kernels.linear.allpairs` (numba).
 
-Only :mod:`xcorrstat._kernels.swap_allpairs_input` imports this module, on its first batch.
+Only :mod:`xcorrstat._kernels.linear.allpairs` imports this module, on its first batch.
 :func:`swapped_add` computes each input's r of X' and Y' for a block of inputs, draws and pairs
 (the swapped sums added system after system, then the operations of
-:func:`xcorrstat._kernels.swap_gaps.from_sums` in their order) and adds the defined ones to the
+:func:`xcorrstat._kernels.linear.gaps.from_sums` in their order) and adds the defined ones to the
 running totals: no temporary per pair, form or input beyond a row of draws. The loops over draws
 are innermost and free of branches, so the compiler runs them on vector registers (IEEE
 operations, no reassociation). Where both metrics of a pair have every cell the target has on an

@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._types import Variant
-from .levels import average_defined
+from ..._types import Variant
+from ..levels import average_defined
 from .ties import TIE_VARIANTS, best_threshold
 
 __all__ = ["row_calibration", "sorted_pairs", "weighted_calibration"]

@@ -1,13 +1,13 @@
-"""Compiled loop of :mod:`xcorrstat._kernels.wkendall_rows` (numba).
+"""Compiled loop of :mod:`xcorrstat._kernels.rank.weighted_rows` (numba).
 
-Only :mod:`xcorrstat._kernels.wkendall_rows` imports this module, on its first call.
+Only :mod:`xcorrstat._kernels.rank.weighted_rows` imports this module, on its first call.
 :func:`rows` takes a row at a time. For each valid unit ``a`` it forms, over the later valid
 units ``c`` and with the draws innermost, the sums ``t[b] = sum_c part(a, c) w[c, b]`` of the
 pair parts that are not zero (the sign product where x is not tied within epsilon, the exact
 ties in x and in z, the ties within epsilon, the joint ties), then adds ``w[a, b] t[b]`` to
 the row's counts. Every count is an integer held exactly in float64, so no order of the sums
 changes a bit. Per draw it then applies the formulas of
-:func:`xcorrstat._kernels.tau.tau_from_counts` and the plain kernel's undefined rule, in the
+:func:`xcorrstat._kernels.rank.tau.tau_from_counts` and the plain kernel's undefined rule, in the
 operation order of :func:`xcorrstat._kernels.weighted.wcorr` (NaN where undefined, tau
 clipped to [-1, 1]). It releases the GIL.
 """
@@ -132,7 +132,7 @@ def _distinct(v, valid, wt, row, m, first):
 
 @_jit
 def _tau(variant, cmd, n0, tx, tz, n, m, txz):
-    """:func:`xcorrstat._kernels.tau.tau_from_counts` on one draw's counts."""
+    """:func:`xcorrstat._kernels.rank.tau.tau_from_counts` on one draw's counts."""
     if variant == _A:
         return cmd / n0
     if variant == _EQ:

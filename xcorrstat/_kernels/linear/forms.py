@@ -1,6 +1,6 @@
 """Linear and quadratic forms in a batch of 0/1 swap masks, evaluated with matrix products.
 
-The swap kernels (:mod:`xcorrstat._kernels.swap` and :mod:`xcorrstat._kernels.swap_kendall`)
+The swap kernels (:mod:`xcorrstat._kernels.swap` and :mod:`xcorrstat._kernels.rank.input_swap`)
 write every per-draw sum as a constant plus a linear form ``sum_s m_s c_s`` plus a
 quadratic form ``sum_{a<b} m_a m_b G_ab`` of a mask ``m`` over the systems of one input.
 Here a batch of masks is laid out once per input: its values (:func:`per_input_masks`,
@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import DTypeLike
 
-from .exactsum import exact_parts
+from ..exactsum import exact_parts
 
 __all__ = ["F32_EXACT", "LinearForms", "SwapRun", "linear", "linear_forms", "mask_products", "pair_incidence",
            "per_input_masks"]

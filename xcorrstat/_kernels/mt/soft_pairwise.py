@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._compiled import jit
+from .._compiled import jit
 
 __all__ = ["masked_flips", "pair_pvalues_from_sums", "pair_scale", "spa_from_flips", "spa_swap_draws", "swapped_spa"]
 
