@@ -382,7 +382,7 @@ def _sort_forms(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, variant: Variant,
     """The sort form's forms: each input sorted once, the counts and divisors of :func:`_finish`; the pairs
     of metrics with a metric tie somewhere take tau-b's per-draw denominators, as in the pair forms."""
     p, s, i = zx.shape
-    prep = sort_prepare(zx, zy, z)
+    prep = sort_prepare(zx, zy, z, _CODES[variant])
     dtype = np.float32 if 16 * s * s < F32_EXACT else np.float64
     empty = np.empty((i, 0, p), dtype=dtype)
     valid = ~np.isnan(zx) & ~np.isnan(z)

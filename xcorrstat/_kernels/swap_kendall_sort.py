@@ -4,8 +4,8 @@ The sort form of :mod:`xcorrstat._kernels.swap_kendall`. Within one input, a dra
 each system, its X cell or its Y cell: two candidates per system, fixed before the draws. So each
 input is sorted once -- its valid systems by the target (ties grouped) and the 2 S candidate cells
 jointly into dense ranks (:func:`sort_prepare`) -- and each draw is one pass over the systems in
-target order that picks every system's rank by the mask and counts, with a Fenwick tree over the
-ranks, the pairs above and below it among the earlier target groups: ``C - D``, then the pairs tied
+target order that picks every system's rank by the mask and counts, with a table of rank counts by
+level, the pairs above and below it among the earlier target groups: ``C - D``, then the pairs tied
 in the metric and those tied in both (:func:`sort_counts`). The pair forms of
 :mod:`~xcorrstat._kernels.swap_kendall` take O(S^2) per input and draw (one product per pair of
 systems); these counts are the same integers, so every value that follows is the same float.
@@ -36,13 +36,15 @@ PAIR_SHARE = 0.15
 class SortPrep(NamedTuple):
     """Each input sorted once (:func:`sort_prepare`): (P, I, S) systems in target order, their joint ranks
     in X and in Y and the starts of the target groups; ``info`` (P, I, 4): valid systems, ranks,
-    target-tied valid pairs, whether two systems' cells tie."""
+    target-tied valid pairs, whether two systems' cells tie; Y' minus X' as forms in the mask."""
 
     order: np.ndarray
     rx: np.ndarray
     ry: np.ndarray
     new: np.ndarray
     info: np.ndarray
+    dlin: np.ndarray  # (2, P, I, S): Y' minus X' of the numerator and of the metric ties, linear part by position
+    dconst: np.ndarray  # (2, P, I): ... and its constant
 
     @property
     def counts(self) -> np.ndarray:
@@ -75,13 +77,14 @@ def sort_pays(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray) ->
     return bool(all(np.isfinite(a[valid]).all() for a in (zx, zy, np.broadcast_to(z, zx.shape))))
 
 
-def sort_prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray) -> SortPrep:
-    """Sort every input of (P, S, I) float64 scores once (see the module docstring).
+def sort_prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, variant_code: int) -> SortPrep:
+    """Sort every input of (P, S, I) float64 scores once and form Y' minus X' (see the module docstring);
+    ``variant_code`` one of :mod:`~xcorrstat._kernels.swap_kendall`'s codes.
 
     Examples
     --------
     >>> x = np.array([[[3.0], [1.0], [2.0]]]); z = np.array([[[1.0], [1.0], [0.0]]])  # P=1, S=3, I=1
-    >>> prep = sort_prepare(x, x + 0.5, z)
+    >>> prep = sort_prepare(x, x + 0.5, z, 0)
     >>> prep.order[0, 0].tolist(), prep.info[0, 0].tolist()  # systems by target; 3 valid, 6 ranks, 1 tie
     ([2, 0, 1], [3, 6, 1, 0])
     """
@@ -91,8 +94,11 @@ def sort_prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray) -> SortPrep:
     rx, ry = np.empty(shape, dtype=np.int64), np.empty(shape, dtype=np.int64)
     new = np.empty(shape, dtype=bool)
     info = np.empty((p, i, 4), dtype=np.int64)
-    loops("swap_kendall_sort_jit").prepare(zx, zy, z, order, rx, ry, new, info)
-    return SortPrep(order, rx, ry, new, info)
+    jit = loops("swap_kendall_sort_jit")
+    jit.prepare(zx, zy, z, order, rx, ry, new, info)
+    dlin, dconst = np.empty((2, p, i, s), dtype=np.int64), np.empty((2, p, i), dtype=np.int64)
+    jit.differences(zx, zy, z, order, info, variant_code, dlin, dconst)
+    return SortPrep(order, rx, ry, new, info, dlin, dconst)
 
 
 def sort_counts(prep: SortPrep, mt: np.ndarray, blk: slice, variant_code: int, vx: np.ndarray, vy: np.ndarray,
@@ -103,11 +109,11 @@ def sort_counts(prep: SortPrep, mt: np.ndarray, blk: slice, variant_code: int, v
 
     Examples
     --------
-    >>> x = np.array([[[1.0], [2.0], [3.0]]]); prep = sort_prepare(x, -x, x)
+    >>> x = np.array([[[1.0], [2.0], [3.0]]]); prep = sort_prepare(x, -x, x, 0)
     >>> mt = np.zeros((3, 1, 1), dtype=bool); vx, vy = np.empty((1, 1, 1)), np.empty((1, 1, 1))
     >>> sort_counts(prep, mt, slice(0, 1), 0, vx, vy, None); float(vx[0, 0, 0]), float(vy[0, 0, 0])
     (3.0, -3.0)
     """
     tx, ty = ties if ties is not None else (np.empty((0, 0, 0)), np.empty((0, 0, 0)))
     loops("swap_kendall_sort_jit").draw_counts(mt, blk.start, prep.order, prep.rx, prep.ry, prep.new, prep.info,
-                                               variant_code, vx, vy, tx, ty)
+                                               prep.dlin, prep.dconst, variant_code, vx, vy, tx, ty)

@@ -3,12 +3,15 @@
 Only :mod:`xcorrstat._kernels.swap_kendall_sort` imports this module, on its first call.
 
 :func:`prepare` sorts each input once: its valid systems by the target (ties grouped) and the X and
-Y cells of those systems jointly, into dense ranks. :func:`draw_counts` then counts, per draw, the
-integers of each swapped metric by one pass over the systems in target order, with a Fenwick tree
-over the joint ranks (a weighted inversion count): ``C - D`` over the pairs not tied in the target,
-the pairs tied in the metric and those tied in both. O(S log S) per input and draw, where the
-pair-by-pair forms take O(S^2). Every count is an integer, so it equals the pair form's exactly. The
-functions release the GIL.
+Y cells of those systems jointly, into dense ranks; :func:`differences` forms, once per input, Y'
+minus X' as a constant and a linear form in the mask (Y' is X' under the opposite mask: the same
+quadratic part). :func:`draw_counts` then counts, per draw, the integers of X' by one pass over the
+systems in target order, with a table of counts of the joint ranks by level (an inversion count, a fixed number of steps
+per system): ``C - D``
+over the pairs not tied in the target, the pairs tied in the metric and those tied in both; Y''s
+follow from the linear form. O(S log S) per input and draw, where the pair-by-pair forms take
+O(S^2). Every count is an integer, so it equals the pair form's exactly. The functions release the
+GIL.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import numpy as np
 
 numba = importlib.import_module("numba")
 
-__all__ = ["draw_counts", "prepare"]
+__all__ = ["differences", "draw_counts", "prepare"]
 
 _jit = numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
 _A, _B, _EQ, _ACC = 0, 1, 2, 3  # the variant codes of swap_kendall_gaps
@@ -84,116 +87,155 @@ def prepare(zx, zy, z, order, rx, ry, new, info):
 
 
 @_jit
-def _query(tree, r):
-    """Inserted ranks below ``r``."""
+def _sgn(d):
+    return (1 if d > 0 else 0) - (1 if d < 0 else 0)
+
+
+@_jit
+def differences(zx, zy, z, order, info, variant, dlin, dconst):
+    """Y' minus X' of the numerator (r = 0) and of the metric ties (r = 1): a constant and a linear form in
+    the mask, since Y' is X' under the opposite mask (the same quadratic part). For each pair of valid
+    systems at positions j < k of the target order and the four cases c = (m_j, m_k) of their cells:
+    ``f[0, c]`` the pair's numerator term, ``f[1, c]`` its metric tie. Writes dlin (2, P, I, S) int64 (by
+    position) and dconst (2, P, I) int64."""
+    p = zx.shape[0]
+    n_inp = zx.shape[2]
+    acc = variant == _EQ or variant == _ACC
+    f = np.empty((2, 4), dtype=np.int64)
+    for q in range(p):
+        for i in range(n_inp):
+            nv = info[q, i, 0]
+            dlin[:, q, i, :] = 0
+            dconst[:, q, i] = 0
+            for j in range(nv - 1):
+                a = order[q, i, j]
+                xa, ya, za = zx[q, a, i], zy[q, a, i], z[q, a, i]
+                for k in range(j + 1, nv):
+                    b = order[q, i, k]
+                    xb, yb, zb = zx[q, b, i], zy[q, b, i], z[q, b, i]
+                    g = _sgn(za - zb)
+                    wt = 2 if za == zb else -1
+                    for c in range(4):
+                        u = ya if c >> 1 else xa
+                        v = yb if c & 1 else xb
+                        t = 1 if u == v else 0
+                        f[0, c] = g * _sgn(u - v) + (wt * t if acc else 0)
+                        f[1, c] = t
+                    for r in range(2):
+                        f00, f01, f10, f11 = f[r, 0], f[r, 1], f[r, 2], f[r, 3]
+                        dconst[r, q, i] += f11 - f00
+                        dlin[r, q, i, j] += f00 - f11 + f01 - f10
+                        dlin[r, q, i, k] += f00 - f11 - f01 + f10
+
+
+@_jit
+def _levels(nr, off):
+    """The levels of the count table for ranks 0 ... nr - 1: level l counts the ranks by ``r >> l``, at
+    ``off[l]``; returns (levels, entries)."""
+    n_lev = 1
+    while (1 << n_lev) < nr:
+        n_lev += 1
+    size = 0
+    for lev in range(n_lev):
+        off[lev] = size
+        size += ((nr - 1) >> lev) + 2
+    return n_lev, size
+
+
+@_jit
+def _below(tab, off, n_lev, r):
+    """Counted ranks below ``r``: at each level where ``r`` has a 1 bit, the block just below its own
+    (disjoint blocks; a fixed number of steps, without branches)."""
     total = 0
-    k = r
-    while k > 0:
-        total += tree[k]
-        k &= k - 1
+    for lev in range(n_lev):
+        u = r >> lev
+        total += (u & 1) * tab[off[lev] + (u ^ 1)]
     return total
 
 
 @_jit
-def _insert(tree, nr, r):
-    k = r + 1
-    while k <= nr:
-        tree[k] += 1
-        k += k & -k
+def _count(tab, off, n_lev, r):
+    for lev in range(n_lev):
+        tab[off[lev] + (r >> lev)] += 1
 
 
 @_jit
-def _plain_draw(mz, rx, ry, nv, nr, tx, ty):
-    """``C - D`` of X' and Y' on an input without any tie (target or metric)."""
-    tx[:nr + 1] = 0
-    ty[:nr + 1] = 0
-    cx, cy = 0, 0
+def _plain_draw(mz, rx, ry, nv, tab, off, n_lev, size):
+    """``C - D`` of X' on an input without any tie (target or metric)."""
+    tab[:size] = 0
+    cd = 0
     for j in range(nv):
-        m = mz[j]
-        r1 = ry[j] if m else rx[j]
-        r2 = rx[j] if m else ry[j]
-        cx += 2 * _query(tx, r1) - j
-        cy += 2 * _query(ty, r2) - j
-        _insert(tx, nr, r1)
-        _insert(ty, nr, r2)
-    return cx, cy
+        r = rx[j] + mz[j] * (ry[j] - rx[j])
+        cd += 2 * _below(tab, off, n_lev, r) - j
+        _count(tab, off, n_lev, r)
+    return cd
 
 
 @_jit
-def _tied_draw(mz, rx, ry, new, nv, nr, tree, cnt, held, out):
-    """``C - D``, metric-tied and both-tied pairs of X' (out[0]) and Y' (out[1]) on an input with ties:
-    a target group is inserted after all its members are counted against the earlier groups."""
-    tree[:, :nr + 1] = 0
-    cnt[:, :nr] = 0
+def _tied_draw(mz, rx, ry, new, nv, tab, off, n_lev, size, held, out):
+    """``C - D``, the metric-tied and the both-tied pairs of X' into ``out`` on an input with ties: a target
+    group is counted in after all its members are compared with the earlier groups. Level 0 of the table
+    counts each rank."""
+    tab[:size] = 0
     out[:] = 0
     g0 = 0
     for j in range(nv + 1):
         if j == nv or (new[j] and j > 0):
             for t in range(g0, j):
-                for k in range(2):
-                    r = held[k, 0, t]
-                    c = cnt[k, r]
-                    out[k, 1] += c
-                    out[k, 2] += c - held[k, 1, t]
-                    cnt[k, r] = c + 1
-                    if j < nv:
-                        _insert(tree[k], nr, r)
+                r = held[0, t]
+                c = tab[r]
+                out[1] += c
+                out[2] += c - held[1, t]
+                _count(tab, off, n_lev, r)
             g0 = j
         if j == nv:
             break
-        m = mz[j]
-        for k in range(2):
-            r = ry[j] if m == (k == 0) else rx[j]
-            e = cnt[k, r]
-            out[k, 0] += 2 * _query(tree[k], r) + e - g0
-            held[k, 0, j] = r
-            held[k, 1, j] = e
+        r = rx[j] + mz[j] * (ry[j] - rx[j])
+        e = tab[r]
+        out[0] += 2 * _below(tab, off, n_lev, r) + e - g0
+        held[0, j] = r
+        held[1, j] = e
 
 
 @_jit
-def draw_counts(mt, i0, order, rx, ry, new, info, variant, vx, vy, tx, ty):
+def draw_counts(mt, i0, order, rx, ry, new, info, dlin, dconst, variant, vx, vy, tx, ty):
     """Each draw's integers of X' and Y' on the inputs ``i0 ...`` of a block.
 
-    mt (S, I, B) bool masks; order, rx, ry, new, info as :func:`prepare` wrote them; ``variant`` a code
-    of ``swap_kendall_gaps``. Writes vx, vy (inputs, B, P): the variant's numerator (``C - D``; acc_eq:
-    ``C - D + 2 T_gm - T_m + N - T_g``), and for tau-b tx, ty (inputs, B, P) the metric-tied valid
-    pairs (else (0, 0, 0)).
+    mt (S, I, B) bool masks; order, rx, ry, new, info as :func:`prepare` wrote them, dlin and dconst as
+    :func:`differences` did; ``variant`` a code of ``swap_kendall_gaps``. Writes vx, vy (inputs, B, P):
+    the variant's numerator (``C - D``; acc_eq: ``C - D + 2 T_gm - T_m + N - T_g``), and for tau-b tx, ty
+    (inputs, B, P) the metric-tied valid pairs (else (0, 0, 0)).
     """
     n_blk, n_draws, p = vx.shape
     s = order.shape[2]
     acc = variant == _EQ or variant == _ACC
     ties = tx.shape[0] > 0
-    tree = np.empty((2, 2 * s + 1), dtype=np.int64)
-    cnt = np.empty((2, 2 * s), dtype=np.int64)
-    held = np.empty((2, 2, s), dtype=np.int64)
-    mz = np.empty(s, dtype=np.bool_)
-    out = np.empty((2, 3), dtype=np.int64)
+    tab = np.empty(4 * s + 64, dtype=np.int64)
+    off = np.empty(64, dtype=np.int64)
+    held = np.empty((2, s), dtype=np.int64)
+    mz = np.empty(s, dtype=np.int64)
+    out = np.zeros(3, dtype=np.int64)
     for ii in range(n_blk):
         i = i0 + ii
         for q in range(p):
             nv, nr, gold = info[q, i, 0], info[q, i, 1], info[q, i, 2]
             plain = gold == 0 and nr == 2 * nv
             extra = nv * (nv - 1) // 2 - gold if acc else 0
+            n_lev, size = _levels(max(nr, 1), off)
             for b in range(n_draws):
+                dv, dt = dconst[0, q, i], dconst[1, q, i]
                 for j in range(nv):
-                    mz[j] = mt[order[q, i, j], i, b]
+                    m = 1 if mt[order[q, i, j], i, b] else 0
+                    mz[j] = m
+                    dv += m * dlin[0, q, i, j]
+                    dt += m * dlin[1, q, i, j]
                 if plain:
-                    cx, cy = _plain_draw(mz, rx[q, i], ry[q, i], nv, nr, tree[0], tree[1])
-                    out[:] = 0
-                    out[0, 0] = cx
-                    out[1, 0] = cy
+                    out[0] = _plain_draw(mz, rx[q, i], ry[q, i], nv, tab, off, n_lev, size)
                 else:
-                    _tied_draw(mz, rx[q, i], ry[q, i], new[q, i], nv, nr, tree, cnt, held, out)
-                for k in range(2):
-                    v = out[k, 0]
-                    if acc:
-                        v += 3 * out[k, 2] - out[k, 1] + extra
-                    if k == 0:
-                        vx[ii, b, q] = v
-                    else:
-                        vy[ii, b, q] = v
-                    if ties:
-                        if k == 0:
-                            tx[ii, b, q] = out[k, 1]
-                        else:
-                            ty[ii, b, q] = out[k, 1]
+                    _tied_draw(mz, rx[q, i], ry[q, i], new[q, i], nv, tab, off, n_lev, size, held, out)
+                v = out[0] + (3 * out[2] - out[1] + extra if acc else 0)
+                vx[ii, b, q] = v
+                vy[ii, b, q] = v + dv
+                if ties:
+                    tx[ii, b, q] = out[1]
+                    ty[ii, b, q] = out[1] + dt
