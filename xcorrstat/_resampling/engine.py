@@ -15,11 +15,8 @@ import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-import dask
-import dask.array as dsa
 import numpy as np
 import xarray as xr
-from dask.array.core import PerformanceWarning
 from numpy.typing import ArrayLike
 
 from .._types import Level, Statistic
@@ -34,6 +31,7 @@ from .workers import (
     active_client,
     client_active,
     cluster_errors,
+    cpu_count,
     dask_input,
     local_scheduler,
     parallelism,
@@ -105,7 +103,7 @@ def block_elems() -> int:
     >>> small < block_elems()
     True
     """
-    share = OPTIONS["memory_budget"] // (FLOAT_BYTES * MEMORY_SAFETY * max(dask.system.CPU_COUNT, 1))
+    share = OPTIONS["memory_budget"] // (FLOAT_BYTES * MEMORY_SAFETY * cpu_count())
     return int(max(share, MIN_BATCH_ELEMS))
 
 
@@ -190,7 +188,7 @@ def process_elems() -> int:
     >>> process_elems() >= block_elems()
     True
     """
-    return block_elems() * max(dask.system.CPU_COUNT, 1)
+    return block_elems() * cpu_count()
 
 
 def batch_plan(x: xr.DataArray, n_resamples: int, batch: int, *, level: Level, method: Statistic,
@@ -317,6 +315,9 @@ def bootstrap_draws(
         step = x.sizes[METRIC] if batch * per_draw <= process_elems() else metric_chunk  # within the budget
         return _draw_arrays(_metric_steps(x.values, z.values, n_resamples, lead.index(METRIC), step, opts, first),
                             dims, coords)
+    import dask.array as dsa
+    from dask.array.core import PerformanceWarning
+
     xd, zd = _metric_blocks(x, z, metric_chunk)
     # at most MAX_DRAW_TASKS blocks of draws, however small `batch` is
     ids = dsa.arange(first, first + n_resamples, chunks=per_task, dtype=np.int64)
@@ -453,11 +454,15 @@ def no_large_graph_warning() -> contextlib.AbstractContextManager[object]:
     """
     if "distributed" not in sys.modules:
         return contextlib.nullcontext()
+    import dask
+
     return dask.config.set({LARGE_GRAPH_OPTION: "1PiB"})
 
 
 def _compute(obj: Computed, enabled: bool) -> Computed:
     """``obj`` computed, with the progress bar of the active scheduler if ``enabled`` (and seen)."""
+    if "dask" not in sys.modules:  # no Dask array can exist: nothing to compute, and no need to import Dask
+        return obj.compute()
     if not show_progress(enabled):
         return obj.compute(**local_scheduler())
     if not client_active():

@@ -23,10 +23,8 @@ import warnings
 from collections.abc import Hashable
 from typing import Any
 
-import dask.array as dsa
 import numpy as np
 import xarray as xr
-from dask.array.core import PerformanceWarning
 from numpy.typing import ArrayLike
 
 from .._options import OPTIONS
@@ -327,6 +325,9 @@ def pair_permutation_draws(
                                           np.arange(first, first + n_resamples),
                                           batch=pair_batch, **opts) for k in range(0, pi.size, step)], axis=-2)
         return xr.DataArray(out, dims=dims, coords=coords)
+    import dask.array as dsa
+    from dask.array.core import PerformanceWarning
+
     xd, zd = _dask_scores(x, z, len(lead))
     pid = dsa.from_array(pi, chunks=pair_chunk)
     kid = dsa.from_array(pk, chunks=pair_chunk)
@@ -386,6 +387,9 @@ def _allpairs_draws(x: xr.DataArray, z: xr.DataArray, pairs: tuple[np.ndarray, n
     if eager and runs_in_one_block(n_lead * (m * s * i + pairs[0].size * s) * n_resamples):
         out = block(x.values, z.values, np.arange(first, first + n_resamples), **opts)
         return xr.DataArray(out, dims=dims, coords=coords)
+    import dask.array as dsa
+    from dask.array.core import PerformanceWarning
+
     xd, zd = _dask_scores(x, z, n_lead_dims, per_label=True)
     label_tasks = int(np.prod([len(c) for c in xd.chunks[:n_lead_dims]]))
     per_task = allpairs_task_draws(n_resamples, batch, label_tasks)
