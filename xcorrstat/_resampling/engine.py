@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import warnings
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -418,6 +418,28 @@ def runs_in_one_block(work: int) -> bool:
     """Whether eager work of ``work`` cells x draws is computed at once, without a task graph
     (never with a Client active: the work then runs on its cluster)."""
     return work <= SMALL_WORK and not client_active()
+
+
+def runs_on_threads(work: int) -> bool:
+    """Whether eager work of ``work`` cells x draws, too much for one block, runs on a pool of this
+    process's threads, one task per block as a task graph would run them, but without one (building a
+    graph and importing Dask cost more than such work takes): at most :data:`SMALL_WORK` per core, never
+    with a Client active."""
+    return work <= SMALL_WORK * cpu_count() and not client_active()
+
+
+def on_threads(tasks: Sequence[Callable[[], np.ndarray]]) -> list[np.ndarray]:
+    """The results of ``tasks`` (functions of no arguments), in order, run on a pool of one thread per core.
+
+    Examples
+    --------
+    >>> [int(a.sum()) for a in on_threads([lambda: np.ones(2), lambda: np.ones(3)])]
+    [2, 3]
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(cpu_count(), max(len(tasks), 1))) as pool:
+        return list(pool.map(lambda task: task(), tasks))
 
 
 def compute_with_progress(obj: Computed, enabled: bool) -> Computed:

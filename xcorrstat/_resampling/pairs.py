@@ -35,7 +35,7 @@ from .._kernels.swap_allpairs_input import prepare_allpairs_input
 from .._kernels.swap_system import prepare_system_swap
 from .._schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import DRAW_BLOCK, draws_per_task, fill_draws, permutation_masks
-from .engine import block_elems, draws_within, process_elems, raised_batch, runs_in_one_block
+from .engine import block_elems, draws_within, on_threads, process_elems, raised_batch, runs_in_one_block, runs_on_threads
 from .._kernels.custom import is_own
 from .swapstats import draw_deltas, standardise
 from .workers import dask_input, parallelism, task_settings
@@ -325,13 +325,17 @@ def pair_permutation_draws(
                                           np.arange(first, first + n_resamples),
                                           batch=pair_batch, **opts) for k in range(0, pi.size, step)], axis=-2)
         return xr.DataArray(out, dims=dims, coords=coords)
+    per_task = draws_per_task(n_resamples, max(pair_batch, min(n_resamples, 1000)))  # a bounded number of tasks
+    if eager and runs_on_threads(n_lead * pi.size * s * i * n_resamples):
+        out = _threaded_pair_blocks(x.values, z.values, pi, pk, np.arange(first, first + n_resamples), pair_chunk,
+                                    per_task, dict(opts, batch=pair_batch))
+        return xr.DataArray(out, dims=dims, coords=coords)
     import dask.array as dsa
     from dask.array.core import PerformanceWarning
 
     xd, zd = _dask_scores(x, z, len(lead))
     pid = dsa.from_array(pi, chunks=pair_chunk)
     kid = dsa.from_array(pk, chunks=pair_chunk)
-    per_task = draws_per_task(n_resamples, max(pair_batch, min(n_resamples, 1000)))  # a bounded number of tasks
     ids = dsa.arange(first, first + n_resamples, chunks=per_task, dtype=np.int64)
     letters = "abcdefghjklnoq"[: len(lead)]
     with warnings.catch_warnings():
@@ -350,6 +354,17 @@ def pair_permutation_draws(
             **opts,
         )
     return xr.DataArray(out, dims=dims, coords=coords)
+
+
+def _threaded_pair_blocks(x: np.ndarray, z: np.ndarray, pi: np.ndarray, pk: np.ndarray, ids: np.ndarray,
+                          pair_chunk: int, per_task: int, opts: dict[str, Any]) -> np.ndarray:
+    """The tasks of the task graph (blocks of ``pair_chunk`` pairs x ``per_task`` draw ids) on this process's
+    threads: (..., pairs, draws), the same numbers (draws are keyed by id)."""
+    starts = [(k, r) for k in range(0, pi.size, pair_chunk) for r in range(0, ids.size, per_task)]
+    parts = on_threads([lambda k=k, r=r: _pair_block(x, z, pi[k:k + pair_chunk], pk[k:k + pair_chunk],
+                                                     ids[r:r + per_task], **opts) for k, r in starts])
+    rows = -(-ids.size // per_task)
+    return np.concatenate([np.concatenate(parts[n:n + rows], axis=-1) for n in range(0, len(parts), rows)], axis=-2)
 
 
 def _dask_scores(x: xr.DataArray, z: xr.DataArray, n_lead_dims: int, per_label: bool = False) -> tuple[Any, Any]:
