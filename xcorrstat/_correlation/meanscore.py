@@ -140,7 +140,7 @@ def _summarised(values: np.ndarray | dsa.Array, *, n_resamples: int, paired: boo
                 **kw: Any) -> tuple[np.ndarray | dsa.Array, ...]:
     """:func:`_summary` now for NumPy scores, or lazy (one task) for Dask-backed ones."""
     if not is_dask_array(values):
-        return _summary(values, n_resamples=n_resamples, paired=paired, **kw)
+        return _summary(np.asarray(values), n_resamples=n_resamples, paired=paired, **kw)
     import dask
     import dask.array as dsa
 

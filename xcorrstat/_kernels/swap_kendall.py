@@ -66,8 +66,8 @@ _RUN_CELLS = 1 << 17
 #: metric ties of X' and Y' (inputs, B, Pt) for the pairs ``tied`` or None, ``v`` the integer parts of X' and Y'
 #: (inputs, B, P), ``counts`` the draws' own counts (X and Y missing in different cells) or None, and ``whole``
 #: (2, 1 + inputs, B, P) float64 room.
-_Ties = "tuple[np.ndarray, np.ndarray] | None"
-_Consume = Callable[[slice, _Ties, "tuple[np.ndarray, np.ndarray]", "DrawCounts | None", np.ndarray], None]
+_Consume = Callable[[slice, "tuple[np.ndarray, np.ndarray] | None", "tuple[np.ndarray, np.ndarray]", "DrawCounts | None",
+                     np.ndarray], None]
 
 
 class _Forms(NamedTuple):
@@ -295,8 +295,8 @@ def _block_stats(ties: tuple[np.ndarray, np.ndarray] | None, v: tuple[np.ndarray
     static_ok = ~undefined[:, None, t]
     ok = []
     with np.errstate(invalid="ignore", divide="ignore"):
-        for k, ties in enumerate((tx, ty)):
-            untied = np.subtract(n0, ties, dtype=np.float64)  # pairs not tied in the metric
+        for k, tie in enumerate((tx, ty)):
+            untied = np.subtract(n0, tie, dtype=np.float64)  # pairs not tied in the metric
             defined = (untied > 0) & static_ok
             untied *= gold
             np.sqrt(untied, out=untied)

@@ -55,7 +55,7 @@ class SortPrep(NamedTuple):
     @property
     def tied(self) -> np.ndarray:
         """(P,) bool: the pairs of metrics whose cells of two systems tie in some input."""
-        return self.info[..., 3].any(axis=1)
+        return np.asarray(self.info[..., 3].any(axis=1), dtype=bool)
 
 
 def sort_pays(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray) -> bool:

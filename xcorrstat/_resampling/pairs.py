@@ -20,7 +20,7 @@ leading dims (e.g. one language pair).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
@@ -360,9 +360,10 @@ def _threaded_pair_blocks(x: np.ndarray, z: np.ndarray, pi: np.ndarray, pk: np.n
                           pair_chunk: int, per_task: int, opts: dict[str, Any]) -> np.ndarray:
     """The tasks of the task graph (blocks of ``pair_chunk`` pairs x ``per_task`` draw ids) on this process's
     threads: (..., pairs, draws), the same numbers (draws are keyed by id)."""
-    starts = [(k, r) for k in range(0, pi.size, pair_chunk) for r in range(0, ids.size, per_task)]
-    parts = on_threads([lambda k=k, r=r: _pair_block(x, z, pi[k:k + pair_chunk], pk[k:k + pair_chunk],
-                                                     ids[r:r + per_task], **opts) for k, r in starts])
+    def task(k: int, r: int) -> Callable[[], np.ndarray]:
+        return lambda: _pair_block(x, z, pi[k:k + pair_chunk], pk[k:k + pair_chunk], ids[r:r + per_task], **opts)
+
+    parts = on_threads([task(k, r) for k in range(0, pi.size, pair_chunk) for r in range(0, ids.size, per_task)])
     rows = -(-ids.size // per_task)
     return np.concatenate([np.concatenate(parts[n:n + rows], axis=-1) for n in range(0, len(parts), rows)], axis=-2)
 
