@@ -3,7 +3,8 @@
 Installs nlpstats 0.0.1 from PyPI into a throw-away virtual environment (or uses
 ``--baseline-python``), then times, on the same random matrices and 1,000 permutations:
 
-* PERM-BOTH input-level Kendall at 16 x 100 and 58 x 48 (goal: >= 300x nlpstats);
+* PERM-BOTH input-level Kendall at 16 x 100, 58 x 48 and 200 x 48 (goal: >= 300x nlpstats; the wide
+  cells take the sort form of the swap kernel, O(S log S) per input and draw);
 * PERM-BOTH system-level Pearson at 16 x 100 (goal: >= 30x).
 
 nlpstats' ``"both"`` flips a whole row XOR a whole column; xcorrstat's PERM-BOTH swaps
@@ -14,6 +15,7 @@ same scheme as the baseline). Finally ``compare()`` over all 34 SummEval metrics
 permutations (goal: under 60 s on 2 cores).
 
     python benchmarks/bench_permutation.py [--baseline-resamples 1000] [--skip-baseline] [--skip-compare]
+                                           [--cases 58x48 200x48]
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ N_RESAMPLES = 1000
 CASES = [  # (label, systems, inputs, level, method)
     ("input-level Kendall 16x100", 16, 100, "input", "kendall"),
     ("input-level Kendall 58x48", 58, 48, "input", "kendall"),
+    ("input-level Kendall 200x48", 200, 48, "input", "kendall"),
     ("system-level Pearson 16x100", 16, 100, "system", "pearson"),
 ]
 GOALS = {"input": 300, "system": 30}
@@ -84,12 +87,15 @@ def main() -> None:
                    help="permutations for the baseline; fewer are scaled linearly to 1,000 (default 1,000)")
     p.add_argument("--skip-baseline", action="store_true")
     p.add_argument("--skip-compare", action="store_true")
+    p.add_argument("--cases", nargs="*", metavar="SxI", help="only these cells, e.g. 58x48 200x48 (default: all)")
     args = p.parse_args()
 
     ours(16, 20, "input", "kendall", 0, ("system", "input"))  # warm-up: imports, thread pools
     python = None if args.skip_baseline else baseline_python(args.baseline_python)
     print(f"xcorrstat {xcorrstat.__version__}; {N_RESAMPLES} permutations, random matrices, alternative 'greater'")
     for k, (label, s, i, level, method) in enumerate(CASES):
+        if args.cases and f"{s}x{i}" not in args.cases:
+            continue
         t_cells, p_cells = ours(s, i, level, method, k, ("system", "input"))
         t_xor, p_xor = ours(s, i, level, method, k, "system-xor-input")
         line = (f"{label:28s} xcorrstat PERM-BOTH {t_cells:6.3f} s (p {p_cells:.3f}),"

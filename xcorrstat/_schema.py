@@ -28,11 +28,11 @@ permuting inputs, are errors for such data.
 from __future__ import annotations
 
 import re
+import sys
 import warnings
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-import dask.array as dsa
 import numpy as np
 import xarray as xr
 
@@ -42,7 +42,7 @@ __all__ = [
     "INPUT", "LOWER_IS_BETTER", "METRIC", "SYSTEM", "SYSTEM_LEVEL_ATTR", "SYSTEM_LEVEL_INPUT", "TARGET",
     "aligned_scores", "declare_lower_is_better", "human_like_scores", "looks_human", "lower_is_better_scores",
     "system_mean_grid",
-    "as_dataset", "check_finite", "checked_finite", "check_level", "is_system_level", "metric_pair", "select_scores", "split_scores",
+    "as_dataset", "check_finite", "is_dask_array", "checked_finite", "check_level", "is_system_level", "metric_pair", "select_scores", "split_scores",
     "stack_scores",
 ]
 
@@ -66,6 +66,19 @@ _HUMAN_NAME = re.compile(
     r"|.*[-_. ](?:humans?|ratings?|judg(?:e)?ments?)",
     re.IGNORECASE,
 )
+
+
+def is_dask_array(value: object) -> bool:
+    """Whether ``value`` is a Dask array, without importing Dask (about half a second in a fresh
+    process): no Dask array exists before ``dask.array`` is imported.
+
+    Examples
+    --------
+    >>> is_dask_array(np.zeros(3))
+    False
+    """
+    module = sys.modules.get("dask.array")
+    return module is not None and isinstance(value, module.Array)
 
 
 def _is_dask(da: xr.DataArray) -> bool:
@@ -214,7 +227,7 @@ def _check_variable(ds: xr.Dataset, name: Hashable, argument: str) -> None:
     missing = [d for d in (SYSTEM, INPUT) if d not in var.dims]
     if missing:
         raise ValueError(f"{argument}={cut(name)} lacks dims {missing}; every score needs (system, input)")
-    if not isinstance(var.data, dsa.Array):  # lazy scores are checked where they are computed
+    if not is_dask_array(var.data):  # lazy scores are checked where they are computed
         check_finite(np.asarray(var.data), f"{argument}={cut(name)}")
 
 
@@ -358,7 +371,9 @@ def stack_scores(ds: xr.Dataset, names: Sequence[Hashable], dim: str) -> xr.Data
         parts = [var.data for var in variables]
     else:
         parts = [var.set_dims(sizes).transpose(*order).data for var in variables]
-    if any(isinstance(p, dsa.Array) for p in parts):
+    if any(is_dask_array(p) for p in parts):
+        import dask.array as dsa
+
         data = dsa.stack([dsa.asarray(p).astype(np.float64) for p in parts])
     else:
         data = np.stack([np.asarray(p, dtype=np.float64) for p in parts])

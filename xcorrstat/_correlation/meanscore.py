@@ -18,12 +18,13 @@ drawn cells that are present, and a draw that picks no present cell is undefined
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import dask
-import dask.array as dsa
 import numpy as np
 import xarray as xr
+
+if TYPE_CHECKING:
+    import dask.array as dsa
 
 from .._docs import fill_doc
 from .._options import OPTIONS
@@ -31,7 +32,7 @@ from .._types import Seed
 from .._resampling.draws import bootstrap_indices, fill_draws, resolve_seed
 from .._resampling.engine import block_elems, draws_within
 from .._resampling.intervals import percentile_ci
-from .._schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, stack_scores
+from .._schema import INPUT, METRIC, SYSTEM, as_dataset, is_dask_array, select_scores, stack_scores
 from .._validation import check_batch, check_confidence_level, check_positive_int
 
 __all__ = ["format_ci", "mean_ci", "paired_difference_ci"]
@@ -138,8 +139,11 @@ def _summary(values: np.ndarray, *, paired: bool, confidence_level: float, seed:
 def _summarised(values: np.ndarray | dsa.Array, *, n_resamples: int, paired: bool,
                 **kw: Any) -> tuple[np.ndarray | dsa.Array, ...]:
     """:func:`_summary` now for NumPy scores, or lazy (one task) for Dask-backed ones."""
-    if not isinstance(values, dsa.Array):
-        return _summary(values, n_resamples=n_resamples, paired=paired, **kw)
+    if not is_dask_array(values):
+        return _summary(np.asarray(values), n_resamples=n_resamples, paired=paired, **kw)
+    import dask
+    import dask.array as dsa
+
     cells = values.shape[1] // (2 if paired else 1)
     parts = dask.delayed(_summary, nout=5)(values, n_resamples=n_resamples, paired=paired, **kw)
     shapes = [((cells,), np.float64)] * 3 + [((cells,), np.int64), ((n_resamples, cells), np.float64)]

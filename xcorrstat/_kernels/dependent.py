@@ -27,7 +27,6 @@ from typing import NamedTuple, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
 
 from .._docs import fill_doc
 from .._types import Alternative
@@ -141,6 +140,8 @@ def williams(
         denom = 2.0 * (m - 1.0) / (m - 3.0) * det + rbar * rbar * (1.0 - c) ** 3
         t = (a - b) * np.sqrt((m - 1.0) * (1.0 + c) / denom)
     df = m - 3.0
+    from scipy import special  # on use: about a fifth of a second to import
+
     p = _pvalue(t, alternative, lambda x: special.stdtr(df, -x))
     return DependentTest(t[()], p[()])
 
@@ -186,6 +187,8 @@ def steiger_z(
     s = psi / (1.0 - r2) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
         z = (np.arctanh(a) - np.arctanh(b)) * np.sqrt((m - 3.0) / (2.0 - 2.0 * s))
+    from scipy import special
+
     p = _pvalue(z, alternative, lambda x: special.ndtr(-x))
     return DependentTest(z[()], p[()])
 
@@ -231,6 +234,8 @@ def zou_ci(
     """
     level = check_confidence_level(confidence_level)
     a, b, c, m, _ = _prepare(r_jk, r_jh, r_kh, n)
+    from scipy import special
+
     half = special.ndtri(0.5 + level / 2.0) / np.sqrt(m - 3.0)
     l1, u1 = np.tanh(np.arctanh(a) - half), np.tanh(np.arctanh(a) + half)
     l2, u2 = np.tanh(np.arctanh(b) - half), np.tanh(np.arctanh(b) + half)

@@ -51,9 +51,13 @@ from __future__ import annotations
 import warnings
 from typing import NamedTuple
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 from .._types import Method, Variant
 from ._compiled import loops
@@ -433,6 +437,8 @@ class _Gaps(NamedTuple):
     @classmethod
     def of(cls, gap: np.ndarray, zp: np.ndarray) -> _Gaps:
         """From the (M, I) cells and the target's (3, I) parts."""
+        import scipy.sparse as sp  # on use: about a tenth of a second to import
+
         met, inp = np.nonzero(gap)
         metrics, owner = np.unique(met, return_inverse=True)
         values = np.concatenate([np.ones(inp.size), zp[:, inp].reshape(-1)])

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-import dask.array as dsa
 import numpy as np
 import xarray as xr
 
@@ -93,6 +92,8 @@ def _without_offset(values: np.ndarray, cells: tuple[int, ...]) -> np.ndarray:
 def _lazy_pow2_normalise(values: Any, axes: tuple[int, ...]) -> Any:
     """:func:`~xcorrstat._kernels.scaling.pow2_normalise` of a Dask array over ``axes``, bit for bit: the
     exponents come from maxima (exact in any order) and the scaling is elementwise."""
+    import dask.array as dsa
+
     if values.size == 0:
         return values
     finite = dsa.isfinite(values)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from functools import partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import dask
-import dask.array as dsa
 import numpy as np
 import xarray as xr
+
+if TYPE_CHECKING:
+    import dask.array as dsa
 
 from .._options import OPTIONS
 from .._types import Draws, Seed
@@ -171,6 +172,9 @@ def _tested(x: xr.DataArray, z: xr.DataArray, *, signs_of, seed: int, n_resample
             batch: int) -> tuple[dsa.Array, dsa.Array]:
     """delta and p-value (M, M) as lazy arrays of one graph: the z-scores, the observed differences and the
     blocks of draw ids are its tasks (Dask-backed scores come in whole, to the z-scores' task)."""
+    import dask
+    import dask.array as dsa
+
     m = x.sizes[METRIC]
     pairs = np.stack(np.triu_indices(m, 1), axis=-1)
     prepared = dask.delayed(_prepared, nout=2)(x.data, z.data)

@@ -12,14 +12,11 @@ from __future__ import annotations
 import contextlib
 import sys
 import warnings
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-import dask
-import dask.array as dsa
 import numpy as np
 import xarray as xr
-from dask.array.core import PerformanceWarning
 from numpy.typing import ArrayLike
 
 from .._types import Level, Statistic
@@ -33,6 +30,7 @@ from .workers import (
     active_client,
     client_active,
     cluster_errors,
+    cpu_count,
     dask_input,
     local_scheduler,
     parallelism,
@@ -204,6 +202,9 @@ def bootstrap_draws(
         step = metric_step(x.sizes[METRIC], metric_chunk, batch, per_draw)  # within the budget
         return _draw_arrays(_metric_steps(x.values, z.values, n_resamples, lead.index(METRIC), step, opts, first),
                             dims, coords)
+    import dask.array as dsa
+    from dask.array.core import PerformanceWarning
+
     xd, zd = _metric_blocks(x, z, metric_chunk)
     # at most MAX_DRAW_TASKS blocks of draws, however small `batch` is
     ids = dsa.arange(first, first + n_resamples, chunks=per_task, dtype=np.int64)
@@ -306,6 +307,28 @@ def runs_in_one_block(work: int) -> bool:
     return work <= SMALL_WORK and not client_active()
 
 
+def runs_on_threads(work: int) -> bool:
+    """Whether eager work of ``work`` cells x draws, too much for one block, runs on a pool of this
+    process's threads, one task per block as a task graph would run them, but without one (building a
+    graph and importing Dask cost more than such work takes): at most :data:`SMALL_WORK` per core, never
+    with a Client active."""
+    return work <= SMALL_WORK * cpu_count() and not client_active()
+
+
+def on_threads(tasks: Sequence[Callable[[], np.ndarray]]) -> list[np.ndarray]:
+    """The results of ``tasks`` (functions of no arguments), in order, run on a pool of one thread per core.
+
+    Examples
+    --------
+    >>> [int(a.sum()) for a in on_threads([lambda: np.ones(2), lambda: np.ones(3)])]
+    [2, 3]
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(cpu_count(), max(len(tasks), 1))) as pool:
+        return list(pool.map(lambda task: task(), tasks))
+
+
 def compute_with_progress(obj: Computed, enabled: bool) -> Computed:
     """Compute ``obj`` on the active scheduler, with a progress bar if asked.
 
@@ -340,11 +363,15 @@ def no_large_graph_warning() -> contextlib.AbstractContextManager[object]:
     """
     if "distributed" not in sys.modules:
         return contextlib.nullcontext()
+    import dask
+
     return dask.config.set({LARGE_GRAPH_OPTION: "1PiB"})
 
 
 def _compute(obj: Computed, enabled: bool) -> Computed:
     """``obj`` computed, with the progress bar of the active scheduler if ``enabled`` (and seen)."""
+    if "dask" not in sys.modules:  # no Dask array can exist: nothing to compute, and no need to import Dask
+        return obj.compute()
     if not show_progress(enabled):
         return obj.compute(**local_scheduler())
     if not client_active():

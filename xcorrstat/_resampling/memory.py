@@ -22,14 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import dask
-
 from .._types import Level, Method, Statistic
 from .._kernels.custom import is_own
 from .._kernels.rank.sorted_counts import sorted_form
 from .._options import OPTIONS
 from .draws import DRAW_BLOCK
-from .workers import parallelism
+from .workers import cpu_count, parallelism
 
 __all__ = [
     "FLOAT_BYTES",
@@ -87,7 +85,7 @@ def block_elems() -> int:
     >>> small < block_elems()
     True
     """
-    share = OPTIONS["memory_budget"] // (FLOAT_BYTES * MEMORY_SAFETY * max(dask.system.CPU_COUNT, 1))
+    share = OPTIONS["memory_budget"] // (FLOAT_BYTES * MEMORY_SAFETY * cpu_count())
     return int(max(share, MIN_BATCH_ELEMS))
 
 
@@ -100,7 +98,7 @@ def process_elems() -> int:
     >>> process_elems() >= block_elems()
     True
     """
-    return block_elems() * max(dask.system.CPU_COUNT, 1)
+    return block_elems() * cpu_count()
 
 
 def draws_within(budget: int, per_draw: int) -> int:

@@ -20,13 +20,11 @@ leading dims (e.g. one language pair).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
-import dask.array as dsa
 import numpy as np
 import xarray as xr
-from dask.array.core import PerformanceWarning
 from numpy.typing import ArrayLike
 
 from .._options import OPTIONS
@@ -36,7 +34,7 @@ from .._kernels.linear.allpairs import prepare_allpairs, prepare_allpairs_input
 from .._kernels.swap_system import prepare_system_swap
 from .._schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import DRAW_BLOCK, draws_per_task, fill_draws, permutation_masks
-from .engine import runs_in_one_block
+from .engine import on_threads, runs_in_one_block, runs_on_threads
 from .memory import (allpairs_batch, allpairs_per_draw, default_pair_chunk, pair_batch, pair_block_plan,
                      pair_fixed, pair_step)
 from .._kernels.custom import is_own
@@ -224,10 +222,17 @@ def pair_permutation_draws(
                                           np.arange(first, first + n_resamples),
                                           batch=draws, **opts) for k in range(0, pi.size, step)], axis=-2)
         return xr.DataArray(out, dims=dims, coords=coords)
+    per_task = draws_per_task(n_resamples, max(draws, min(n_resamples, 1000)))  # a bounded number of tasks
+    if eager and runs_on_threads(n_lead * pi.size * s * i * n_resamples):
+        out = _threaded_pair_blocks(x.values, z.values, pi, pk, np.arange(first, first + n_resamples), pair_chunk,
+                                    per_task, dict(opts, batch=draws))
+        return xr.DataArray(out, dims=dims, coords=coords)
+    import dask.array as dsa
+    from dask.array.core import PerformanceWarning
+
     xd, zd = _dask_scores(x, z, len(lead))
     pid = dsa.from_array(pi, chunks=pair_chunk)
     kid = dsa.from_array(pk, chunks=pair_chunk)
-    per_task = draws_per_task(n_resamples, max(draws, min(n_resamples, 1000)))  # a bounded number of tasks
     ids = dsa.arange(first, first + n_resamples, chunks=per_task, dtype=np.int64)
     letters = "abcdefghjklnoq"[: len(lead)]
     with warnings.catch_warnings():
@@ -246,6 +251,18 @@ def pair_permutation_draws(
             **opts,
         )
     return xr.DataArray(out, dims=dims, coords=coords)
+
+
+def _threaded_pair_blocks(x: np.ndarray, z: np.ndarray, pi: np.ndarray, pk: np.ndarray, ids: np.ndarray,
+                          pair_chunk: int, per_task: int, opts: dict[str, Any]) -> np.ndarray:
+    """The tasks of the task graph (blocks of ``pair_chunk`` pairs x ``per_task`` draw ids) on this process's
+    threads: (..., pairs, draws), the same numbers (draws are keyed by id)."""
+    def task(k: int, r: int) -> Callable[[], np.ndarray]:
+        return lambda: _pair_block(x, z, pi[k:k + pair_chunk], pk[k:k + pair_chunk], ids[r:r + per_task], **opts)
+
+    parts = on_threads([task(k, r) for k in range(0, pi.size, pair_chunk) for r in range(0, ids.size, per_task)])
+    rows = -(-ids.size // per_task)
+    return np.concatenate([np.concatenate(parts[n:n + rows], axis=-1) for n in range(0, len(parts), rows)], axis=-2)
 
 
 def _dask_scores(x: xr.DataArray, z: xr.DataArray, n_lead_dims: int, per_label: bool = False) -> tuple[Any, Any]:
@@ -281,6 +298,9 @@ def _allpairs_draws(x: xr.DataArray, z: xr.DataArray, pairs: tuple[np.ndarray, n
     if eager and runs_in_one_block(n_lead * (m * s * i + pairs[0].size * s) * n_resamples):
         out = block(x.values, z.values, np.arange(first, first + n_resamples), **opts)
         return xr.DataArray(out, dims=dims, coords=coords)
+    import dask.array as dsa
+    from dask.array.core import PerformanceWarning
+
     xd, zd = _dask_scores(x, z, n_lead_dims, per_label=True)
     label_tasks = int(np.prod([len(c) for c in xd.chunks[:n_lead_dims]]))
     per_task = allpairs_task_draws(n_resamples, batch, label_tasks)

@@ -18,8 +18,6 @@ import sys
 import threading
 from typing import Any
 
-import dask
-import dask.array as dsa
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
@@ -31,12 +29,31 @@ __all__ = [
     "active_client",
     "client_active",
     "cluster_errors",
+    "cpu_count",
     "dask_input",
     "in_worker_process",
     "parallelism",
     "task_settings",
     "worker_lost",
 ]
+
+
+def cpu_count() -> int:
+    """The cores this process may use (its CPU affinity, and a cgroup quota once Dask is imported: Dask's
+    count), without importing Dask: importing it takes about half a second, a fixed cost of every fresh
+    process that never builds a task graph.
+
+    Examples
+    --------
+    >>> cpu_count() >= 1
+    True
+    """
+    system = sys.modules.get("dask.system")
+    if system is not None:
+        return max(int(system.CPU_COUNT), 1)
+    if hasattr(os, "sched_getaffinity"):
+        return max(len(os.sched_getaffinity(0)), 1)
+    return os.cpu_count() or 1
 
 
 def client_active() -> bool:
@@ -82,6 +99,8 @@ def rechunked(obj: Any, chunks: Any) -> Any:
     >>> rechunked(xr.DataArray(np.arange(4.0), dims="x").chunk(2), {"x": -1}).chunks
     ((4,),)
     """
+    import dask
+
     if "distributed" in sys.modules or dask.config.get("array.rechunk.method", None):
         return obj.chunk(chunks)
     with dask.config.set({"array.rechunk.method": "tasks"}):
@@ -97,9 +116,12 @@ def local_scheduler() -> dict[str, Any]:
 
     Examples
     --------
+    >>> import dask.threaded
     >>> local_scheduler() in ({"scheduler": dask.threaded.get}, {})
     True
     """
+    import dask
+
     if "distributed" in sys.modules or dask.config.get("scheduler", None) is not None:
         return {}
     from dask.threaded import get as threaded_get
@@ -110,7 +132,7 @@ def local_scheduler() -> dict[str, Any]:
 def parallelism() -> int:
     """Tasks that can run at once: the cores of this machine, or the worker threads of the active
     Client's cluster if there are more."""
-    cores = max(dask.system.CPU_COUNT, 1)
+    cores = cpu_count()
     client = active_client()
     if client is None:
         return cores
@@ -132,6 +154,8 @@ def dask_input(values: np.ndarray, chunks: tuple[Any, ...]) -> Any:
     >>> dask_input(np.arange(6.0).reshape(2, 3), (1, -1)).chunks
     ((1, 1), (3,))
     """
+    import dask.array as dsa
+
     return dsa.from_array(np.ascontiguousarray(values), chunks=chunks, name=False)
 
 

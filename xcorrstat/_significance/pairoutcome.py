@@ -27,12 +27,13 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import dask
-import dask.array as dsa
 import numpy as np
 import xarray as xr
+
+if TYPE_CHECKING:
+    import dask.array as dsa
 
 from .._capabilities import check
 from .._types import Alternative, Correction, Family, Level, PValue, Standardise, Statistic, Variant
@@ -44,7 +45,7 @@ from .._resampling.draws import DRAW_BLOCK, keyed_generator, resolve_seed
 from .._resampling.engine import BLAS_ONE_THREAD, RESAMPLE_DIM, block_elems, compute_with_progress
 from .._resampling.pvalues import ALTERNATIVES, PVALUES
 from .._resampling.schemes import parse_permute
-from .._schema import INPUT, METRIC, SYSTEM, split_scores
+from .._schema import INPUT, METRIC, SYSTEM, is_dask_array, split_scores
 from .._validation import check_batch, check_choice, check_epsilon, check_min_pairs, check_positive_int
 from .._validation import check_unit_interval
 from .decisions import OTHER, check_correction, decide, pair_pvalues
@@ -174,7 +175,7 @@ class PairScores:
 
     @property
     def lazy(self) -> bool:
-        return isinstance(self.x, dsa.Array) or isinstance(self.z, dsa.Array)
+        return is_dask_array(self.x) or is_dask_array(self.z)
 
 
 def scores_of(x: xr.DataArray, z: xr.DataArray) -> PairScores:
@@ -326,6 +327,8 @@ def _finished(prepared: tuple, pi: np.ndarray, pk: np.ndarray, *parts: np.ndarra
 
 def stacked(labels: list, shape: tuple[int, ...], dtype: Any, outer: tuple[int, ...]) -> dsa.Array:
     """Each label's delayed array of ``shape`` as one lazy (*outer, *shape) array."""
+    import dask.array as dsa
+
     parts = [dsa.from_delayed(d, shape=shape, dtype=dtype) for d in labels]
     return dsa.stack(parts).reshape(outer + shape)
 
@@ -335,6 +338,8 @@ def pair_draws(s: PairScores, eps: np.ndarray | None, *, level: str, variant: Va
                 pk: np.ndarray) -> _Draws:
     """Observed statistic of every metric and the draws of delta' of metric pairs ``(pi, pk)``, per label:
     lazy arrays, one graph per label (its pair tables, then its batches of draws as tasks)."""
+    import dask
+
     m = len(s.names)
     n_groups = group_shape(level, s.x.shape[-2], s.x.shape[-1])[0]
     per_batch, max_pairs = _draw_plan(n_groups, m, variant, batch, n_resamples)

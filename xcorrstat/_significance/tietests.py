@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-import dask
 import numpy as np
 import xarray as xr
 
@@ -67,6 +66,8 @@ def _recalibrated_draws(s: PairScores, *, level: str, variant: Variant, scheme: 
                         n_resamples: int, batch: int | None, skipna: bool) -> tuple[Any, Any, Any, int]:
     """The score test with per-draw calibration: observed (*lead, 2), draws' delta' (*lead, n) and the
     thresholds of the observed scores (*lead, 2), lazy."""
+    import dask
+
     groups, items = group_shape(level, s.x.shape[-2], s.x.shape[-1])
     pairs = groups * items * max(items - 1, 1) // 2
     b = int(max(1, min(DRAW_BLOCK, batch or DRAW_BLOCK, block_elems() // (16 * pairs), n_resamples)))

@@ -44,10 +44,19 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
+<<<<<<< HEAD:xcorrstat/_kernels/rank/input_swap.py
 from ..._types import Variant
 from .._compiled import jit, loops
 from .input_gaps import ACC_VARIANTS, DrawCounts, GapCounts, gap_add, gap_counts, gap_stats
 from ..linear.forms import F32_EXACT, SwapRun, mask_products
+=======
+from .._types import Variant
+from .swap_gaps import GapCounts, gap_counts
+from ._compiled import jit, loops
+from .swap_kendall_gaps import ACC_VARIANTS, DrawCounts, gap_add, gap_stats
+from .swapmath import F32_EXACT, SwapRun, mask_products
+from .input_sort import SortPrep, sort_counts, sort_pays, sort_prepare
+>>>>>>> h-kperm:xcorrstat/_kernels/swap_kendall.py
 
 __all__ = ["SWAP_KENDALL_VARIANTS", "input_kendall_swap", "input_kendall_swap_means"]
 
@@ -60,10 +69,12 @@ _PREP_CELLS = 1 << 16
 #: Mask products (inputs x draws x rows) laid out at once per block of inputs.
 _RUN_CELLS = 1 << 17
 
-#: What a run does with a block of inputs ``blk``: ``consume(blk, a, v, counts, whole)``, with ``a`` the block's
-#: mask products (inputs, B, rows), ``v`` the integer parts of X' and Y' (inputs, B, P), ``counts`` the draws' own
-#: counts (X and Y missing in different cells) or None, and ``whole`` (2, 1 + inputs, B, P) float64 room.
-_Consume = Callable[[slice, np.ndarray, "tuple[np.ndarray, np.ndarray]", "DrawCounts | None", np.ndarray], None]
+#: What a run does with a block of inputs ``blk``: ``consume(blk, ties, v, counts, whole)``, with ``ties`` tau-b's
+#: metric ties of X' and Y' (inputs, B, Pt) for the pairs ``tied`` or None, ``v`` the integer parts of X' and Y'
+#: (inputs, B, P), ``counts`` the draws' own counts (X and Y missing in different cells) or None, and ``whole``
+#: (2, 1 + inputs, B, P) float64 room.
+_Consume = Callable[[slice, "tuple[np.ndarray, np.ndarray] | None", "tuple[np.ndarray, np.ndarray]", "DrawCounts | None",
+                     np.ndarray], None]
 
 
 class _Forms(NamedTuple):
@@ -81,6 +92,7 @@ class _Forms(NamedTuple):
     varying: np.ndarray  # positions of the pairs whose defined inputs change with the draw
     gaps: GapCounts | None  # X and Y missing in different cells: the valid counts of each draw
     need: int  # systems an input needs
+    sort: SortPrep | None = None  # the sort form's inputs, sorted once (then value and value_diff are empty)
 
 
 def _check(zx: ArrayLike, zy: ArrayLike, z: ArrayLike, variant: Variant,
@@ -131,17 +143,17 @@ def input_kendall_swap(
         i, p = forms.n0.shape
         out = np.empty((2, p, i, m.shape[0]))
 
-        def keep(blk: slice, a: np.ndarray, v: tuple[np.ndarray, np.ndarray], counts: DrawCounts | None,
-                 whole: np.ndarray) -> None:
+        def keep(blk: slice, ties: tuple[np.ndarray, np.ndarray] | None, v: tuple[np.ndarray, np.ndarray],
+                 counts: DrawCounts | None, whole: np.ndarray) -> None:
             stats = whole[:, 1:]
             if counts is None:
-                _block_stats(a, v, stats, forms, blk, variant, np.nan)
+                _block_stats(ties, v, stats, forms, blk, variant, np.nan)
             else:
                 gap_stats(v, counts, stats, variant, forms.need, np.nan)
             np.clip(stats, -1.0, 1.0, out=stats)
             out[:, :, blk] = np.transpose(stats, (0, 3, 1, 2))
 
-        _run_blocks(m, forms, keep)
+        _run_blocks(m, forms, keep, variant)
         return out[0], out[1]
 
     return run
@@ -177,19 +189,19 @@ def input_kendall_swap_means(
         counts[..., t] = 0
         started = [False]
 
-        def add(blk: slice, a: np.ndarray, v: tuple[np.ndarray, np.ndarray], gaps: DrawCounts | None,
-                whole: np.ndarray) -> None:
+        def add(blk: slice, ties: tuple[np.ndarray, np.ndarray] | None, v: tuple[np.ndarray, np.ndarray],
+                gaps: DrawCounts | None, whole: np.ndarray) -> None:
             if gaps is not None:  # every pair's count varies: ``counts`` started at 0
                 gap_add(v, gaps, totals, counts, variant, forms.need)
                 return
-            ok = _block_stats(a, v, whole[:, 1:], forms, blk, variant, 0.0)
+            ok = _block_stats(ties, v, whole[:, 1:], forms, blk, variant, 0.0)
             for k in (0, 1):  # sums input after input, whatever the block's shape
                 _add_inputs(whole[k, 1:], totals[k], not started[0])
                 if ok is not None:
                     counts[k][:, t] += ok[k].sum(axis=0)
             started[0] = True
 
-        _run_blocks(m, forms, add)
+        _run_blocks(m, forms, add, variant)
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.where(counts > 0, totals / counts, np.nan)
         return means[0].T, means[1].T
@@ -215,7 +227,7 @@ def _add_inputs(values: np.ndarray, totals: np.ndarray, first: bool) -> None:
                 totals[j, q] += values[i, j, q]
 
 
-def _run_blocks(m: np.ndarray, forms: _Forms, consume: _Consume) -> None:
+def _run_blocks(m: np.ndarray, forms: _Forms, consume: _Consume, variant: Variant) -> None:
     """Evaluate a (B, S, I) batch of masks block of inputs by block, in input order, into ``consume``.
 
     Every block's mask products serve every pair of metrics.
@@ -224,6 +236,9 @@ def _run_blocks(m: np.ndarray, forms: _Forms, consume: _Consume) -> None:
     rows, p = forms.value.shape[1:]
     ib = max(1, min(i, _RUN_CELLS // (b * max(rows, p))))
     mt = np.ascontiguousarray(np.transpose(m, (1, 2, 0)))  # (S, I, B): blocks of inputs are contiguous
+    if forms.sort is not None:
+        _sort_blocks(mt, forms, forms.sort, consume, variant)
+        return
     prods = np.empty((rows, ib, b), dtype=forms.value.dtype)
     vals = np.empty((2, ib, b, p), dtype=forms.value.dtype)
     whole = np.empty((2, ib + 1, b, p))
@@ -235,13 +250,34 @@ def _run_blocks(m: np.ndarray, forms: _Forms, consume: _Consume) -> None:
         np.matmul(a, forms.value[blk], out=vx)
         np.matmul(a[..., :s + 1], forms.value_diff[blk], out=vy)
         vy += vx
-        counts = None if forms.gaps is None else _draw_counts(a, mt, forms, blk)
-        consume(blk, a, (vx, vy), counts, whole[:, :n + 1])
+        ties = None if forms.ties is None else _metric_ties(a, forms, blk)
+        counts = None if forms.gaps is None else _draw_counts(a, mt, forms, blk, ties)
+        consume(blk, ties, (vx, vy), counts, whole[:, :n + 1])
 
 
-def _block_stats(a: np.ndarray, v: tuple[np.ndarray, np.ndarray], out: np.ndarray, forms: _Forms, blk: slice,
-                 variant: Variant, fill: float) -> tuple[np.ndarray, np.ndarray] | None:
-    """The variant of X' and Y' on a block of inputs into ``out`` (2, inputs, B, P), from their integer parts.
+def _sort_blocks(mt: np.ndarray, forms: _Forms, prep: SortPrep, consume: _Consume, variant: Variant) -> None:
+    """:func:`_run_blocks` by the sort form: each draw's integers from one pass over each input's sorted
+    systems (:mod:`~xcorrstat._kernels.rank.input_sort`), the same integers as the mask products give."""
+    s, i, b = mt.shape
+    p = forms.n0.shape[1]
+    ib = max(1, min(i, _RUN_CELLS // (b * p)))
+    vals = np.empty((2, ib, b, p), dtype=forms.value.dtype)
+    ties = np.empty((2, ib, b, p), dtype=forms.value.dtype) if variant == "b" and forms.tied.size else None
+    whole = np.empty((2, ib + 1, b, p))
+    for i0 in range(0, i, ib):
+        blk = slice(i0, min(i0 + ib, i))
+        n = blk.stop - i0
+        vx, vy = vals[0, :n], vals[1, :n]
+        block_ties = None if ties is None else (ties[0, :n], ties[1, :n])
+        sort_counts(prep, mt, blk, _CODES[variant], vx, vy, block_ties)
+        tied = None if block_ties is None else (block_ties[0][..., forms.tied], block_ties[1][..., forms.tied])
+        consume(blk, tied, (vx, vy), None, whole[:, :n + 1])
+
+
+def _block_stats(ties: tuple[np.ndarray, np.ndarray] | None, v: tuple[np.ndarray, np.ndarray], out: np.ndarray,
+                 forms: _Forms, blk: slice, variant: Variant, fill: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """The variant of X' and Y' on a block of inputs into ``out`` (2, inputs, B, P), from their integer parts
+    and, for tau-b, the metric ties ``ties`` of the pairs ``forms.tied`` (None when no pair has any).
 
     Every operation is the one of the per-input definition on exact integers, so each
     value is the same float whatever the blocks. Returns the defined masks of the tied
@@ -257,17 +293,17 @@ def _block_stats(a: np.ndarray, v: tuple[np.ndarray, np.ndarray], out: np.ndarra
             out[k] -= 1.0
         if undefined.any():
             np.copyto(out[k], fill, where=undefined[:, None, :])
-    if forms.ties is None:
+    if ties is None:
         return None
     t = forms.tied
-    tx, ty = _metric_ties(a, forms, blk)
+    tx, ty = ties
     n0 = forms.n0[blk][:, None, t]
     gold = forms.gold_untied[blk][:, None, t]
     static_ok = ~undefined[:, None, t]
     ok = []
     with np.errstate(invalid="ignore", divide="ignore"):
-        for k, ties in enumerate((tx, ty)):
-            untied = np.subtract(n0, ties, dtype=np.float64)  # pairs not tied in the metric
+        for k, tie in enumerate((tx, ty)):
+            untied = np.subtract(n0, tie, dtype=np.float64)  # pairs not tied in the metric
             defined = (untied > 0) & static_ok
             untied *= gold
             np.sqrt(untied, out=untied)
@@ -328,6 +364,8 @@ def _prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray, var
     form into the operands, without temporaries beyond one input. Every value is an
     integer sum over one input's system pairs, exact in the operands' dtype.
     """
+    if sort_pays(zx, zy, z, eps):
+        return _sort_forms(zx, zy, z, variant, min_pairs)
     p, s, i = zx.shape
     k = s * (s - 1) // 2
     o = _operands(zx, zy, z, variant)
@@ -345,6 +383,19 @@ def _prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray, var
                 zt = zs[:1, ins] if zs.strides[0] == 0 else zs[ps, ins]  # one target for all pairs
                 o.gaps.add(ps, ins, vs[ps, ins], vys[ps, ins], zt)
     return _forms(o, variant, min_pairs)
+
+
+def _sort_forms(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, variant: Variant, min_pairs: int) -> _Forms:
+    """The sort form's forms: each input sorted once, the counts and divisors of :func:`_finish`; the pairs
+    of metrics with a metric tie somewhere take tau-b's per-draw denominators, as in the pair forms."""
+    p, s, i = zx.shape
+    prep = sort_prepare(zx, zy, z, _CODES[variant])
+    dtype = np.float32 if 16 * s * s < F32_EXACT else np.float64
+    empty = np.empty((i, 0, p), dtype=dtype)
+    valid = ~np.isnan(zx) & ~np.isnan(z)
+    forms = _finish(empty, empty, None, None, np.zeros(p, dtype=bool), prep.counts, valid, variant, min_pairs)
+    t = np.flatnonzero(prep.tied) if variant == "b" else forms.tied
+    return forms._replace(tied=t, varying=t, sort=prep)
 
 
 def _systems_last(a: np.ndarray) -> np.ndarray:
@@ -385,9 +436,9 @@ def _metric_ties(a: np.ndarray, forms: _Forms, blk: slice) -> tuple[np.ndarray, 
     return tx, ty
 
 
-def _draw_counts(a: np.ndarray, mt: np.ndarray, forms: _Forms, blk: slice) -> DrawCounts:
+def _draw_counts(a: np.ndarray, mt: np.ndarray, forms: _Forms, blk: slice,
+                 ties: tuple[np.ndarray, np.ndarray] | None) -> DrawCounts:
     """The counts of each draw on a block of inputs when X and Y are missing in different cells."""
     assert forms.gaps is not None
     valid, total, gold_tied = forms.gaps.evaluate(a[..., :mt.shape[0] + 1], mt, blk)
-    ties = None if forms.ties is None else _metric_ties(a, forms, blk)
     return DrawCounts(valid, total, gold_tied, ties, forms.tied)
