@@ -44,19 +44,11 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-<<<<<<< HEAD:xcorrstat/_kernels/rank/input_swap.py
 from ..._types import Variant
 from .._compiled import jit, loops
 from .input_gaps import ACC_VARIANTS, DrawCounts, GapCounts, gap_add, gap_counts, gap_stats
 from ..linear.forms import F32_EXACT, SwapRun, mask_products
-=======
-from .._types import Variant
-from .swap_gaps import GapCounts, gap_counts
-from ._compiled import jit, loops
-from .swap_kendall_gaps import ACC_VARIANTS, DrawCounts, gap_add, gap_stats
-from .swapmath import F32_EXACT, SwapRun, mask_products
 from .input_sort import SortPrep, sort_counts, sort_pays, sort_prepare
->>>>>>> h-kperm:xcorrstat/_kernels/swap_kendall.py
 
 __all__ = ["SWAP_KENDALL_VARIANTS", "input_kendall_swap", "input_kendall_swap_means"]
 
