@@ -6,7 +6,7 @@ import pytest
 from test_swap_kendall import _oracle
 
 from xcorrstat._kernels.rank import input_sort as swap_kendall_sort, input_swap as swap_kendall
-from xcorrstat._kernels.swap_kendall import input_kendall_swap, input_kendall_swap_means
+from xcorrstat._kernels.rank.input_swap import input_kendall_swap, input_kendall_swap_means
 
 VARIANTS = ["a", "b", "23", "acc23"]
 

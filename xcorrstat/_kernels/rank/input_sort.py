@@ -1,13 +1,13 @@
 """Input-level Kendall of swapped metrics by sorting: O(S log S) per input and draw.
 
-The sort form of :mod:`xcorrstat._kernels.swap_kendall`. Within one input, a draw's X' takes, for
+The sort form of :mod:`xcorrstat._kernels.rank.input_swap`. Within one input, a draw's X' takes, for
 each system, its X cell or its Y cell: two candidates per system, fixed before the draws. So each
 input is sorted once -- its valid systems by the target (ties grouped) and the 2 S candidate cells
 jointly into dense ranks (:func:`sort_prepare`) -- and each draw is one pass over the systems in
 target order that picks every system's rank by the mask and counts, with a table of rank counts by
 level, the pairs above and below it among the earlier target groups: ``C - D``, then the pairs tied
 in the metric and those tied in both (:func:`sort_counts`). The pair forms of
-:mod:`~xcorrstat._kernels.swap_kendall` take O(S^2) per input and draw (one product per pair of
+:mod:`~xcorrstat._kernels.rank.input_swap` take O(S^2) per input and draw (one product per pair of
 systems); these counts are the same integers, so every value that follows is the same float.
 
 It covers exact metric ties (``eps == 0``), X and Y missing in the same cells and finite scores;
@@ -79,7 +79,7 @@ def sort_pays(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray) ->
 
 def sort_prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, variant_code: int) -> SortPrep:
     """Sort every input of (P, S, I) float64 scores once and form Y' minus X' (see the module docstring);
-    ``variant_code`` one of :mod:`~xcorrstat._kernels.swap_kendall`'s codes.
+    ``variant_code`` one of :mod:`~xcorrstat._kernels.rank.input_swap`'s codes.
 
     Examples
     --------
@@ -104,7 +104,7 @@ def sort_prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, variant_code: in
 def sort_counts(prep: SortPrep, mt: np.ndarray, blk: slice, variant_code: int, vx: np.ndarray, vy: np.ndarray,
                 ties: tuple[np.ndarray, np.ndarray] | None) -> None:
     """Each draw's integers of X' and Y' on a block of inputs: vx, vy (inputs, B, P) the numerators of
-    :mod:`~xcorrstat._kernels.swap_kendall` (``variant_code`` one of its codes), ``ties`` (two (inputs, B,
+    :mod:`~xcorrstat._kernels.rank.input_swap` (``variant_code`` one of its codes), ``ties`` (two (inputs, B,
     P) arrays, tau-b) the metric-tied valid pairs; ``mt`` (S, I, B) bool the masks.
 
     Examples
