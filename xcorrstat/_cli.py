@@ -49,7 +49,7 @@ from ._resampling.schemes import (
 from ._schema import is_system_level
 from ._significance.auto import OpenDecisionsWarning
 from ._significance.defaults import DEFAULTS
-from ._validation import choice_type
+from ._validation import TooFewDrawsWarning, check_draw_count, choice_type
 from ._cliscores import DEFAULT_TARGET, MESSAGE_WIDTH, load_scores
 from ._wmtcli import add_draw_options, add_wmt_parser, wmt_command
 
@@ -287,8 +287,9 @@ def _report_schemes(args: argparse.Namespace, ds: xr.Dataset,
 
 
 def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> None:
-    if args.n_resamples != "auto" and args.n_resamples < 1:
-        raise ValueError(f"--n-resamples must be a positive integer, got {args.n_resamples}")
+    if args.n_resamples != "auto":
+        check_draw_count(args.n_resamples, "--n-resamples")
+    check_draw_count(args.max_resamples, "--max-resamples")
     if not args.no_files:
         try:
             import matplotlib
@@ -304,6 +305,7 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
     levels, resample, permute = _report_schemes(args, ds, log)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", OpenDecisionsWarning)
+        warnings.simplefilter("always", TooFewDrawsWarning)
         with _phases_to(log):
             rep = report(
                 ds, target=target, metrics=metrics, level=list(levels), method=args.method,
@@ -312,9 +314,12 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
                 correction=None if args.correction == "none" else args.correction, rng=args.rng,
             )
     rep = dataclasses.replace(rep, settings={**rep.settings, "source": source})
-    for note in caught:  # decisions left open by the cap: one plain line each (even with --quiet)
-        if issubclass(note.category, OpenDecisionsWarning):
-            print(f"xcorrstat report: note: {note.message}", file=err, flush=True)
+    told: set[str] = set()
+    for note in caught:  # decisions left open by the cap, too few draws: one plain line each (even with --quiet)
+        if issubclass(note.category, (OpenDecisionsWarning, TooFewDrawsWarning)):
+            if str(note.message) not in told:
+                told.add(str(note.message))
+                print(f"xcorrstat report: note: {note.message}", file=err, flush=True)
         else:
             warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     out.write(format_table(rep, args.table_format, digits=args.digits))
