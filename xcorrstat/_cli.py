@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import signal
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -52,6 +53,9 @@ from ._significance.defaults import DEFAULTS
 from ._validation import TooFewDrawsWarning, check_draw_count, choice_type
 from ._cliscores import DEFAULT_TARGET, MESSAGE_WIDTH, load_scores
 from ._wmtcli import add_draw_options, add_wmt_parser, wmt_command
+
+#: The signal of a closed pipe: a command whose stdout is closed exits with 128 + it, as if killed by it
+SIGPIPE = int(getattr(signal, "SIGPIPE", 13))
 
 __all__ = ["correlation_table", "flat_columns", "main"]
 
@@ -430,6 +434,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args = _parser().parse_args(argv)
                 command = args.command
                 _run(args)
+                sys.stdout.flush()  # here, not at exit: a reader that has gone is then seen below
+        except BrokenPipeError:  # the reader of stdout has closed it (``| head``): stop quietly, as Unix tools do
+            _silence_stdout()
+            return 128 + SIGPIPE
+        except RecursionError:
+            print("xcorrstat: error: an input is nested too deeply to read (hundreds of levels of arrays or "
+                  "objects within each other)", file=sys.stderr)
+            return 2
         except MemoryError as err:  # first: a reader's MemoryError is a ValueError too, and says what to do
             told = isinstance(err, ValueError) and str(err)
             detail = f" ({_message(err)})" if str(err) else ""
@@ -448,6 +460,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("xcorrstat: terminated", file=sys.stderr)
             return 143
     return 0
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that flushing it at exit raises no second BrokenPipeError."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # a stream without a descriptor (captured output)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def _run(args: argparse.Namespace) -> None:
