@@ -319,11 +319,12 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
             )
     rep = dataclasses.replace(rep, settings={**rep.settings, "source": source})
     told: set[str] = set()
-    for note in caught:  # decisions left open by the cap, too few draws: one plain line each (even with --quiet)
+    for note in caught:  # decisions left open by the cap (even with --quiet), too few draws: one line each
         if issubclass(note.category, (OpenDecisionsWarning, TooFewDrawsWarning)):
-            if str(note.message) not in told:
+            shown = err if issubclass(note.category, OpenDecisionsWarning) else log
+            if shown is not None and str(note.message) not in told:
                 told.add(str(note.message))
-                print(f"xcorrstat report: note: {note.message}", file=err, flush=True)
+                print(f"xcorrstat report: note: {note.message}", file=shown, flush=True)
         else:
             warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     out.write(format_table(rep, args.table_format, digits=args.digits))

@@ -182,7 +182,7 @@ def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> 
         if issubclass(note.category, TaskSkippedWarning) and err is not None:
             print(f"xcorrstat wmt: {printable(note.message, 600)}", file=err, flush=True)
         elif issubclass(note.category, (OpenDecisionsWarning, TooFewDrawsWarning)) and err is not None:
-            if str(note.message) not in told:
+            if (log is not None or issubclass(note.category, OpenDecisionsWarning)) and str(note.message) not in told:
                 told.add(str(note.message))
                 print(f"xcorrstat wmt: note: {printable(note.message, 2000)}", file=err, flush=True)
         elif not issubclass(note.category, (TaskSkippedWarning, OpenDecisionsWarning, TooFewDrawsWarning)):
