@@ -341,6 +341,8 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
         if written_before(stop):
             raise _Interrupted(f"{word} after the report was written to {shown}", code) from None
         raise _Interrupted(f"{word} while writing the report; nothing was written to {shown}", code) from None
+    except OSError as oops:
+        raise command_error(oops) from None
     if log is not None:
         for what, path in written.items():
             print(f"  {what}: {printable(path, VALUE_WIDTH)}", file=log)

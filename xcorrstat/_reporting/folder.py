@@ -477,6 +477,8 @@ def write_folder(out: str | os.PathLike[str], files: Mapping[str, bytes], *, man
     except BaseException as exc:
         if done:
             setattr(exc, _WRITTEN, True)
+        if isinstance(exc, OSError) and not os.path.isdir(dest.path):  # not the names of files never made
+            raise _cannot_write(dest, exc, "the folder was removed or moved while the files were written") from None
         raise
     return dest
 
