@@ -321,10 +321,10 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
     told: set[str] = set()
     for note in caught:  # decisions left open by the cap (even with --quiet), too few draws: one line each
         if issubclass(note.category, (OpenDecisionsWarning, TooFewDrawsWarning)):
-            shown = err if issubclass(note.category, OpenDecisionsWarning) else log
-            if shown is not None and str(note.message) not in told:
+            stream = err if issubclass(note.category, OpenDecisionsWarning) else log
+            if stream is not None and str(note.message) not in told:
                 told.add(str(note.message))
-                print(f"xcorrstat report: note: {note.message}", file=shown, flush=True)
+                print(f"xcorrstat report: note: {note.message}", file=stream, flush=True)
         else:
             warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     out.write(format_table(rep, args.table_format, digits=args.digits))
