@@ -76,7 +76,11 @@ def test_draws_of_scores_near_the_largest_float_equal_those_of_the_exactly_scale
                                                 resample=xcorrstat.Bootstrap("input", n_resamples=60, rng=1)),
                  lambda ds: xcorrstat.permutation_test(ds, x="big", y="other", target="human", level="system",
                                                        method=method,
-                                                       test=xcorrstat.Permutation("system", n_resamples=60, rng=1))):
+                                                       test=xcorrstat.Permutation("system", n_resamples=60, rng=1)),
+                 lambda ds: xcorrstat.permutation_test(ds, x="big", y="other", target="human", level="system",
+                                                       method=method,
+                                                       test=xcorrstat.Permutation("system", n_resamples=60, rng=1,
+                                                                                  standardise="system-means"))):
         with warnings.catch_warnings():
             warnings.simplefilter("error", RuntimeWarning)  # no overflow anywhere
             got, want = make(big), make(scaled)
