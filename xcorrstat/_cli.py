@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import signal
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -49,9 +50,12 @@ from ._resampling.schemes import (
 from ._schema import is_system_level
 from ._significance.auto import OpenDecisionsWarning
 from ._significance.defaults import DEFAULTS
-from ._validation import choice_type
+from ._validation import TooFewDrawsWarning, check_draw_count, choice_type
 from ._cliscores import DEFAULT_TARGET, MESSAGE_WIDTH, load_scores
 from ._wmtcli import add_draw_options, add_wmt_parser, wmt_command
+
+#: The signal of a closed pipe: a command whose stdout is closed exits with 128 + it, as if killed by it
+SIGPIPE = int(getattr(signal, "SIGPIPE", 13))
 
 __all__ = ["correlation_table", "flat_columns", "main"]
 
@@ -287,8 +291,9 @@ def _report_schemes(args: argparse.Namespace, ds: xr.Dataset,
 
 
 def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> None:
-    if args.n_resamples != "auto" and args.n_resamples < 1:
-        raise ValueError(f"--n-resamples must be a positive integer, got {args.n_resamples}")
+    if args.n_resamples != "auto":
+        check_draw_count(args.n_resamples, "--n-resamples")
+    check_draw_count(args.max_resamples, "--max-resamples")
     if not args.no_files:
         try:
             import matplotlib
@@ -304,6 +309,7 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
     levels, resample, permute = _report_schemes(args, ds, log)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", OpenDecisionsWarning)
+        warnings.simplefilter("always", TooFewDrawsWarning)
         with _phases_to(log):
             rep = report(
                 ds, target=target, metrics=metrics, level=list(levels), method=args.method,
@@ -312,9 +318,13 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
                 correction=None if args.correction == "none" else args.correction, rng=args.rng,
             )
     rep = dataclasses.replace(rep, settings={**rep.settings, "source": source})
-    for note in caught:  # decisions left open by the cap: one plain line each (even with --quiet)
-        if issubclass(note.category, OpenDecisionsWarning):
-            print(f"xcorrstat report: note: {note.message}", file=err, flush=True)
+    told: set[str] = set()
+    for note in caught:  # decisions left open by the cap (even with --quiet), too few draws: one line each
+        if issubclass(note.category, (OpenDecisionsWarning, TooFewDrawsWarning)):
+            stream = err if issubclass(note.category, OpenDecisionsWarning) else log
+            if stream is not None and str(note.message) not in told:
+                told.add(str(note.message))
+                print(f"xcorrstat report: note: {note.message}", file=stream, flush=True)
         else:
             warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     out.write(format_table(rep, args.table_format, digits=args.digits))
@@ -331,6 +341,8 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
         if written_before(stop):
             raise _Interrupted(f"{word} after the report was written to {shown}", code) from None
         raise _Interrupted(f"{word} while writing the report; nothing was written to {shown}", code) from None
+    except OSError as oops:
+        raise command_error(oops) from None
     if log is not None:
         for what, path in written.items():
             print(f"  {what}: {printable(path, VALUE_WIDTH)}", file=log)
@@ -425,6 +437,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args = _parser().parse_args(argv)
                 command = args.command
                 _run(args)
+                sys.stdout.flush()  # here, not at exit: a reader that has gone is then seen below
+        except BrokenPipeError:  # the reader of stdout has closed it (``| head``): stop quietly, as Unix tools do
+            _silence_stdout()
+            return 128 + SIGPIPE
+        except RecursionError:
+            print("xcorrstat: error: an input is nested too deeply to read (hundreds of levels of arrays or "
+                  "objects within each other)", file=sys.stderr)
+            return 2
         except MemoryError as err:  # first: a reader's MemoryError is a ValueError too, and says what to do
             told = isinstance(err, ValueError) and str(err)
             detail = f" ({_message(err)})" if str(err) else ""
@@ -443,6 +463,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("xcorrstat: terminated", file=sys.stderr)
             return 143
     return 0
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that flushing it at exit raises no second BrokenPipeError."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # a stream without a descriptor (captured output)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def _run(args: argparse.Namespace) -> None:

@@ -481,6 +481,11 @@ def system_mean_grid(da: xr.DataArray) -> xr.DataArray:
     >>> system_mean_grid(da).values.tolist()
     [[2.0], [2.0]]
     """
-    means = da.mean(INPUT, skipna=True, keep_attrs=True)
+    with np.errstate(over="ignore", invalid="ignore"):
+        means = da.mean(INPUT, skipna=True, keep_attrs=True)
+        if not isinstance(means.data, np.ndarray) or not np.isfinite(means.values).all():
+            # a sum that overflowed (scores near the largest float): that mean again, scaled exactly by 2**-1023
+            scaled = (da * 2.0**-1023).mean(INPUT, skipna=True) * 2.0**1023
+            means = means.where(np.isfinite(means), scaled).assign_attrs(means.attrs)
     return means.expand_dims({INPUT: np.array([SYSTEM_LEVEL_INPUT], dtype=object)}, axis=-1)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar, cast, get_args, overload
 
@@ -12,15 +14,21 @@ from ._display import cut, did_you_mean
 from ._types import Average
 
 __all__ = [
+    "MAX_DRAWS",
+    "TooFewDrawsWarning",
     "check_average",
     "check_batch",
     "check_choice",
     "check_confidence_level",
+    "check_draw_count",
     "check_epsilon",
     "check_min_pairs",
     "check_positive_int",
     "choice_type",
+    "interval_min_draws",
     "match_choice",
+    "pvalue_min_draws",
+    "warn_few_draws",
 ]
 
 #: A named choice: the type of the allowed values is the type returned.
@@ -49,6 +57,88 @@ def check_positive_int(value: object, name: str, *, allow_none: bool = False) ->
         expected = "a positive integer or None" if allow_none else "a positive integer"
         raise ValueError(f"{name} must be {expected}, got {value!r}")
     return int(value)
+
+
+#: The most draws one call makes (``n_resamples``, ``max_resamples``): beyond it a run cannot finish in hours.
+MAX_DRAWS = 10_000_000
+
+
+class TooFewDrawsWarning(UserWarning):
+    """Fewer draws than the requested interval or test needs (the message gives the minimum)."""
+
+
+def check_draw_count(value: object, name: str = "n_resamples") -> int:
+    """``value`` as a number of draws: an int from 1 to :data:`MAX_DRAWS`.
+
+    Examples
+    --------
+    >>> check_draw_count(np.int64(500))
+    500
+    >>> check_draw_count(10**9)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_resamples=1000000000 is more draws than one call makes (at most 10000000: ...
+    """
+    number = check_positive_int(value, name)
+    if number > MAX_DRAWS:
+        auto = ("--n-resamples auto with --max-resamples" if name.startswith("--")
+                else "n_resamples='auto' with max_resamples")
+        raise ValueError(f"{name}={cut(number, 40)} is more draws than one call makes (at most {MAX_DRAWS}: "
+                         f"at thousands of draws a second that is hours); use fewer, or {auto}, which draws "
+                         "only until the decisions are settled")
+    return number
+
+
+def interval_min_draws(confidence_level: float) -> int:
+    """Fewest draws whose percentiles at ``(1 -+ confidence_level) / 2`` are not the extreme draws: ``2 / (1 - level)``.
+
+    Examples
+    --------
+    >>> interval_min_draws(0.95), interval_min_draws(0.9)
+    (40, 20)
+    """
+    return max(2, math.ceil(2.0 / (1.0 - float(confidence_level)) - 1e-9))
+
+
+def pvalue_min_draws(alpha: float) -> int:
+    """Fewest draws for which a plus-one p-value ``(1 + k) / (1 + B)`` can be ``<= alpha``: ``1 / alpha - 1``.
+
+    Examples
+    --------
+    >>> pvalue_min_draws(0.05), pvalue_min_draws(0.01)
+    (19, 99)
+    """
+    return max(1, math.ceil(1.0 / float(alpha) - 1.0 - 1e-9))
+
+
+def warn_few_draws(n_resamples: int, *, confidence_level: float | None = None, alpha: float | None = None,
+                   stacklevel: int = 3) -> None:
+    """Warn (:class:`TooFewDrawsWarning`, one line with the minimum) when ``n_resamples`` draws are too few.
+
+    ``confidence_level``: for a percentile interval (:func:`interval_min_draws`); ``alpha``: for a test
+    whose plus-one p-values are compared with ``alpha`` (:func:`pvalue_min_draws`).
+
+    Examples
+    --------
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_few_draws(1, confidence_level=0.95)
+    >>> print(caught[0].message)
+    1 draw is too few for a 95% interval: its 2.5% and 97.5% percentiles need at least 40 draws (n_resamples >= 40)
+    """
+    n = int(n_resamples)
+    draws = f"{n} draw is" if n == 1 else f"{n} draws are"
+    if confidence_level is not None and n < interval_min_draws(confidence_level):
+        level = float(confidence_level)
+        tail = f"{100 * (1 - level) / 2:g}% and {100 * (1 + level) / 2:g}%"
+        need = interval_min_draws(level)
+        warnings.warn(f"{draws} too few for a {100 * level:g}% interval: its {tail} percentiles need at least "
+                      f"{need} draws (n_resamples >= {need})", TooFewDrawsWarning, stacklevel=stacklevel)
+    if alpha is not None and n < pvalue_min_draws(alpha):
+        need = pvalue_min_draws(alpha)
+        warnings.warn(f"{draws} too few for a test at alpha = {float(alpha):g}: no p-value can be below "
+                      f"1 / (1 + {n}) = {1 / (1 + n):.3g}, so none is significant; at least {need} draws are "
+                      f"needed (n_resamples >= {need})", TooFewDrawsWarning, stacklevel=stacklevel)
 
 
 def check_batch(value: object, name: str = "batch", what: str = "draws computed together") -> int | None:

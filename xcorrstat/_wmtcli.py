@@ -19,6 +19,7 @@ from ._reporting.tables import TABLE_FORMATS, format_table, to_latex, to_markdow
 from ._significance.auto import OpenDecisionsWarning
 from ._significance.defaults import DEFAULTS
 from ._tidy import tidy
+from ._validation import TooFewDrawsWarning, check_draw_count
 from .wmt import TaskSkippedWarning, protocol, roles, run_tasks, task_set
 from .wmt._protocols import protocols
 
@@ -188,6 +189,9 @@ def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> 
     """Run ``xcorrstat wmt``: read, run the tasks, print the table, write the files."""
     if args.n_resamples != "auto" and args.n_resamples < 0:
         raise ValueError(f"--n-resamples must be 0 or more, got {args.n_resamples}")
+    if args.n_resamples != "auto" and args.n_resamples > 0:
+        check_draw_count(args.n_resamples, "--n-resamples")
+    check_draw_count(args.max_resamples, "--max-resamples")
     name = _protocol_name(args)
     if args.out is not None:
         try:
@@ -210,14 +214,18 @@ def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TaskSkippedWarning)
         warnings.simplefilter("always", OpenDecisionsWarning)
+        warnings.simplefilter("always", TooFewDrawsWarning)
         result = run_tasks(ds, tasks, roles=lp_roles, n_resamples=args.n_resamples, rng=args.rng,
                            alpha=args.alpha, max_resamples=args.max_resamples, allow_incomplete=args.allow_incomplete)
+    told: set[str] = set()
     for note in caught:
         if issubclass(note.category, TaskSkippedWarning) and err is not None:
             print(f"xcorrstat wmt: {printable(note.message, 600)}", file=err, flush=True)
-        elif issubclass(note.category, OpenDecisionsWarning) and err is not None:
-            print(f"xcorrstat wmt: note: {printable(note.message, 2000)}", file=err, flush=True)
-        elif not issubclass(note.category, (TaskSkippedWarning, OpenDecisionsWarning)):
+        elif issubclass(note.category, (OpenDecisionsWarning, TooFewDrawsWarning)) and err is not None:
+            if (log is not None or issubclass(note.category, OpenDecisionsWarning)) and str(note.message) not in told:
+                told.add(str(note.message))
+                print(f"xcorrstat wmt: note: {printable(note.message, 2000)}", file=err, flush=True)
+        elif not issubclass(note.category, (TaskSkippedWarning, OpenDecisionsWarning, TooFewDrawsWarning)):
             warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     out.write(_encodable(format_table(result, args.table_format, digits=args.digits), out))
     out.flush()

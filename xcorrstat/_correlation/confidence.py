@@ -36,7 +36,8 @@ from .._validation import (
     check_confidence_level,
     check_epsilon,
     check_min_pairs,
-    check_positive_int,
+    check_draw_count,
+    warn_few_draws,
 )
 from .estimates import level_statistic, target_attr
 
@@ -90,9 +91,10 @@ def _bootstrap_iv(*, level: Levels, method: Statistic, variant: Variant, epsilon
     min_pairs = _check_min_pairs(min_pairs)
     check_choice(average, AVERAGES, "average")
     dims = parse_resample(resample)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_draw_count(n_resamples, "n_resamples")
     batch = check_batch(batch)
     confidence_level = check_confidence_level(confidence_level)
+    warn_few_draws(n_resamples, confidence_level=confidence_level, stacklevel=4)
     check_choice(ci, CI_METHODS, "ci")
     epsilon = _bootstrap_epsilon(epsilon, method=method, variant=variant, ci=ci)
     if ci == "bca" and len(dims) != 1:

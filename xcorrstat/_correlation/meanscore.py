@@ -33,7 +33,7 @@ from .._resampling.draws import bootstrap_indices, fill_draws, resolve_seed
 from .._resampling.engine import block_elems, draws_within
 from .._resampling.intervals import percentile_ci
 from .._schema import INPUT, METRIC, SYSTEM, as_dataset, is_dask_array, select_scores, stack_scores
-from .._validation import check_batch, check_confidence_level, check_positive_int
+from .._validation import check_batch, check_confidence_level, check_draw_count, warn_few_draws
 
 __all__ = ["format_ci", "mean_ci", "paired_difference_ci"]
 
@@ -42,8 +42,10 @@ RESAMPLE = "resample"
 
 def _check_options(n_resamples, confidence_level, batch) -> tuple[int, float, int | None]:
     """``(n_resamples, confidence_level, batch)`` of a mean-score interval, checked."""
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
-    return n_resamples, check_confidence_level(confidence_level), check_batch(batch)
+    n_resamples = check_draw_count(n_resamples, "n_resamples")
+    confidence_level = check_confidence_level(confidence_level)
+    warn_few_draws(n_resamples, confidence_level=confidence_level, stacklevel=4)
+    return n_resamples, confidence_level, check_batch(batch)
 
 
 def _scores(data, metrics, dim: str) -> xr.DataArray:

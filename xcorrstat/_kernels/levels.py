@@ -88,14 +88,39 @@ def _bounded_mean(a: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
     system whose scores are all equal has exactly that score as its mean (a constant
     metric stays constant, and undefined, however large its values).
     """
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         if valid is None:
             mean, low, high = a.mean(axis=-1), a.min(axis=-1), a.max(axis=-1)
         else:
             count = valid.sum(axis=-1)
             mean = np.where(count > 0, np.sum(a, axis=-1, where=valid) / count, np.nan)
             low, high = value_range(a, valid)
+    mean = _rescued_overflow(a, valid, mean, low, high)
     return np.where(np.isnan(mean), mean, np.clip(mean, low, high))
+
+
+def _rescued_overflow(
+    a: np.ndarray, valid: np.ndarray | None, mean: np.ndarray, low: np.ndarray, high: np.ndarray
+) -> np.ndarray:
+    """``mean`` with the rows whose sum overflowed (finite values, non-finite mean) redone scaled.
+
+    Those rows are summed after an exact power-of-two scaling that brings their largest
+    magnitude into ``[0.5, 1)`` (so the sum of any number of them stays finite), and the mean
+    scaled back; every other row is left as it is, bit for bit.
+    """
+    finite = np.isfinite(low) & np.isfinite(high)
+    redo = finite & ~np.isfinite(mean)
+    if not redo.any():
+        return mean
+    e = np.frexp(np.maximum(np.abs(low), np.abs(high)))[1]
+    scaled = np.ldexp(a, -e[..., None])
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if valid is None:
+            again = scaled.mean(axis=-1)
+        else:
+            again = np.sum(scaled, axis=-1, where=valid) / valid.sum(axis=-1)
+        again = np.ldexp(again, e)
+    return np.where(redo, again, mean)
 
 
 def average_defined(

@@ -63,7 +63,7 @@ from .._types import Method, Variant
 from ._compiled import loops
 from .correlation import pearson
 from .exactsum import exact_parts
-from .scaling import SAFE_SUM_BOUNDS, pow2_exponent
+from .scaling import SAFE_SUM_BOUNDS, pow2_exponent, pow2_normalise
 from .swap import SwapDeltas
 from .rank.sorted_counts import sorted_form, sorted_kendall_counts, sorted_midranks
 from .rank.tau import tau_from_counts
@@ -253,6 +253,8 @@ def prepare_system_swap(x: ArrayLike, z: ArrayLike, pairs: tuple[ArrayLike, Arra
     az = np.asarray(z, dtype=np.float64)
     if ax.ndim != 3 or az.shape != ax.shape[1:]:
         raise ValueError(f"x must be (M, S, I) and z (S, I), got {ax.shape} and {az.shape}")
+    # exact power-of-two scaling of extreme matrices (none else): no mean or sum of theirs overflows
+    ax, az = pow2_normalise(ax, axis=(-2, -1)), pow2_normalise(az, axis=(-2, -1))
     pi, pk = (np.asarray(p, dtype=np.intp).reshape(-1) for p in pairs)
     used = np.unique(np.concatenate([pi, pk]))
     if used.size < ax.shape[0]:  # the parts of metrics in no pair are not formed

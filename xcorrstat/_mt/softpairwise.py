@@ -37,7 +37,7 @@ from .._kernels.scaling import pow2_exponent
 from .._resampling.draws import permutation_masks, resolve_seed, seeded_generator
 from .._resampling.engine import blocks_of_cells
 from .._schema import aligned_scores
-from .._validation import check_choice, check_positive_int
+from .._validation import check_choice, check_draw_count
 
 __all__ = ["DRAWS", "MTME_SEED", "Draws", "mtme_signs", "pairs_with_data", "pairwise_pvalues",
            "soft_pairwise_accuracy"]
@@ -174,7 +174,7 @@ def _soft_pairwise_accuracy_iv(data, target, metrics, n_resamples, rng,
                                draws) -> tuple[int, int, xr.DataArray, xr.DataArray, list]:
     """Every option of :func:`soft_pairwise_accuracy`, checked once: n_resamples, the seed, aligned X and Z
     ``(*batch, system, input)`` and the batch dims."""
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_draw_count(n_resamples, "n_resamples")
     check_choice(draws, DRAWS, "draws")
     seed = _mtme_seed(rng) if draws == "mt-metrics-eval" else resolve_seed(rng)
     x, z, batch = aligned_scores(data, target=target, metrics=metrics)

@@ -30,7 +30,7 @@ from .._resampling.engine import block_elems, compute_with_progress, draws_withi
 from .._resampling.pvalues import permutation_pvalue
 from .._resampling.workers import BLAS_ONE_THREAD, parallelism
 from .._schema import INPUT, METRIC, SYSTEM, aligned_scores
-from .._validation import check_choice, check_positive_int
+from .._validation import check_choice, check_draw_count, check_positive_int
 from .softpairwise import DRAWS, mtme_signs, soft_pairwise_accuracy
 
 __all__ = ["soft_pairwise_accuracy_test"]
@@ -188,7 +188,7 @@ def _tested(x: xr.DataArray, z: xr.DataArray, *, signs_of, seed: int, n_resample
 
 
 def _soft_pairwise_accuracy_test_iv(data, target, metrics, n_resamples, spa_resamples, draws, batch):
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_draw_count(n_resamples, "n_resamples")
     spa_resamples = check_positive_int(spa_resamples, "spa_resamples")
     check_choice(draws, DRAWS, "draws")
     batch = check_positive_int(batch, "batch", allow_none=True)

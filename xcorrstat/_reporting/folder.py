@@ -36,6 +36,7 @@ from typing import Any
 
 from .._display import VALUE_WIDTH, printable
 from .._signals import Held, signals_held
+from .lock import check_unlocked, folder_lock
 
 __all__ = ["Destination", "check_folder", "command_error", "probe_folder", "write_folder", "written_before"]
 
@@ -329,6 +330,7 @@ def probe_folder(dest: Destination) -> None:
         Naming the folder and what failed.
     """
     name = f"{_TEMP}probe-{secrets.token_hex(4)}"
+    check_unlocked(dest.path, where=dest.where, overwrite=True)  # a live run here: refused before computing
     with signals_held():
         try:
             made = _make_dirs(dest.path)
@@ -465,14 +467,18 @@ def write_folder(out: str | os.PathLike[str], files: Mapping[str, bytes], *, man
         with signals_held() as held:
             made = _make_dirs(dest.path)
             try:
-                with _Folder(dest.path) as folder:
-                    done = _write(folder, dest, files, held)
+                with folder_lock(dest.path, where=dest.where, overwrite=overwrite):  # checked again, alone
+                    dest = check_folder(out, list(files), manifest=manifest, overwrite=overwrite, holds=holds)
+                    with _Folder(dest.path) as folder:
+                        done = _write(folder, dest, files, held)
             finally:
                 if not done:
                     _remove_dirs(made)
     except BaseException as exc:
         if done:
             setattr(exc, _WRITTEN, True)
+        if isinstance(exc, OSError) and not os.path.isdir(dest.path):  # not the names of files never made
+            raise _cannot_write(dest, exc, "the folder was removed or moved while the files were written") from None
         raise
     return dest
 

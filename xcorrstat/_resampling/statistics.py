@@ -36,7 +36,7 @@ from .._kernels.correlation import EPSILON_MAX_N, corr
 from .._kernels.exactsum import exact_weighted_sums
 from .._kernels.rank.global_counts import CellTable, cell_tables, weighted_global_kendall
 from .._kernels.levels import group_weights, level_correlation, value_range
-from .._kernels.scaling import centre_cells
+from .._kernels.scaling import centre_cells, pow2_normalise
 from .._kernels.mt.tie_sweeps import row_calibration, sorted_pairs, weighted_calibration
 from .._kernels.weighted import wcorr, wcorr_gemm
 from .._kernels.rank.weighted_rows import wkendall_rows
@@ -268,6 +268,8 @@ def resampled_level_correlation(
     if level == "system":
         if method == "pearson":  # shift-invariant: centre so a large offset never rounds the means
             x, z = centre_cells(x), centre_cells(z)
+        else:  # exact, and only for extreme matrices: no count-weighted mean overflows
+            x, z = pow2_normalise(x, axis=(-2, -1)), pow2_normalise(z, axis=(-2, -1))
         r, n = _system_level(x, z, w if w is not None else np.ones((b, s)), c, kw, complete_inputs)
     elif level == "input":
         r, n = _input_level(x, z, w, c if c is not None else np.ones((b, i)), kw, average)

@@ -23,10 +23,12 @@ from threadpoolctl import ThreadpoolController
 
 __all__ = [
     "BLAS_ONE_THREAD",
+    "WORKER_FOOTPRINT",
     "local_scheduler",
     "rechunked",
     "REUSED_PAGES",
     "active_client",
+    "check_worker_memory",
     "client_active",
     "cluster_errors",
     "cpu_count",
@@ -56,16 +58,54 @@ def cpu_count() -> int:
     return os.cpu_count() or 1
 
 
+#: Memory a Dask worker needs to import xcorrstat and its libraries (numpy, numba, xarray, distributed:
+#: about 210 MiB resident), over the 80% of its limit at which Dask pauses a worker, rounded up.
+WORKER_FOOTPRINT = 300 * 2**20
+
+#: Clients whose workers' memory limits were checked, by id: the worker addresses checked.
+_CHECKED: dict[int, frozenset[str]] = {}
+
+
+def check_worker_memory(client: Any) -> None:
+    """Refuse (one line) a cluster with a worker whose memory limit is below :data:`WORKER_FOOTPRINT`.
+
+    Such a worker pauses as soon as it has imported the package, and the tasks sent to it wait
+    forever with no message. The limits are read from the scheduler's information once per set
+    of workers of a Client (a worker that joins later is checked at the next call).
+    """
+    try:
+        workers = client.scheduler_info().get("workers", {})
+    except Exception:  # noqa: BLE001 -- a scheduler that cannot tell: nothing to check
+        return
+    if _CHECKED.get(id(client)) == frozenset(workers):
+        return
+    for address, info in workers.items():
+        limit = info.get("memory_limit") if isinstance(info, dict) else None
+        if isinstance(limit, (int, float)) and 0 < limit < WORKER_FOOTPRINT:
+            raise ValueError(
+                f"the Dask worker {address} has a memory limit of {limit / 2**20:.0f} MiB, below the "
+                f"{WORKER_FOOTPRINT // 2**20} MiB a worker needs to import xcorrstat and its libraries (Dask "
+                "pauses it at 80% of its limit and its tasks would wait forever); start the workers with "
+                f"memory_limit='{WORKER_FOOTPRINT // 2**20}MiB' or more")
+    _CHECKED[id(client)] = frozenset(workers)
+
+
 def client_active() -> bool:
-    """Whether a ``dask.distributed`` Client is active (work then runs on its cluster)."""
+    """Whether a ``dask.distributed`` Client is active (work then runs on its cluster).
+
+    An active Client's workers are checked first (:func:`check_worker_memory`): a worker that
+    could not even import the package is refused before any task is sent to it.
+    """
     if "distributed" not in sys.modules:  # no Client without it: importing it takes about a second
         return False
     try:
         from distributed import get_client
 
-        get_client()
+        client = get_client()
     except (ImportError, ValueError):
         return False
+    if not getattr(client, "asynchronous", False):
+        check_worker_memory(client)
     return True
 
 
@@ -84,7 +124,10 @@ def active_client() -> Any:
         client = get_client()
     except (ImportError, ValueError):
         return None
-    return None if getattr(client, "asynchronous", False) else client
+    if getattr(client, "asynchronous", False):
+        return None
+    check_worker_memory(client)
+    return client
 
 
 def rechunked(obj: Any, chunks: Any) -> Any:

@@ -58,6 +58,7 @@ from .._validation import (
     check_choice,
     check_min_pairs,
     check_unit_interval,
+    warn_few_draws,
 )
 from .auto import PairDraws, auto_pair_pvalues, auto_rerun, check_draws
 from .decisions import OTHER, check_correction, decide, off_diagonal, pair_pvalues
@@ -139,6 +140,8 @@ def _compare_iv(data: xr.Dataset | xr.DataArray, *, target: Hashable | Sequence[
     alpha = check_unit_interval(alpha, "alpha")
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     n_resamples, cap = check_draws(n_resamples, max_resamples)
+    if test != "williams" and pvalue == "plus-one":
+        warn_few_draws(n_resamples if cap is None else cap, alpha=alpha, stacklevel=4)
     batch = check_batch(batch)
     _check_targets(target)
     if test == "williams" and keep_distribution:

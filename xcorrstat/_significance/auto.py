@@ -42,7 +42,7 @@ from .._resampling.pairs import PAIR_DIM, pair_permutation_draws
 from .._resampling.pvalues import extreme_count
 from .._resampling.sequential import pvalue_bounds
 from .._schema import INPUT, METRIC, SYSTEM
-from .._validation import check_positive_int
+from .._validation import check_draw_count
 from .decisions import OTHER, adjust_matrix
 from .defaults import DEFAULTS
 
@@ -66,11 +66,11 @@ def check_draws(n_resamples: object, max_resamples: object) -> tuple[int, int | 
     ((500, None), (1000, 20000), (400, 400))
     """
     if isinstance(n_resamples, str) and n_resamples == AUTO:
-        cap = check_positive_int(max_resamples, "max_resamples")
+        cap = check_draw_count(max_resamples, "max_resamples")
         return min(int(DEFAULTS["start_resamples"].python), cap), cap
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
         raise ValueError(f"n_resamples must be a positive integer or 'auto', got {n_resamples!r}")
-    return int(n_resamples), None
+    return check_draw_count(n_resamples), None
 
 
 def draw_schedule(start: int, cap: int) -> list[int]:

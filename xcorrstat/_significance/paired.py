@@ -43,7 +43,7 @@ from .._resampling.intervals import percentile_ci
 from .._resampling.pvalues import ALTERNATIVES, PVALUES, paired_bootstrap_pvalue
 from .._resampling.schemes import bootstrap_label, drawn_dims, parse_resample
 from .._schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, split_scores
-from .._validation import check_batch, check_choice, check_confidence_level, check_min_pairs, check_positive_int
+from .._validation import check_batch, check_choice, check_confidence_level, check_min_pairs, check_draw_count
 
 __all__ = ["paired_bootstrap_test"]
 
@@ -82,7 +82,7 @@ def _paired_bootstrap_test_iv(data: xr.Dataset | xr.DataArray, *, x: Hashable, y
         raise TypeError(f"skipna must be True or False, got {skipna!r}")
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     dims = drawn_dims(data, parse_resample(resample))  # BOOT-SYSTEMS on system-level data
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_draw_count(n_resamples, "n_resamples")
     batch = check_batch(batch)
     confidence_level = check_confidence_level(confidence_level)
     if not isinstance(target, str):

@@ -53,7 +53,7 @@ from .._validation import (
     check_batch,
     check_choice,
     check_min_pairs,
-    check_positive_int,
+    check_draw_count,
     check_unit_interval,
 )
 from .pairoutcome import Swap, dispatched
@@ -184,7 +184,7 @@ def _permutation_test_iv(data: xr.Dataset | xr.DataArray, draws: Mapping[str, An
     check_choice(pvalue, PVALUES, "pvalue")
     batch = check_batch(batch)
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_draw_count(n_resamples, "n_resamples")
     scheme = drawn_scheme(data, parse_permute(permute))  # PERM-SYSTEMS on system-level data
     standardise = check_standardise(standardise, level=level, scheme=scheme)
     ds = metric_pair(data, target=target, x=x, y=y)

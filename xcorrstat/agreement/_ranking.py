@@ -46,7 +46,7 @@ from .._validation import (
     check_choice,
     check_confidence_level,
     check_min_pairs,
-    check_positive_int,
+    check_draw_count,
 )
 
 __all__ = ["MISSING_RULES", "VARIABLE_DIM", "leaderboard", "leaderboard_agreement"]
@@ -294,7 +294,7 @@ def _leaderboard_agreement_iv(data: xr.Dataset | xr.DataArray, *, var: Hashable 
     check_new_dim(da, pair_dim(between), "between")
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     if n_resamples is not None:
-        n_resamples = check_positive_int(n_resamples, "n_resamples")
+        n_resamples = check_draw_count(n_resamples, "n_resamples")
     batch = check_batch(batch)
     confidence_level = check_confidence_level(confidence_level)
     rules = dict(rank=bool(rank), missing=missing, higher_is_better=bool(higher_is_better))

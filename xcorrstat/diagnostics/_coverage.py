@@ -43,6 +43,7 @@ from .._resampling.statistics import resampled_level_correlation
 from .._schema import INPUT, SYSTEM, check_finite, split_scores
 from .._validation import (
     check_min_pairs,
+    check_draw_count,
     check_positive_int,
     check_unit_interval,
 )
@@ -156,7 +157,7 @@ def _ci_coverage_iv(data: xr.Dataset | xr.DataArray, *, target: Hashable, metric
     check_refinements("diagnostics.ci_coverage", level=levels, method=method, variant=variant)
     labels, names = parse_labels(methods, tuple(CI_METHODS), "methods")
     n_trials = check_positive_int(n_trials, "n_trials")
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_draw_count(n_resamples, "n_resamples")
     confidence_level = check_unit_interval(confidence_level, "confidence_level")
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     seed = resolve_seed(rng)

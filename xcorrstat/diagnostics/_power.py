@@ -39,6 +39,7 @@ from .._significance.permutation import permutation_test
 from .._significance.williams import williams_test
 from .._validation import (
     check_batch,
+    check_draw_count,
     check_positive_int,
     check_unit_interval,
 )
@@ -184,7 +185,7 @@ def _power_analysis_iv(data: xr.Dataset | xr.DataArray, *, target: Hashable, met
     check("diagnostics.power_analysis", level=level, method=method)
     labels, names = parse_labels(tests, tuple(POWER_TESTS), "tests")
     n_trials = check_positive_int(n_trials, "n_trials")
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_draw_count(n_resamples, "n_resamples")
     alpha = check_unit_interval(alpha, "alpha")
     batch = check_batch(batch)
     trial_batch = OPTIONS["trial_batch"]

@@ -114,6 +114,15 @@ def _lp_roles(default: Mapping[str, Any], override: Mapping[str, Any], where: st
 @cache
 def _load(path: str) -> dict[str, dict[str, Roles]]:
     try:
+        return _read_roles(path)
+    except RecursionError:  # json and repr recurse per level of nesting
+        raise ValueError(f"{path!r}: its JSON is nested too deeply to read (arrays or objects within each other "
+                         "hundreds of levels deep); a roles file is an object of test sets, 'default' and 'lps'") \
+            from None
+
+
+def _read_roles(path: str) -> dict[str, dict[str, Roles]]:
+    try:
         with open(path, encoding="utf-8") as fh:
             raw = json.load(fh)
     except json.JSONDecodeError as err:
