@@ -44,45 +44,69 @@ class GlobalCells(NamedTuple):
     off: np.ndarray  # (R + 1,) int64: row r's cells are off[r]:off[r + 1]
     sys_of: np.ndarray  # (E,) int64 system of each cell
     inp_of: np.ndarray  # (E,) int64 input of each cell
-    x: np.ndarray  # (E,) scores, normalised per row by a power of two
+    x: np.ndarray  # (E,) scores, normalised per row by a power of two (Pearson; else empty)
     z: np.ndarray  # (E,)
-    x_order: np.ndarray  # (E,) int64 local indices of each segment sorted by x (Spearman; else empty)
-    x_new: np.ndarray  # (E,) bool: first of a run of equal x in that order
-    z_order: np.ndarray
-    z_new: np.ndarray
-    ranked: bool  # whether the orders are there (Spearman)
+    x_new: np.ndarray  # (E,) bool: first of a run of equal x (Spearman, cells in x order; else empty)
+    z_group: np.ndarray  # (E,) int64: the cell's run of equal z, numbered in z order within the row
+    z_groups: np.ndarray  # (R,) int64: runs of equal z of each row
+    ranked: bool  # Spearman's table (cells in x order) or Pearson's (cells in system order)
 
 
-def _orders(values: np.ndarray, rows: np.ndarray, off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Local indices of each row's cells sorted by value, and the starts of the runs of equal values."""
-    order = np.lexsort((values, rows))
-    v, r = values[order], rows[order]
-    new = np.ones(order.size, dtype=bool)
-    new[1:] = (v[1:] != v[:-1]) | (r[1:] != r[:-1])
-    return (order - off[r]).astype(np.int64), new
+def _sorted_runs(a: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row of (R, C) values with NaN where not valid, sorted: the order, the valid positions
+    (the first ``n[r]`` of the row) and the run of equal values of each sorted position (0, 1, ...)."""
+    order = np.argsort(a, axis=-1, kind="stable")  # NaN last
+    v = np.take_along_axis(a, order, axis=-1)
+    used = np.arange(a.shape[-1]) < n[:, None]
+    new = np.ones(a.shape, dtype=bool)
+    new[:, 1:] = v[:, 1:] != v[:, :-1]
+    runs = np.cumsum(new & used, axis=-1) - 1
+    return order, used, runs
+
+
+def _ranked_cells(xf: np.ndarray, zf: np.ndarray, valid: np.ndarray, off: np.ndarray) -> GlobalCells:
+    """Spearman's table: every row's valid cells in x order, with the runs of equal x and of equal z."""
+    rows, s, i = xf.shape
+    count = off[1:] - off[:-1]
+    flat = valid.reshape(rows, s * i)
+    xo, used, xruns = _sorted_runs(np.where(flat, xf.reshape(rows, -1), np.nan), count)
+    zo, zused, zruns = _sorted_runs(np.where(flat, zf.reshape(rows, -1), np.nan), count)
+    z_run = np.zeros((rows, s * i), dtype=np.int64)
+    np.put_along_axis(z_run, zo, np.where(zused, zruns, 0), axis=-1)  # each cell's run of z
+    cells = xo[used]  # row by row, in x order
+    x_new = np.ones(cells.size, dtype=bool)
+    x_new[1:] = np.diff(xruns[used]) != 0
+    x_new[off[:-1][count > 0]] = True
+    z_group = np.take_along_axis(z_run, xo, axis=-1)[used]
+    z_groups = np.where(count > 0, zruns.max(axis=-1, initial=-1) + 1, 0).astype(np.int64)
+    empty = np.empty(0)
+    return GlobalCells(off, (cells // i).astype(np.int64), (cells % i).astype(np.int64), empty, empty, x_new,
+                       z_group, z_groups, True)
 
 
 def global_cells(x: ArrayLike, z: ArrayLike, *, ranked: bool) -> GlobalCells:
-    """The valid cells of every row of (..., S, I) scores, with their sorted orders if ``ranked``.
+    """The valid cells of every row of (..., S, I) scores: for Pearson in (system, input) order
+    with the scores, for Spearman (``ranked``) in x order with their runs of ties.
 
     Examples
     --------
     >>> t = global_cells([[2.0, 1.0], [3.0, np.nan]], [[1.0, 2.0], [3.0, 4.0]], ranked=True)
-    >>> t.off.tolist(), t.sys_of.tolist(), t.x_order.tolist()
-    ([0, 3], [0, 0, 1], [1, 0, 2])
+    >>> t.off.tolist(), t.sys_of.tolist(), t.inp_of.tolist(), t.z_group.tolist()
+    ([0, 3], [0, 0, 1], [1, 0, 0], [1, 0, 2])
     """
     (xf, zf), _ = lead_rows(x, z)
     valid = ~np.isnan(xf) & ~np.isnan(zf)
-    xn = pow2_normalise(xf, axis=(-2, -1), where=valid)
-    zn = pow2_normalise(zf, axis=(-2, -1), where=valid)
-    rows, sys_of, inp_of = np.nonzero(valid)  # row by row, each in (system, input) order
     off = np.zeros(xf.shape[0] + 1, dtype=np.int64)
     np.cumsum(valid.sum(axis=(-2, -1)), out=off[1:])
-    xv, zv = np.ascontiguousarray(xn[valid]), np.ascontiguousarray(zn[valid])
-    empty = np.empty(0, dtype=np.int64), np.empty(0, dtype=bool)
-    (xo, xnew), (zo, znew) = (_orders(xv, rows, off), _orders(zv, rows, off)) if ranked else (empty, empty)
-    return GlobalCells(off, sys_of.astype(np.int64), inp_of.astype(np.int64), xv, zv, xo, xnew, zo, znew,
-                       ranked)
+    if ranked:
+        return _ranked_cells(xf, zf, valid, off)
+    xn = pow2_normalise(xf, axis=(-2, -1), where=valid)
+    zn = pow2_normalise(zf, axis=(-2, -1), where=valid)
+    _, sys_of, inp_of = np.nonzero(valid)  # row by row, each in (system, input) order
+    empty = np.empty(0, dtype=np.int64)
+    return GlobalCells(off, sys_of.astype(np.int64), inp_of.astype(np.int64), np.ascontiguousarray(xn[valid]),
+                       np.ascontiguousarray(zn[valid]), np.empty(0, dtype=bool), empty,
+                       np.zeros(xf.shape[0], dtype=np.int64), False)
 
 
 def _count_matrix(a: ArrayLike | None, b: int, size: int, name: str) -> np.ndarray:
@@ -147,8 +171,7 @@ def weighted_global_corr(
     if cells is None or cells.ranked != ranked or cells.off.size != xf.shape[0] + 1:
         cells = global_cells(xf, zf, ranked=ranked)
     out = np.empty((2, xf.shape[0], b))
-    loops("global_corr_jit").draws(cells.off, cells.sys_of, cells.inp_of, cells.x, cells.z, cells.x_order,
-                                   cells.x_new, cells.z_order, cells.z_new, ranked, ws, ct,
-                                   float(max(int(min_pairs), 2)), out)
+    loops("global_corr_jit").draws(cells.off, cells.sys_of, cells.inp_of, cells.x, cells.z, cells.x_new,
+                                   cells.z_group, cells.z_groups, ranked, ws, ct, float(max(int(min_pairs), 2)), out)
     r, n = out
     return r.reshape(lead + (b,)), n.astype(np.int64).reshape(lead + (b,))
