@@ -136,3 +136,19 @@ def test_leading_axes_broadcast_and_errors():
         weighted_global_corr(x, z, w, method="kendall")
     with pytest.raises(ValueError, match="must be"):
         weighted_global_corr(x, z, w[:, :3])
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman"])
+def test_tables_found_once_give_the_same_draws_in_every_batch(method):
+    from xcorrstat._resampling.statistics import global_tables, resampled_level_correlation
+
+    x, z = _data(14, r=2, s=5, i=7)
+    kw = {"level": "global", "method": method}
+    sys_idx, inp_idx = _draws(1, 5, 7, 40)
+    whole = resampled_level_correlation(x, z, sys_idx=sys_idx, inp_idx=inp_idx, **kw)
+    tables = global_tables(x, z, **kw)
+    parts = [resampled_level_correlation(x, z, sys_idx=sys_idx[a:b], inp_idx=inp_idx[a:b], tables=tables, **kw)
+             for a, b in ((0, 5), (5, 40))]
+    for k in range(2):
+        np.testing.assert_array_equal(whole[k], np.concatenate([p[k] for p in parts], axis=-1))
+    assert global_tables(x, z, level="system", method=method) is None
