@@ -33,7 +33,7 @@ from numpy.typing import ArrayLike
 
 from ._compiled import loops
 from .global_kendall import lead_rows
-from .scaling import pow2_normalise
+from .scaling import SAFE_EXPONENT
 
 __all__ = ["GlobalCells", "global_cells", "weighted_global_corr"]
 
@@ -100,13 +100,28 @@ def global_cells(x: ArrayLike, z: ArrayLike, *, ranked: bool) -> GlobalCells:
     np.cumsum(valid.sum(axis=(-2, -1)), out=off[1:])
     if ranked:
         return _ranked_cells(xf, zf, valid, off)
-    xn = pow2_normalise(xf, axis=(-2, -1), where=valid)
-    zn = pow2_normalise(zf, axis=(-2, -1), where=valid)
-    _, sys_of, inp_of = np.nonzero(valid)  # row by row, each in (system, input) order
+    flat = valid.reshape(valid.shape[0], -1)
+    cell = np.flatnonzero(flat) % flat.shape[1]  # row by row, each in (system, input) order
+    xv = _normalised(xf.reshape(flat.shape)[flat], off)
+    zv = _normalised(zf.reshape(flat.shape)[flat], off)
+    i = xf.shape[-1]
     empty = np.empty(0, dtype=np.int64)
-    return GlobalCells(off, sys_of.astype(np.int64), inp_of.astype(np.int64), np.ascontiguousarray(xn[valid]),
-                       np.ascontiguousarray(zn[valid]), np.empty(0, dtype=bool), empty,
+    return GlobalCells(off, cell // i, cell % i, xv, zv, np.empty(0, dtype=bool), empty,
                        np.zeros(xf.shape[0], dtype=np.int64), False)
+
+
+def _normalised(values: np.ndarray, off: np.ndarray) -> np.ndarray:
+    """Each row's segment of ``values`` scaled exactly by a power of two (largest magnitude in [0.5, 1))
+    when some row's magnitudes leave the range where sums of squares are safe
+    (:func:`~xcorrstat._kernels.scaling.pow2_normalise`)."""
+    count = np.diff(off)
+    top = np.zeros(count.size)
+    filled = count > 0
+    top[filled] = np.maximum.reduceat(np.abs(values), off[:-1][filled]) if values.size else 0.0
+    e = np.frexp(top)[1]
+    if e.size == 0 or np.max(np.abs(e)) <= SAFE_EXPONENT:
+        return values
+    return np.ldexp(values, -np.repeat(e, count))
 
 
 def _count_matrix(a: ArrayLike | None, b: int, size: int, name: str) -> np.ndarray:
