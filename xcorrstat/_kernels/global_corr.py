@@ -13,10 +13,11 @@ gather:
   float additions (within 1e-12, not bit for bit).
 * Spearman: the midrank of a cell among the expanded values is the weight of the cells below
   it plus half of (the weight of its run of equal values + 1), formed per draw from the cells
-  sorted once by x and once by z; then the weighted Pearson r of the ranks. Ranks, their
-  means and every centred sum are multiples of 1/4 below 2**53 (up to about 200,000
-  expanded cells), so they are exact and a draw's rho is bit for bit that of
-  :func:`~xcorrstat._kernels.spearman` on the expanded vectors.
+  sorted once by x and once by z; then the weighted Pearson r of the ranks. Ranks and every
+  sum of weighted products of ranks are multiples of 1/4 below 2**53 (up to about 130,000
+  expanded cells), so the sums are exact and a draw's rho is bit for bit that of
+  :func:`~xcorrstat._kernels.spearman` on the expanded vectors (beyond, it is within 1e-12,
+  and still the same in every batch).
 
 Undefined draws (NaN) as in the plain kernels: fewer than ``max(min_pairs, 2)`` expanded valid
 cells, or x or z constant over the drawn valid cells. The scores of each row are first

@@ -1,12 +1,14 @@
 """Compiled loops of :mod:`xcorrstat._kernels.global_corr` (numba).
 
 Only :mod:`xcorrstat._kernels.global_corr` imports this module, on its first call.
-:func:`draws` takes every row's valid cells (one segment per row), and for every draw the cell
-weights ``w_s c_i``; per row it runs the draws :data:`LANES` at a time, the draws innermost
+:func:`draws` takes every row's valid cells (one segment per row) and the system and input
+counts of the draws; per row it runs the draws :data:`LANES` at a time, the draws innermost
 (vector registers, IEEE operations, no reassociation), so every draw's sums run over the cells
-in the same order whatever the batch. Spearman's midranks are formed per draw from the row's
-cells sorted once by x and by z; Pearson's r of the values (or of the ranks) is the corrected
-two-pass form. It releases the GIL.
+in the same order whatever the batch. Pearson: the corrected two-pass sums, each over a
+system's cells weighted by the input counts, then times the system's count (:func:`_cell_means`,
+:func:`_cell_moments`). Spearman: one pass over the cells in x order gives each run of equal x
+its midrank and carries the weighted ranks into the runs of equal z, which get theirs at the end
+(:func:`_ranked`); every sum is of multiples of 1/4, exact. They release the GIL.
 """
 
 from __future__ import annotations
