@@ -481,7 +481,7 @@ def test_tables_sorted_once_give_the_same_draws_in_every_batch():
              for a, b in ((0, 5), (5, 12))]
     for k in range(2):
         np.testing.assert_array_equal(whole[k], np.concatenate([p[k] for p in parts], axis=-1))
-    assert global_tables(x, z, level="global", method="pearson") is None
+    assert global_tables(x, z, level="input", method="kendall") is None
 
 
 def test_bad_counts_and_masks_are_named():

@@ -24,7 +24,7 @@ from .._options import OPTIONS, show_progress
 from .._schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import bootstrap_indices, draws_per_task, fill_draws
 from .memory import block_elems, default_batch, draw_elems, draws_within, metric_step, min_batch, process_elems, raised_batch
-from .statistics import calibration_table, resampled_calibration, resampled_level_correlation
+from .statistics import calibration_table, global_tables, resampled_calibration, resampled_level_correlation
 from .workers import (
     BLAS_ONE_THREAD,
     active_client,
@@ -136,6 +136,7 @@ def _block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, seed: int, dims: Seq
     calibrate = _calibrates(kw)
     out = np.empty((3 if calibrate else 2,) + x.shape[:-2] + (ids.size,), dtype=np.float64)
     table = calibration_table(x, z, level=kw["level"]) if calibrate else None  # pairs sorted once per block
+    cells = None if calibrate else global_tables(x, z, **kw)  # global level: the cells found once per block
 
     def statistic(*indices: np.ndarray) -> np.ndarray:
         idx = dict(zip(dims, indices))
@@ -144,7 +145,8 @@ def _block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, seed: int, dims: Seq
             parts = resampled_calibration(x, z, level=kw["level"], variant=kw["variant"], table=table,
                                           sys_idx=idx.get(SYSTEM), inp_idx=idx.get(INPUT))
         else:
-            parts = resampled_level_correlation(x, z, sys_idx=idx.get(SYSTEM), inp_idx=idx.get(INPUT), **kw)
+            parts = resampled_level_correlation(x, z, sys_idx=idx.get(SYSTEM), inp_idx=idx.get(INPUT), tables=cells,
+                                                **kw)
         return np.stack(np.broadcast_arrays(*parts))
 
     # batches of draws, never one draw at a time; indices are made once per block of draw ids

@@ -31,6 +31,7 @@ from .workers import cpu_count, parallelism
 
 __all__ = [
     "FLOAT_BYTES",
+    "GLOBAL_DRAW_TEMPS",
     "MATERIALISED_TEMPS",
     "MEMORY_SAFETY",
     "MIN_BATCH_ELEMS",
@@ -67,6 +68,10 @@ SORTED_SYSTEM_TEMPS = 40
 #: float64 temporaries per cell, row and draw of a batch of explicitly swapped matrices (both swapped
 #: matrices, the level kernels' copies and sorts).
 MATERIALISED_TEMPS = 12
+
+#: float64 temporaries per metric of one global-level draw: the weighted routes (sums over the
+#: cells, Kendall's counts) keep a few values per draw, whatever the number of cells
+GLOBAL_DRAW_TEMPS = 16
 
 
 def block_elems() -> int:
@@ -132,7 +137,8 @@ def draw_elems(n_metrics: int, n_systems: int, n_inputs: int, level: Level, meth
 
     The estimate counts pair arrays at system level (a few arrays of the systems over many systems,
     :data:`SORTED_SYSTEM_TEMPS`), per-input sums (Kendall) or per-input
-    weighted ranks (Pearson/Spearman) at input level, the gathered cells at global level;
+    weighted ranks (Pearson/Spearman) at input level, the draw's weights and per-metric sums at global
+    level (:data:`GLOBAL_DRAW_TEMPS`);
     with ``calibrate``, the pair weights and calibration curve of every pair.
 
     Examples
@@ -154,7 +160,8 @@ def draw_elems(n_metrics: int, n_systems: int, n_inputs: int, level: Level, meth
         return n_metrics * (4 * s * s + 2 * s) + i
     if level == "input":
         return n_metrics * i * (12 if method == "kendall" else 8 * s) + i + s
-    return n_metrics * s * i * (12 if method == "kendall" else 8)
+    # global level: the draw's counts and a few sums per metric (the cells are found once per block)
+    return n_metrics * GLOBAL_DRAW_TEMPS + i + s
 
 
 def default_batch(n_metrics: int, n_systems: int, n_inputs: int, level: Level, method: Statistic,

@@ -12,10 +12,11 @@ counts ``c``) or both. Every value returned equals
   weight vectors at once (:func:`wpearson_rows`, :func:`wkendall_rows`, Spearman by
   :func:`wcorr_gemm`); the average over inputs is weighted
   by the input counts;
-* global level: Kendall's tau takes the draw's cell weights ``w_s c_i`` over one sorted
-  table of the cells (:func:`xcorrstat._kernels.rank.global_counts.weighted_global_kendall`);
-  Pearson and Spearman gather the draw's cells (``S x I`` per draw) and correlate them with
-  the plain kernels -- one vectorised gather per batch.
+* global level: every statistic takes the draw's cell weights ``w_s c_i`` over the valid
+  cells, found (and sorted) once: Kendall's tau over one sorted table of the cells
+  (:func:`xcorrstat._kernels.rank.global_counts.weighted_global_kendall`), Pearson and Spearman
+  by weighted sums and weighted midranks
+  (:func:`xcorrstat._kernels.linear.global_corr.weighted_global_corr`); O(S I) per draw, no gather.
 
 :func:`resampled_calibration` re-calibrates the metric-tie threshold of acc_eq /
 tau_eq in every draw: at input and within-system level from one sorted pair table per
@@ -34,6 +35,7 @@ from .._types import Average, Level, Method, Variant
 from .._kernels.custom import is_own
 from .._kernels.correlation import EPSILON_MAX_N, corr
 from .._kernels.exactsum import exact_weighted_sums
+from .._kernels.linear.global_corr import GlobalCells, global_cells, weighted_global_corr
 from .._kernels.rank.global_counts import CellTable, cell_tables, weighted_global_kendall
 from .._kernels.levels import group_weights, level_correlation, value_range
 from .._kernels.scaling import centre_cells, pow2_normalise
@@ -150,9 +152,13 @@ def _weighted_kendall_covers(variant: object, epsilon: float, cells: int) -> boo
     return not epsilon or (variant != "c" and cells <= EPSILON_MAX_N)
 
 
+#: What global-level draws reuse across batches (:func:`global_tables`)
+Tables = list[CellTable] | GlobalCells
+
+
 def global_tables(x: ArrayLike, z: ArrayLike, *, level: Level, method: Method, variant: Variant = "b",
-                  epsilon: float = 0.0, **options: Any) -> list[CellTable] | None:
-    """The sorted cells global-level Kendall draws reuse (pass them to
+                  epsilon: float = 0.0, **options: Any) -> Tables | None:
+    """The valid cells (sorted where needed) that global-level draws reuse (pass them to
     :func:`resampled_level_correlation` as ``tables`` for every batch of the same scores);
     None for other levels and methods. Takes the keywords of :func:`resampled_level_correlation`.
 
@@ -163,21 +169,29 @@ def global_tables(x: ArrayLike, z: ArrayLike, *, level: Level, method: Method, v
     (1, None)
     """
     del options  # the other keywords of resampled_level_correlation do not change the tables
+    if level != "global" or is_own(method):
+        return None
     xf, zf, _ = _flat(x, z)
-    if level != "global" or method != "kendall" or not _weighted_kendall_covers(variant, epsilon, xf[0].size):
+    if method in ("pearson", "spearman"):
+        return global_cells(xf, zf, ranked=method == "spearman")
+    if method != "kendall" or not _weighted_kendall_covers(variant, epsilon, xf[0].size):
         return None
     return cell_tables(xf, zf, epsilon=float(epsilon))
 
 
 def _global_level(x: np.ndarray, z: np.ndarray, sys_idx: np.ndarray | None, inp_idx: np.ndarray | None,
-                  b: int, kw: dict[str, Any], tables: list[CellTable] | None) -> tuple[np.ndarray, np.ndarray]:
+                  b: int, kw: dict[str, Any], tables: Tables | None) -> tuple[np.ndarray, np.ndarray]:
     m, s, i = x.shape
+    w = counts_from_indices(sys_idx, s) if sys_idx is not None else None
+    c = counts_from_indices(inp_idx, i) if inp_idx is not None else None
+    if kw["method"] in ("pearson", "spearman"):
+        # cells keep their scores, only their multiplicities w_s c_i change: weighted sums and ranks
+        return weighted_global_corr(x, z, w, c, method=kw["method"], min_pairs=kw["min_pairs"],
+                                    cells=tables if isinstance(tables, GlobalCells) else None)
     if kw["method"] == "kendall" and _weighted_kendall_covers(kw["variant"], kw["epsilon"], s * i):
-        # cells keep their scores, only their multiplicities w_s c_i change: one sort per metric
-        w = counts_from_indices(sys_idx, s) if sys_idx is not None else None
-        c = counts_from_indices(inp_idx, i) if inp_idx is not None else None
+        # one sort per metric (once per block when the tables are given)
         return weighted_global_kendall(x, z, w, c, variant=kw["variant"], min_pairs=kw["min_pairs"],
-                                       epsilon=kw["epsilon"], tables=tables)
+                                       epsilon=kw["epsilon"], tables=tables if isinstance(tables, list) else None)
     sys_idx = sys_idx if sys_idx is not None else np.broadcast_to(np.arange(s), (b, s))
     inp_idx = inp_idx if inp_idx is not None else np.broadcast_to(np.arange(i), (b, i))
     cells = (sys_idx[:, :, None] * i + inp_idx[:, None, :]).reshape(sys_idx.shape[0], -1)  # (B, S*I)
@@ -219,7 +233,7 @@ def resampled_level_correlation(
     skipna: bool = True,
     epsilon: float = 0.0,
     average: Average = "macro",
-    tables: list[CellTable] | None = None,
+    tables: Tables | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Level correlation of every draw in a batch.
 
@@ -243,8 +257,8 @@ def resampled_level_correlation(
     min_pairs, complete_inputs, skipna, average
         As in :func:`xcorrstat._kernels.level_correlation`.
     tables : list, optional
-        :func:`global_tables` of the same scores and options: global-level Kendall then
-        sorts the cells once for many batches.
+        :func:`global_tables` of the same scores and options: global-level draws then
+        find and sort the cells once for many batches.
 
     Returns
     -------
