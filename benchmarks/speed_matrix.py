@@ -46,7 +46,7 @@ import numpy as np
 import xarray as xr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.dirname(HERE)]  # api_support, and the package of this checkout
 from api_support import METRICS, TARGET, _calls, own_statistic  # noqa: E402  (the enumeration of the cells)
 
 from xcorrstat._capabilities import OPERATIONS, cells  # noqa: E402
