@@ -5,28 +5,39 @@ coefficient and Kendall variant -- is called as ``benchmarks/api_support.py`` ca
 enumeration is imported, not repeated), on data of two shapes:
 
 * ``shared``: a shared task, 52 metrics x 15 systems x 2,000 segments with 10% of the cells missing;
-* ``wide``: many systems, 5,000 systems x 20 inputs (3 metrics and the target), and 1,000 x 20 beside
-  it: the ``x1k`` column is the ratio of the two times (5 for time linear in the systems);
+* ``wide``: many systems, 5,000 systems x 20 inputs (3 metrics and the target), and ``wide-1k``, 1,000 x 20,
+  beside it: the ``x1k`` column is the ratio of the two times (5 for time linear in the systems);
 
 each at 1,000 draws, at the default memory budget and at 256 MiB (``set_options(memory_budget=...)``).
-Each cell runs in a fresh process, which first calls it on a small slice (so numba's loading and the
-imports are not counted) and then times the call; its peak RSS (``getrusage``, the whole process) is
-measured in that process. The table gives the cell, its seconds, the peak RSS in MiB, the ratio to
-the Pearson cell of its operation and level (the same scheme), and, where a peer computes the same,
-its seconds and the ratio: mt-metrics-eval's ``PermutationSigDiff`` (``--mtme-source``) for the
-permutation test at the input and global levels, nlpstats 0.0.1's ``bootstrap``
-(``--baseline-python``) for bootstrap intervals at the system, input and global levels. A cell is
-flagged ``MEM`` when its peak RSS is over the budget + 300 MiB and ``SLOW`` when it is over 10x its
-Pearson cell.
 
-    python benchmarks/speed_matrix.py --quick                       # small sizes, few draws, < 3 min
+How it is measured. One fresh process per shape, budget and operation makes the data once and runs that
+operation's cells one after the other. Before each cell it calls the cell on a small slice (6 systems x
+10 inputs, 5 draws: numba's loops loaded or compiled, the imports done), collects garbage, resets the
+process's peak RSS (Linux: ``"5"`` written to ``/proc/self/clear_refs``) and reads its RSS; then it times
+the call alone (``seconds``: wall clock; ``CPU s``: the process's CPU time over the call, all threads,
+which other load on the machine inflates less) and reads the peak RSS (``VmHWM`` in ``/proc/self/status``).
+``peak MiB`` is that peak above the RSS just before the call: the memory the call itself took, beside
+the loaded data and what the warm-up left, which is what the goal "within ``memory_budget`` + 300 MiB"
+bounds; ``process MiB`` is the whole process's peak RSS so far (interpreter, libraries, data and every
+cell of the process up to this one). A cell whose call takes over ``--max-seconds`` (or whose warm-up
+does) is reported as TIMEOUT: its process is killed, not waited for, and a new one runs the rest.
+
+The table gives the cell, its seconds, its memory, the ratio to the Pearson cell of its operation and
+level (the same scheme), the ``x1k`` ratio and, where a peer computes the same, its seconds and the
+ratio: mt-metrics-eval's ``PermutationSigDiff`` (``--mtme-source``) for the permutation test at the
+input and global levels, nlpstats 0.0.1's ``bootstrap`` (``--baseline-python``) for bootstrap intervals
+at the system, input and global levels. Flags: ``MEM`` when ``peak MiB`` is over the budget + 300 MiB,
+``SLOW`` when the seconds are over 10x the Pearson cell's, ``TIMEOUT``, ``ERROR`` (the message follows).
+
+    python benchmarks/speed_matrix.py --quick                       # small sizes, 10 draws, a few minutes
     python benchmarks/speed_matrix.py --only "permutation_test|global" --mtme-source PATH
-    python benchmarks/speed_matrix.py --out speed.md                # everything (hours)
+    python benchmarks/speed_matrix.py --shapes shared --budgets default --rows shared.jsonl   # a piece
+    python benchmarks/speed_matrix.py --from-rows shared.jsonl wide.jsonl --out speed.md     # the table
 
-``--quick`` runs small shapes with 10 draws in one process per shape and budget (not one per cell),
-without the warm-up call (a cell's seconds may include numba's loading), the 256 MiB budget on the
-shared shape only; its memory column is that process's peak so far. ``--only`` keeps the cells whose ``operation|level|method|variant``
-matches a regular expression.
+``--quick`` runs small shapes with 10 draws in one process per shape and budget (not per operation), the
+256 MiB budget on the shared shape only. ``--only`` keeps the cells whose ``operation|level|method|variant``
+matches a regular expression. ``--rows`` appends every cell's raw row to a file as it is measured, so
+that pieces run apart (other shapes, budgets, operations) make one table with ``--from-rows``.
 """
 
 from __future__ import annotations
@@ -35,11 +46,13 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
 import time
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -129,9 +142,9 @@ def child(spec: dict[str, Any]) -> None:
             before = _status()["VmRSS"]
             print(json.dumps({"begin": out["cell"]}), flush=True)
             try:
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 calls[operation](**kw)
-                out["seconds"] = time.perf_counter() - start
+                out["seconds"], out["cpu"] = time.perf_counter() - start, time.process_time() - cpu
             except Exception as err:  # noqa: BLE001 (reported in the table)
                 out["error"] = f"{type(err).__name__}: {err}"[:200]
         peak = _status()["VmHWM"]
@@ -140,53 +153,65 @@ def child(spec: dict[str, Any]) -> None:
         print(json.dumps(out), flush=True)
 
 
-def _spawn(spec: dict[str, Any], max_seconds: float) -> list[dict[str, Any]]:
-    """Run ``spec``'s cells in fresh processes: one, and a new one for the rest after a cell timed out.
+def _spawn(spec: dict[str, Any], max_seconds: float, emit: Callable[[dict[str, Any]], None]) -> None:
+    """Run ``spec``'s cells in fresh processes: one, and a new one for the rest after a cell timed out;
+    ``emit`` each cell's row as it is measured.
 
     A cell whose timed call exceeds ``max_seconds`` (or whose warm-up does) is reported as TIMEOUT and its
     process killed, not waited for."""
-    import queue
-    import threading
-
     rows: list[dict[str, Any]] = []
     left = [list(c) for c in spec["cells"]]
     while left:
         cmd = [sys.executable, os.path.abspath(__file__), "--child", json.dumps({**spec, "cells": left})]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        lines: queue.Queue[str | None] = queue.Queue()
-        err: list[str] = []
-        threading.Thread(target=lambda: [lines.put(s) for s in proc.stdout] + [lines.put(None)],  # type: ignore[union-attr]
-                         daemon=True).start()
-        threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True).start()  # type: ignore[arg-type]
-        current, deadline = left[0], time.monotonic() + 2 * max_seconds + 60  # loading and the first warm-up
-        while True:
-            try:
-                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
+        try:
+            left = _follow(proc, left, rows, max_seconds, emit)
+        finally:
+            if proc.poll() is None:  # a timeout, or this run stopped (Ctrl-C, SIGTERM): the cell's process too
                 proc.kill()
-                proc.wait()
-                rows.append({"cell": current, "error": f"TIMEOUT: over {max_seconds:.0f} s", "timeout": True,
-                             "peak_mib": float("nan")})
-                left = left[left.index(current) + 1:]
-                break
-            if line is None:
-                proc.wait()
-                done = {tuple(r["cell"]) for r in rows}
-                rows += [{"cell": c, "error": (("".join(err)).strip().splitlines() or ["died"])[-1][:200],
-                          "peak_mib": float("nan")} for c in left if tuple(c) not in done]
-                left = []
-                break
-            if not line.startswith("{"):
-                continue
-            row = json.loads(line)
-            if "begin" in row:
-                current, deadline = row["begin"], time.monotonic() + max_seconds
-                continue
-            rows.append(row)
-            nxt = left.index(row["cell"]) + 1
-            if nxt < len(left):
-                current, deadline = left[nxt], time.monotonic() + max_seconds + 60  # its warm-up
-    return rows
+            proc.wait()
+
+
+def _follow(proc: subprocess.Popen[str], left: list[list[str]], rows: list[dict[str, Any]], max_seconds: float,
+            emit: Callable[[dict[str, Any]], None]) -> list[list[str]]:
+    """Read one cell process's rows until it ends or a cell times out; return the cells left to run."""
+    import queue
+    import threading
+
+    lines: queue.Queue[str | None] = queue.Queue()
+    err: list[str] = []
+    threading.Thread(target=lambda: [lines.put(s) for s in proc.stdout] + [lines.put(None)],  # type: ignore[union-attr]
+                     daemon=True).start()
+    threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True).start()  # type: ignore[arg-type]
+    current, deadline = left[0], time.monotonic() + 2 * max_seconds + 60  # loading and the first warm-up
+    while True:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            rows.append({"cell": current, "error": f"TIMEOUT: over {max_seconds:.0f} s", "timeout": True,
+                         "peak_mib": float("nan")})
+            emit(rows[-1])
+            return left[left.index(current) + 1:]
+        if line is None:
+            proc.wait()
+            done = {tuple(r["cell"]) for r in rows}
+            for c in left:
+                if tuple(c) not in done:
+                    rows.append({"cell": c, "error": ("".join(err).strip().splitlines() or ["died"])[-1][:200],
+                                 "peak_mib": float("nan")})
+                    emit(rows[-1])
+            return []
+        if not line.startswith("{"):
+            continue
+        row = json.loads(line)
+        if "begin" in row:
+            current, deadline = row["begin"], time.monotonic() + max_seconds
+            continue
+        rows.append(row)
+        emit(row)
+        nxt = left.index(row["cell"]) + 1
+        if nxt < len(left):
+            current, deadline = left[nxt], time.monotonic() + max_seconds + 60  # its warm-up
 
 
 # ----------------------------------------------------------------------------- peers
@@ -274,8 +299,9 @@ def table(rows: list[dict[str, Any]]) -> list[list[str]]:
                                   ("TIMEOUT", timeout), ("ERROR", bool(r["error"]) and not timeout)) if bad]
         peer = r.get("peer")
         process = r.get("process_mib")
+        cpu = r.get("cpu")
         out.append([r["shape"], r["budget"], _label(r["cell"]),
-                    "-" if secs is None else f"{secs:.3f}",
+                    "-" if secs is None else f"{secs:.3f}", "-" if cpu is None else f"{cpu:.2f}",
                     "-" if r["peak_mib"] != r["peak_mib"] else f"{r['peak_mib']:.0f}",
                     "-" if process is None else f"{process:.0f}",
                     "-" if ratio is None else f"{ratio:.1f}",
@@ -286,7 +312,7 @@ def table(rows: list[dict[str, Any]]) -> list[list[str]]:
     return out
 
 
-HEAD = ["shape", "budget", "cell", "seconds", "peak MiB", "process MiB", "/ Pearson", "x1k", "peer s", "peer ratio",
+HEAD = ["shape", "budget", "cell", "seconds", "CPU s", "peak MiB", "process MiB", "/ Pearson", "x1k", "peer s", "peer ratio",
         "flags"]
 
 
@@ -330,17 +356,20 @@ def _measure(args: argparse.Namespace, default_budget: int) -> list[dict[str, An
                 continue  # --quick: the small budget on the shared task only
             spec = {"shape": shapes[shape], "budget": BUDGETS[budget], "n_resamples": k, "trials": trials}
             groups = [todo] if args.quick else [[c for c in todo if c[0] == op] for op in dict.fromkeys(c[0] for c in todo)]
+
+            def emit(r: dict[str, Any], shape: str = shape, budget: str = budget) -> None:
+                r.update(shape=shape, budget=budget, budget_bytes=BUDGETS[budget] or default_budget, n_resamples=k)
+                if budget == "default" and shape != "wide-1k":
+                    r["peer"] = peer_seconds(args, tuple(r["cell"]), scores(**shapes[shape]), k)
+                rows.append(r)
+                if args.rows:
+                    with open(args.rows, "a", encoding="utf-8") as fh:
+                        fh.write(json.dumps(r) + "\n")
+                print(f"  {shape} {budget} {_label(tuple(r['cell']))}: {r.get('seconds', float('nan')):.3f} s, "
+                      f"{r['peak_mib']:.0f} MiB {r['error']}", file=sys.stderr, flush=True)
+
             for group in groups:
-                for r in _spawn({**spec, "cells": group}, args.max_seconds):
-                    r.update(shape=shape, budget=budget, budget_bytes=BUDGETS[budget] or default_budget, n_resamples=k)
-                    if budget == "default" and shape != "wide-1k":
-                        r["peer"] = peer_seconds(args, tuple(r["cell"]), scores(**shapes[shape]), k)
-                    rows.append(r)
-                    if args.rows:
-                        with open(args.rows, "a", encoding="utf-8") as fh:
-                            fh.write(json.dumps(r) + "\n")
-                    print(f"  {shape} {budget} {_label(tuple(r['cell']))}: {r.get('seconds', float('nan')):.3f} s, "
-                          f"{r['peak_mib']:.0f} MiB {r['error']}", file=sys.stderr, flush=True)
+                _spawn({**spec, "cells": group}, args.max_seconds, emit)
     return rows
 
 
@@ -349,6 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         child(json.loads(args.child))
         return 0
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout` stops the cell's process too
     import xcorrstat
 
     start = time.perf_counter()
