@@ -35,6 +35,7 @@ import argparse
 import glob
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -99,6 +100,7 @@ sys.path.insert(0, sys.argv[1])
 os.environ["XCORRSTAT_MTME_SOURCE"] = sys.argv[2]
 import mtme_reference as ref
 root, name, testset, lps, k = json.loads(sys.argv[3])
+cpu = time.process_time()
 if name == "WMT25":  # WMT25's list on another test set's pairs: its per-pair template, re-targeted
     (tasks,) = ref.mtme_modules("tasks")
     template, _ = tasks.WMT25(["en-ko_KR"], k=k)
@@ -115,6 +117,7 @@ else:
     ev = ref.mtme_evaluation(root, name, lps, k=k, seed=0)
     out = {"load": ev.load_seconds, "run": ev.run_seconds, "tasks": len(ev.tasks),
            "skipped": sum(t.skipped is not None for t in ev.tasks)}
+out["cpu"] = time.process_time() - cpu  # single-threaded: the CPU seconds of loading and running
 print(json.dumps(out))
 """
 
@@ -153,11 +156,14 @@ def peer(args: argparse.Namespace) -> None:
                                                     glob.glob(os.path.join(root, testset, "documents", "*.docs")))
         command = [sys.executable, "-m", "xcorrstat", "wmt", root, "--testset", testset, "--tasks", name,
                    "--lps", ",".join(lp_list), "--n-resamples", str(k), "--quiet"]
+        cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
             wall, _ = _run(command, args.mtme_timeout)
         except subprocess.TimeoutExpired:
             print(f"{name:16} {testset:>6} {','.join(lp_list):>18}  xcorrstat over {args.mtme_timeout:.0f} s", flush=True)
             continue
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        xc_cpu = after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime
         zero = mtme_run(args.mtme_source, root, mtme_name, testset, lp_list, 0, args.mtme_timeout)
         some = mtme_run(args.mtme_source, root, mtme_name, testset, lp_list, mk, args.mtme_timeout)
         if zero is None or some is None:
@@ -169,6 +175,10 @@ def peer(args: argparse.Namespace) -> None:
         print(f"{name:16} {testset:>6} {','.join(lp_list):>18} {wall:12.1f} {fixed:12.1f} "
               f"{some['load'] + some['run']:10.1f} {full:10.0f} {full / wall:6.0f}x {early:27.0f} {early / wall:6.0f}x",
               flush=True)
+        cpu_full = zero["cpu"] + max(0.0, some["cpu"] - zero["cpu"]) * 1000 / mk
+        print(f"{'':16} CPU seconds (less sensitive to other load): xcorrstat {xc_cpu:.1f} (all threads), MTME "
+              f"{zero['cpu']:.1f} at 0 draws, {some['cpu']:.1f} at {mk}, {cpu_full:.0f} scaled to 1000: "
+              f"{cpu_full / xc_cpu:.0f}x", flush=True)
 
 
 def main() -> None:

@@ -393,7 +393,8 @@ def main(argv: list[str] | None = None) -> int:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
     flagged = [row for row in shown if row[-1]]
     k = rows[0]["n_resamples"] if rows else 0
-    print(f"\n{len(shown)} cells in {time.perf_counter() - start:.0f} s, {k} draws; {len(flagged)} flagged "
+    took = "saved rows" if args.from_rows else f"{time.perf_counter() - start:.0f} s"
+    print(f"\n{len(shown)} cells ({took}), {k} draws; {len(flagged)} flagged "
           f"(MEM: peak over budget + 300 MiB; SLOW: over 10x the Pearson cell; TIMEOUT: over --max-seconds)")
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
