@@ -350,26 +350,28 @@ def _measure(args: argparse.Namespace, default_budget: int) -> list[dict[str, An
     if args.only:
         todo = [c for c in todo if re.search(args.only, "|".join(c))]
     rows: list[dict[str, Any]] = []
-    for shape in args.shapes.split(","):
-        for budget in args.budgets.split(","):
-            if args.quick and budget != "default" and shape != "shared":
-                continue  # --quick: the small budget on the shared task only
-            spec = {"shape": shapes[shape], "budget": BUDGETS[budget], "n_resamples": k, "trials": trials}
-            groups = [todo] if args.quick else [[c for c in todo if c[0] == op] for op in dict.fromkeys(c[0] for c in todo)]
 
-            def emit(r: dict[str, Any], shape: str = shape, budget: str = budget) -> None:
-                r.update(shape=shape, budget=budget, budget_bytes=BUDGETS[budget] or default_budget, n_resamples=k)
-                if budget == "default" and shape != "wide-1k":
-                    r["peer"] = peer_seconds(args, tuple(r["cell"]), scores(**shapes[shape]), k)
-                rows.append(r)
-                if args.rows:
-                    with open(args.rows, "a", encoding="utf-8") as fh:
-                        fh.write(json.dumps(r) + "\n")
-                print(f"  {shape} {budget} {_label(tuple(r['cell']))}: {r.get('seconds', float('nan')):.3f} s, "
-                      f"{r['peak_mib']:.0f} MiB {r['error']}", file=sys.stderr, flush=True)
+    def emit(r: dict[str, Any], shape: str, budget: str) -> None:
+        r.update(shape=shape, budget=budget, budget_bytes=BUDGETS[budget] or default_budget, n_resamples=k)
+        if budget == "default" and shape != "wide-1k":
+            r["peer"] = peer_seconds(args, tuple(r["cell"]), scores(**shapes[shape]), k)
+        rows.append(r)
+        if args.rows:
+            with open(args.rows, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(r) + "\n")
+        print(f"  {shape} {budget} {_label(tuple(r['cell']))}: {r.get('seconds', float('nan')):.3f} s, "
+              f"{r['peak_mib']:.0f} MiB {r['error']}", file=sys.stderr, flush=True)
 
-            for group in groups:
-                _spawn({**spec, "cells": group}, args.max_seconds, emit)
+    # an operation at every shape and budget before the next operation: a run cut short has whole groups
+    groups = [todo] if args.quick else [[c for c in todo if c[0] == op] for op in dict.fromkeys(c[0] for c in todo)]
+    for group in groups:
+        for shape in args.shapes.split(","):
+            for budget in args.budgets.split(","):
+                if args.quick and budget != "default" and shape != "shared":
+                    continue  # --quick: the small budget on the shared task only
+                spec = {"shape": shapes[shape], "budget": BUDGETS[budget], "n_resamples": k, "trials": trials}
+                _spawn({**spec, "cells": group}, args.max_seconds,
+                       lambda r, shape=shape, budget=budget: emit(r, shape, budget))
     return rows
 
 
