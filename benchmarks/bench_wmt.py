@@ -11,13 +11,31 @@ process, ``read_mtme`` and the command ``xcorrstat wmt ROOT --testset ... --n-re
 with 1,000 draws.
 
     python benchmarks/bench_wmt.py [--testset wmt23] [--segments 2000] [--systems 15] [--k 0 1000]
+
+Beside mt-metrics-eval (``--mtme-source``, a checkout of google-research/mt-metrics-eval; never the PyPI
+package of that name): ``--peer`` runs, on trees that exist (``--tree TESTSET=ROOT``, or trees written as
+above), each protocol of ``--protocols`` both ways, each in a fresh process: ``xcorrstat wmt`` at ``--k``
+draws (the last one given, default 1,000: exactly that many per test, no early stopping), and
+mt-metrics-eval's own evaluation (``tests/mtme_reference.py``: the WMT22 notebook, ``tasks.WMT23``,
+``tasks.WMT24OnWMT23``; the WMT25 list as ``tasks.WMT25`` builds it, on the WMT23 tree's pairs) at 0 and
+at ``--mtme-k`` draws, each bounded by ``--mtme-timeout`` seconds. mt-metrics-eval's time at 1,000 draws
+is scaled linearly from those two runs: ``load + run(0) + (run(k) - run(0)) * 1000 / k``, the draws of
+its tests being its only cost that grows with k (``k <= 100`` is one block of its early stopping, so
+these runs draw exactly ``k`` per pair; at 1,000 it makes between 100 and 1,000 per pair: the column
+``MTME@1000 if early-stopped`` scales to 100 draws, the fewest its early stopping can make). The ratio
+is MTME's scaled time over xcorrstat's measured one.
+
+    python benchmarks/bench_wmt.py --peer --mtme-source PATH --tree wmt22=ROOT22 --tree wmt23=ROOT23 \\
+        --protocols wmt22,wmt23,wmt24-on-wmt23,wmt25 --lps wmt22=zh-en --mtme-k 2
 """
 
 from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -67,13 +85,100 @@ def write_tree(root: str, testset: str, systems: int, segments: int, contrastive
     return list(tree.lps)
 
 
-def _run(command: list[str]) -> tuple[float, str]:
+def _run(command: list[str], timeout: float | None = None) -> tuple[float, str]:
     start = time.perf_counter()
-    run = subprocess.run(command, capture_output=True, text=True)
+    run = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     wall = time.perf_counter() - start
     if run.returncode:
         sys.exit(run.stderr)
     return wall, run.stdout
+
+
+MTME_CHILD = """
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+os.environ["XCORRSTAT_MTME_SOURCE"] = sys.argv[2]
+import mtme_reference as ref
+root, name, testset, lps, k = json.loads(sys.argv[3])
+cpu = time.process_time()
+if name == "WMT25":  # WMT25's list on another test set's pairs: its per-pair template, re-targeted
+    (tasks,) = ref.mtme_modules("tasks")
+    template, _ = tasks.WMT25(["en-ko_KR"], k=k)
+    start = time.perf_counter()
+    sets = ref.mtme_eval_sets(root, testset, lps)
+    loaded = time.perf_counter()
+    for lp in lps:
+        for t in template:
+            task = tasks.Task(testset, lp, level=t.level, corr_fcn=t.corr_fcn, human=False, avg_by=t.avg_by,
+                              perm_test=t.perm_test, corr_fcn_args=t.corr_fcn_args, primary=t.primary, k=k)
+            ref._run_one(lambda task=task: task.Run(eval_set_dict=sets), 0)
+    out = {"load": loaded - start, "run": time.perf_counter() - loaded, "tasks": 2 * len(lps)}
+else:
+    ev = ref.mtme_evaluation(root, name, lps, k=k, seed=0)
+    out = {"load": ev.load_seconds, "run": ev.run_seconds, "tasks": len(ev.tasks),
+           "skipped": sum(t.skipped is not None for t in ev.tasks)}
+out["cpu"] = time.process_time() - cpu  # single-threaded: the CPU seconds of loading and running
+print(json.dumps(out))
+"""
+
+#: Our protocol -> mt-metrics-eval's name (tests/mtme_reference.py) and the test set whose tree it runs on.
+PEER = {"wmt22": ("WMT22", "wmt22"), "wmt23": ("WMT23", "wmt23"), "wmt24-on-wmt23": ("WMT24OnWMT23", "wmt23"),
+        "wmt25": ("WMT25", "wmt23")}
+
+
+def mtme_run(source: str, root: str, name: str, testset: str, lps: list[str], k: int,
+             limit: float) -> dict[str, float] | None:
+    """mt-metrics-eval's evaluation in a fresh process (PYTHONHASHSEED fixed), or None past ``limit`` s."""
+    tests = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests")
+    cmd = [sys.executable, "-c", MTME_CHILD, tests, os.path.abspath(source), json.dumps([root, name, testset, lps, k])]
+    try:
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=limit,
+                             env={**os.environ, "PYTHONHASHSEED": "0"})
+    except subprocess.TimeoutExpired:
+        return None
+    if run.returncode:
+        sys.exit(run.stderr)
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def peer(args: argparse.Namespace) -> None:
+    """Each protocol beside mt-metrics-eval on the same tree: seconds at 1,000 draws and the ratio."""
+    trees = dict(t.split("=", 1) for t in args.tree)
+    lps_of = dict(t.split("=", 1) for t in args.lps)
+    k, mk = args.k[-1], args.mtme_k
+    print(f"{'protocol':16} {'tree':>6} {'lps':>18} {'xcorrstat s':>12} {'MTME load+0':>12} {f'MTME k={mk}':>10} "
+          f"{'MTME@1000':>10} {'ratio':>7} {'MTME@1000 if early-stopped':>27} {'ratio':>7}")
+    for name in args.protocols.split(","):
+        mtme_name, testset = PEER[name]
+        root = trees[testset]
+        lps = lps_of.get(name, lps_of.get(testset))
+        lp_list = lps.split(",") if lps else sorted(os.path.basename(p)[:-5] for p in
+                                                    glob.glob(os.path.join(root, testset, "documents", "*.docs")))
+        command = [sys.executable, "-m", "xcorrstat", "wmt", root, "--testset", testset, "--tasks", name,
+                   "--lps", ",".join(lp_list), "--n-resamples", str(k), "--quiet"]
+        cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+        try:
+            wall, _ = _run(command, args.mtme_timeout)
+        except subprocess.TimeoutExpired:
+            print(f"{name:16} {testset:>6} {','.join(lp_list):>18}  xcorrstat over {args.mtme_timeout:.0f} s", flush=True)
+            continue
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        xc_cpu = after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime
+        zero = mtme_run(args.mtme_source, root, mtme_name, testset, lp_list, 0, args.mtme_timeout)
+        some = mtme_run(args.mtme_source, root, mtme_name, testset, lp_list, mk, args.mtme_timeout)
+        if zero is None or some is None:
+            print(f"{name:16} {testset:>6} {','.join(lp_list):>18} {wall:12.1f}  MTME over {args.mtme_timeout:.0f} s")
+            continue
+        per_draw = max(0.0, some["run"] - zero["run"]) / mk
+        fixed = zero["load"] + zero["run"]
+        full, early = fixed + per_draw * 1000, fixed + per_draw * 100
+        print(f"{name:16} {testset:>6} {','.join(lp_list):>18} {wall:12.1f} {fixed:12.1f} "
+              f"{some['load'] + some['run']:10.1f} {full:10.0f} {full / wall:6.0f}x {early:27.0f} {early / wall:6.0f}x",
+              flush=True)
+        cpu_full = zero["cpu"] + max(0.0, some["cpu"] - zero["cpu"]) * 1000 / mk
+        print(f"{'':16} CPU seconds (less sensitive to other load): xcorrstat {xc_cpu:.1f} (all threads), MTME "
+              f"{zero['cpu']:.1f} at 0 draws, {some['cpu']:.1f} at {mk}, {cpu_full:.0f} scaled to 1000: "
+              f"{cpu_full / xc_cpu:.0f}x", flush=True)
 
 
 def main() -> None:
@@ -83,7 +188,26 @@ def main() -> None:
     parser.add_argument("--systems", type=int, default=15, help="rated MT systems per language pair")
     parser.add_argument("--contrastive", type=int, default=20, help="contrastive metrics besides the ranked ones")
     parser.add_argument("--k", type=int, nargs="+", default=[0, 1000], help="draws of every task's test")
+    parser.add_argument("--peer", action="store_true", help="beside mt-metrics-eval (needs --mtme-source)")
+    parser.add_argument("--mtme-source", help="folder of an mt-metrics-eval checkout (holds mt_metrics_eval/)")
+    parser.add_argument("--tree", action="append", default=[], help="TESTSET=ROOT: an existing tree (--peer)")
+    parser.add_argument("--protocols", default="wmt22,wmt23,wmt24-on-wmt23,wmt25", help="protocols (--peer)")
+    parser.add_argument("--lps", action="append", default=[],
+                        help="PROTOCOL_OR_TESTSET=LP,LP: language pairs of a protocol (--peer; default all)")
+    parser.add_argument("--mtme-k", type=int, default=2, help="mt-metrics-eval's draws, scaled to 1,000 (--peer)")
+    parser.add_argument("--mtme-timeout", type=float, default=1200.0, help="seconds an MTME run may take (--peer)")
     args = parser.parse_args()
+    if args.peer:
+        if not args.mtme_source:
+            sys.exit("--peer needs --mtme-source")
+        with tempfile.TemporaryDirectory() as scratch:
+            for name in args.protocols.split(","):
+                testset = PEER[name][1]
+                if testset not in dict(t.split("=", 1) for t in args.tree):
+                    write_tree(scratch, testset, args.systems, args.segments, args.contrastive)
+                    args.tree.append(f"{testset}={scratch}")
+            peer(args)
+        return
     testset = protocol(args.testset)["testset"]
     with tempfile.TemporaryDirectory() as root:
         lps = write_tree(root, testset, args.systems, args.segments, args.contrastive)

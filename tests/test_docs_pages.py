@@ -13,7 +13,7 @@ from docs_runner import NOT_RUN, page_blocks, prepare, run_page, runs, update_pa
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
 DOCS = os.path.join(ROOT, "docs")
 OWN_TEST = {"wmt.md": "test_docs_wmt.py", "missing-values.md": "test_docs_missing_values.py"}
-NO_CODE = {"api.md", "layout.md"}  # reference pages: directives and a folder tree, no code
+NO_CODE = {"api.md", "layout.md", "speed.md"}  # reference pages: directives, a folder tree, a measured table
 PAGES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(DOCS, "*.md")))
 RUN_HERE = [p for p in PAGES if p not in OWN_TEST and p not in NO_CODE]
 # Blocks marked "not run" on each page, each with its reason in the page: a reader's own files, a timing.
