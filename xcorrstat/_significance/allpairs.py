@@ -51,7 +51,8 @@ from .._resampling.schemes import (
     parse_resample,
     permutation_label,
 )
-from .._schema import INPUT, METRIC, SYSTEM, split_scores, system_mean_grid
+from .._notes import add_notes
+from .._schema import INPUT, METRIC, SYSTEM, scores_notes, split_scores, system_mean_grid
 from .._validation import (
     check_average,
     check_batch,
@@ -59,6 +60,7 @@ from .._validation import (
     check_min_pairs,
     check_unit_interval,
 )
+from .common import common_ground
 from .auto import PairDraws, auto_pair_pvalues, auto_rerun, check_draws
 from .decisions import OTHER, check_correction, decide, off_diagonal, pair_pvalues
 from .defaults import DEFAULTS
@@ -262,6 +264,7 @@ def compare(
     alpha: float = 0.05,
     skipna: bool = True,
     min_pairs: int | None = None,
+    common_cells: bool = True,
 ) -> xr.Dataset:
     """Compare every pair of metrics' correlations with a target: p-values, corrections, clusters.
 
@@ -303,6 +306,7 @@ def compare(
         Level of the ``significant`` flag (corrected p-value <= alpha).
     %(skipna)s
     %(min_pairs)s
+    %(common_cells)s
 
     Returns
     -------
@@ -348,11 +352,14 @@ def compare(
     """
     settings = as_settings(test, "test", (Permutation, Bootstrap, Williams))
     drawn = _drawn_settings(settings)
+    notes = scores_notes(data, target, metrics)
+    data, ground = common_ground(data, target=target, metrics=metrics, common_cells=common_cells)
+    notes = (*notes, *([ground] if ground else []))
     if uses_pairs(drawn["swap"], drawn["epsilon"]):
-        return _compare_pair_outcomes(data, drawn, target=target, metrics=metrics, level=level, method=method,
+        return _noted(_compare_pair_outcomes(data, drawn, target=target, metrics=metrics, level=level, method=method,
                                       variant=variant, average=average, alternative=alternative,
                                       correction=correction, family=family, alpha=alpha, skipna=skipna,
-                                      min_pairs=min_pairs)
+                                      min_pairs=min_pairs), notes, common_cells)
     test = settings_name(settings)
     keep_distribution, pvalue, absolute = drawn["keep_distribution"], drawn["pvalue"], drawn["absolute"]
     o = _compare_iv(data, target=target, metrics=metrics, test=test, level=level, method=method, variant=variant,
@@ -394,7 +401,15 @@ def compare(
         out["n_resamples_used"] = used
         out.attrs.update(auto)
     _long_names(out, alternative)
+    _noted(out, notes, common_cells)
     return out if lazy else compute_with_progress(out, True)
+
+
+def _noted(out: xr.Dataset, notes: Sequence[str], common_cells: bool) -> xr.Dataset:
+    """``out`` with attrs ``common_cells`` and the notes of its data and of its common ground."""
+    out.attrs["common_cells"] = int(bool(common_cells))
+    add_notes(out.attrs, *notes)
+    return out
 
 
 def _drawn_settings(settings: Settings) -> dict[str, Any]:
