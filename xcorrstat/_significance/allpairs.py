@@ -60,7 +60,7 @@ from .._validation import (
     check_min_pairs,
     check_unit_interval,
 )
-from .common import common_ground
+from .common import common_ground, common_scores
 from .auto import PairDraws, auto_pair_pvalues, auto_rerun, check_draws
 from .decisions import OTHER, check_correction, decide, off_diagonal, pair_pvalues
 from .defaults import DEFAULTS
@@ -352,10 +352,11 @@ def compare(
     """
     settings = as_settings(test, "test", (Permutation, Bootstrap, Williams))
     drawn = _drawn_settings(settings)
-    notes = scores_notes(data, target, metrics)
-    data, ground = common_ground(data, target=target, metrics=metrics, common_cells=common_cells)
-    notes = (*notes, *([ground] if ground else []))
     if uses_pairs(drawn["swap"], drawn["epsilon"]):
+        _check_targets(target)
+        notes = scores_notes(data, target, metrics)
+        data, ground = common_ground(data, target=target, metrics=metrics, common_cells=common_cells)
+        notes = (*notes, *([ground] if ground else []))
         return _noted(_compare_pair_outcomes(data, drawn, target=target, metrics=metrics, level=level, method=method,
                                       variant=variant, average=average, alternative=alternative,
                                       correction=correction, family=family, alpha=alpha, skipna=skipna,
@@ -368,7 +369,9 @@ def compare(
                     alpha=alpha, keep_distribution=keep_distribution, skipna=skipna, min_pairs=min_pairs,
                     batch=OPTIONS["batch"], standardise=drawn["standardise"], average=average,
                     max_resamples=drawn["max_resamples"])
-    x, z = o.x, o.z
+    x, ground = common_scores(o.x, o.z, common_cells=common_cells)
+    z, notes = o.z, (*scores_notes(data, target, metrics), *([ground] if ground else []))
+    o = replace(o, x=x)
     if is_own(method) and o.test == "permutation":  # the statistic sees z-scores, as the draws swap them
         x, z = own_scale(x), own_scale(z)
         o = replace(o, x=x, z=z)

@@ -17,65 +17,71 @@ import numpy as np
 import xarray as xr
 
 from .._display import cut, name_list
-from .._schema import INPUT, METRIC, SYSTEM, as_dataset, default_metrics, select_scores
+from .._schema import INPUT, METRIC, SYSTEM, TARGET, as_dataset, default_metrics, select_scores, stack_scores
 
-__all__ = ["common_ground"]
+__all__ = ["common_ground", "common_scores"]
 
-def _names(ds: xr.Dataset, target: Hashable | Sequence[Hashable],
-           metrics: Hashable | Sequence[Hashable] | None) -> list[Hashable]:
-    targets = [target] if isinstance(target, str) or not isinstance(target, (list, tuple)) else list(target)
+def _names(ds: xr.Dataset, targets: list[Hashable], metrics: Hashable | Sequence[Hashable] | None) -> list[Hashable]:
     default = default_metrics(ds, targets, warn=False) if metrics is None else []
     return select_scores(ds, metrics, default, "metrics")
 
 
-def _rated(ds: xr.Dataset, target: Hashable | Sequence[Hashable]) -> xr.DataArray:
-    """The cells with a target score (any of several targets)."""
-    targets = [target] if isinstance(target, str) or not isinstance(target, (list, tuple)) else list(target)
-    rated = ds[targets[0]].notnull()
-    for name in targets[1:]:
-        rated = rated | ds[name].notnull()
-    return rated
+def _lacking(x: xr.DataArray, z: xr.DataArray) -> tuple[xr.DataArray, xr.DataArray, xr.DataArray]:
+    """Per metric its cells missing where the target is rated (none where the metric has no score in a
+    whole label of the extra dims), the rated cells and the common cells: rated cells every metric scores."""
+    rated = z.notnull()
+    if TARGET in rated.dims:
+        rated = rated.any(TARGET)
+    present = x.notnull()
+    absent = ~present.any([SYSTEM, INPUT])  # no score in this label of the extra dims
+    lacks = ~present & ~absent & rated
+    return lacks, rated, rated & ~lacks.any(METRIC)
 
 
-def _lacking(ds: xr.Dataset, names: list[Hashable], rated: xr.DataArray) -> tuple[xr.Dataset, xr.DataArray]:
-    """Per metric its cells missing where the target is rated (False where the metric has no score in a
-    whole label of the extra dims), and the common cells: rated cells every metric scores."""
-    cell_dims = (SYSTEM, INPUT)
-    lacks = {}
-    for name in names:
-        present = ds[name].notnull()
-        absent = ~present.any([d for d in cell_dims if d in present.dims])  # no score in this label
-        lacks[str(name)] = (~present & ~absent & rated)
-    lacking = xr.Dataset(lacks)
-    common = rated & ~lacking.to_array("_metric").any("_metric")
-    return lacking, common
-
-
-def _note(lacking: xr.Dataset, common: xr.DataArray, rated: xr.DataArray) -> str:
-    """What the common ground left out: per metric its cells and the systems it lacks entirely."""
-    parts = []
-    other = [d for d in common.dims if d != SYSTEM]
+def _note(lacks: xr.DataArray, common: xr.DataArray, rated: xr.DataArray, common_cells: bool) -> str:
+    """What each metric lacks (its cells, the systems it lacks entirely) and what that did."""
+    other = [d for d in rated.dims if d != SYSTEM]
     has_system = rated.any(other) if other else rated
-    for name, cells in lacking.data_vars.items():
-        k = int(cells.sum())
-        if not k:
+    counts = lacks.sum([d for d in lacks.dims if d != METRIC]).values
+    whole = ((lacks | ~rated).all([d for d in lacks.dims if d not in (METRIC, SYSTEM)]) & has_system)
+    whole = whole.transpose(METRIC, SYSTEM).values
+    systems = np.asarray(lacks[SYSTEM].values)
+    parts = []
+    for k, (name, count) in enumerate(zip(lacks[METRIC].values, counts)):
+        if not count:
             continue
-        whole = (cells | ~rated).all([d for d in cells.dims if d != SYSTEM]) & has_system
-        systems = [str(s) for s in np.asarray(whole[SYSTEM].values)[np.asarray(whole.values, dtype=bool)]]
-        where = f", every cell of system {name_list(systems, width=600)}" if systems else ""
-        parts.append(f"{cut(name, 200)} lacks {k} cell{'' if k == 1 else 's'}{where}")
+        lost = [str(s) for s in systems[np.asarray(whole[k], dtype=bool)]]
+        where = f", every cell of system {name_list(lost, width=600)}" if lost else ""
+        parts.append(f"{cut(str(name), 200)} lacks {int(count)} cell{'' if count == 1 else 's'}{where}")
     n_common, n_rated = int(common.sum()), int(rated.sum())
+    if not common_cells:
+        return (f"each metric on its own cells (common_cells=False), not on common ground: of {n_rated} rated "
+                f"cells, {'; '.join(parts)}; its n counts the units it used")
     return (f"common ground: every metric compared on the {n_common} of {n_rated} rated cells that all "
             f"of them score; {'; '.join(parts)}; so those cells are left out for every metric "
             "(common_cells=False correlates each metric on its own cells)")
 
 
+def common_scores(x: xr.DataArray, z: xr.DataArray, *,
+                  common_cells: bool = True) -> tuple[xr.DataArray, str | None]:
+    """The metric scores ``x`` (``metric``, ``system``, ``input``, ...) kept on the cells every metric
+    scores where the target ``z`` is rated, and the note saying what each metric lacks; ``x`` itself and
+    None when no metric lacks a rated cell. With ``common_cells=False`` ``x`` itself, and the note."""
+    lacks, rated, common = _lacking(x, z)
+    if not bool(lacks.any()):
+        return x, None
+    note = _note(lacks, common, rated, common_cells)
+    if not common_cells:
+        return x, note
+    keep = common | ~rated  # cells without a target score count for no metric anyway
+    return x.where(keep).transpose(*x.dims, ...).assign_attrs(x.attrs), note
+
+
 def common_ground(data: xr.Dataset | xr.DataArray, *, target: Hashable | Sequence[Hashable],
                   metrics: Hashable | Sequence[Hashable] | None,
                   common_cells: bool = True) -> tuple[xr.Dataset | xr.DataArray, str | None]:
-    """``data`` with every metric kept on the cells all compared metrics score, and the note saying what
-    that left out; ``data`` itself and None when no metric lacks a rated cell (or ``common_cells`` is
-    False).
+    """:func:`common_scores` on the scores of a Dataset: ``data`` with every metric kept on the cells all
+    compared metrics score, and the note; ``data`` itself and None when no metric lacks a rated cell.
 
     Examples
     --------
@@ -87,18 +93,18 @@ def common_ground(data: xr.Dataset | xr.DataArray, *, target: Hashable | Sequenc
     >>> note
     "common ground: every metric compared on the 3 of 4 rated cells that all of them score; 'b' lacks 1 cell, every cell of system ['s']; so those cells are left out for every metric (common_cells=False correlates each metric on its own cells)"
     """
-    if not common_cells:
-        return data, None
     ds = as_dataset(data)
-    names = _names(ds, target, metrics)
-    rated = _rated(ds, target)
-    lacking, common = _lacking(ds, names, rated)
-    if not bool(lacking.to_array().any()):
-        return data, None
-    keep = common | ~rated  # cells without a target score count for no metric anyway
+    targets = [target] if isinstance(target, str) or not isinstance(target, (list, tuple)) else list(target)
+    names = _names(ds, targets, metrics)
+    x = stack_scores(ds, names, METRIC)
+    z = stack_scores(ds, targets, TARGET)
+    kept, note = common_scores(x, z, common_cells=common_cells)
+    if kept is x:
+        return data, note
+    keep = kept.notnull() | x.isnull()  # False exactly where a score was left out
     base = data if isinstance(data, xr.Dataset) and METRIC not in data.dims else ds
     if INPUT not in base.dims:  # system-level data: the length-1 input dim as_dataset gave them goes again
         keep = keep.isel({INPUT: 0}, drop=True)
-    masked = base.assign({name: base[name].where(keep).transpose(*base[name].dims, ...)
-                          .assign_attrs(base[name].attrs) for name in names})
-    return masked, _note(lacking, common, rated)
+    masked = base.assign({name: base[name].where(keep.sel({METRIC: str(name)}, drop=True))
+                          .transpose(*base[name].dims, ...).assign_attrs(base[name].attrs) for name in names})
+    return masked, note
