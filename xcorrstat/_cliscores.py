@@ -16,7 +16,7 @@ from .datasets import summeval
 from ._io.mtme import mtme_level
 from ._io.mtme_files import MtmeLevel
 from ._io.tables import read
-from ._schema import declare_lower_is_better, human_like_scores, is_system_level
+from ._schema import as_dataset, declare_lower_is_better, human_like_scores, is_system_level
 
 __all__ = ["DEFAULT_TARGET", "MESSAGE_WIDTH", "load_scores"]
 
@@ -51,11 +51,11 @@ def load_scores(args: argparse.Namespace) -> _Scores:
         names = [n.strip() for item in args.lower_is_better for n in item.split(",") if n.strip()]
         ds = declare_lower_is_better(ds, names, "--lower-is-better")
     if metrics is None and target in ds.data_vars:
-        looks = human_like_scores(ds, [target])
+        looks = human_like_scores(as_dataset(ds), [target])  # system-level data too (their input dim added)
         if looks:
             ds = ds.copy()
             for name in looks:
-                ds[name].attrs = {**ds[name].attrs, "role": "human"}
+                ds[name].attrs = {**ds[name].attrs, "role": "human", "role_from": "name"}
             _note(args, f"left out of the metrics, as their names look like human judgments: {name_list(looks)}; "
                   "to analyse them as metrics name every metric with --metrics")
     return _Scores(ds, target, metrics, source)

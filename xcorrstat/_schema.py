@@ -282,10 +282,10 @@ def default_metrics(ds: xr.Dataset, targets: Sequence[Hashable], *, warn: bool =
 
 def _why_left_out(ds: xr.Dataset, name: Hashable, looks: Sequence[Hashable]) -> str:
     var = ds.variables[name]
-    if name in looks:
+    if name in looks or var.attrs.get("role_from") == "name":  # the command line marks those it finds
         return "named like a human judgment"
     if var.attrs.get("role") == "human":
-        return "role 'human'"
+        return "a human judgment, role 'human'"
     if var.dtype.kind not in "biuf":
         return "not numeric"
     return "not per system and input"

@@ -181,14 +181,17 @@ class Report:
         """
         frame = tidy(self.intervals)
         frame["_undefined"] = frame["rank"] == 0
-        return _sorted_by_label(frame, self.intervals, self.levels, self.extra_dims, then=("_undefined", "rank"))
+        frame = _sorted_by_label(frame, self.intervals, self.levels, self.extra_dims, then=("_undefined", "rank"))
+        frame.attrs["notes"] = self.notes
+        return frame
 
     def pairs(self) -> pd.DataFrame:
         """Every ordered pair's test, one row per (level, metric, other_metric) (and label of extra dims)."""
         frame = tidy(self.comparisons)
-        if not self.extra_dims:
-            return frame
-        return _sorted_by_label(frame, self.comparisons, self.levels, self.extra_dims)
+        if self.extra_dims:
+            frame = _sorted_by_label(frame, self.comparisons, self.levels, self.extra_dims)
+        frame.attrs["notes"] = self.notes
+        return frame
 
     def to_text(self, *, digits: int = 3) -> str:
         """The ranked tables as plain text, one block per level (per label and level with extra dims).

@@ -17,9 +17,10 @@ import numpy as np
 import xarray as xr
 
 from .._display import cut, name_list
+from .._notes import notes_of
 from .._schema import INPUT, METRIC, SYSTEM, TARGET, as_dataset, default_metrics, select_scores, stack_scores
 
-__all__ = ["common_ground", "common_scores"]
+__all__ = ["common_ground", "common_scores", "pair_notes"]
 
 def _names(ds: xr.Dataset, targets: list[Hashable], metrics: Hashable | Sequence[Hashable] | None) -> list[Hashable]:
     default = default_metrics(ds, targets, warn=False) if metrics is None else []
@@ -38,7 +39,8 @@ def _lacking(x: xr.DataArray, z: xr.DataArray) -> tuple[xr.DataArray, xr.DataArr
     return lacks, rated, rated & ~lacks.any(METRIC)
 
 
-def _note(lacks: xr.DataArray, common: xr.DataArray, rated: xr.DataArray, common_cells: bool) -> str:
+def _note(lacks: xr.DataArray, common: xr.DataArray, rated: xr.DataArray, common_cells: bool,
+          own: str = "common_cells=False") -> str:
     """What each metric lacks (its cells, the systems it lacks entirely) and what that did."""
     other = [d for d in rated.dims if d != SYSTEM]
     has_system = rated.any(other) if other else rated
@@ -55,7 +57,7 @@ def _note(lacks: xr.DataArray, common: xr.DataArray, rated: xr.DataArray, common
         parts.append(f"{cut(str(name), 200)} lacks {int(count)} cell{'' if count == 1 else 's'}{where}")
     n_common, n_rated = int(common.sum()), int(rated.sum())
     if not common_cells:
-        return (f"each metric on its own cells (common_cells=False), not on common ground: of {n_rated} rated "
+        return (f"each metric on its own cells ({own}), not on common ground: of {n_rated} rated "
                 f"cells, {'; '.join(parts)}; its n counts the units it used")
     return (f"common ground: every metric compared on the {n_common} of {n_rated} rated cells that all "
             f"of them score; {'; '.join(parts)}; so those cells are left out for every metric "
@@ -108,3 +110,15 @@ def common_ground(data: xr.Dataset | xr.DataArray, *, target: Hashable | Sequenc
     masked = base.assign({name: base[name].where(keep.sel({METRIC: str(name)}, drop=True))
                           .transpose(*base[name].dims, ...).assign_attrs(base[name].attrs) for name in names})
     return masked, note
+
+
+def pair_notes(data: xr.Dataset | xr.DataArray, *, x: Hashable, y: Hashable, target: Hashable) -> tuple[str, ...]:
+    """The notes of a two-metric test: the data's, and which of ``x`` and ``y`` lacks rated cells the other
+    scores (the test correlates each on its own cells; :func:`xcorrstat.compare` on common ground)."""
+    ds = as_dataset(data)
+    pair = stack_scores(ds, [x, y], METRIC)
+    lacks, rated, common = _lacking(pair, ds[target])
+    if not bool(lacks.any()):
+        return notes_of(data)
+    own = "a two-metric test; compare() compares metrics on common ground"
+    return (*notes_of(data), _note(lacks, common, rated, False, own))

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
+from .._notes import add_notes
+from .common import pair_notes
 from .._docs import fill_doc
 from .._kernels.custom import own_name
 from .._resampling.settings import Bootstrap, as_settings, single_test_draws
@@ -258,6 +260,7 @@ def paired_bootstrap_test(
         out["distribution"] = draws
         out["metric_distribution"] = per_metric
     out.attrs = _attrs(o, x, y, target, alternative, pvalue)
+    add_notes(out.attrs, *pair_notes(data, x=x, y=y, target=target))
     _long_names(out, method, level, alternative, pvalue, o.confidence_level)
     if lazy:
         return out

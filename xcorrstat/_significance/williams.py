@@ -20,6 +20,8 @@ import numpy as np
 import xarray as xr
 from numpy.typing import ArrayLike
 
+from .._notes import add_notes
+from .common import pair_notes
 from .._docs import fill_doc
 from .._resampling.settings import Williams, as_settings
 from .._types import Alternative, Level, Method
@@ -159,6 +161,7 @@ def williams_test(
     out["delta"] = out["r_xz"] - out["r_yz"]
     out = out[["delta", *names[:-1]]]
     out.attrs = _williams_attrs(x, y, target, level, method, alternative, absolute, confidence_level)
+    add_notes(out.attrs, *pair_notes(data, x=x, y=y, target=target))
     out["statistic"].attrs["long_name"] = "Williams' t (df = n - 3)"
     out["low"].attrs["long_name"] = "lower bound of Zou's interval for r_xz - r_yz"
     out["high"].attrs["long_name"] = "upper bound of Zou's interval for r_xz - r_yz"
