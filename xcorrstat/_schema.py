@@ -303,10 +303,12 @@ def left_out_note(data: object, target: Hashable | Sequence[Hashable],
     >>> left_out_note(ds, "human", None)
     "left out of the metrics: 'human_raw' (named like a human judgment), 'team' (not numeric); to rank them as metrics name every metric (metrics=[...], --metrics) or set their attr role='metric'"
     """
-    if metrics is not None:
-        return None
     ds = as_dataset(data)
     targets = _as_names(target, "target")
+    for name in targets:
+        _check_variable(ds, name, "target")
+    if metrics is not None:
+        return None
     looks = human_like_scores(ds, targets)
     kept = [k for k in _candidates(ds, targets) if k not in looks]
     out = [k for k in ds.data_vars if k not in targets and k not in kept]

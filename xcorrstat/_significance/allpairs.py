@@ -355,7 +355,8 @@ def compare(
     if uses_pairs(drawn["swap"], drawn["epsilon"]):
         _check_targets(target)
         notes = scores_notes(data, target, metrics)
-        data, ground = common_ground(data, target=target, metrics=metrics, common_cells=common_cells)
+        data, ground = common_ground(data, target=target, metrics=metrics, common_cells=common_cells,
+                                     mask_target=True)
         notes = (*notes, *([ground] if ground else []))
         return _noted(_compare_pair_outcomes(data, drawn, target=target, metrics=metrics, level=level, method=method,
                                       variant=variant, average=average, alternative=alternative,

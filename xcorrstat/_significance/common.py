@@ -80,10 +80,12 @@ def common_scores(x: xr.DataArray, z: xr.DataArray, *,
 
 
 def common_ground(data: xr.Dataset | xr.DataArray, *, target: Hashable | Sequence[Hashable],
-                  metrics: Hashable | Sequence[Hashable] | None,
-                  common_cells: bool = True) -> tuple[xr.Dataset | xr.DataArray, str | None]:
+                  metrics: Hashable | Sequence[Hashable] | None, common_cells: bool = True,
+                  mask_target: bool = False) -> tuple[xr.Dataset | xr.DataArray, str | None]:
     """:func:`common_scores` on the scores of a Dataset: ``data`` with every metric kept on the cells all
     compared metrics score, and the note; ``data`` itself and None when no metric lacks a rated cell.
+    ``mask_target``: the target too is left out of the other cells (for the tests that need a metric
+    score wherever the target has one: the pair-outcome test).
 
     Examples
     --------
@@ -104,11 +106,15 @@ def common_ground(data: xr.Dataset | xr.DataArray, *, target: Hashable | Sequenc
     if kept is x:
         return data, note
     keep = kept.notnull() | x.isnull()  # False exactly where a score was left out
+    common = keep.all(METRIC)
     base = data if isinstance(data, xr.Dataset) and METRIC not in data.dims else ds
     if INPUT not in base.dims:  # system-level data: the length-1 input dim as_dataset gave them goes again
-        keep = keep.isel({INPUT: 0}, drop=True)
-    masked = base.assign({name: base[name].where(keep.sel({METRIC: str(name)}, drop=True))
-                          .transpose(*base[name].dims, ...).assign_attrs(base[name].attrs) for name in names})
+        keep, common = keep.isel({INPUT: 0}, drop=True), common.isel({INPUT: 0}, drop=True)
+    masks = {name: keep.sel({METRIC: str(name)}, drop=True) for name in names}
+    if mask_target:
+        masks.update({name: common for name in targets})
+    masked = base.assign({name: base[name].where(mask).transpose(*base[name].dims, ...)
+                          .assign_attrs(base[name].attrs) for name, mask in masks.items()})
     return masked, note
 
 
