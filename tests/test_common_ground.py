@@ -252,3 +252,19 @@ def test_report_command_line_common_cells(tmp_path):
     assert "(n = 9 systems)" in common.stdout and "note: common ground:" in common.stdout
     assert "(n = 9 to 10 systems: column n)" in own.stdout
     assert pd.notna(frame["m_cens"]).sum() < len(frame)
+
+
+def test_wmt_results_carry_the_notes_and_print_them(tmp_path):
+    from mtme_tree import write_mtme_tree
+
+    from xcorrstat._reporting.tables import format_table
+    from xcorrstat.wmt import run_tasks, task_set
+
+    write_mtme_tree(tmp_path, "wmt23", ["en-de"], 5, 24, ["BLEU", "COMET"], ["refA"], ["mqm"],
+                    np.random.default_rng(2))
+    ds = xcorrstat.read_mtme(tmp_path, "wmt23")
+    ds.attrs["notes"] = ("read from a test tree",)
+    res = run_tasks(ds, task_set("wmt23", ["en-de"])[:2], n_resamples=20, rng=0)
+    assert notes_of(res)[0] == "read from a test tree"
+    text = format_table(res, "text")
+    assert text.startswith("note: read from a test tree\n")
