@@ -21,7 +21,6 @@ import xarray as xr
 from numpy.typing import ArrayLike
 
 from .._notes import add_notes
-from .common import pair_notes
 from .._docs import fill_doc
 from .._resampling.settings import Williams, as_settings
 from .._types import Alternative, Level, Method
@@ -32,6 +31,7 @@ from .._resampling.pvalues import ALTERNATIVES
 from .._capabilities import check
 from .._schema import INPUT, METRIC, SYSTEM, check_finite, split_scores
 from .._validation import check_choice, check_confidence_level
+from .common import pair_notes
 
 __all__ = ["dependent_correlations", "williams_test"]
 
