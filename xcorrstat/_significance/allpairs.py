@@ -370,9 +370,9 @@ def compare(
                     alpha=alpha, keep_distribution=keep_distribution, skipna=skipna, min_pairs=min_pairs,
                     batch=OPTIONS["batch"], standardise=drawn["standardise"], average=average,
                     max_resamples=drawn["max_resamples"])
-    x, ground = common_scores(o.x, o.z, common_cells=common_cells)
-    z, notes = o.z, (*scores_notes(data, target, metrics), *([ground] if ground else []))
-    o = replace(o, x=x)
+    x, z, ground = common_scores(o.x, o.z, common_cells=common_cells, mask_target=not is_own(method))
+    notes = (*scores_notes(data, target, metrics), *([ground] if ground else []))
+    o = replace(o, x=x, z=z)
     if is_own(method) and o.test == "permutation":  # the statistic sees z-scores, as the draws swap them
         x, z = own_scale(x), own_scale(z)
         o = replace(o, x=x, z=z)

@@ -64,19 +64,24 @@ def _note(lacks: xr.DataArray, common: xr.DataArray, rated: xr.DataArray, common
             "(common_cells=False correlates each metric on its own cells)")
 
 
-def common_scores(x: xr.DataArray, z: xr.DataArray, *,
-                  common_cells: bool = True) -> tuple[xr.DataArray, str | None]:
+def common_scores(x: xr.DataArray, z: xr.DataArray, *, common_cells: bool = True,
+                  mask_target: bool = False) -> tuple[xr.DataArray, xr.DataArray, str | None]:
     """The metric scores ``x`` (``metric``, ``system``, ``input``, ...) kept on the cells every metric
-    scores where the target ``z`` is rated, and the note saying what each metric lacks; ``x`` itself and
-    None when no metric lacks a rated cell. With ``common_cells=False`` ``x`` itself, and the note."""
+    scores where the target ``z`` is rated, the target, and the note saying what each metric lacks; ``x``
+    and ``z`` themselves and None when no metric lacks a rated cell. With ``common_cells=False`` ``x`` and
+    ``z`` themselves, and the note. ``mask_target``: the target is left out of the other cells too, where
+    no metric has a score any more: the same correlations (a cell counts only where both scores are),
+    and the kernels skip those cells outright; not for a statistic that sees the target's z-scores."""
     lacks, rated, common = _lacking(x, z)
     if not bool(lacks.any()):
-        return x, None
+        return x, z, None
     note = _note(lacks, common, rated, common_cells)
     if not common_cells:
-        return x, note
+        return x, z, note
     keep = common | ~rated  # cells without a target score count for no metric anyway
-    return x.where(keep).transpose(*x.dims, ...).assign_attrs(x.attrs), note
+    if mask_target:
+        z = z.where(keep).transpose(*z.dims, ...).assign_attrs(z.attrs)
+    return x.where(keep).transpose(*x.dims, ...).assign_attrs(x.attrs), z, note
 
 
 def common_ground(data: xr.Dataset | xr.DataArray, *, target: Hashable | Sequence[Hashable],
@@ -102,7 +107,7 @@ def common_ground(data: xr.Dataset | xr.DataArray, *, target: Hashable | Sequenc
     names = _names(ds, targets, metrics)
     x = stack_scores(ds, names, METRIC)
     z = stack_scores(ds, targets, TARGET)
-    kept, note = common_scores(x, z, common_cells=common_cells)
+    kept, _, note = common_scores(x, z, common_cells=common_cells)
     if kept is x:
         return data, note
     keep = kept.notnull() | x.isnull()  # False exactly where a score was left out
