@@ -284,8 +284,6 @@ def _why_left_out(ds: xr.Dataset, name: Hashable, looks: Sequence[Hashable]) -> 
     var = ds.variables[name]
     if name in looks or var.attrs.get("role_from") == "name":  # the command line marks those it finds
         return "named like a human judgment"
-    if var.attrs.get("role") == "human":
-        return "a human judgment, role 'human'"
     if var.dtype.kind not in "biuf":
         return "not numeric"
     return "not per system and input"
@@ -294,7 +292,8 @@ def _why_left_out(ds: xr.Dataset, name: Hashable, looks: Sequence[Hashable]) -> 
 def left_out_note(data: object, target: Hashable | Sequence[Hashable],
                   metrics: Hashable | Sequence[Hashable] | None) -> str | None:
     """The note naming every score of ``data`` that the default metrics leave out, and why; None when
-    ``metrics`` names them or nothing is left out.
+    ``metrics`` names them or nothing is left out. Scores the data (or the user) mark
+    ``role="human"`` are human judgments by declaration, not left out by a guess: they are not named.
 
     Examples
     --------
@@ -311,7 +310,9 @@ def left_out_note(data: object, target: Hashable | Sequence[Hashable],
         return None
     looks = human_like_scores(ds, targets)
     kept = [k for k in _candidates(ds, targets) if k not in looks]
-    out = [k for k in ds.data_vars if k not in targets and k not in kept]
+    declared = [k for k in ds.data_vars  # marked human by the data or the user, not by a guess of ours
+                if ds.variables[k].attrs.get("role") == "human" and ds.variables[k].attrs.get("role_from") != "name"]
+    out = [k for k in ds.data_vars if k not in targets and k not in kept and k not in declared]
     if not out:
         return None
     named = ", ".join(f"{cut(k, 200)} ({_why_left_out(ds, k, looks)})" for k in out)
