@@ -28,6 +28,16 @@ def pairs_of(ds):
     return [(a, b) for a in names for b in names if a != b]
 
 
+def on_common_ground(ds, common_cells):
+    """The data a two-metric test sees for compare(common_cells=...): with True every metric NaN where
+    any metric lacks a score of a rated cell (written out here, the oracle of the common ground)."""
+    if not common_cells:
+        return ds
+    names = [k for k in ds.data_vars if k != "human"]
+    lacks = xr.concat([ds[k].isnull() for k in names], dim="m").any("m") & ds["human"].notnull()
+    return ds.assign({k: ds[k].where(~lacks) for k in names})
+
+
 # --------------------------------------------------------------------------- #
 # shared draws: each pair equals the two-metric test with the same rng
 # --------------------------------------------------------------------------- #
@@ -40,14 +50,16 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("common_cells", [False, True])
 @pytest.mark.parametrize("level,method,permute", CASES)
-def test_permutation_pairs_equal_two_metric_test(level, method, permute):
+def test_permutation_pairs_equal_two_metric_test(level, method, permute, common_cells):
     ds = make_scores(n_metrics=4, n_systems=6, n_inputs=7, seed=3, nan_frac=0.1, ties=True)
     res = ds.corrstat.compare(target="human", level=level, method=method,
                               test=xcorrstat.Permutation(permute, n_resamples=N, rng=11, keep_distribution=True),
-                              alternative="two-sided")
+                              alternative="two-sided", common_cells=common_cells)
+    seen = on_common_ground(ds, common_cells)
     for a, b in pairs_of(ds):
-        one = ds.corrstat.permutation_test(x=a, y=b, target="human", level=level, method=method,
+        one = seen.corrstat.permutation_test(x=a, y=b, target="human", level=level, method=method,
                                            test=xcorrstat.Permutation(permute, n_resamples=N, rng=11,
                                                                       keep_distribution=True),
                                            alternative="two-sided")
@@ -68,13 +80,16 @@ def test_both_directions_from_one_set_of_draws(alternative):
         assert_values_same(res["pvalue"].sel(metric=a, other_metric=b).values, one["pvalue"].values)
 
 
+@pytest.mark.parametrize("common_cells", [False, True])
 @pytest.mark.parametrize("resample", ["system", "input", ("system", "input")])
-def test_bootstrap_pairs_equal_paired_bootstrap_test(resample):
+def test_bootstrap_pairs_equal_paired_bootstrap_test(resample, common_cells):
     ds = make_scores(n_metrics=3, seed=8, nan_frac=0.05)
     res = ds.corrstat.compare(target="human", level="system", method="spearman",
-                              test=xcorrstat.Bootstrap(resample, n_resamples=N, rng=4, keep_distribution=True))
+                              test=xcorrstat.Bootstrap(resample, n_resamples=N, rng=4, keep_distribution=True),
+                              common_cells=common_cells)
+    seen = on_common_ground(ds, common_cells)
     for a, b in pairs_of(ds):
-        one = ds.corrstat.paired_bootstrap_test(x=a, y=b, target="human", level="system", method="spearman",
+        one = seen.corrstat.paired_bootstrap_test(x=a, y=b, target="human", level="system", method="spearman",
                                                 test=xcorrstat.Bootstrap(resample, n_resamples=N, rng=4,
                                                                          keep_distribution=True))
         cell = res.sel(metric=a, other_metric=b)

@@ -8,7 +8,7 @@ import pytest
 import scipy.stats
 
 from xcorrstat._kernels.rank.merge_count import inversions
-from xcorrstat._kernels.tau import kendall_sorted
+from xcorrstat._kernels.rank.tau import kendall_sorted
 
 
 def numpy_inversions(seq: np.ndarray) -> np.ndarray:

@@ -92,10 +92,18 @@ def test_one_statistic_is_the_correlation_variable_of_every_larger_result(level)
     assert isinstance(one, xr.DataArray) and one.name == "correlation" and "n" in one.coords
     larger = [
         xcorrstat.bootstrap(ds, resample=xcorrstat.Bootstrap("input", n_resamples=20, rng=0), **kw),
-        xcorrstat.compare(ds, test=xcorrstat.Permutation(n_resamples=20, rng=0), **kw),
+        xcorrstat.compare(ds, test=xcorrstat.Permutation(n_resamples=20, rng=0), common_cells=False, **kw),
         xcorrstat.fisher(ds, **kw),
     ]
     for res in larger:
         got = res["correlation"].transpose(*one.dims)
         xr.testing.assert_equal(got.drop_attrs(), one.drop_attrs())
         xr.testing.assert_equal(got["n"], one["n"])
+    # on common ground (compare's default) it is correlate's array of the data every metric scores
+    names = [k for k in ds.data_vars if k != "human"]
+    lacks = xr.concat([ds[k].isnull() for k in names], dim="m").any("m") & ds["human"].notnull()
+    common = xcorrstat.correlate(ds.assign({k: ds[k].where(~lacks) for k in names}), **kw)
+    res = xcorrstat.compare(ds, test=xcorrstat.Permutation(n_resamples=20, rng=0), **kw)
+    got = res["correlation"].transpose(*common.dims)
+    xr.testing.assert_equal(got.drop_attrs(), common.drop_attrs())
+    xr.testing.assert_equal(got["n"], common["n"])

@@ -151,6 +151,9 @@ def _report_options(r: argparse.ArgumentParser) -> None:
                    help=f"multiple-testing correction of each metric's comparisons (default {d['correction']})")
     r.add_argument("--rng", type=int, default=d["rng"],
                    help=f"seed of the draws, rng= of the functions (default {d['rng']}, so a report is reproducible)")
+    r.add_argument("--common-cells", action=argparse.BooleanOptionalAction, default=True,
+                   help="compare the metrics on the cells every one of them scores (default); "
+                   "--no-common-cells: each metric on its own cells, n per metric")
     _output_options(r)
 
 
@@ -316,6 +319,7 @@ def _report_command(args: argparse.Namespace, out: IO[str], err: IO[str]) -> Non
                 variant=args.variant, resample=resample, test=_report_test(args, permute),
                 n_resamples=args.n_resamples, confidence_level=args.confidence_level, alpha=args.alpha,
                 correction=None if args.correction == "none" else args.correction, rng=args.rng,
+                common_cells=args.common_cells,
             )
     rep = dataclasses.replace(rep, settings={**rep.settings, "source": source})
     told: set[str] = set()

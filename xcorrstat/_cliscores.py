@@ -17,7 +17,7 @@ from ._io.mtme import mtme_level
 from ._io.mtme_files import MtmeLevel
 from ._io.tables import read
 from ._notes import add_notes
-from ._schema import declare_lower_is_better, human_like_scores, is_system_level
+from ._schema import as_dataset, declare_lower_is_better, human_like_scores, is_system_level
 
 __all__ = ["DEFAULT_TARGET", "MESSAGE_WIDTH", "load_scores", "lower_is_better_names"]
 
@@ -55,11 +55,11 @@ def load_scores(args: argparse.Namespace) -> _Scores:
             _note(args, note)
         add_notes(ds.attrs, *notes)
     if metrics is None and target in ds.data_vars:
-        looks = human_like_scores(ds, [target])
+        looks = human_like_scores(as_dataset(ds), [target])  # system-level data too (their input dim added)
         if looks:
             ds = ds.copy()
             for name in looks:
-                ds[name].attrs = {**ds[name].attrs, "role": "human"}
+                ds[name].attrs = {**ds[name].attrs, "role": "human", "role_from": "name"}
             _note(args, f"left out of the metrics, as their names look like human judgments: {name_list(looks)}; "
                   "to analyse them as metrics name every metric with --metrics")
     return _Scores(ds, target, metrics, source)

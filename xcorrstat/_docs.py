@@ -62,6 +62,12 @@ skipna : bool, default True
     "complete_inputs": """\
 complete_inputs : bool, default False
     System level: average each system over only the inputs present for all systems.""",
+    "common_cells": """\
+common_cells : bool, default True
+    Compare the metrics on common ground: each metric's scores are kept on the cells where every
+    compared metric has a score, so no metric is ranked or tested on fewer (or easier) units than
+    its rivals, and every ``n`` is the same; a note (``attrs["notes"]``) names each metric that
+    lacks cells and the systems it lacks entirely. False: each metric on its own cells.""",
     "min_pairs": """\
 min_pairs : int, optional
     Fewest valid pairs for a defined correlation (default ``set_options(min_pairs=3)``).""",

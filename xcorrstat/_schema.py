@@ -37,10 +37,11 @@ import numpy as np
 import xarray as xr
 
 from ._display import cut, did_you_mean, name_list
+from ._notes import notes_of
 
 __all__ = [
     "INPUT", "LOWER_IS_BETTER", "METRIC", "SYSTEM", "SYSTEM_LEVEL_ATTR", "SYSTEM_LEVEL_INPUT", "TARGET",
-    "aligned_scores", "declare_lower_is_better", "human_like_scores", "looks_human", "lower_is_better_scores",
+    "aligned_scores", "declare_lower_is_better", "default_metrics", "human_like_scores", "left_out_note", "scores_notes", "looks_human", "lower_is_better_scores",
     "system_mean_grid",
     "as_dataset", "check_finite", "is_dask_array", "checked_finite", "check_level", "is_system_level", "metric_pair", "select_scores", "split_scores",
     "stack_scores",
@@ -280,15 +281,64 @@ def human_like_scores(ds: xr.Dataset, targets: Sequence[Hashable]) -> list[Hasha
     return found if len(found) < len(candidates) else []
 
 
-def default_metrics(ds: xr.Dataset, targets: Sequence[Hashable]) -> list[Hashable]:
+def default_metrics(ds: xr.Dataset, targets: Sequence[Hashable], *, warn: bool = True) -> list[Hashable]:
     """Every numeric score that is neither a target nor a human judgment: marked ``role="human"``, or
-    without a ``role`` and named like one (:func:`human_like_scores`, left out with a warning)."""
+    without a ``role`` and named like one (:func:`human_like_scores`, left out with a warning unless
+    ``warn=False``; the results' notes name them too, :func:`left_out_note`)."""
     left_out = human_like_scores(ds, targets)
-    if left_out:
+    if left_out and warn:
         warnings.warn(f"left out of the metrics, as their names look like human judgments: "
                       f"{name_list(left_out)}; to analyse them as metrics pass metrics=[...] or set "
                       f"ds[name].attrs['role'] = 'metric'", UserWarning, stacklevel=4)
     return [k for k in _candidates(ds, targets) if k not in left_out]
+
+
+def _why_left_out(ds: xr.Dataset, name: Hashable, looks: Sequence[Hashable]) -> str:
+    var = ds.variables[name]
+    if name in looks or var.attrs.get("role_from") == "name":  # the command line marks those it finds
+        return "named like a human judgment"
+    if var.dtype.kind not in "biuf":
+        return "not numeric"
+    return "not per system and input"
+
+
+def left_out_note(data: object, target: Hashable | Sequence[Hashable],
+                  metrics: Hashable | Sequence[Hashable] | None) -> str | None:
+    """The note naming every score of ``data`` that the default metrics leave out, and why; None when
+    ``metrics`` names them or nothing is left out. Scores the data (or the user) mark
+    ``role="human"`` are human judgments by declaration, not left out by a guess: they are not named.
+
+    Examples
+    --------
+    >>> ds = xr.Dataset({"human": ("system", [1., 2., 3.]), "human_raw": ("system", [1., 3., 2.]),
+    ...                  "bleu": ("system", [.1, .2, .3]), "team": ("system", ["a", "b", "c"])})
+    >>> left_out_note(ds, "human", None)
+    "left out of the metrics: 'human_raw' (named like a human judgment), 'team' (not numeric); to rank them as metrics name every metric (metrics=[...], --metrics) or set their attr role='metric'"
+    """
+    ds = as_dataset(data)
+    targets = _as_names(target, "target")
+    for name in targets:
+        _check_variable(ds, name, "target")
+    if metrics is not None:
+        return None
+    looks = human_like_scores(ds, targets)
+    kept = [k for k in _candidates(ds, targets) if k not in looks]
+    declared = [k for k in ds.data_vars  # marked human by the data or the user, not by a guess of ours
+                if ds.variables[k].attrs.get("role") == "human" and ds.variables[k].attrs.get("role_from") != "name"]
+    out = [k for k in ds.data_vars if k not in targets and k not in kept and k not in declared]
+    if not out:
+        return None
+    named = ", ".join(f"{cut(k, 200)} ({_why_left_out(ds, k, looks)})" for k in out)
+    return (f"left out of the metrics: {named}; to rank them as metrics name every metric "
+            "(metrics=[...], --metrics) or set their attr role='metric'")
+
+
+def scores_notes(data: object, target: Hashable | Sequence[Hashable],
+                 metrics: Hashable | Sequence[Hashable] | None) -> tuple[str, ...]:
+    """The notes an analysis of ``data`` carries: the data's own, then the scores left out of the
+    default metrics (:func:`left_out_note`)."""
+    left_out = left_out_note(data, target, metrics)
+    return (*notes_of(data), *([left_out] if left_out else []))
 
 
 def _declared(value: object) -> bool:

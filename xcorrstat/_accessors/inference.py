@@ -116,16 +116,16 @@ class InferenceMethods(Bound):
             test: Test | Settings = 'permutation', level: Level = 'system', method: Statistic = 'pearson',
             variant: Variant = 'b', average: Average = 'macro', alternative: Alternative = 'greater',
             correction: Correction | None = 'holm', family: Family = 'row', alpha: float = 0.05,
-            skipna: bool = True, min_pairs: int | None = None) -> xr.Dataset:
+            skipna: bool = True, min_pairs: int | None = None, common_cells: bool = True) -> xr.Dataset:
         return compare(self._data(), target=target, metrics=metrics, test=test, level=level, method=method,
             variant=variant, average=average, alternative=alternative, correction=correction, family=family,
-            alpha=alpha, skipna=skipna, min_pairs=min_pairs)
+            alpha=alpha, skipna=skipna, min_pairs=min_pairs, common_cells=common_cells)
 
     def report(self, *, target: Hashable, metrics: Sequence[Hashable] | None = None, level: Levels | None = None,
             method: Statistic = 'pearson', variant: Variant = 'b', resample: str | Sequence[str] | None = None,
             test: Test | Settings = 'permutation', n_resamples: int | Literal['auto'] = 'auto',
             confidence_level: float = 0.95, alpha: float = 0.05, correction: Correction | None = 'holm',
-            rng: Seed = None) -> Report:
+            rng: Seed = None, common_cells: bool = True) -> Report:
         return report(self._data(), target=target, metrics=metrics, level=level, method=method, variant=variant,
             resample=resample, test=test, n_resamples=n_resamples, confidence_level=confidence_level, alpha=alpha,
-            correction=correction, rng=rng)
+            correction=correction, rng=rng, common_cells=common_cells)

@@ -29,7 +29,8 @@ from .._resampling.engine import (
 from .._resampling.intervals import basic_ci, bca_ci, fisher_ci, percentile_ci
 from .._resampling.schemes import drawn_dims, parse_resample
 from .._resampling.statistics import resampled_calibration, resampled_level_correlation
-from .._schema import INPUT, SYSTEM, split_scores
+from .._notes import add_notes
+from .._schema import INPUT, SYSTEM, scores_notes, split_scores
 from .._validation import (
     check_batch,
     check_choice,
@@ -219,6 +220,8 @@ def bootstrap(
                          complete_inputs=complete_inputs)
         for lev in opts.levels
     ]
+    for run in runs:
+        add_notes(run.attrs, *scores_notes(data, target, metrics))
     if isinstance(level, str):
         return runs[0]
     # several levels: one run each, with the same draws, along a `level` dim
@@ -443,4 +446,5 @@ def fisher(
         "level": level, "method": own_name(method), "variant": variant if method == "kendall" else "",
         "ci": "fisher", "confidence_level": confidence_level,
     }
+    add_notes(out.attrs, *scores_notes(data, target, metrics))
     return out

@@ -21,7 +21,8 @@ from .._types import Average, Levels, Method, Statistic, Variant
 from .._kernels import level_correlation
 from .._kernels.levels import AVERAGES
 from .._options import OPTIONS
-from .._schema import INPUT, SYSTEM, check_finite, split_scores
+from .._notes import add_notes
+from .._schema import INPUT, SYSTEM, check_finite, scores_notes, split_scores
 from .._validation import check_choice, check_epsilon, check_min_pairs
 
 __all__ = ["METHOD_DIM", "correlate", "level_statistic", "target_attr"]
@@ -175,6 +176,7 @@ def correlate(
     out.attrs = _correlate_attrs(opts, target=target, level=level, method=method, variant=variant, skipna=skipna,
                                  complete_inputs=complete_inputs, average=average)
     out.coords["n"].attrs["long_name"] = "number of units the correlation used"
+    add_notes(out.attrs, *scores_notes(data, target, metrics))
     return out
 
 

@@ -45,7 +45,9 @@ from .._resampling.schemes import (
     parse_resample,
     permutation_label,
 )
-from .._schema import is_system_level
+from .._notes import add_notes, notes_of
+from .._schema import is_system_level, scores_notes
+from .._significance.common import common_ground
 from .._significance.allpairs import compare
 from .._significance.auto import check_draws
 from .._significance.defaults import DEFAULTS
@@ -66,11 +68,11 @@ def _count(n: int, noun: str) -> str:
 
 
 def _ranks(corr: np.ndarray) -> np.ndarray:
-    """1 = highest correlation; NaN last (rank 0 marks undefined)."""
-    order = np.argsort(np.where(np.isnan(corr), np.inf, -corr), kind="stable")
-    ranks = np.empty(corr.shape, dtype=np.int64)
-    ranks[order] = np.arange(1, corr.size + 1)
-    return np.where(np.isnan(corr), 0, ranks)
+    """1 = highest correlation; equal correlations share the better rank (1, 1, 3: no order of the
+    data's columns ranks one of them above the other); rank 0 marks undefined."""
+    key = np.where(np.isnan(corr), -np.inf, corr)
+    ranks = 1 + (key[None, :] > key[:, None]).sum(axis=1)
+    return np.where(np.isnan(corr), 0, ranks).astype(np.int64)
 
 
 def _single_metric_comparison(boot: xr.Dataset, *, test: str, correction: str | None,
@@ -111,6 +113,22 @@ def _sorted_by_label(frame: pd.DataFrame, result: xr.Dataset, levels: list[str],
     return frame[[*rest[:at], *extra, *rest[at:]]].reset_index(drop=True)
 
 
+def _level_lines(names: list[str], sub: pd.DataFrame, digits: int, *, per_metric_n: bool) -> list[str]:
+    """The lines of one ranked table: rank, metric, r, CI, cluster (and n when it differs by metric)."""
+    width = max([len("metric"), *(len(m) for m in names)])
+    n_width = max(len("n"), *(len(str(int(n))) for n in sub["n"])) if per_metric_n else 0
+    n_head = f"  {'n':>{n_width}}" if per_metric_n else ""
+    lines = [f"{'rank':>4}  {'metric':<{width}}  {'r':>{digits + 3}}  {'CI':^{2 * digits + 10}}  cluster{n_head}"]
+    for name, row in zip(names, sub.itertuples()):
+        rank = str(row.rank) if row.rank else "-"
+        ci = f"[{row.low:.{digits}f}, {row.high:.{digits}f}]"
+        cluster = str(row.cluster) if row.cluster else "-"
+        n = f"  {int(row.n):>{n_width}}" if per_metric_n else ""
+        lines.append(f"{rank:>4}  {name:<{width}}  {row.correlation:>{digits + 3}.{digits}f}  "
+                     f"{ci:^{2 * digits + 10}}  {cluster:>7}{n}")
+    return lines
+
+
 @dataclass
 class Report:
     """Correlations with confidence intervals and significance clusters, per level.
@@ -136,6 +154,17 @@ class Report:
     settings: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def notes(self) -> tuple[str, ...]:
+        """What the data or the analyses changed, dropped or left out, one line each (see
+        :mod:`xcorrstat._notes`): the notes of the data, then the report's own."""
+        return tuple(self.settings.get("notes", ()))
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        """The attrs of the ranked table (:attr:`intervals`), where :func:`notes_of` reads the notes."""
+        return self.intervals.attrs
+
+    @property
     def levels(self) -> list[str]:
         return [str(v) for v in self.intervals["level"].values]
 
@@ -152,14 +181,17 @@ class Report:
         """
         frame = tidy(self.intervals)
         frame["_undefined"] = frame["rank"] == 0
-        return _sorted_by_label(frame, self.intervals, self.levels, self.extra_dims, then=("_undefined", "rank"))
+        frame = _sorted_by_label(frame, self.intervals, self.levels, self.extra_dims, then=("_undefined", "rank"))
+        frame.attrs["notes"] = self.notes
+        return frame
 
     def pairs(self) -> pd.DataFrame:
         """Every ordered pair's test, one row per (level, metric, other_metric) (and label of extra dims)."""
         frame = tidy(self.comparisons)
-        if not self.extra_dims:
-            return frame
-        return _sorted_by_label(frame, self.comparisons, self.levels, self.extra_dims)
+        if self.extra_dims:
+            frame = _sorted_by_label(frame, self.comparisons, self.levels, self.extra_dims)
+        frame.attrs["notes"] = self.notes
+        return frame
 
     def to_text(self, *, digits: int = 3) -> str:
         """The ranked tables as plain text, one block per level (per label and level with extra dims).
@@ -173,19 +205,13 @@ class Report:
         metrics = [str(m) for m in self.intervals["metric"].values]
         label = dict(zip(metrics, distinct_labels(metrics, LABEL_WIDTH)))
         for lev, labels, sub in report_groups(self):
-            n = int(sub["n"].max()) if len(sub) else 0
+            ns = [int(n) for n in sub["n"]] or [0]
             where = f", {label_text(labels)}" if labels else ""
-            blocks.append(f"\n{lev.replace('_', '-').capitalize()} level{where} (n = {n} {_UNITS.get(lev, 'units')})")
+            units = _UNITS.get(lev, "units")
+            n_text = f"{ns[0]} {units}" if min(ns) == max(ns) else f"{min(ns)} to {max(ns)} {units}: column n"
+            blocks.append(f"\n{lev.replace('_', '-').capitalize()} level{where} (n = {n_text})")
             names = [label[str(m)] for m in sub["metric"]]
-            width = max([len("metric"), *(len(m) for m in names)])
-            lines = [f"{'rank':>4}  {'metric':<{width}}  {'r':>{digits + 3}}  {'CI':^{2 * digits + 10}}  cluster"]
-            for name, row in zip(names, sub.itertuples()):
-                rank = str(row.rank) if row.rank else "-"
-                ci = f"[{row.low:.{digits}f}, {row.high:.{digits}f}]"
-                cluster = str(row.cluster) if row.cluster else "-"
-                lines.append(f"{rank:>4}  {name:<{width}}  {row.correlation:>{digits + 3}.{digits}f}  "
-                             f"{ci:^{2 * digits + 10}}  {cluster:>7}")
-            blocks.append("\n".join(lines))
+            blocks.append("\n".join(_level_lines(names, sub, digits, per_metric_n=min(ns) != max(ns))))
         return "\n".join(blocks) + "\n"
 
     def to_latex(self, *, digits: int = 3) -> str:
@@ -205,7 +231,7 @@ class Report:
                 f"{_count(self.intervals.sizes['metric'], 'metric')}{self._per_label()})\n"
                 f"{s['confidence_level']:.0%} {s['ci_scheme']} percentile CIs, {s['n_resamples']} resamples; "
                 f"clusters from {s['test_scheme']} tests ({correction}, alpha = {s['alpha']:g}{self._draws()}); "
-                f"seed {s['rng']}")
+                f"seed {s['rng']}" + "".join(f"\nnote: {note}" for note in self.notes))
 
     def _draws(self) -> str:
         """"; auto draws up to 20000: 8000 at most a pair, every decision settled": the tests' draws."""
@@ -301,7 +327,8 @@ def _report_iv(data: xr.Dataset | xr.DataArray, level: Levels | None, resample: 
 
 
 def _report_level(data: xr.Dataset | xr.DataArray, options: dict[str, Any], *, test: Settings,
-                  confidence_level: float, alpha: float, correction: Correction | None) -> tuple[xr.Dataset, xr.Dataset]:
+                  confidence_level: float, alpha: float, correction: Correction | None,
+                  common_cells: bool = True) -> tuple[xr.Dataset, xr.Dataset]:
     """The bootstrap CIs (with cluster and rank) and the all-pairs test ``test`` of one level (``options``:
     the statistic, and the intervals' ``resample``)."""
     lev, resample = options["level"], options.pop("resample")
@@ -312,7 +339,7 @@ def _report_level(data: xr.Dataset | xr.DataArray, options: dict[str, Any], *, t
     if b.sizes["metric"] < 2:  # nothing to compare: one cluster, no pairs
         c = _single_metric_comparison(b, test=name, correction=correction, alpha=alpha)
     else:
-        c = compare(data, test=test, correction=correction, alpha=alpha, **options)
+        c = compare(data, test=test, correction=correction, alpha=alpha, common_cells=common_cells, **options)
     b = b.drop_vars([v for v in ("distribution",) if v in b]).assign(cluster=c["cluster"])
     b["rank"] = _rank_labels(b["correlation"])
     return b.expand_dims(level=[lev]), c.expand_dims(level=[lev])
@@ -354,6 +381,7 @@ def report(
     alpha: float = DEFAULTS["alpha"].python,
     correction: Correction | None = DEFAULTS["correction"].python,
     rng: Seed = None,
+    common_cells: bool = True,
 ) -> Report:
     """Every metric's correlation with a CI and its significance cluster, for each level.
 
@@ -395,12 +423,14 @@ def report(
     correction : {"bonferroni", "holm", "fdr_bh"} or None, default "holm"
         Multiple-testing correction of each metric's row of comparisons.
     %(rng)s
+    %(common_cells)s
+        In a report the intervals, the ranks and the tests all stand on that common ground.
 
     Returns
     -------
     Report
         Its settings name the schemes by label: ``ci_scheme`` (BOOT-*) and
-        ``test_scheme`` (PERM-*, or the test).
+        ``test_scheme`` (PERM-*, or the test), and hold ``notes`` (:attr:`Report.notes`).
 
     Examples
     --------
@@ -422,12 +452,15 @@ def report(
                    max_resamples=auto_cap or DEFAULTS["max_resamples"].python, rng=seed, resample=dims)
     if isinstance(drawn, Permutation):  # the report's scheme (PERM-SYSTEMS on system-level data)
         drawn = replace(drawn, permute=permute_label)
+    notes = scores_notes(data, target, metrics)
+    data, ground = common_ground(data, target=target, metrics=metrics, common_cells=common_cells)
+    notes = (*notes, *([ground] if ground else []))
     boots, comps = [], []
     for lev in levels:
         options = {"target": target, "metrics": metrics, "level": lev, "method": method, "variant": variant,
                    "resample": intervals_draws}
         b, c = _report_level(data, options, test=drawn, confidence_level=confidence_level, alpha=alpha,
-                             correction=correction)
+                             correction=correction, common_cells=common_cells)
         boots.append(b)
         comps.append(c)
     intervals, comparisons = _stack_levels(boots), _stack_levels(comps)
@@ -438,5 +471,9 @@ def report(
         "test": name, "test_scheme": permute_label or name,
         "n_resamples": n_boot, "confidence_level": float(confidence_level), "alpha": float(alpha),
         "correction": correction, "rng": seed, **_drawn(comps, levels, auto_cap),
+        "common_cells": bool(common_cells),
     }
+    for part in (intervals, comparisons):
+        add_notes(part.attrs, *notes)
+    settings["notes"] = notes_of(intervals)
     return Report(intervals=intervals, comparisons=comparisons, settings=settings)

@@ -15,6 +15,7 @@ from typing import IO, Any
 import pandas as pd
 import xarray as xr
 
+from .._notes import notes_of
 from .._display import LABEL_WIDTH, printable
 from .._escape import csv_options, distinct_labels
 from .tables import label_text
@@ -127,9 +128,15 @@ def write_csv(result: xr.DataArray, out: IO[str], *, digits: int) -> None:
     flat.to_csv(out, float_format=f"%.{max(digits, 6)}f", **csv_options(flat))
 
 
+def _n_range(n: xr.DataArray) -> str:
+    """"16", or "9 to 10" when the metrics used different numbers of units."""
+    low, high = int(n.min()), int(n.max())
+    return f"{high}" if low == high else f"{low} to {high}"
+
+
 def _block(result: xr.DataArray, levels: list[str], digits: int) -> str:
     """The n line and the table of one label (or of a result without extra dims)."""
-    used = ", ".join(f"{lev}: n={int(result['n'].sel(level=lev).max())} {_UNITS[lev]}" for lev in levels)
+    used = ", ".join(f"{lev}: n={_n_range(result['n'].sel(level=lev))} {_UNITS[lev]}" for lev in levels)
     table = correlation_table(result)
     table.index = distinct_labels(table.index, LABEL_WIDTH)
     table.index.name = "metric"
@@ -139,7 +146,8 @@ def _block(result: xr.DataArray, levels: list[str], digits: int) -> str:
 
 
 def correlation_text(result: xr.DataArray, *, heading: str, levels: list[str], digits: int) -> str:
-    """``heading``, then the table; with extra dims, a table per label under a line naming it.
+    """``heading``, a line ``note: ...`` per note of the result (:func:`~xcorrstat._notes.notes_of`), then
+    the table; with extra dims, a table per label under a line naming it.
 
     Examples
     --------
@@ -157,6 +165,7 @@ def correlation_text(result: xr.DataArray, *, heading: str, levels: list[str], d
     <BLANKLINE>
     """
     extra = extra_dims(result)
+    heading += "".join(f"\nnote: {note}" for note in notes_of(result))
     if not extra:
         return f"{heading}\n{_block(result, levels, digits)}"
     blocks = [f"{heading}\n"]

@@ -67,6 +67,15 @@ def _settings_html(report: Any) -> str:
     )
 
 
+def notes_html(report: Any) -> str:
+    """The report's notes (what the data or the analysis changed, dropped or left out) as a list, or ""."""
+    notes = report.notes
+    if not notes:
+        return ""
+    items = "".join(f"<li>{html_text(note, 100_000)}</li>" for note in notes)
+    return f"<p class='settings'>Notes:</p>\n<ul class='notes'>{items}</ul>"
+
+
 _NOTEBOOK_STYLE = (
     "<style>.xcorrstat-report .levels { display: flex; flex-wrap: wrap; gap: 2em; align-items: flex-start; }"
     " .xcorrstat-report table.xcorrstat th, .xcorrstat-report table.xcorrstat td { padding: 0.15em 0.6em; }"
@@ -86,7 +95,7 @@ def tables_html(report: Any) -> str:
     for lev, labels, rows in report_groups(report):
         caption = f"<caption>{_group_title(lev, labels)}</caption>"
         parts.append(f"<div>{_level_table(rows).replace('>', '>' + caption, 1)}</div>")
-    return (f"<div class='xcorrstat-report'>{_NOTEBOOK_STYLE}{_settings_html(report)}"
+    return (f"<div class='xcorrstat-report'>{_NOTEBOOK_STYLE}{_settings_html(report)}{notes_html(report)}"
             f"<div class='levels'>{''.join(parts)}</div></div>")
 
 
@@ -166,6 +175,7 @@ def page_html(report: Any, figures: dict[str, Any], *, dpi: float | None = None,
 <body>
 <h1>Metric correlations with <code>{_text(s['target'])}</code></h1>
 {_settings_html(report)}
+{notes_html(report)}
 <h2>Ranked metrics</h2>
 <p>Significance clusters, in order of correlation: a metric opens a new cluster when a metric of the
 current cluster is significantly better than it (after the correction), so within a cluster no metric is

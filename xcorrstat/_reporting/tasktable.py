@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from .._notes import notes_of
 from .._display import LABEL_WIDTH
 from .._escape import distinct_labels, latex_text, markdown_table, markdown_text, terminal_text
 
@@ -142,8 +143,9 @@ def task_text(result: xr.Dataset, *, digits: int = 3) -> str:
     shown["Metric"] = distinct_labels(shown["Metric"], LABEL_WIDTH)
     shown.columns = [terminal_text(c, LABEL_WIDTH) for c in shown.columns]
     text = shown.to_string(index=False) + "\n"
+    head = "".join(f"note: {terminal_text(note)}\n" for note in notes_of(result))
     notes = [terminal_text(line) for line in _notes(result, frame, True)]
-    return text + ("\n" + "\n".join(notes) + "\n" if notes else "")
+    return head + text + ("\n" + "\n".join(notes) + "\n" if notes else "")
 
 
 def _latex_name(name: str, status: str) -> str:

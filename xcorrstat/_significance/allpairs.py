@@ -51,7 +51,8 @@ from .._resampling.schemes import (
     parse_resample,
     permutation_label,
 )
-from .._schema import INPUT, METRIC, SYSTEM, split_scores, system_mean_grid
+from .._notes import add_notes
+from .._schema import INPUT, METRIC, SYSTEM, scores_notes, split_scores, system_mean_grid
 from .._validation import (
     check_average,
     check_batch,
@@ -60,6 +61,7 @@ from .._validation import (
     check_unit_interval,
     warn_few_draws,
 )
+from .common import common_ground, common_scores
 from .auto import PairDraws, auto_pair_pvalues, auto_rerun, check_draws
 from .decisions import OTHER, check_correction, decide, off_diagonal, pair_pvalues
 from .defaults import DEFAULTS
@@ -265,6 +267,7 @@ def compare(
     alpha: float = 0.05,
     skipna: bool = True,
     min_pairs: int | None = None,
+    common_cells: bool = True,
 ) -> xr.Dataset:
     """Compare every pair of metrics' correlations with a target: p-values, corrections, clusters.
 
@@ -306,6 +309,7 @@ def compare(
         Level of the ``significant`` flag (corrected p-value <= alpha).
     %(skipna)s
     %(min_pairs)s
+    %(common_cells)s
 
     Returns
     -------
@@ -352,10 +356,15 @@ def compare(
     settings = as_settings(test, "test", (Permutation, Bootstrap, Williams))
     drawn = _drawn_settings(settings)
     if uses_pairs(drawn["swap"], drawn["epsilon"]):
-        return _compare_pair_outcomes(data, drawn, target=target, metrics=metrics, level=level, method=method,
+        _check_targets(target)
+        notes = scores_notes(data, target, metrics)
+        data, ground = common_ground(data, target=target, metrics=metrics, common_cells=common_cells,
+                                     mask_target=True)
+        notes = (*notes, *([ground] if ground else []))
+        return _noted(_compare_pair_outcomes(data, drawn, target=target, metrics=metrics, level=level, method=method,
                                       variant=variant, average=average, alternative=alternative,
                                       correction=correction, family=family, alpha=alpha, skipna=skipna,
-                                      min_pairs=min_pairs)
+                                      min_pairs=min_pairs), notes, common_cells)
     test = settings_name(settings)
     keep_distribution, pvalue, absolute = drawn["keep_distribution"], drawn["pvalue"], drawn["absolute"]
     o = _compare_iv(data, target=target, metrics=metrics, test=test, level=level, method=method, variant=variant,
@@ -364,7 +373,9 @@ def compare(
                     alpha=alpha, keep_distribution=keep_distribution, skipna=skipna, min_pairs=min_pairs,
                     batch=OPTIONS["batch"], standardise=drawn["standardise"], average=average,
                     max_resamples=drawn["max_resamples"])
-    x, z = o.x, o.z
+    x, z, ground = common_scores(o.x, o.z, common_cells=common_cells, mask_target=not is_own(method))
+    notes = (*scores_notes(data, target, metrics), *([ground] if ground else []))
+    o = replace(o, x=x, z=z)
     if is_own(method) and o.test == "permutation":  # the statistic sees z-scores, as the draws swap them
         x, z = own_scale(x), own_scale(z)
         o = replace(o, x=x, z=z)
@@ -397,7 +408,15 @@ def compare(
         out["n_resamples_used"] = used
         out.attrs.update(auto)
     _long_names(out, alternative)
+    _noted(out, notes, common_cells)
     return out if lazy else compute_with_progress(out, True)
+
+
+def _noted(out: xr.Dataset, notes: Sequence[str], common_cells: bool) -> xr.Dataset:
+    """``out`` with attrs ``common_cells`` and the notes of its data and of its common ground."""
+    out.attrs["common_cells"] = int(bool(common_cells))
+    add_notes(out.attrs, *notes)
+    return out
 
 
 def _drawn_settings(settings: Settings) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
+from .._notes import add_notes
 from .._docs import fill_doc
 from .._kernels.custom import own_name
 from .._resampling.settings import Bootstrap, as_settings, single_test_draws
@@ -44,6 +45,7 @@ from .._resampling.pvalues import ALTERNATIVES, PVALUES, paired_bootstrap_pvalue
 from .._resampling.schemes import bootstrap_label, drawn_dims, parse_resample
 from .._schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, split_scores
 from .._validation import check_batch, check_choice, check_confidence_level, check_min_pairs, check_draw_count
+from .common import pair_notes
 
 __all__ = ["paired_bootstrap_test"]
 
@@ -258,6 +260,7 @@ def paired_bootstrap_test(
         out["distribution"] = draws
         out["metric_distribution"] = per_metric
     out.attrs = _attrs(o, x, y, target, alternative, pvalue)
+    add_notes(out.attrs, *pair_notes(data, x=x, y=y, target=target))
     _long_names(out, method, level, alternative, pvalue, o.confidence_level)
     if lazy:
         return out

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
+from .._notes import add_notes
 from .._docs import fill_doc
 from .._resampling.settings import Permutation, as_settings, single_test_draws
 from .._types import Alternative, Average, Level, PValue, Seed, Standardise, Statistic, SwapUnit, Variant
@@ -56,6 +57,7 @@ from .._validation import (
     check_draw_count,
     check_unit_interval,
 )
+from .common import pair_notes
 from .pairoutcome import Swap, dispatched
 from .tietests import run_permutation_test
 
@@ -296,9 +298,11 @@ def permutation_test(
             raise ValueError(f"average={average!r} is an option of swap='scores'; the pair-outcome test "
                              "averages the groups equally, as mt-metrics-eval does")
         drawn.pop("risk", None)
-        return run_permutation_test(data, x=x, y=y, target=target, level=level, method=method, variant=variant,
-                                    alternative=alternative, batch=OPTIONS["batch"], skipna=skipna,
-                                    min_pairs=min_pairs, **drawn)
+        res = run_permutation_test(data, x=x, y=y, target=target, level=level, method=method, variant=variant,
+                                   alternative=alternative, batch=OPTIONS["batch"], skipna=skipna,
+                                   min_pairs=min_pairs, **drawn)
+        add_notes(res.attrs, *pair_notes(data, x=x, y=y, target=target))
+        return res
     o = _permutation_test_iv(data, drawn, x=x, y=y, target=target, level=level, method=method, variant=variant,
                              alternative=alternative, skipna=skipna, min_pairs=min_pairs, average=average)
     xs, ys, z = o.xs, o.ys, o.z
@@ -330,6 +334,7 @@ def permutation_test(
     if drawn["keep_distribution"]:
         out["distribution"] = draws
     out.attrs = _attrs(o, x, y, target, alternative, drawn["pvalue"])
+    add_notes(out.attrs, *pair_notes(data, x=x, y=y, target=target))
     out["delta"].attrs["long_name"] = f"{method} correlation of x minus that of y, {level} level"
     if lazy:
         return out

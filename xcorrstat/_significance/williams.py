@@ -20,6 +20,7 @@ import numpy as np
 import xarray as xr
 from numpy.typing import ArrayLike
 
+from .._notes import add_notes
 from .._docs import fill_doc
 from .._resampling.settings import Williams, as_settings
 from .._types import Alternative, Level, Method
@@ -30,6 +31,7 @@ from .._resampling.pvalues import ALTERNATIVES
 from .._capabilities import check
 from .._schema import INPUT, METRIC, SYSTEM, check_finite, split_scores
 from .._validation import check_choice, check_confidence_level
+from .common import pair_notes
 
 __all__ = ["dependent_correlations", "williams_test"]
 
@@ -159,6 +161,7 @@ def williams_test(
     out["delta"] = out["r_xz"] - out["r_yz"]
     out = out[["delta", *names[:-1]]]
     out.attrs = _williams_attrs(x, y, target, level, method, alternative, absolute, confidence_level)
+    add_notes(out.attrs, *pair_notes(data, x=x, y=y, target=target))
     out["statistic"].attrs["long_name"] = "Williams' t (df = n - 3)"
     out["low"].attrs["long_name"] = "lower bound of Zou's interval for r_xz - r_yz"
     out["high"].attrs["long_name"] = "upper bound of Zou's interval for r_xz - r_yz"

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
-from .._notes import add_notes, carry_notes
+from .._notes import add_notes, carry_notes, notes_of
 from .._options import set_options
 from .._types import Seed
 from .._correlation.estimates import correlate
@@ -114,7 +114,7 @@ def _rank_task(scores: xr.Dataset, task: Task, *, n_resamples: int | Literal["au
     if n_resamples == 0:
         corr = _observed(scores, task).rename("correlation")
         corr = corr.drop_vars([c for c in corr.coords if c != "metric"])
-        return xr.Dataset({"correlation": corr, "cluster": _plain_ranks(corr)})
+        return xr.Dataset({"correlation": corr, "cluster": _plain_ranks(corr)}, attrs=_noted({}, scores, corr))
     if task.statistic == "soft_accuracy":  # its draws restart at 0: an "auto" run reruns it with more
         res = auto_rerun(lambda n, rng: soft_pairwise_accuracy_test(scores, target=GOLD, n_resamples=n, rng=rng,
                                                                     draws="mt-metrics-eval"),
@@ -124,7 +124,7 @@ def _rank_task(scores: xr.Dataset, task: Task, *, n_resamples: int | Literal["au
         _, significant, cluster = decide(res["pvalue"], corr, res["delta"], correction=_WMT["correction"],
                                          family="all", alternative="greater", alpha=alpha)
         return xr.Dataset({"correlation": corr, "cluster": cluster, "pvalue": res["pvalue"],
-                           "significant": significant}, attrs=_drawn(res))
+                           "significant": significant}, attrs=_noted(_drawn(res), scores, res))
     options = _options(task)
     test = Permutation(n_resamples=n_resamples, max_resamples=max_resamples, rng=seed, pvalue=_WMT["pvalue"],
                        **{k: options.pop(k) for k in _TEST_OPTIONS if k in options})
@@ -133,8 +133,21 @@ def _rank_task(scores: xr.Dataset, task: Task, *, n_resamples: int | Literal["au
                       correction=_WMT["correction"], **options)
     keep = ["correlation", "cluster", "pvalue", "significant"] + (["epsilon"] if "epsilon" in res else [])
     out = res[keep].drop_vars([c for c in res.coords if c not in ("metric", "other_metric")], errors="ignore")
-    out.attrs = _drawn(res)
+    out.attrs = _noted(_drawn(res), scores, res)
     return out
+
+
+def _noted(attrs: dict[str, Any], *sources: Any) -> dict[str, Any]:
+    """``attrs`` with the notes of ``sources`` (a task's scores and its analysis)."""
+    carry_notes(attrs, sources)
+    return attrs
+
+
+def _task_notes(data: xr.Dataset, drawn: dict[str, Any]) -> tuple[str, ...]:
+    """The data's notes, then each task's own (those its scores or analysis added), named by task."""
+    own = notes_of(data)
+    return (*own, *(f"task {label}: {note}" for label, attrs in drawn.items()
+                    for note in notes_of(attrs) if note not in own))
 
 
 #: Score range of each statistic, for the average of scores rescaled to [0, 1].
@@ -338,7 +351,7 @@ def run_tasks(
     out.attrs = {"testset": str(data.attrs.get("testset", "")), "roles": roles_from, "n_resamples": n_resamples,
                  "rng": seed, "alpha": alpha, "pvalue": "fraction", "correction": "none",
                  "tasks": [repr(t) for t in tasks], "n_skipped": len(skipped), "allow_incomplete": allow_incomplete}
-    carry_notes(out.attrs, [data])
+    add_notes(out.attrs, *_task_notes(data, drawn))
     out = _mark_lacks(out, drawn)
     if n_resamples == AUTO:  # per task (0 for a skipped one): the most draws of a pair, the decisions left open
         out.attrs.update(max_resamples=int(max_resamples),
