@@ -284,7 +284,7 @@ def test_permutation_own_statistic_system_means():
 @pytest.mark.parametrize("scheme", ["system", ("system", "input")], ids=str)
 def test_compare_permutation_own_statistic_hand_oracle(scheme):
     ds, B = scales_differ(10), 60
-    res = xcorrstat.compare(ds, target="human", level="input", method=mad,
+    res = xcorrstat.compare(ds, target="human", level="input", method=mad, common_cells=False,  # the oracle's cells
                             test=xcorrstat.Permutation(scheme, n_resamples=B, rng=6))
     for x, y in (("m0", "m1"), ("m2", "m0")):
         observed, _, p = permutation_oracle(ds, x, y, "input", drawn_seed(res), B, scheme)
@@ -322,7 +322,7 @@ def test_compare_pearson_callable(test, level):
 
 def test_report_runs_with_own_statistic():
     ds = make_scores(n_metrics=3, n_systems=6, n_inputs=8, seed=2, nan_frac=0.05)
-    rep = xcorrstat.report(ds, target="human", method=mad, n_resamples=20, rng=0)
+    rep = xcorrstat.report(ds, target="human", method=mad, n_resamples=20, rng=0, common_cells=False)  # own cells
     assert rep.settings["method"] == "mad"
     Z = metric_matrix(ds, "human")
     for level in rep.levels:

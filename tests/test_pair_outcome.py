@@ -18,6 +18,8 @@ import dataclasses
 import itertools
 import math
 
+import warnings
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -371,7 +373,13 @@ def test_bad_compare_options_and_missing_metric_scores():
     x[1, 2] = np.nan
     with pytest.raises(ValueError, match=r"metric\(s\) \['mx'\] miss 1 such cell"):
         xcorrstat.compare(dataset(x, y, z), target="human", method="kendall", level="input",
-                          test=xcorrstat.Permutation(swap="pairs"))
+                          test=xcorrstat.Permutation(swap="pairs"), common_cells=False)
+    # on common ground (the default) the cell mx lacks is left out of every metric and said in a note
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = xcorrstat.compare(dataset(x, y, z), target="human", method="kendall", level="input",
+                                test=xcorrstat.Permutation(swap="pairs", n_resamples=20, rng=0))
+    assert any("mx" in note and "lacks" in note for note in res.attrs["notes"]), res.attrs.get("notes")
     z[1, 2] = np.nan  # no target score there: the cell is left out
     res = xcorrstat.compare(dataset(x, y, z), target="human", method="kendall", level="input",
                             test=xcorrstat.Permutation(swap="pairs", n_resamples=20, rng=0,

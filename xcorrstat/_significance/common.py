@@ -18,7 +18,8 @@ import xarray as xr
 
 from .._display import cut, name_list
 from .._notes import notes_of
-from .._schema import INPUT, METRIC, SYSTEM, TARGET, as_dataset, default_metrics, select_scores, stack_scores
+from .._schema import (INPUT, METRIC, SYSTEM, TARGET, as_dataset, default_metrics, is_dask_array, select_scores,
+                      stack_scores)
 
 __all__ = ["common_ground", "common_scores", "pair_notes"]
 
@@ -73,6 +74,15 @@ def common_scores(x: xr.DataArray, z: xr.DataArray, *, common_cells: bool = True
     no metric has a score any more: the same correlations (a cell counts only where both scores are),
     and the kernels skip those cells outright; not for a statistic that sees the target's z-scores."""
     lacks, rated, common = _lacking(x, z)
+    if is_dask_array(x.data) or is_dask_array(z.data):
+        # Dask data: the common ground goes into the graph (nothing is computed before .compute()), and
+        # no note counts what each metric lacks: that would take a pass over the data first
+        if not common_cells:
+            return x, z, None
+        keep = common | ~rated
+        if mask_target:
+            z = z.where(keep).transpose(*z.dims, ...).assign_attrs(z.attrs)
+        return x.where(keep).transpose(*x.dims, ...).assign_attrs(x.attrs), z, None
     if not bool(lacks.any()):
         return x, z, None
     note = _note(lacks, common, rated, common_cells)
@@ -128,6 +138,8 @@ def pair_notes(data: xr.Dataset | xr.DataArray, *, x: Hashable, y: Hashable, tar
     scores (the test correlates each on its own cells; :func:`xcorrstat.compare` on common ground)."""
     ds = as_dataset(data)
     pair = stack_scores(ds, [x, y], METRIC)
+    if is_dask_array(pair.data) or is_dask_array(ds[target].data):  # known only after a pass over the data
+        return notes_of(data)
     lacks, rated, common = _lacking(pair, ds[target])
     if not bool(lacks.any()):
         return notes_of(data)
