@@ -222,7 +222,7 @@ def test_index_column_of_to_csv_is_left_out_with_a_note(tmp_path, capsys):
     assert len(notes) == 1 and "index.csv" in notes[0] and "column 1 ('Unnamed: 0': no name in the header)" in notes[0]
     assert "row index" in notes[0] and "left out" in notes[0] and said == list(notes)
     code, out, err = run(capsys, "correlate", path, "--target", "human", "--level", "system")
-    assert code == 0 and "Unnamed" not in out and "3 metrics" in out
+    assert code == 0 and _not_a_metric("Unnamed", out) and "3 metrics" in out
     assert "xcorrstat: note:" in err and "row index" in err and "column 1" in err
     with pytest.warns(UserWarning, match="row index"):
         assert "Unnamed: 0" not in from_dataframe(pd.read_csv(path)).data_vars
@@ -243,7 +243,7 @@ def test_trailing_comma_column_is_left_out_with_a_note(tmp_path, capsys):
     assert sorted(ds.data_vars) == ["human", "m1", "m2", "ter"]
     assert len(notes) == 1 and "column 7 ('Unnamed: 6': no name in the header) has no values" in notes[0]
     code, out, err = run(capsys, "correlate", path, "--target", "human", "--level", "system")
-    assert code == 0 and "Unnamed" not in out and "has no values" in err
+    assert code == 0 and _not_a_metric("Unnamed", out) and "has no values" in err
 
 
 def test_index_and_trailing_comma_together(tmp_path):
@@ -375,3 +375,9 @@ def test_short_lines_by_blocks_agree_with_the_csv_module(tmp_path, monkeypatch, 
         expected = fields._by_csv(str(path), False, "utf-8", ",", 4)
         assert fields._by_blocks(str(path), False, ord(","), 4) == expected, text
         assert fields.short_line(str(path), False, "utf-8", ",", 4) == expected
+
+
+def _not_a_metric(name, out):
+    """``name`` is in no line of the printed table: only in the notes of its heading (the note travels)."""
+    return all(name not in line for line in out.splitlines() if not line.startswith("note:"))
+

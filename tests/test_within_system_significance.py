@@ -248,7 +248,7 @@ def test_paired_bootstrap_within_system_equals_bootstrap_draws():
 def test_compare_permutation_equals_swapped_oracle(method, variant):
     metrics, z = matrices(90, n_metrics=3)
     ds, names = metrics_dataset(metrics, z)
-    res = xcorrstat.compare(ds, target="human", level=LEVEL, method=method, variant=variant,
+    res = xcorrstat.compare(ds, target="human", common_cells=False, level=LEVEL, method=method, variant=variant,
                             test=xcorrstat.Permutation("input", n_resamples=N_DRAWS, rng=21, keep_distribution=True),
                             correction="bonferroni")
     masks = permutation_masks(21, range(N_DRAWS), *z.shape, "input")
@@ -276,7 +276,7 @@ def test_compare_bootstrap_equals_resampled_oracle():
     metrics = [integer_scores(rng, (5, 7), 0.1) for _ in range(3)]
     z = integer_scores(rng, (5, 7), 0.1)
     ds, names = metrics_dataset(metrics, z)
-    res = xcorrstat.compare(ds, target="human", level=LEVEL, method="spearman",
+    res = xcorrstat.compare(ds, target="human", common_cells=False, level=LEVEL, method="spearman",
                             test=xcorrstat.Bootstrap("BOOT-BOTH", n_resamples=N_DRAWS, rng=22, keep_distribution=True),
                             alternative="two-sided")
     sys_idx, inp_idx = bootstrap_indices(22, range(N_DRAWS), list(z.shape))
@@ -300,7 +300,7 @@ def test_compare_pairs_equal_two_metric_tests(test):
     kw = dict(target="human", level=LEVEL, method="kendall")
     settings = xcorrstat.Permutation if test == "permutation" else xcorrstat.Bootstrap
     kw["test"] = settings(n_resamples=40, rng=23, keep_distribution=True)
-    res = xcorrstat.compare(ds, **kw)
+    res = xcorrstat.compare(ds, common_cells=False, **kw)
     two = xcorrstat.permutation_test if test == "permutation" else xcorrstat.paired_bootstrap_test
     for a in names:
         for b in names:

@@ -185,7 +185,7 @@ def test_compare_and_permutation_test_do_not_depend_on_the_budget(two_cores, met
     runs, single = {}, {}
     for budget in ("16MiB", "4GiB"):
         with xcorrstat.set_options(memory_budget=budget):
-            runs[budget] = xcorrstat.compare(ds, target="human", level=LEVEL, method=method, variant=variant,
+            runs[budget] = xcorrstat.compare(ds, target="human", common_cells=False, level=LEVEL, method=method, variant=variant,
                                              average=average, test=test).compute()
             single[budget] = xcorrstat.permutation_test(ds, x="m0", y="m1", target="human", level=LEVEL,
                                                         method=method, variant=variant, average=average,
@@ -201,7 +201,7 @@ def test_compare_draws_equal_the_oracle_for_every_pair():
     ds = _dataset(2, n_metrics=3, s=5, i=60)
     n = 12
     for method, average in itertools.product(["pearson", "kendall"], ["macro", "weighted"]):
-        res = xcorrstat.compare(ds, target="human", level=LEVEL, method=method, average=average,
+        res = xcorrstat.compare(ds, target="human", common_cells=False, level=LEVEL, method=method, average=average,
                                 test=xcorrstat.Permutation(("system", "input"), n_resamples=n, rng=9,
                                                            keep_distribution=True)).compute()
         names = list(res["metric"].values)
