@@ -17,13 +17,15 @@ is blocked never changes a number.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
 
 from .._compiled import loops
 
-__all__ = ["SORT_COST", "SortPrep", "sort_counts", "sort_pays", "sort_prepare"]
+__all__ = ["SORT_COST", "THREAD_WORK", "SortPrep", "sort_counts", "sort_pays", "sort_prepare"]
 
 #: The cost model of :func:`sort_pays`, per input and draw: the sort form takes ``SORT_COST * P * S log2(2 S)``,
 #: the pair forms ``S^2 (1 + PAIR_SHARE (P - 1))`` (their mask products serve every pair of metrics at once, and
@@ -31,6 +33,8 @@ __all__ = ["SORT_COST", "SortPrep", "sort_counts", "sort_pays", "sort_prepare"]
 #: one pair of metrics, near 100 for four; 200 systems take a sixth of the time.
 SORT_COST = 5.0
 PAIR_SHARE = 0.15
+#: Work (inputs x draws x pairs of metrics x systems) of :func:`sort_counts` worth a thread (a few ms).
+THREAD_WORK = 1 << 20
 
 
 class SortPrep(NamedTuple):
@@ -107,6 +111,10 @@ def sort_counts(prep: SortPrep, mt: np.ndarray, blk: slice, variant_code: int, v
     :mod:`~xcorrstat._kernels.rank.input_swap` (``variant_code`` one of its codes), ``ties`` (two (inputs, B,
     P) arrays, tau-b) the metric-tied valid pairs; ``mt`` (S, I, B) bool the masks.
 
+    A block of :data:`THREAD_WORK` or more (inputs x draws x pairs x systems) is split into runs of inputs
+    counted on threads, one a core (the loops release the GIL); every count is an integer of its own input
+    and draw, so the split never changes one.
+
     Examples
     --------
     >>> x = np.array([[[1.0], [2.0], [3.0]]]); prep = sort_prepare(x, -x, x, 0)
@@ -114,6 +122,27 @@ def sort_counts(prep: SortPrep, mt: np.ndarray, blk: slice, variant_code: int, v
     >>> sort_counts(prep, mt, slice(0, 1), 0, vx, vy, None); float(vx[0, 0, 0]), float(vy[0, 0, 0])
     (3.0, -3.0)
     """
-    tx, ty = ties if ties is not None else (np.empty((0, 0, 0)), np.empty((0, 0, 0)))
-    loops("rank.input_sort_jit").draw_counts(mt, blk.start, prep.order, prep.rx, prep.ry, prep.new, prep.info,
-                                               prep.dlin, prep.dconst, variant_code, vx, vy, tx, ty)
+    n_blk, n_draws, p = vx.shape
+    runs = max(1, min(n_blk, _cores(), n_blk * n_draws * p * mt.shape[0] // THREAD_WORK))
+    cuts = [n_blk * k // runs for k in range(runs + 1)]
+
+    def count(k: int) -> None:
+        a, b = cuts[k], cuts[k + 1]
+        tx, ty = (ties[0][a:b], ties[1][a:b]) if ties is not None else (np.empty((0, 0, 0)), np.empty((0, 0, 0)))
+        loops("rank.input_sort_jit").draw_counts(mt, blk.start + a, prep.order, prep.rx, prep.ry, prep.new,
+                                                   prep.info, prep.dlin, prep.dconst, variant_code, vx[a:b],
+                                                   vy[a:b], tx, ty)
+
+    if runs == 1:
+        count(0)
+        return
+    with ThreadPoolExecutor(max_workers=runs) as pool:
+        list(pool.map(count, range(runs)))
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        return os.cpu_count() or 1
