@@ -29,6 +29,8 @@ _jit = numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy"
 _A, _B, _EQ, _ACC = 0, 1, 2, 3  # the variant codes of rank.input_gaps
 #: Draws counted together on an input without ties (one count table each).
 LANES = 64
+#: Up to this many words of ranks, a lane's ranks below r are counted word by word (no table of counts).
+SCAN_WORDS = 8
 
 
 @_jit
@@ -200,7 +202,8 @@ def _plain_lanes(mt, i, b0, order, rx, ry, dlin, nv, bits, tab, off, n_lev, size
     bits[:nb] = 0
     tab[:nb, :size] = 0
     cd[:] = 0
-    one = np.uint64(1)
+    one, zero = np.uint64(1), np.uint64(0)
+    full = ~zero
     for j in range(nv):
         row = order[j]
         base, step = rx[j], ry[j] - rx[j]
@@ -210,14 +213,19 @@ def _plain_lanes(mt, i, b0, order, rx, ry, dlin, nv, bits, tab, off, n_lev, size
             r = base + m * step
             w = r >> 6
             bit = one << np.uint64(r & 63)
-            below = np.int64(_popcount(bits[lane, w] & (bit - one)))
-            for lev in range(n_lev):
-                u = w >> lev
-                below += (u & 1) * tab[lane, off[lev] + (u ^ 1)]
-            bits[lane, w] |= bit
-            if n_words > 1:
+            if n_words <= SCAN_WORDS:  # the words below r's own, counted bit by bit
+                below = 0
+                for k in range(n_words):
+                    keep = full if k < w else (bit - one if k == w else zero)
+                    below += np.int64(_popcount(bits[lane, k] & keep))
+            else:
+                below = np.int64(_popcount(bits[lane, w] & (bit - one)))
+                for lev in range(n_lev):
+                    u = w >> lev
+                    below += (u & 1) * tab[lane, off[lev] + (u ^ 1)]
                 for lev in range(n_lev):
                     tab[lane, off[lev] + (w >> lev)] += 1
+            bits[lane, w] |= bit
             cd[lane] += 2 * below - j
             dv[lane] += m * lin_v
             dt[lane] += m * lin_t
