@@ -10,8 +10,9 @@ systems in target order, with a table of counts of the joint ranks by level (an 
 per system): ``C - D``
 over the pairs not tied in the target, the pairs tied in the metric and those tied in both; Y''s
 follow from the linear form. O(S log S) per input and draw, where the pair-by-pair forms take
-O(S^2). Every count is an integer, so it equals the pair form's exactly. The functions release the
-GIL.
+O(S^2). On an input without any tie every rank is counted at most once, so the lanes' tables start
+from a bitmap of the counted ranks, 64 a word, and a population count (:func:`_plain_lanes`). Every
+count is an integer, so it equals the pair form's exactly. The functions release the GIL.
 """
 
 from __future__ import annotations
@@ -195,8 +196,9 @@ def _plain_lanes(mt, i, b0, order, rx, ry, dlin, nv, bits, tab, off, n_lev, size
     branch depends on the data). Also Y' minus X' (``dv``, ``dt``) by the linear forms ``dlin``.
 
     Without ties every rank is counted at most once, so the bottom of each lane's table is a bitmap of 64
-    ranks a word (``bits``; the ranks below ``r`` in its word are one population count) and the levels of
-    ``tab`` count the ranks by word (``r >> 6``): ``log2(words)`` levels instead of ``log2(ranks)``."""
+    ranks a word (``bits``; the ranks below ``r`` in its word are one population count). Up to
+    :data:`SCAN_WORDS` words, the words below ``r``'s own are counted too; past it, the levels of ``tab``
+    count the ranks by word (``r >> 6``): ``log2(words)`` levels instead of ``log2(ranks)``."""
     nb = cd.shape[0]
     n_words = bits.shape[1]
     bits[:nb] = 0
