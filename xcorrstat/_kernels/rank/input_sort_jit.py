@@ -263,8 +263,8 @@ def _tied_draw(mz, rx, ry, new, nv, tab, off, n_lev, size, held, out):
 def draw_counts(mt, i0, order, rx, ry, new, info, dlin, dconst, variant, vx, vy, tx, ty):
     """Each draw's integers of X' and Y' on the inputs ``i0 ...`` of a block.
 
-    mt (S, I, B) bool masks; order, rx, ry, new, info as :func:`prepare` wrote them, dlin and dconst as
-    :func:`differences` did; ``variant`` a code of ``swap_kendall_gaps``. Writes vx, vy (inputs, B, P):
+    mt (S, inputs, B) bool the block's masks; order, rx, ry, new, info as :func:`prepare` wrote them, dlin
+    and dconst as :func:`differences` did; ``variant`` a code of ``swap_kendall_gaps``. Writes vx, vy (inputs, B, P):
     the variant's numerator (``C - D``; acc_eq: ``C - D + 2 T_gm - T_m + N - T_g``), and for tau-b tx, ty
     (inputs, B, P) the metric-tied valid pairs (else (0, 0, 0)).
     """
@@ -295,7 +295,7 @@ def draw_counts(mt, i0, order, rx, ry, new, info, dlin, dconst, variant, vx, vy,
                     nb = min(LANES, n_draws - b0)
                     dvs[:nb] = dconst[0, q, i]
                     dts[:nb] = dconst[1, q, i]
-                    _plain_lanes(mt, i, b0, order[q, i], rx[q, i], ry[q, i], dlin[:, q, i], nv,
+                    _plain_lanes(mt, ii, b0, order[q, i], rx[q, i], ry[q, i], dlin[:, q, i], nv,
                                  bits[:, :(nr + 63) >> 6], lanes, w_off, w_lev, w_size, cd[:nb], dvs[:nb], dts[:nb])
                     for lane in range(nb):
                         v = cd[lane] + extra
@@ -308,7 +308,7 @@ def draw_counts(mt, i0, order, rx, ry, new, info, dlin, dconst, variant, vx, vy,
             for b in range(n_draws):
                 dv, dt = dconst[0, q, i], dconst[1, q, i]
                 for j in range(nv):
-                    m = 1 if mt[order[q, i, j], i, b] else 0
+                    m = 1 if mt[order[q, i, j], ii, b] else 0
                     mz[j] = m
                     dv += m * dlin[0, q, i, j]
                     dt += m * dlin[1, q, i, j]
