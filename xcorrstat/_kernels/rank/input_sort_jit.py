@@ -30,7 +30,7 @@ _jit = numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy"
 _A, _B, _EQ, _ACC = 0, 1, 2, 3  # the variant codes of rank.input_gaps
 #: Draws counted together on an input without ties (one count table each).
 LANES = 64
-#: Up to this many words of ranks, a lane's ranks below r are counted word by word (no table of counts).
+#: Up to this many words of ranks, a lane keeps the ranks counted below each word (no levels).
 SCAN_WORDS = 8
 
 
@@ -197,15 +197,15 @@ def _plain_lanes(mt, i, b0, order, rx, ry, dlin, nv, bits, tab, off, n_lev, size
 
     Without ties every rank is counted at most once, so the bottom of each lane's table is a bitmap of 64
     ranks a word (``bits``; the ranks below ``r`` in its word are one population count). Up to
-    :data:`SCAN_WORDS` words, the words below ``r``'s own are counted too; past it, the levels of ``tab``
-    count the ranks by word (``r >> 6``): ``log2(words)`` levels instead of ``log2(ranks)``."""
+    :data:`SCAN_WORDS` words, ``tab`` holds the ranks counted below each word (updated in a fixed number
+    of steps); past it, the levels of ``tab`` count the ranks by word (``r >> 6``): ``log2(words)`` levels
+    instead of ``log2(ranks)``."""
     nb = cd.shape[0]
     n_words = bits.shape[1]
     bits[:nb] = 0
-    tab[:nb, :size] = 0
+    tab[:nb, :max(size, SCAN_WORDS)] = 0
     cd[:] = 0
-    one, zero = np.uint64(1), np.uint64(0)
-    full = ~zero
+    one = np.uint64(1)
     for j in range(nv):
         row = order[j]
         base, step = rx[j], ry[j] - rx[j]
@@ -215,13 +215,12 @@ def _plain_lanes(mt, i, b0, order, rx, ry, dlin, nv, bits, tab, off, n_lev, size
             r = base + m * step
             w = r >> 6
             bit = one << np.uint64(r & 63)
-            if n_words <= SCAN_WORDS:  # the words below r's own, counted bit by bit
-                below = 0
-                for k in range(n_words):
-                    keep = full if k < w else (bit - one if k == w else zero)
-                    below += np.int64(_popcount(bits[lane, k] & keep))
+            below = np.int64(_popcount(bits[lane, w] & (bit - one)))
+            if n_words <= SCAN_WORDS:  # tab[lane, k]: the ranks counted in the words below word k
+                below += tab[lane, w]
+                for k in range(SCAN_WORDS):  # a fixed number of steps, without branches
+                    tab[lane, k] += 1 if k > w else 0
             else:
-                below = np.int64(_popcount(bits[lane, w] & (bit - one)))
                 for lev in range(n_lev):
                     u = w >> lev
                     below += (u & 1) * tab[lane, off[lev] + (u ^ 1)]
