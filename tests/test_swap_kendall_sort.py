@@ -111,3 +111,36 @@ def test_draws_do_not_depend_on_the_batch(monkeypatch):
     parts = [run(masks[k:k + 3]) for k in range(0, len(masks), 3)]
     for which in (0, 1):
         np.testing.assert_array_equal(whole[which], np.concatenate([p[which] for p in parts], axis=-1))
+
+
+@pytest.mark.parametrize("s", [33, 100, 300])  # ranks in 2, 4 and 10 words (past SCAN_WORDS: the table of words)
+def test_plain_inputs_by_bitmap_words(monkeypatch, s):
+    """Inputs without ties take the bitmap lanes; more than one lane block of draws, a partial one, and an
+    input with ties beside them: the same integers as the pair form."""
+    rng = np.random.default_rng(s)
+    x, y, z = (rng.normal(size=(2, s, 4)) for _ in range(3))
+    x[:, :, 3] = np.round(x[:, :, 3])  # one input with ties: the draw-by-draw count
+    masks = rng.random((70, s, 4)) < 0.5
+    _forced(monkeypatch, False)
+    _, pair = _integers(x, y, z, masks, "b")
+    _forced(monkeypatch, True)
+    forms, sort = _integers(x, y, z, masks, "b")
+    assert forms.sort is not None
+    assert (forms.sort.info[:, :3, 1] == 2 * s).all() and (forms.sort.info[:, 3, 1] < 2 * s).all()
+    assert len(sort) == len(pair)
+    for got, expected in zip(sort, pair):
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("kind", ["continuous", "ties"])
+def test_threads_never_change_a_count(monkeypatch, kind):
+    """Runs of inputs counted on threads give every count of one run."""
+    _forced(monkeypatch, True)
+    x, y, z, masks = _scores(5, 2, 40, 9, kind)
+    out = {}
+    for work in (1, 1 << 62):  # a thread for every run of inputs / one run
+        monkeypatch.setattr(swap_kendall_sort, "THREAD_WORK", work)
+        monkeypatch.setattr(swap_kendall_sort, "_cores", lambda: 3)
+        out[work] = _integers(x, y, z, masks, "b")[1]
+    for got, expected in zip(out[1], out[1 << 62]):
+        np.testing.assert_array_equal(got, expected)

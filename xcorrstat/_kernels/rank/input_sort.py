@@ -17,13 +17,16 @@ is blocked never changes a number.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
 from .._compiled import loops
 
-__all__ = ["SORT_COST", "SortPrep", "sort_counts", "sort_pays", "sort_prepare"]
+__all__ = ["SORT_COST", "THREAD_WORK", "SortPrep", "sort_counts", "sort_pays", "sort_prepare"]
 
 #: The cost model of :func:`sort_pays`, per input and draw: the sort form takes ``SORT_COST * P * S log2(2 S)``,
 #: the pair forms ``S^2 (1 + PAIR_SHARE (P - 1))`` (their mask products serve every pair of metrics at once, and
@@ -31,6 +34,8 @@ __all__ = ["SORT_COST", "SortPrep", "sort_counts", "sort_pays", "sort_prepare"]
 #: one pair of metrics, near 100 for four; 200 systems take a sixth of the time.
 SORT_COST = 5.0
 PAIR_SHARE = 0.15
+#: Work (inputs x draws x pairs of metrics x systems) of :func:`sort_counts` worth a thread (a few ms).
+THREAD_WORK = 1 << 20
 
 
 class SortPrep(NamedTuple):
@@ -97,23 +102,59 @@ def sort_prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, variant_code: in
     jit = loops("rank.input_sort_jit")
     jit.prepare(zx, zy, z, order, rx, ry, new, info)
     dlin, dconst = np.empty((2, p, i, s), dtype=np.int64), np.empty((2, p, i), dtype=np.int64)
-    jit.differences(zx, zy, z, order, info, variant_code, dlin, dconst)
+
+    def differences(a: int, b: int) -> None:
+        jit.differences(zx[:, :, a:b], zy[:, :, a:b], z[:, :, a:b], order[:, a:b], info[:, a:b], variant_code,
+                        dlin[:, :, a:b], dconst[:, :, a:b])
+
+    _on_runs(i, p * i * s * s, differences)
     return SortPrep(order, rx, ry, new, info, dlin, dconst)
 
 
-def sort_counts(prep: SortPrep, mt: np.ndarray, blk: slice, variant_code: int, vx: np.ndarray, vy: np.ndarray,
+def sort_counts(prep: SortPrep, masks: np.ndarray, blk: slice, variant_code: int, vx: np.ndarray, vy: np.ndarray,
                 ties: tuple[np.ndarray, np.ndarray] | None) -> None:
     """Each draw's integers of X' and Y' on a block of inputs: vx, vy (inputs, B, P) the numerators of
     :mod:`~xcorrstat._kernels.rank.input_swap` (``variant_code`` one of its codes), ``ties`` (two (inputs, B,
-    P) arrays, tau-b) the metric-tied valid pairs; ``mt`` (S, I, B) bool the masks.
+    P) arrays, tau-b) the metric-tied valid pairs; ``masks`` (B, S, inputs) bool the block's masks.
+
+    A block of :data:`THREAD_WORK` or more (inputs x draws x pairs x systems) is split into runs of inputs
+    counted on threads, one a core (the loops release the GIL), each laying out its own inputs' masks
+    system by system; every count is an integer of its own input and draw, so the split never changes one.
 
     Examples
     --------
     >>> x = np.array([[[1.0], [2.0], [3.0]]]); prep = sort_prepare(x, -x, x, 0)
-    >>> mt = np.zeros((3, 1, 1), dtype=bool); vx, vy = np.empty((1, 1, 1)), np.empty((1, 1, 1))
-    >>> sort_counts(prep, mt, slice(0, 1), 0, vx, vy, None); float(vx[0, 0, 0]), float(vy[0, 0, 0])
+    >>> masks = np.zeros((1, 3, 1), dtype=bool); vx, vy = np.empty((1, 1, 1)), np.empty((1, 1, 1))
+    >>> sort_counts(prep, masks, slice(0, 1), 0, vx, vy, None); float(vx[0, 0, 0]), float(vy[0, 0, 0])
     (3.0, -3.0)
     """
-    tx, ty = ties if ties is not None else (np.empty((0, 0, 0)), np.empty((0, 0, 0)))
-    loops("rank.input_sort_jit").draw_counts(mt, blk.start, prep.order, prep.rx, prep.ry, prep.new, prep.info,
-                                               prep.dlin, prep.dconst, variant_code, vx, vy, tx, ty)
+    n_blk, n_draws, p = vx.shape
+
+    def count(a: int, b: int) -> None:
+        tx, ty = (ties[0][a:b], ties[1][a:b]) if ties is not None else (np.empty((0, 0, 0)), np.empty((0, 0, 0)))
+        mt = np.ascontiguousarray(np.transpose(masks[:, :, a:b], (1, 2, 0)))  # (S, inputs, B)
+        loops("rank.input_sort_jit").draw_counts(mt, blk.start + a, prep.order, prep.rx, prep.ry, prep.new,
+                                                   prep.info, prep.dlin, prep.dconst, variant_code, vx[a:b],
+                                                   vy[a:b], tx, ty)
+
+    _on_runs(n_blk, n_blk * n_draws * p * masks.shape[1], count)
+
+
+def _on_runs(n: int, work: int, run: Callable[[int, int], None]) -> None:
+    """``run(a, b)`` over runs of ``n`` inputs that cover them in order: one run a core when ``work`` is worth
+    it (:data:`THREAD_WORK` a run), on threads, else one run in this thread."""
+    runs = max(1, min(n, _cores(), work // THREAD_WORK))
+    cuts = [n * k // runs for k in range(runs + 1)]
+    if runs == 1:
+        run(0, n)
+        return
+    with ThreadPoolExecutor(max_workers=runs) as pool:
+        list(pool.map(run, cuts[:-1], cuts[1:]))
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        return os.cpu_count() or 1

@@ -10,8 +10,9 @@ systems in target order, with a table of counts of the joint ranks by level (an 
 per system): ``C - D``
 over the pairs not tied in the target, the pairs tied in the metric and those tied in both; Y''s
 follow from the linear form. O(S log S) per input and draw, where the pair-by-pair forms take
-O(S^2). Every count is an integer, so it equals the pair form's exactly. The functions release the
-GIL.
+O(S^2). On an input without any tie every rank is counted at most once, so the lanes' tables start
+from a bitmap of the counted ranks, 64 a word, and a population count (:func:`_plain_lanes`). Every
+count is an integer, so it equals the pair form's exactly. The functions release the GIL.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import importlib
 import numpy as np
 
 numba = importlib.import_module("numba")
+intrinsic = importlib.import_module("numba.extending").intrinsic
 
 __all__ = ["differences", "draw_counts", "prepare"]
 
@@ -28,6 +30,8 @@ _jit = numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy"
 _A, _B, _EQ, _ACC = 0, 1, 2, 3  # the variant codes of rank.input_gaps
 #: Draws counted together on an input without ties (one count table each).
 LANES = 64
+#: Up to this many words of ranks, a lane keeps the ranks counted below each word (no levels).
+SCAN_WORDS = 8
 
 
 @_jit
@@ -173,14 +177,35 @@ def _plain_draw(mz, rx, ry, nv, tab, off, n_lev, size):
     return cd
 
 
+@intrinsic
+def _popcount(typingctx, word):
+    """The number of 1 bits of a uint64 (one machine instruction)."""
+    if word != numba.types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return numba.types.uint64(numba.types.uint64), codegen
+
+
 @_jit
-def _plain_lanes(mt, i, b0, order, rx, ry, dlin, nv, tab, off, n_lev, size, cd, dv, dt):
+def _plain_lanes(mt, i, b0, order, rx, ry, dlin, nv, bits, tab, off, n_lev, size, cd, dv, dt):
     """:func:`_plain_draw` for the draws ``b0 ...`` (one lane each, up to ``LANES``) at once, system after
     system: a system's masks of these draws are one contiguous row, and the lanes are independent (no
-    branch depends on the data). Also Y' minus X' (``dv``, ``dt``) by the linear forms ``dlin``."""
+    branch depends on the data). Also Y' minus X' (``dv``, ``dt``) by the linear forms ``dlin``.
+
+    Without ties every rank is counted at most once, so the bottom of each lane's table is a bitmap of 64
+    ranks a word (``bits``; the ranks below ``r`` in its word are one population count). Up to
+    :data:`SCAN_WORDS` words, ``tab`` holds the ranks counted below each word (updated in a fixed number
+    of steps); past it, the levels of ``tab`` count the ranks by word (``r >> 6``): ``log2(words)`` levels
+    instead of ``log2(ranks)``."""
     nb = cd.shape[0]
-    tab[:nb, :size] = 0
+    n_words = bits.shape[1]
+    bits[:nb] = 0
+    tab[:nb, :max(size, SCAN_WORDS)] = 0
     cd[:] = 0
+    one = np.uint64(1)
     for j in range(nv):
         row = order[j]
         base, step = rx[j], ry[j] - rx[j]
@@ -188,12 +213,20 @@ def _plain_lanes(mt, i, b0, order, rx, ry, dlin, nv, tab, off, n_lev, size, cd, 
         for lane in range(nb):
             m = 1 if mt[row, i, b0 + lane] else 0
             r = base + m * step
-            below = 0
-            for lev in range(n_lev):
-                u = r >> lev
-                below += (u & 1) * tab[lane, off[lev] + (u ^ 1)]
-            for lev in range(n_lev):
-                tab[lane, off[lev] + (r >> lev)] += 1
+            w = r >> 6
+            bit = one << np.uint64(r & 63)
+            below = np.int64(_popcount(bits[lane, w] & (bit - one)))
+            if n_words <= SCAN_WORDS:  # tab[lane, k]: the ranks counted in the words below word k
+                below += tab[lane, w]
+                for k in range(SCAN_WORDS):  # a fixed number of steps, without branches
+                    tab[lane, k] += 1 if k > w else 0
+            else:
+                for lev in range(n_lev):
+                    u = w >> lev
+                    below += (u & 1) * tab[lane, off[lev] + (u ^ 1)]
+                for lev in range(n_lev):
+                    tab[lane, off[lev] + (w >> lev)] += 1
+            bits[lane, w] |= bit
             cd[lane] += 2 * below - j
             dv[lane] += m * lin_v
             dt[lane] += m * lin_t
@@ -229,8 +262,8 @@ def _tied_draw(mz, rx, ry, new, nv, tab, off, n_lev, size, held, out):
 def draw_counts(mt, i0, order, rx, ry, new, info, dlin, dconst, variant, vx, vy, tx, ty):
     """Each draw's integers of X' and Y' on the inputs ``i0 ...`` of a block.
 
-    mt (S, I, B) bool masks; order, rx, ry, new, info as :func:`prepare` wrote them, dlin and dconst as
-    :func:`differences` did; ``variant`` a code of ``swap_kendall_gaps``. Writes vx, vy (inputs, B, P):
+    mt (S, inputs, B) bool the block's masks; order, rx, ry, new, info as :func:`prepare` wrote them, dlin
+    and dconst as :func:`differences` did; ``variant`` a code of ``swap_kendall_gaps``. Writes vx, vy (inputs, B, P):
     the variant's numerator (``C - D``; acc_eq: ``C - D + 2 T_gm - T_m + N - T_g``), and for tau-b tx, ty
     (inputs, B, P) the metric-tied valid pairs (else (0, 0, 0)).
     """
@@ -243,7 +276,10 @@ def draw_counts(mt, i0, order, rx, ry, new, info, dlin, dconst, variant, vx, vy,
     held = np.empty((2, s), dtype=np.int64)
     mz = np.empty(s, dtype=np.int64)
     out = np.zeros(3, dtype=np.int64)
-    lanes = np.empty((LANES, 4 * s + 64), dtype=np.int64)
+    words = (2 * s + 63) >> 6
+    lanes = np.empty((LANES, 4 * words + 64), dtype=np.int64)
+    bits = np.empty((LANES, words), dtype=np.uint64)
+    w_off = np.empty(64, dtype=np.int64)
     cd, dvs, dts = np.empty(LANES, dtype=np.int64), np.empty(LANES, dtype=np.int64), np.empty(LANES, dtype=np.int64)
     for ii in range(n_blk):
         i = i0 + ii
@@ -253,12 +289,13 @@ def draw_counts(mt, i0, order, rx, ry, new, info, dlin, dconst, variant, vx, vy,
             extra = nv * (nv - 1) // 2 - gold if acc else 0
             n_lev, size = _levels(max(nr, 1), off)
             if plain:  # no tie anywhere: the draws a block of lanes at a time
+                w_lev, w_size = _levels(max((nr + 63) >> 6, 1), w_off)
                 for b0 in range(0, n_draws, LANES):
                     nb = min(LANES, n_draws - b0)
                     dvs[:nb] = dconst[0, q, i]
                     dts[:nb] = dconst[1, q, i]
-                    _plain_lanes(mt, i, b0, order[q, i], rx[q, i], ry[q, i], dlin[:, q, i], nv, lanes, off, n_lev,
-                                 size, cd[:nb], dvs[:nb], dts[:nb])
+                    _plain_lanes(mt, ii, b0, order[q, i], rx[q, i], ry[q, i], dlin[:, q, i], nv,
+                                 bits[:, :(nr + 63) >> 6], lanes, w_off, w_lev, w_size, cd[:nb], dvs[:nb], dts[:nb])
                     for lane in range(nb):
                         v = cd[lane] + extra
                         vx[ii, b0 + lane, q] = v
@@ -270,7 +307,7 @@ def draw_counts(mt, i0, order, rx, ry, new, info, dlin, dconst, variant, vx, vy,
             for b in range(n_draws):
                 dv, dt = dconst[0, q, i], dconst[1, q, i]
                 for j in range(nv):
-                    m = 1 if mt[order[q, i, j], i, b] else 0
+                    m = 1 if mt[order[q, i, j], ii, b] else 0
                     mz[j] = m
                     dv += m * dlin[0, q, i, j]
                     dt += m * dlin[1, q, i, j]

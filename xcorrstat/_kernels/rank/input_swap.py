@@ -227,10 +227,10 @@ def _run_blocks(m: np.ndarray, forms: _Forms, consume: _Consume, variant: Varian
     b, s, i = m.shape
     rows, p = forms.value.shape[1:]
     ib = max(1, min(i, _RUN_CELLS // (b * max(rows, p))))
-    mt = np.ascontiguousarray(np.transpose(m, (1, 2, 0)))  # (S, I, B): blocks of inputs are contiguous
     if forms.sort is not None:
-        _sort_blocks(mt, forms, forms.sort, consume, variant)
+        _sort_blocks(m, forms, forms.sort, consume, variant)
         return
+    mt = np.ascontiguousarray(np.transpose(m, (1, 2, 0)))  # (S, I, B): blocks of inputs are contiguous
     prods = np.empty((rows, ib, b), dtype=forms.value.dtype)
     vals = np.empty((2, ib, b, p), dtype=forms.value.dtype)
     whole = np.empty((2, ib + 1, b, p))
@@ -247,10 +247,10 @@ def _run_blocks(m: np.ndarray, forms: _Forms, consume: _Consume, variant: Varian
         consume(blk, ties, (vx, vy), counts, whole[:, :n + 1])
 
 
-def _sort_blocks(mt: np.ndarray, forms: _Forms, prep: SortPrep, consume: _Consume, variant: Variant) -> None:
+def _sort_blocks(m: np.ndarray, forms: _Forms, prep: SortPrep, consume: _Consume, variant: Variant) -> None:
     """:func:`_run_blocks` by the sort form: each draw's integers from one pass over each input's sorted
     systems (:mod:`~xcorrstat._kernels.rank.input_sort`), the same integers as the mask products give."""
-    s, i, b = mt.shape
+    b, s, i = m.shape
     p = forms.n0.shape[1]
     ib = max(1, min(i, _RUN_CELLS // (b * p)))
     vals = np.empty((2, ib, b, p), dtype=forms.value.dtype)
@@ -261,7 +261,7 @@ def _sort_blocks(mt: np.ndarray, forms: _Forms, prep: SortPrep, consume: _Consum
         n = blk.stop - i0
         vx, vy = vals[0, :n], vals[1, :n]
         block_ties = None if ties is None else (ties[0, :n], ties[1, :n])
-        sort_counts(prep, mt, blk, _CODES[variant], vx, vy, block_ties)
+        sort_counts(prep, m[:, :, blk], blk, _CODES[variant], vx, vy, block_ties)
         tied = None if block_ties is None else (block_ties[0][..., forms.tied], block_ties[1][..., forms.tied])
         consume(blk, tied, (vx, vy), None, whole[:, :n + 1])
 
