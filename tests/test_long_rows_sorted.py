@@ -8,7 +8,9 @@ Rows longer than ``SORTED_MIN_UNITS`` take the global level's kernels, one row a
   ``x[..., sys_idx[b], :][..., inp_idx[b]]`` (the counts and the midranks' sums are exact integers or
   quarters); the level value too, except that the average over resampled groups weights each group by
   its count where the expanded resample repeats it, and sums in another order (within 1e-13);
-* the variants comparing distinct units only (tau-a, tau_eq, acc_eq) keep the pair form;
+* the variants comparing distinct units only (tau-a, tau_eq, acc_eq) count the pairs of copies of
+  distinct units (``distinct=True``: the pairs of copies of one unit left out of every count), bit
+  for bit the pair form (:func:`wkendall_rows`), rows with two valid units or constant included;
 * a draw's value depends on neither the batch nor the other metrics in the block.
 """
 
@@ -18,6 +20,7 @@ import numpy as np
 import pytest
 
 from xcorrstat._kernels.levels import level_correlation
+from xcorrstat._kernels.rank.global_counts import weighted_global_kendall
 from xcorrstat._kernels.rank.sorted_counts import SORTED_MIN_UNITS
 from xcorrstat._kernels.rank.weighted_rows import wkendall_rows
 from xcorrstat._resampling.draws import bootstrap_indices, counts_from_indices
@@ -116,18 +119,45 @@ def test_long_rows_do_not_depend_on_batch_or_block(method, variant, epsilon):
         np.testing.assert_array_equal(n, n_whole)
 
 
-def test_distinct_pair_variants_keep_the_pair_form():
+def test_distinct_pair_variants_as_the_pair_form():
     """tau-a, tau_eq and acc_eq compare copies of distinct units only: the draws count them so on long rows too."""
     x, z = _data(6, 2, 3, LONG)
     _, inp_idx = _draws(8, 3, LONG, 6, ("input",))
     c = counts_from_indices(inp_idx, LONG)
-    for variant in ("a", "23", "acc23"):
+    for variant, epsilon in (("a", 0.0), ("23", 0.0), ("acc23", 0.0), ("acc23", 1.0)):
         r, n = resampled_level_correlation(x, z, inp_idx=inp_idx, level="within_system", method="kendall",
-                                           variant=variant)
+                                           variant=variant, epsilon=epsilon)
         rows, _ = wkendall_rows(x.reshape(-1, LONG), np.broadcast_to(z, x.shape).reshape(-1, LONG), c,
-                                variant=variant)
+                                variant=variant, epsilon=epsilon)
         rows = np.ascontiguousarray(np.moveaxis(rows.reshape(2, 3, -1), 1, 2))  # (M, B, S)
         defined = ~np.isnan(rows)
         expected = np.where(defined, rows, 0.0).sum(axis=-1) / defined.sum(axis=-1)
         np.testing.assert_array_equal(r, expected)
         np.testing.assert_array_equal(n, defined.sum(axis=-1))
+
+
+@pytest.mark.parametrize("variant", ["a", "23", "acc23", "b", "c"])
+@pytest.mark.parametrize("epsilon", [0.0, 1.0])
+@pytest.mark.parametrize("min_pairs", [1, 2, 3])
+def test_distinct_counts_equal_the_pair_form(variant, epsilon, min_pairs):
+    """weighted_global_kendall(distinct=True) on one-system rows: wkendall_rows' counts, bit for bit."""
+    if variant == "c" and epsilon:
+        pytest.skip("tau-c has no epsilon")
+    rng = np.random.default_rng(12)
+    r_, s_ = 14, LONG
+    x = rng.integers(0, 12, size=(r_, s_)).astype(float)
+    z = rng.normal(size=(r_, s_)).round(1)
+    x[rng.random(x.shape) < 0.1] = np.nan
+    z[5] = 1.0  # constant target
+    x[7, 2:] = np.nan  # two valid units
+    x[8, 1:] = np.nan  # one
+    x[9] = 2.0  # constant metric
+    x[10, 3:] = np.nan  # three
+    _, inp_idx = _draws(13, 1, s_, 25, ("input",))
+    c = counts_from_indices(inp_idx, s_)
+    distinct = variant in ("a", "23", "acc23")
+    r, n = weighted_global_kendall(x[:, None, :], z[:, None, :], None, c, variant=variant, min_pairs=min_pairs,
+                                   epsilon=epsilon, distinct=distinct)
+    r_pair, n_pair = wkendall_rows(x, z, c, variant=variant, min_pairs=min_pairs, epsilon=epsilon)
+    np.testing.assert_array_equal(n, n_pair)
+    np.testing.assert_array_equal(r, r_pair)

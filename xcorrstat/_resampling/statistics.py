@@ -103,15 +103,15 @@ def _rows_as_cells(x: np.ndarray, z: np.ndarray, w: np.ndarray,
                    kw: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
     """Long fixed rows (R, S) under B weight vectors (B, S), each row a one-system table of cells:
     its valid units found and sorted once, then O(S) (Spearman's weighted midranks) or O(S log S)
-    (Kendall's counts) per draw, by the global level's kernels, which count every pair of copies
-    (the variants that compare distinct units only keep the pair form); None where they do not apply."""
+    (Kendall's counts) per draw, by the global level's kernels (the variants that compare distinct
+    units only count the pairs of copies of distinct units, as the pair form); None where they do not apply."""
     if kw["method"] == "spearman":
         return weighted_global_corr(x[:, None, :], z[:, None, :], None, w, method="spearman",
                                     min_pairs=kw["min_pairs"])
-    if (kw["method"] == "kendall" and kw["variant"] not in DISTINCT_PAIR_VARIANTS  # every pair of copies
-            and _weighted_kendall_covers(kw["variant"], kw["epsilon"], x.shape[-1])):
+    if kw["method"] == "kendall" and _weighted_kendall_covers(kw["variant"], kw["epsilon"], x.shape[-1]):
         return weighted_global_kendall(x[:, None, :], z[:, None, :], None, w, variant=kw["variant"],
-                                       min_pairs=kw["min_pairs"], epsilon=kw["epsilon"])
+                                       min_pairs=kw["min_pairs"], epsilon=kw["epsilon"],
+                                       distinct=kw["variant"] in DISTINCT_PAIR_VARIANTS)
     return None
 
 
