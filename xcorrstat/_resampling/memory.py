@@ -137,7 +137,8 @@ def draw_elems(n_metrics: int, n_systems: int, n_inputs: int, level: Level, meth
 
     The estimate counts pair arrays at system level (a few arrays of the systems over many systems,
     :data:`SORTED_SYSTEM_TEMPS`), per-input sums (Kendall) or per-input
-    weighted ranks (Pearson/Spearman) at input level, the draw's weights and per-metric sums at global
+    weighted ranks (Pearson/Spearman) at input level (rank statistics of long rows: a few values per row
+    and the draw's counts), the draw's weights and per-metric sums at global
     level (:data:`GLOBAL_DRAW_TEMPS`);
     with ``calibrate``, the pair weights and calibration curve of every pair.
 
@@ -159,6 +160,8 @@ def draw_elems(n_metrics: int, n_systems: int, n_inputs: int, level: Level, meth
             return n_metrics * SORTED_SYSTEM_TEMPS * s + i + s
         return n_metrics * (4 * s * s + 2 * s) + i
     if level == "input":
+        if method != "pearson" and sorted_form(s):  # long rows sorted once: a few values per row, the counts
+            return n_metrics * i * 12 + 6 * s + i
         return n_metrics * i * (12 if method == "kendall" else 8 * s) + i + s
     # global level: the draw's counts and a few sums per metric (the cells are found once per block)
     return n_metrics * GLOBAL_DRAW_TEMPS + i + s
