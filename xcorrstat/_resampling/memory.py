@@ -136,8 +136,9 @@ def draw_elems(n_metrics: int, n_systems: int, n_inputs: int, level: Level, meth
     """Estimated float64 temporaries of one bootstrap draw of ``n_metrics`` metrics.
 
     The estimate counts pair arrays at system level (a few arrays of the systems over many systems,
-    :data:`SORTED_SYSTEM_TEMPS`), per-input sums (Kendall) or per-input
-    weighted ranks (Pearson/Spearman) at input level, the draw's weights and per-metric sums at global
+    :data:`SORTED_SYSTEM_TEMPS`), per-input sums (Pearson, Kendall) or per-input
+    weighted ranks (Spearman) at input level (rank statistics of long rows: a few values per row
+    and the draw's counts), the draw's weights and per-metric sums at global
     level (:data:`GLOBAL_DRAW_TEMPS`);
     with ``calibrate``, the pair weights and calibration curve of every pair.
 
@@ -159,7 +160,10 @@ def draw_elems(n_metrics: int, n_systems: int, n_inputs: int, level: Level, meth
             return n_metrics * SORTED_SYSTEM_TEMPS * s + i + s
         return n_metrics * (4 * s * s + 2 * s) + i
     if level == "input":
-        return n_metrics * i * (12 if method == "kendall" else 8 * s) + i + s
+        if method != "pearson" and sorted_form(s):  # long rows sorted once: a few values per row, the counts
+            return n_metrics * i * 12 + 6 * s + i
+        # Pearson and Kendall draw by draw, a few values per row; Spearman's weighted ranks of every unit
+        return n_metrics * i * (8 * s if method == "spearman" else 12) + i + s
     # global level: the draw's counts and a few sums per metric (the cells are found once per block)
     return n_metrics * GLOBAL_DRAW_TEMPS + i + s
 

@@ -40,7 +40,7 @@ from .._kernels.rank.global_counts import CellTable, cell_tables, weighted_globa
 from .._kernels.levels import group_weights, level_correlation, value_range
 from .._kernels.scaling import centre_cells, pow2_normalise
 from .._kernels.mt.tie_sweeps import row_calibration, sorted_pairs, weighted_calibration
-from .._kernels.weighted import wcorr, wcorr_gemm
+from .._kernels.weighted import DISTINCT_PAIR_VARIANTS, wcorr, wcorr_gemm
 from .._kernels.rank.weighted_rows import wkendall_rows
 from .._kernels.linear.weighted_rows import wpearson_rows
 from .._kernels.rank.sorted_counts import sorted_form
@@ -99,9 +99,31 @@ def _system_level(x: np.ndarray, z: np.ndarray, w: np.ndarray, c: np.ndarray | N
     return wcorr(np.swapaxes(mx, -1, -2), np.swapaxes(mz, -1, -2), w[None, :, :], **kw)
 
 
+def _rows_as_cells(x: np.ndarray, z: np.ndarray, w: np.ndarray,
+                   kw: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """Long fixed rows (R, S) under B weight vectors (B, S), each row a one-system table of cells:
+    its valid units found and sorted once, then O(S) (Spearman's weighted midranks) or O(S log S)
+    (Kendall's counts) per draw, by the global level's kernels (the variants that compare distinct
+    units only count the pairs of copies of distinct units, as the pair form); None where they do not apply."""
+    if kw["method"] == "spearman":
+        return weighted_global_corr(x[:, None, :], z[:, None, :], None, w, method="spearman",
+                                    min_pairs=kw["min_pairs"])
+    if kw["method"] == "kendall" and _weighted_kendall_covers(kw["variant"], kw["epsilon"], x.shape[-1]):
+        return weighted_global_kendall(x[:, None, :], z[:, None, :], None, w, variant=kw["variant"],
+                                       min_pairs=kw["min_pairs"], epsilon=kw["epsilon"],
+                                       distinct=kw["variant"] in DISTINCT_PAIR_VARIANTS)
+    return None
+
+
 def _rows_under_draws(x: np.ndarray, z: np.ndarray, w: np.ndarray, kw: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """Fixed rows (R, S) under B weight vectors (B, S): Pearson and Kendall draw by draw
-    (:func:`wpearson_rows`, :func:`wkendall_rows`), Spearman by its matrix products (:func:`wcorr_gemm`)."""
+    (:func:`wpearson_rows`, :func:`wkendall_rows`), Spearman by its matrix products (:func:`wcorr_gemm`);
+    rank statistics of long rows (the row length alone decides: :func:`sorted_form`) by sorting
+    each row once (:func:`_rows_as_cells`)."""
+    if kw["method"] != "pearson" and sorted_form(x.shape[-1]):
+        by_cells = _rows_as_cells(x, z, w, kw)
+        if by_cells is not None:
+            return by_cells
     if kw["method"] == "pearson":
         return wpearson_rows(x, z, w, min_pairs=kw["min_pairs"])
     if kw["method"] == "kendall":

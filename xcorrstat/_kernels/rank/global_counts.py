@@ -231,8 +231,13 @@ def accumulator(max_weight: int, total: int, entries: int) -> tuple[type[np.inte
 
 
 def tau_from_table(counts: np.ndarray, *, variant: Variant = "b", min_pairs: int = 3,
-                   epsilon: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+                   epsilon: float = 0.0, self_pairs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A Kendall variant from :func:`table_counts`, with the plain kernel's undefined rule.
+
+    ``self_pairs`` (B,), the pairs of copies of one entry (``sum W (W - 1) / 2``), leaves those pairs
+    out of every count: the pairs are then those of copies of distinct entries (``(n^2 - sum W^2) / 2``),
+    none of them tied for being copies of one entry (the draws of the variants that compare distinct
+    units only).
 
     Examples
     --------
@@ -243,6 +248,8 @@ def tau_from_table(counts: np.ndarray, *, variant: Variant = "b", min_pairs: int
     """
     n, dis, tx0, txz0, tz, mx, mz, far, far_tz = counts
     n0 = n * (n - 1) // 2
+    if self_pairs is not None:  # copies of one entry are never far apart, nor discordant
+        n0, tx0, txz0, tz = n0 - self_pairs, tx0 - self_pairs, txz0 - self_pairs, tz - self_pairs
     tx, txz = (n0 - far, tz - far_tz) if epsilon else (tx0, txz0)
     cmd = n0 - tx - tz + txz - 2 * dis
     tau = np.asarray(tau_from_counts(cmd, n0, tx, tz, n, np.minimum(mx, mz) if variant == "c" else None,
@@ -314,6 +321,7 @@ def weighted_global_kendall(
     min_pairs: int = 3,
     epsilon: float = 0.0,
     tables: Sequence[CellTable] | None = None,
+    distinct: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Global-level Kendall of bootstrap draws given as system and input counts.
 
@@ -330,12 +338,16 @@ def weighted_global_kendall(
     tables : sequence of CellTable, optional
         :func:`cell_tables` of the same ``x``, ``z`` and ``epsilon``, to sort the cells once
         for many batches of draws.
+    distinct : bool
+        Count only the pairs of copies of distinct cells (:func:`tau_from_table`'s ``self_pairs``):
+        the convention of the variants comparing distinct units only at the other levels.
 
     Returns
     -------
     r, n : ndarray (..., B)
         Tau and the number of valid cells of the expanded resample of every draw: those of
-        :func:`xcorrstat._kernels.kendall` on ``x[..., sys_idx][..., inp_idx]`` flattened.
+        :func:`xcorrstat._kernels.kendall` on ``x[..., sys_idx][..., inp_idx]`` flattened
+        (without ``distinct``).
 
     Examples
     --------
@@ -368,5 +380,9 @@ def weighted_global_kendall(
         t = ct_row.table
         counts = jit.weight_counts(ct_row.sys_of, ct_row.inp_of, t.zr, t.nbits, ct_row.groups, wk, ck, flush, acc,
                                    t.lag)
-        r[row], n[row] = tau_from_table(counts, variant=variant, min_pairs=min_pairs, epsilon=epsilon)
+        # sum_cells W (W - 1) / 2 with W = w_s c_i: exact in int64 (every W and sum of W fits)
+        own = (wt[ct_row.sys_of].astype(np.int64) * ct[ct_row.inp_of]) if distinct else None
+        self_pairs = (own * (own - 1)).sum(axis=0) // 2 if own is not None else None
+        r[row], n[row] = tau_from_table(counts, variant=variant, min_pairs=min_pairs, epsilon=epsilon,
+                                        self_pairs=self_pairs)
     return r.reshape(lead + (b,)), n.reshape(lead + (b,))
