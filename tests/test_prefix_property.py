@@ -26,6 +26,7 @@ from xcorrstat._resampling import draws as draws, engine as engine, memory as me
 from xcorrstat._resampling.draws import MAX_DRAW_TASKS, draws_per_task
 
 from conftest import make_scores
+from xcorrstat._significance.common import LAZY_COMMON_NOTE
 
 N_MAX = 2500
 NS = [1, 999, 1000, 1001, N_MAX]
@@ -295,6 +296,8 @@ def test_aggregate_tasks_of_a_lazy_compare_equals_the_eager_one():
     with xcorrstat.set_options(batch=7):
         lazy = xcorrstat.aggregate_tasks(xcorrstat.compare(ds.chunk(), **kw))
     eager = xcorrstat.aggregate_tasks(xcorrstat.compare(ds, **kw))
+    # Dask data: the common ground's note says what was done without counting the cells (no pass first)
+    assert lazy.attrs.pop("notes") == (LAZY_COMMON_NOTE,)
     xr.testing.assert_identical(lazy, eager)
     assert np.isfinite(eager["pvalue"].values).sum() == 6
 

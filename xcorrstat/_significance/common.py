@@ -23,6 +23,19 @@ from .._schema import (INPUT, METRIC, SYSTEM, TARGET, as_dataset, default_metric
 
 __all__ = ["common_ground", "common_scores", "pair_notes"]
 
+#: The note of Dask data on common ground: what was done, without the counts a pass over the data would give.
+LAZY_COMMON_NOTE = ("common ground on Dask data: any rated cell some metric lacks is left out for every metric; "
+                    "which metrics lack cells is not counted before .compute() (.load() the data first "
+                    "to have each one named)")
+#: The same with ``common_cells=False``.
+LAZY_OWN_NOTE = ("each metric on its own cells (common_cells=False) on Dask data: which metrics lack rated "
+                 "cells is not counted before .compute() (.load() the data first to have each one named)")
+
+#: The note of a two-metric test on Dask data.
+LAZY_PAIR_NOTE = ("a two-metric test on Dask data: each metric on its own cells; whether one lacks rated cells "
+                  "the other scores is not checked before .compute() (.load() the data first to have it named)")
+
+
 def _names(ds: xr.Dataset, targets: list[Hashable], metrics: Hashable | Sequence[Hashable] | None) -> list[Hashable]:
     default = default_metrics(ds, targets, warn=False) if metrics is None else []
     return select_scores(ds, metrics, default, "metrics")
@@ -76,13 +89,14 @@ def common_scores(x: xr.DataArray, z: xr.DataArray, *, common_cells: bool = True
     lacks, rated, common = _lacking(x, z)
     if is_dask_array(x.data) or is_dask_array(z.data):
         # Dask data: the common ground goes into the graph (nothing is computed before .compute()), and
-        # no note counts what each metric lacks: that would take a pass over the data first
+        # the note cannot count what each metric lacks (that would take a pass over the data first):
+        # it says what was done, and how to have it counted
         if not common_cells:
-            return x, z, None
+            return x, z, LAZY_OWN_NOTE
         keep = common | ~rated
         if mask_target:
             z = z.where(keep).transpose(*z.dims, ...).assign_attrs(z.attrs)
-        return x.where(keep).transpose(*x.dims, ...).assign_attrs(x.attrs), z, None
+        return x.where(keep).transpose(*x.dims, ...).assign_attrs(x.attrs), z, LAZY_COMMON_NOTE
     if not bool(lacks.any()):
         return x, z, None
     note = _note(lacks, common, rated, common_cells)
@@ -139,7 +153,7 @@ def pair_notes(data: xr.Dataset | xr.DataArray, *, x: Hashable, y: Hashable, tar
     ds = as_dataset(data)
     pair = stack_scores(ds, [x, y], METRIC)
     if is_dask_array(pair.data) or is_dask_array(ds[target].data):  # known only after a pass over the data
-        return notes_of(data)
+        return (*notes_of(data), LAZY_PAIR_NOTE)
     lacks, rated, common = _lacking(pair, ds[target])
     if not bool(lacks.any()):
         return notes_of(data)
