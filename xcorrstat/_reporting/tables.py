@@ -11,7 +11,6 @@ the LaTeX rendering (number format, rules, bold) is pandas' Styler.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Hashable, Mapping
 from typing import Any, Literal, Protocol, Union
 
@@ -81,6 +80,10 @@ def _dataset_frame(result: xr.Dataset) -> pd.DataFrame:
     if missing:
         raise ValueError(f"result must have 'correlation' and 'cluster' variables (a compare or aggregate_tasks "
                          f"result); missing {missing}")
+    extra = [d for d in result["correlation"].dims if d != METRIC]
+    if extra:
+        raise ValueError(f"result has dims {extra} besides 'metric': select one ranked list first, "
+                         f"e.g. result.sel({extra[0]}=...)")
     metrics = result[METRIC].values
     frame = pd.DataFrame({"metric": metrics.astype(str), "correlation": result["correlation"].values,
                           "cluster": result["cluster"].values.astype(np.int64)})
@@ -91,28 +94,6 @@ def _dataset_frame(result: xr.Dataset) -> pd.DataFrame:
     if wins is not None:
         frame["wins"] = wins
     return frame
-
-
-def _ranked_lists(result: xr.Dataset) -> pd.DataFrame:
-    """The ranked rows of a compare-like Dataset: one ranked list per label of its dims besides ``metric``.
-
-    Without such dims, the one list; with them (a ``level``, a language pair ``lp`` ...), a
-    column per dim first and the lists label by label, in the result's order.
-    """
-    if "correlation" not in result or "cluster" not in result:
-        return _dataset_frame(result)
-    extra = [d for d in result["correlation"].dims if d != METRIC]
-    if not extra:
-        return _ranked(_dataset_frame(result))
-    values = [result[d].values if d in result.coords else np.arange(result.sizes[d]) for d in extra]
-    parts = []
-    for positions in itertools.product(*(range(result.sizes[d]) for d in extra)):
-        one = result.isel(dict(zip(extra, positions)))
-        labels = {str(d): values[k][p] for k, (d, p) in enumerate(zip(extra, positions))}
-        parts.append(_ranked(_dataset_frame(one)).assign(**labels))
-    frame = pd.concat(parts, ignore_index=True)
-    first = list(map(str, extra))
-    return frame[[*first, *[c for c in frame.columns if c not in first]]]
 
 
 def _is_report(result: object) -> bool:
@@ -224,11 +205,11 @@ def ranked_frame(result: Result) -> pd.DataFrame:
     [[1, 'meteor', 0.5, 16], [2, 'rouge_2_f1', 0.433, 16]]
     """
     if isinstance(result, xr.Dataset) and "cluster" in result:
-        return _ranked_lists(result)
+        return _ranked(_dataset_frame(result))
     if correlations_of(result) is not None:
         return statistic_frame(result)  # type: ignore[arg-type]
     if isinstance(result, xr.Dataset):
-        return _ranked_lists(result)
+        return _ranked(_dataset_frame(result))
     if _is_report(result):
         report: Any = result
         parts = [_ranked(f).assign(level=level, **{str(d): v for d, v in labels.items()})
@@ -254,22 +235,18 @@ def _display(frame: pd.DataFrame, digits: int) -> pd.DataFrame:
 
 
 def _blocks(result: Result) -> list[tuple[str | None, pd.DataFrame]]:
-    """``(title, ranked frame)`` per table: one per level (and label) of a report or a Dataset."""
+    """``(title, ranked frame)`` per table: one per level (and label) of a report, one for a Dataset."""
     frame = ranked_frame(result)
-    if isinstance(result, xr.Dataset):
-        extra = [str(d) for d in result["correlation"].dims if d != METRIC and str(d) != "level"]
-    else:
-        extra = [str(d) for d in getattr(result, "extra_dims", [])]
-    if "level" not in frame and not extra:
+    if "level" not in frame:
         return [(None, frame)]
-    by = [*extra, "level"] if "level" in frame else extra
+    extra = [str(d) for d in getattr(result, "extra_dims", [])]
     blocks: list[tuple[str | None, pd.DataFrame]] = []
-    for key, sub in frame.groupby(by, sort=False, dropna=False):
-        labels = dict(zip(by, key))
-        lev = labels.pop("level", None)
-        title = ", ".join(t for t in (None if lev is None else _LEVEL_TITLES.get(str(lev), str(lev)),
-                                      label_text(labels) if labels else None) if t)
-        blocks.append((title, sub.drop(columns=by).reset_index(drop=True)))
+    for key, sub in frame.groupby([*extra, "level"], sort=False, dropna=False):
+        *labels, lev = key
+        title = _LEVEL_TITLES.get(str(lev), str(lev))
+        if extra:
+            title += ", " + label_text(dict(zip(extra, labels)))
+        blocks.append((title, sub.drop(columns=["level", *extra]).reset_index(drop=True)))
     return blocks
 
 
