@@ -53,7 +53,7 @@ def result_kind(obj: object) -> str:
     >>> import xcorrstat
     >>> ds = xcorrstat.datasets.summeval()
     >>> result_kind(ds.corrstat.correlate(target="expert_relevance", metrics=["meteor"]))
-    'correlations (correlate)'
+    'correlations'
     >>> result_kind(ds.corrstat.williams_test(x="meteor", y="rouge_2_f1", target="expert_relevance"))
     'a test of two metrics (williams_test)'
     """
@@ -67,7 +67,7 @@ def result_kind(obj: object) -> str:
     if isinstance(obj, xr.Dataset) and "correlation" in obj and "cluster" in obj:
         return "a ranked comparison (compare, aggregate_tasks)"
     if correlations_of(obj) is not None:
-        return "intervals (bootstrap, fisher)" if "low" in obj and "high" in obj else "correlations (correlate)"
+        return "intervals" if "low" in obj and "high" in obj else "correlations"
     if "variable" in attrs:
         return "an agreement result"
     return "a result without a table"
@@ -110,7 +110,7 @@ class ResultAccessor(Bound):
     >>> rc.tidy()[["metric", "correlation"]].round(2).values.tolist()
     [['meteor', 0.63], ['rouge_l_f1', 0.61]]
     >>> rc
-    <ResultAccessor of correlations (correlate): tidy, ranked_frame, to_latex, to_markdown, plot>
+    <ResultAccessor of correlations: tidy, ranked_frame, to_latex, to_markdown, plot>
     >>> test = ds.corrstat.williams_test(x="meteor", y="rouge_l_f1", target="expert_relevance")
     >>> test.corrstat.to_latex()
     Traceback (most recent call last):

@@ -105,6 +105,9 @@ def _listed(value: Any) -> list[str]:
 
 
 def _method_text(attrs: Mapping[str, Any]) -> str:
+    """"Kendall tau-b correlation", or the statistic's own name (``attrs["statistic"]``) without a method."""
+    if attrs.get("method") is None and attrs.get("statistic"):
+        return str(attrs["statistic"])
     variant = str(attrs.get("variant") or "")
     names = [f"Kendall tau-{variant}" if m == "kendall" and variant else _METHODS.get(m, m)
              for m in _listed(attrs.get("method", "pearson"))]
