@@ -226,6 +226,7 @@ def statistic_latex(result: xr.Dataset | xr.DataArray, *, digits: int) -> str:
 def statistic_markdown(result: xr.Dataset | xr.DataArray, *, digits: int) -> str:
     """The ranked table as a GitHub-flavoured Markdown table under its heading in bold."""
     header, rows = _cells(statistic_frame(result), _frame_labels(result), digits, "-", _ci_header(result.attrs))
-    table = markdown_table([markdown_text(c) for c in header], [[markdown_text(c) for c in r] for r in rows],
+    # the numbers are written here: only the names need escaping
+    table = markdown_table([markdown_text(c) for c in header], [[r[0], markdown_text(r[1]), *r[2:]] for r in rows],
                            "rl" + "r" * (len(header) - 2))
     return f"**{markdown_text(statistic_heading(result))}**\n\n{table}"
