@@ -67,7 +67,7 @@ def result_kind(obj: object) -> str:
     if isinstance(obj, xr.Dataset) and "correlation" in obj and "cluster" in obj:
         return "a ranked comparison (compare, aggregate_tasks)"
     if correlations_of(obj) is not None:
-        return "intervals" if "low" in obj and "high" in obj else "correlations"
+        return "intervals" if isinstance(obj, xr.Dataset) and "low" in obj and "high" in obj else "correlations"
     if "variable" in attrs:
         return "an agreement result"
     return "a result without a table"

@@ -206,8 +206,8 @@ def ranked_frame(result: Result) -> pd.DataFrame:
     """
     if isinstance(result, xr.Dataset) and "cluster" in result:
         return _ranked(_dataset_frame(result))
-    if correlations_of(result) is not None:
-        return statistic_frame(result)  # type: ignore[arg-type]
+    if isinstance(result, (xr.Dataset, xr.DataArray)) and correlations_of(result) is not None:
+        return statistic_frame(result)
     if isinstance(result, xr.Dataset):
         return _ranked(_dataset_frame(result))
     if _is_report(result):
@@ -317,8 +317,8 @@ def to_latex(result: Result, *, digits: int = 3) -> str:
     digits = check_digits(digits)
     if is_task_result(result):
         return task_latex(result, digits=digits)
-    if correlations_of(result) is not None:
-        return statistic_latex(result, digits=digits)  # type: ignore[arg-type]
+    if isinstance(result, (xr.Dataset, xr.DataArray)) and correlations_of(result) is not None:
+        return statistic_latex(result, digits=digits)
     return "\n".join(_latex_one(f, digits, title) for title, f in _blocks(result))
 
 
@@ -377,8 +377,8 @@ def to_markdown(result: Result, *, digits: int = 3) -> str:
     digits = check_digits(digits)
     if is_task_result(result):
         return task_markdown(result, digits=digits)
-    if correlations_of(result) is not None:
-        return statistic_markdown(result, digits=digits)  # type: ignore[arg-type]
+    if isinstance(result, (xr.Dataset, xr.DataArray)) and correlations_of(result) is not None:
+        return statistic_markdown(result, digits=digits)
     return "\n".join(_markdown_one(f, digits, title) for title, f in _blocks(result))
 
 

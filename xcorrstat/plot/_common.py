@@ -18,8 +18,8 @@ import xarray as xr
 from .._display import figure_text
 from ._backend import FIGURE_LABEL_WIDTH, wrap_text
 
-__all__ = ["CI_NAMES", "TITLE_SIZE", "check_by", "correlations_of", "check_plot_dims", "ci_text", "describe", "fit_text", "label_panels",
-           "level_title", "metric_order", "panel_title", "require_result", "set_title", "title_width"]
+__all__ = ["CI_NAMES", "TITLE_SIZE", "check_by", "check_plot_dims", "ci_text", "correlations_of", "describe", "fit_text",
+           "label_panels", "level_title", "metric_order", "panel_title", "require_result", "set_title", "title_width"]
 
 #: Names of the interval kinds, as the titles spell them.
 CI_NAMES = {
