@@ -42,6 +42,13 @@ def _two_lp(ds: xr.Dataset) -> xr.Dataset:
     return xr.concat([ds, other], dim="lp").assign_coords(lp=["en-de", "zh-en"])
 
 
+def _tasks(ds: xr.Dataset, keep: bool = False) -> xr.Dataset:
+    """A compare result over two tasks (one ranked list per task)."""
+    two = xr.concat([ds, ds], dim="task").assign_coords(task=["a", "b"])
+    return two.corrstat.compare(target=TARGET, metrics=METRICS[:3],
+                                test=xcorrstat.Permutation(n_resamples=50, rng=0, keep_distribution=keep))
+
+
 #: Each kind of result, and exactly what its accessor offers.
 KINDS = {
     "correlate": (lambda ds: ds.corrstat.correlate(target=TARGET, metrics=METRICS, method="kendall"), ALL),
@@ -56,6 +63,12 @@ KINDS = {
     "pairwise_difference_pearson": (lambda ds: ds.corrstat.pairwise_difference_pearson(target=TARGET, metrics=METRICS), ALL),
     "compare": (lambda ds: ds.corrstat.compare(target=TARGET, metrics=METRICS,
                                                test=xcorrstat.Permutation(n_resamples=100, rng=0)), ALL),
+    "compare_tasks": (lambda ds: _tasks(ds), {"tidy", "plot"}),
+    "aggregate_tasks": (lambda ds: xcorrstat.aggregate_tasks(_tasks(ds, keep=True)), ALL),
+    "report_intervals": (lambda ds: xcorrstat.report(ds, target=TARGET, metrics=METRICS[:3], n_resamples=50,
+                                                     rng=0).intervals, {"tidy", "plot"}),
+    "report_level": (lambda ds: xcorrstat.report(ds, target=TARGET, metrics=METRICS[:3], n_resamples=50,
+                                                 rng=0).intervals.sel(level="input"), ALL),
     "permutation_test": (lambda ds: ds.corrstat.permutation_test(
         x="meteor", y="rouge_2_f1", target=TARGET, test=xcorrstat.Permutation(n_resamples=100, rng=0)), {"tidy"}),
     "permutation_test_kept": (lambda ds: ds.corrstat.permutation_test(
@@ -121,6 +134,12 @@ def test_a_method_not_offered_says_what_the_result_offers(results, kind):
     assert message.startswith(f".corrstat.{missing} does not apply to ")
     assert message.endswith("this result offers " + ", ".join(
         f"{n}()" for n in ["tidy", "ranked_frame", "to_latex", "to_markdown", "plot"] if n in KINDS[kind][1]))
+
+
+def test_several_ranked_lists_say_how_to_get_one(results):
+    with pytest.raises(AttributeError, match=r"select one first for its tables, e\.g\. result\.sel\(task=\.\.\.\)"):
+        results["compare_tasks"].corrstat.to_latex  # noqa: B018
+    assert "| Rank |" in results["compare_tasks"].sel(task="a").corrstat.to_markdown()
 
 
 def test_a_misspelt_name_and_the_other_role_keep_their_messages(results):

@@ -65,6 +65,10 @@ def result_kind(obj: object) -> str:
                 "williams": "williams_test"}.get(str(attrs["test"]), str(attrs["test"]))
         return f"a test of two metrics ({test})"
     if isinstance(obj, xr.Dataset) and "correlation" in obj and "cluster" in obj:
+        extra = [str(d) for d in obj["correlation"].dims if d != "metric"]
+        if extra:
+            return (f"a ranked comparison with one ranked list per label of {extra} (select one first for its "
+                    f"tables, e.g. result.sel({extra[0]}=...))")
         return "a ranked comparison (compare, aggregate_tasks)"
     if correlations_of(obj) is not None:
         return "intervals" if isinstance(obj, xr.Dataset) and "low" in obj and "high" in obj else "correlations"

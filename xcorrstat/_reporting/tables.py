@@ -140,8 +140,9 @@ def _ranked(frame: pd.DataFrame) -> pd.DataFrame:
 def tables_of(result: object) -> tuple[str, ...]:
     """Which of :data:`TABLES` make a table of ``result`` (an empty tuple when none does).
 
-    All three for a report, a ranked Dataset (:func:`~xcorrstat.compare`,
-    :func:`~xcorrstat.aggregate_tasks`: ``correlation`` and ``cluster``) and a result of
+    All three for a report, a ranked Dataset with one ranked list (:func:`~xcorrstat.compare`,
+    :func:`~xcorrstat.aggregate_tasks`: ``correlation`` and ``cluster`` over ``metric`` alone;
+    with more dims, after selecting one label of each) and a result of
     correlations or intervals (:func:`~xcorrstat.correlate`, :func:`~xcorrstat.bootstrap`,
     :func:`~xcorrstat.fisher`); LaTeX and Markdown for a :func:`~xcorrstat.wmt.run_tasks`
     result; none for any other (a test of two metrics, an agreement or diagnostics result).
@@ -158,6 +159,8 @@ def tables_of(result: object) -> tuple[str, ...]:
     if is_task_result(result):
         return ("to_latex", "to_markdown")
     ranked = isinstance(result, xr.Dataset) and "correlation" in result and "cluster" in result
+    if ranked and set(result["correlation"].dims) != {METRIC}:
+        return ()  # several ranked lists: one is selected first (result.sel(lp=...))
     if ranked or correlations_of(result) is not None or (_is_report(result) and not isinstance(result, xr.Dataset)):
         return TABLES
     return ()

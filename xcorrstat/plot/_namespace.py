@@ -76,8 +76,9 @@ class PlotMethods:
     def __call__(self, **kwargs: Any) -> Any:
         """The plot that fits the result (see :func:`default_plot`); keyword arguments go to that plot.
 
-        An interval result with dims besides ``metric`` and ``level`` (a language pair ...)
-        is drawn with a panel per label (``by=`` those dims) unless ``by`` is given.
+        An interval or compare result with dims besides ``metric`` (``other_metric``) and
+        ``level`` (a language pair ...) is drawn with a panel per label (``by=`` those dims)
+        unless ``by`` is given.
         """
         obj = self._obj
         name = default_plot(obj)
@@ -89,9 +90,10 @@ class PlotMethods:
             )
         if name == "correlations":
             return plot_correlations(obj, **kwargs)
-        if name == "ci" and "by" not in kwargs:
+        if name in ("ci", "significance") and "by" not in kwargs:
             level_dim = kwargs.get("level_dim", "level")
-            extra = [d for d in obj["correlation"].dims if d not in ("metric", level_dim)]
+            drawn = obj["correlation" if name == "ci" else "pvalue"]
+            extra = [d for d in drawn.dims if d not in ("metric", "other_metric", level_dim)]
             kwargs = {**kwargs, "by": extra or None}
         return getattr(self, name)(**kwargs)
 
