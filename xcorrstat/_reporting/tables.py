@@ -159,7 +159,7 @@ def tables_of(result: object) -> tuple[str, ...]:
     if is_task_result(result):
         return ("to_latex", "to_markdown")
     ranked = isinstance(result, xr.Dataset) and "correlation" in result and "cluster" in result
-    if ranked and set(result["correlation"].dims) != {METRIC}:
+    if isinstance(result, xr.Dataset) and ranked and set(result["correlation"].dims) != {METRIC}:
         return ()  # several ranked lists: one is selected first (result.sel(lp=...))
     if ranked or correlations_of(result) is not None or (_is_report(result) and not isinstance(result, xr.Dataset)):
         return TABLES
