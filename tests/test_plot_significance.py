@@ -13,6 +13,7 @@ from matplotlib.patches import Rectangle  # noqa: E402
 
 import xcorrstat  # noqa: E402
 from xcorrstat import plot as xplot  # noqa: E402
+from xcorrstat.plot._namespace import PlotMethods  # noqa: E402
 
 TARGET = "expert_relevance"
 SUBSET = ["qa_eval_f1", "rouge_2_recall", "meteor", "rouge_1_f1", "bertscore_f1", "rouge_1_precision",
@@ -276,8 +277,16 @@ def test_accessor_plot_namespace(summeval):
                                        resample=xcorrstat.Bootstrap(n_resamples=50, rng=0, keep_distribution=True))
     assert boot.corrstat.plot.distribution() is not None
     assert xcorrstat.plot.plot_ci.__doc__ == type(ci.corrstat.plot).ci.__doc__
+    # correlations without intervals: a dot chart, best on top
+    r = summeval.corrstat.correlate(target="expert_relevance", metrics=metrics)
+    ax = r.corrstat.plot()
+    assert [t.get_text() for t in ax.get_yticklabels()] == [str(m) for m in r.sortby(-r)["metric"].values]
+    # a result no plot fits: not offered by its accessor, refused by the plot namespace
+    test = summeval.corrstat.williams_test(x="meteor", y="rouge_2_f1", target="expert_relevance")
+    with pytest.raises(AttributeError, match="plot does not apply to a test of two metrics"):
+        test.corrstat.plot  # noqa: B018
     with pytest.raises(ValueError, match="no default plot for this result"):
-        summeval.corrstat.correlate(target="expert_relevance", metrics=metrics).corrstat.plot()
+        PlotMethods(test)()
     with pytest.raises(AttributeError, match="this Dataset holds scores.*plot is a method of a result"):
         summeval[metrics].corrstat.plot()
     plt.close("all")

@@ -75,7 +75,9 @@ def tidy(
         ``pvalue_corrected``, ``significant``, ``cluster`` ...), then any other
         variable. For :func:`~xcorrstat.compare` there is one row per ordered pair,
         (a metric against itself is left out), with the correlation of each metric
-        (``correlation``, ``other_correlation``) and the metric's significance ``cluster``.
+        (``correlation``, ``other_correlation``) and the metric's significance ``cluster``;
+        a variable over a dim the pairs lack (the ``task_correlation`` and ``weight`` of
+        :func:`~xcorrstat.aggregate_tasks`) is left out: tidy it on its own.
 
     Examples
     --------
@@ -114,6 +116,10 @@ def _scalar_frame(result: xr.Dataset) -> pd.DataFrame:
 
 
 def _pair_frame(result: xr.Dataset) -> pd.DataFrame:
+    pair_dims = {d for v in result.data_vars if "other_metric" in result[v].dims for d in result[v].dims}
+    # a variable over a dim the pairs lack (aggregate_tasks' task_correlation, weight) has no place in a pair's row
+    apart = [v for v in result.data_vars if not set(result[v].dims) <= pair_dims]
+    result = result.drop_vars(apart)
     per_metric = [v for v in result.data_vars if "other_metric" not in result[v].dims]
     per_pair = result.drop_vars(per_metric)
     frame = per_pair.to_dataframe().reset_index()

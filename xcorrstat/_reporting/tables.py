@@ -20,12 +20,14 @@ import xarray as xr
 
 from .._schema import METRIC
 from .._validation import check_choice
+from .ranking import label_text, statistic_frame, statistic_latex, statistic_markdown
 from .tasktable import is_task_result, task_latex, task_markdown, task_text
-from .._display import LABEL_WIDTH, printable
+from .._display import printable
+from ..plot._common import correlations_of
 from .._escape import latex_text, markdown_table, markdown_text
 
-__all__ = ["TABLE_FORMATS", "check_digits", "format_table", "label_text", "ranked_frame", "report_groups",
-           "to_latex", "to_markdown"]
+__all__ = ["TABLES", "TABLE_FORMATS", "check_digits", "format_table", "label_text", "ranked_frame", "report_groups",
+           "tables_of", "to_latex", "to_markdown"]
 
 TableFormat = Literal["text", "latex", "markdown"]
 
@@ -48,7 +50,10 @@ class Ranked(Protocol):
     def to_text(self, *, digits: int = 3) -> str: ...
 
 
-Result = Union[Ranked, xr.Dataset]
+Result = Union[Ranked, xr.Dataset, xr.DataArray]
+
+#: The table functions of this module, in the order a result's accessor lists them.
+TABLES: tuple[str, ...] = ("ranked_frame", "to_latex", "to_markdown")
 
 def check_digits(digits: Any) -> int:
     """``digits`` as the number of decimals of a table: an integer from 0 to 15."""
@@ -95,18 +100,6 @@ def _is_report(result: object) -> bool:
     return all(callable(getattr(result, name, None)) for name in ("table", "pairs", "to_text"))
 
 
-def label_text(labels: Mapping[Hashable, Any]) -> str:
-    """The labels of a ranked list's extra dims as shown: control characters escaped, long ones cut.
-
-    Examples
-    --------
-    >>> label_text({"lp": "en-de", "domain": "news"})
-    'lp = en-de, domain = news'
-    """
-    return ", ".join(f"{printable(dim, LABEL_WIDTH)} = {printable(value, LABEL_WIDTH)}"
-                     for dim, value in labels.items())
-
-
 def report_groups(report: Ranked) -> list[tuple[str, dict[Hashable, Any], pd.DataFrame]]:
     """``(level, labels of the extra dims, rows of report.table())`` of each ranked list of a report.
 
@@ -144,22 +137,63 @@ def _ranked(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.drop(columns="_undefined").reset_index(drop=True)
 
 
+def tables_of(result: object) -> tuple[str, ...]:
+    """Which of :data:`TABLES` make a table of ``result`` (an empty tuple when none does).
+
+    All three for a report, a ranked Dataset with one ranked list (:func:`~xcorrstat.compare`,
+    :func:`~xcorrstat.aggregate_tasks`: ``correlation`` and ``cluster`` over ``metric`` alone;
+    with more dims, after selecting one label of each) and a result of
+    correlations or intervals (:func:`~xcorrstat.correlate`, :func:`~xcorrstat.bootstrap`,
+    :func:`~xcorrstat.fisher`); LaTeX and Markdown for a :func:`~xcorrstat.wmt.run_tasks`
+    result; none for any other (a test of two metrics, an agreement or diagnostics result).
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> tables_of(ds.corrstat.fisher(target="expert_relevance", metrics=["meteor"]))
+    ('ranked_frame', 'to_latex', 'to_markdown')
+    >>> tables_of(ds.corrstat.williams_test(x="meteor", y="rouge_2_f1", target="expert_relevance"))
+    ()
+    """
+    if is_task_result(result):
+        return ("to_latex", "to_markdown")
+    ranked = isinstance(result, xr.Dataset) and "correlation" in result and "cluster" in result
+    if isinstance(result, xr.Dataset) and ranked and set(result["correlation"].dims) != {METRIC}:
+        return ()  # several ranked lists: one is selected first (result.sel(lp=...))
+    if ranked or correlations_of(result) is not None or (_is_report(result) and not isinstance(result, xr.Dataset)):
+        return TABLES
+    return ()
+
+
 def ranked_frame(result: Result) -> pd.DataFrame:
-    """The ranked rows of a result: ``level`` (reports), ``metric``, ``correlation``, CI, ``cluster``, ``wins``.
+    """The ranked rows of a result: metrics best first, with their rank, correlation and interval.
 
     Parameters
     ----------
-    result : Report or Dataset
+    result : Report, Dataset or DataArray
         A report, or a :func:`~xcorrstat.compare` / :func:`~xcorrstat.aggregate_tasks`
-        result with one ranked list (select any other dim first).
+        result with one ranked list (select any other dim first); or a result of
+        correlations (:func:`~xcorrstat.correlate`) or intervals
+        (:func:`~xcorrstat.bootstrap`, :func:`~xcorrstat.fisher`).
 
     Returns
     -------
     DataFrame
-        One row per metric (per level for a report), best first: by cluster, then by
-        correlation; ``cluster`` 0 (an undefined correlation) comes last. ``low`` and
-        ``high`` are present when the result has a confidence interval, ``wins`` (the
-        number of metrics it beats significantly) when it has the pairwise tests.
+        For a report or a compare result, one row per metric (per level for a report),
+        best first: by cluster, then by correlation; ``cluster`` 0 (an undefined
+        correlation) comes last. ``low`` and ``high`` are present when the result has a
+        confidence interval, ``wins`` (the number of metrics it beats significantly) when
+        it has the pairwise tests.
+
+        For correlations and intervals (no clusters): columns ``rank``, ``metric``,
+        ``correlation``, ``n`` (when the result has it), and ``low`` and ``high`` for
+        intervals; highest correlation first, equal correlations share a rank (1, 2, 2, 4),
+        an undefined (NaN) one comes last without a rank. Dims besides ``metric`` (a
+        language pair ``lp``, several levels) give each value column once per label
+        (``"correlation (lp = en-de)"``), the rows ranked by the first label's correlations
+        (``result.sel(lp=[...])`` reorders the labels). ``attrs["notes"]`` holds the
+        result's notes.
 
     Examples
     --------
@@ -169,7 +203,14 @@ def ranked_frame(result: Result) -> pd.DataFrame:
     ...                         test=xcorrstat.Permutation(n_resamples=200, rng=0))
     >>> ranked_frame(res).columns.tolist()
     ['metric', 'correlation', 'cluster', 'wins']
+    >>> r = xcorrstat.correlate(ds, target="expert_relevance", metrics=["rouge_2_f1", "meteor"], method="kendall")
+    >>> ranked_frame(r).round(3).values.tolist()
+    [[1, 'meteor', 0.5, 16], [2, 'rouge_2_f1', 0.433, 16]]
     """
+    if isinstance(result, xr.Dataset) and "cluster" in result:
+        return _ranked(_dataset_frame(result))
+    if isinstance(result, (xr.Dataset, xr.DataArray)) and correlations_of(result) is not None:
+        return statistic_frame(result)
     if isinstance(result, xr.Dataset):
         return _ranked(_dataset_frame(result))
     if _is_report(result):
@@ -179,7 +220,8 @@ def ranked_frame(result: Result) -> pd.DataFrame:
         frame = pd.concat(parts, ignore_index=True)
         first = ["level", *map(str, report.extra_dims)]
         return frame[[*first, *[c for c in frame.columns if c not in first]]]
-    raise TypeError(f"result must be a Report or a compare/aggregate_tasks Dataset, got {type(result).__name__}")
+    raise TypeError(f"result must be a Report or a compare/aggregate_tasks Dataset, or a result of correlations "
+                    f"or intervals (correlate, bootstrap, fisher), got {type(result).__name__}")
 
 
 def _display(frame: pd.DataFrame, digits: int) -> pd.DataFrame:
@@ -232,7 +274,7 @@ def to_latex(result: Result, *, digits: int = 3) -> str:
 
     Parameters
     ----------
-    result : Report or Dataset
+    result : Report, Dataset or DataArray
         As in :func:`ranked_frame`, or a :func:`~xcorrstat.wmt.run_tasks` result (one
         row per metric: average rank and score, then each task's value and cluster).
     digits : int, default 3
@@ -244,6 +286,13 @@ def to_latex(result: Result, *, digits: int = 3) -> str:
         One ``tabular`` (a ``table`` with a caption per level for a report); needs
         ``\usepackage{booktabs}``. Metric names are escaped for LaTeX.
 
+        For correlations and intervals, a ``table`` whose caption names what the numbers
+        are (coefficient and variant, target, level, units; the interval's confidence
+        level, kind and draws), then columns Rank, Metric, Correlation and the interval as
+        ``[low, high]`` (one column each per label of dims besides ``metric``, ranked as
+        :func:`ranked_frame` ranks them); ``n`` is a column only when it differs between
+        metrics, and an undefined value is ``--``.
+
     Examples
     --------
     >>> import xcorrstat
@@ -252,10 +301,27 @@ def to_latex(result: Result, *, digits: int = 3) -> str:
     ...                         test=xcorrstat.Permutation(n_resamples=200, rng=0))
     >>> print(to_latex(res).splitlines()[0])
     \begin{tabular}{rlrr}
+    >>> ci = xcorrstat.fisher(ds, target="expert_relevance", metrics=["rouge_2_f1", "meteor"], method="kendall")
+    >>> print(to_latex(ci, digits=2))
+    \begin{table}
+    \centering
+    \caption{Kendall tau-b correlation with expert\_relevance, system level (n = 16 systems); 95\% Fisher z intervals}
+    \begin{tabular}{rlrr}
+    \toprule
+    Rank & Metric & Correlation & 95\% CI \\
+    \midrule
+    1 & meteor & 0.50 & [0.17, 0.73] \\
+    2 & rouge\_2\_f1 & 0.43 & [0.09, 0.68] \\
+    \bottomrule
+    \end{tabular}
+    \end{table}
+    <BLANKLINE>
     """
     digits = check_digits(digits)
     if is_task_result(result):
         return task_latex(result, digits=digits)
+    if isinstance(result, (xr.Dataset, xr.DataArray)) and correlations_of(result) is not None:
+        return statistic_latex(result, digits=digits)
     return "\n".join(_latex_one(f, digits, title) for title, f in _blocks(result))
 
 
@@ -278,14 +344,20 @@ def _markdown_one(frame: pd.DataFrame, digits: int, title: str | None) -> str:
 
 
 def to_markdown(result: Result, *, digits: int = 3) -> str:
-    """A ranked result as Markdown (GitHub-flavoured) tables; top cluster in bold.
+    r"""A ranked result as Markdown (GitHub-flavoured) tables; top cluster in bold.
 
     Parameters
     ----------
-    result : Report or Dataset
+    result : Report, Dataset or DataArray
         As in :func:`ranked_frame`, or a :func:`~xcorrstat.wmt.run_tasks` result.
     digits : int, default 3
         Decimals of the correlations and intervals.
+
+    Returns
+    -------
+    str
+        For correlations and intervals, the table of :func:`to_latex` under its heading
+        in bold (an undefined value is ``-``).
 
     Examples
     --------
@@ -295,10 +367,21 @@ def to_markdown(result: Result, *, digits: int = 3) -> str:
     ...                         test=xcorrstat.Permutation(n_resamples=200, rng=0))
     >>> print(to_markdown(res).splitlines()[1])
     | --: | :-- | --: | --: |
+    >>> r = xcorrstat.correlate(ds, target="expert_relevance", metrics=["rouge_2_f1", "meteor"], method="kendall")
+    >>> print(to_markdown(r, digits=2))
+    **Kendall tau-b correlation with expert_relevance, system level (n = 16 systems)**
+    <BLANKLINE>
+    | Rank | Metric | Correlation |
+    | --: | :-- | --: |
+    | 1 | meteor | 0.50 |
+    | 2 | rouge_2_f1 | 0.43 |
+    <BLANKLINE>
     """
     digits = check_digits(digits)
     if is_task_result(result):
         return task_markdown(result, digits=digits)
+    if isinstance(result, (xr.Dataset, xr.DataArray)) and correlations_of(result) is not None:
+        return statistic_markdown(result, digits=digits)
     return "\n".join(_markdown_one(f, digits, title) for title, f in _blocks(result))
 
 

@@ -18,8 +18,8 @@ import xarray as xr
 from .._display import figure_text
 from ._backend import FIGURE_LABEL_WIDTH, wrap_text
 
-__all__ = ["CI_NAMES", "TITLE_SIZE", "check_by", "check_plot_dims", "ci_text", "describe", "fit_text", "label_panels",
-           "level_title", "metric_order", "panel_title", "require_result", "set_title", "title_width"]
+__all__ = ["CI_NAMES", "TITLE_SIZE", "check_by", "check_plot_dims", "ci_text", "correlations_of", "describe", "fit_text",
+           "label_panels", "level_title", "metric_order", "panel_title", "require_result", "set_title", "title_width"]
 
 #: Names of the interval kinds, as the titles spell them.
 CI_NAMES = {
@@ -44,6 +44,34 @@ def require_result(result: Any, names: Sequence[str], what: str) -> xr.Dataset:
             f"missing {missing} (has {sorted(map(str, result.data_vars))})"
         )
     return result
+
+
+def correlations_of(result: Any) -> xr.DataArray | None:
+    """The correlations of a result of correlations or intervals, or None for any other result.
+
+    That is a :func:`~xcorrstat.correlate` DataArray (named ``correlation``), or a Dataset
+    with a ``correlation`` variable (intervals add ``low`` and ``high``), over a ``metric``
+    dim; not a ranked result (``cluster``), an all-pairs one (``other_metric``) or a test of
+    two metrics (attrs ``x`` and ``y``), which have tables and figures of their own.
+
+    Examples
+    --------
+    >>> r = xr.DataArray([0.5, 0.2], dims="metric", name="correlation")
+    >>> correlations_of(r) is r
+    True
+    >>> correlations_of(r.to_dataset().assign(cluster=("metric", [1, 2]))) is None
+    True
+    """
+    if isinstance(result, xr.DataArray):
+        corr = result if result.name == "correlation" else None
+    elif (isinstance(result, xr.Dataset) and "correlation" in result.data_vars and "cluster" not in result
+          and "other_metric" not in result.dims):
+        corr = None if {"x", "y"} <= set(result.attrs) else result["correlation"]
+    else:
+        corr = None
+    if corr is None or "metric" not in corr.dims or "other_metric" in corr.dims:
+        return None
+    return corr
 
 
 def check_plot_dims(da: xr.DataArray, allowed: Sequence[Hashable], name: str, *, by: bool = False) -> None:

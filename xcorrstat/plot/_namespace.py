@@ -16,11 +16,54 @@ import xarray as xr
 
 # by name: the methods call them, and the doctests of the shared docstrings find them here
 from ._agreement import plot_jaccard, plot_leaderboard_agreement, plot_matrix
+from ._common import correlations_of
 from ._distribution import plot_distribution
+from ._dots import plot_correlations
 from ._forest import plot_ci
 from ._significance import plot_significance
 
-__all__ = ["PLOTS", "PlotMethods"]
+__all__ = ["PLOTS", "PlotMethods", "default_plot"]
+
+
+def default_plot(obj: object) -> str | None:
+    """The name of the plot ``res.corrstat.plot()`` draws for ``obj``, or None when no plot fits.
+
+    ``"significance"`` for an all-pairs result (compare, aggregate_tasks: ``pvalue`` and
+    ``significant`` over ``other_metric``), ``"ci"`` for intervals (``correlation``, ``low``,
+    ``high``: bootstrap, fisher, a report's intervals), ``"correlations"`` for correlations
+    without intervals (correlate: :func:`~xcorrstat.plot._dots.plot_correlations`),
+    ``"matrix"``, ``"jaccard"`` and ``"leaderboard_agreement"`` for the agreement analyses, and
+    ``"distribution"`` for any other result kept with ``keep_distribution=True``.
+
+    Examples
+    --------
+    >>> import xcorrstat
+    >>> ds = xcorrstat.datasets.summeval()
+    >>> default_plot(ds.corrstat.correlate(target="expert_relevance", metrics=["meteor"]))
+    'correlations'
+    >>> default_plot(ds.corrstat.williams_test(x="meteor", y="rouge_2_f1", target="expert_relevance")) is None
+    True
+    """
+    if isinstance(obj, xr.DataArray):
+        if correlations_of(obj) is not None:
+            return "correlations"
+        if obj.ndim == 2 and "over" in obj.attrs and obj.name in ("correlation", "jaccard"):
+            return "matrix" if obj.name == "correlation" else "jaccard"
+        return None
+    if not isinstance(obj, xr.Dataset):
+        return None
+    names = set(obj.variables)
+    if {"pvalue", "significant"} <= names and "other_metric" in obj.dims:
+        return "significance"
+    if {"correlation", "low", "high"} <= names and all("metric" in obj[v].dims for v in ("correlation", "low", "high")):
+        return "ci"
+    if correlations_of(obj) is not None:
+        return "correlations"
+    if "tau" in names and obj["tau"].ndim == 2:
+        return "leaderboard_agreement"
+    if "distribution" in names:
+        return "distribution"
+    return None
 
 
 class PlotMethods:
@@ -31,20 +74,28 @@ class PlotMethods:
         self._obj: Any = obj
 
     def __call__(self, **kwargs: Any) -> Any:
-        """The plot that fits the result: significance matrix, CI forest plot or distribution."""
+        """The plot that fits the result (see :func:`default_plot`); keyword arguments go to that plot.
+
+        An interval or compare result with dims besides ``metric`` (``other_metric``) and
+        ``level`` (a language pair ...) is drawn with a panel per label (``by=`` those dims)
+        unless ``by`` is given.
+        """
         obj = self._obj
-        names = set(obj.variables) if isinstance(obj, xr.Dataset) else set()
-        if {"pvalue", "significant"} <= names and "other_metric" in obj.dims:
-            return self.significance(**kwargs)
-        if {"correlation", "low", "high"} <= names:
-            return self.ci(**kwargs)
-        if "distribution" in names:
-            return self.distribution(**kwargs)
-        raise ValueError(
-            "no default plot for this result: a compare() result (pvalue, significant), an interval "
-            "result (correlation, low, high) or a result kept with keep_distribution=True is expected; "
-            "call a named plot instead, e.g. .corrstat.plot.matrix()"
-        )
+        name = default_plot(obj)
+        if name is None:
+            raise ValueError(
+                "no default plot for this result: correlations (xcorrstat.correlate), intervals (correlation, "
+                "low, high), a compare() result (pvalue, significant), an agreement matrix or a result kept "
+                "with keep_distribution=True is expected; call a named plot instead, e.g. .corrstat.plot.matrix()"
+            )
+        if name == "correlations":
+            return plot_correlations(obj, **kwargs)
+        if name in ("ci", "significance") and "by" not in kwargs:
+            level_dim = kwargs.get("level_dim", "level")
+            drawn = obj["correlation" if name == "ci" else "pvalue"]
+            extra = [d for d in drawn.dims if d not in ("metric", "other_metric", level_dim)]
+            kwargs = {**kwargs, "by": extra or None}
+        return getattr(self, name)(**kwargs)
 
     def ci(self, *, ax: Any = None, sort: bool = True, align: bool = False, clusters: bool = True,
             level_dim: Hashable = "level", by: Hashable | Sequence[Hashable] | None = None, color: Any = "C0",
