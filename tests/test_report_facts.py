@@ -192,3 +192,15 @@ def test_notes_reach_every_file_escaped(tmp_path):
     assert doc["facts"]["notes"] == meta["notes"][0]["notes"] == list(rep.notes)
     assert f"note: {shown}" in meta["dc:description"].splitlines()
     assert html.escape(shown) in page and "<b>x</b>" not in page and "\x1b" not in page
+
+
+def test_the_figures_carry_the_heading_in_their_metadata(open_run):
+    from PIL import Image
+
+    out, _, out_dir = open_run
+    header = out.split("\n\n")[0]
+    for name in ("ci", "significance"):
+        with Image.open(out_dir / f"{name}.png") as im:
+            assert im.info["Description"] == header
+        svg = (out_dir / f"{name}.svg").read_text(encoding="utf-8")
+        assert f"<dc:description>{html.escape(header, quote=False)}</dc:description>" in svg

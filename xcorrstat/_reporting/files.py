@@ -159,13 +159,18 @@ def write_all(report: Any, out: str | os.PathLike[str], *, formats: str | Sequen
     return {label: os.path.join(shown, name) for label, name in what.items()}
 
 
-def _figure_bytes(fig: Any, fmt: str, dpi: int) -> bytes:
-    """``fig`` saved as ``fmt``: the same bytes for the same figure (no date, fixed ids)."""
+#: The metadata field of each figure format that holds the report's heading (a figure is cited on its own).
+_ABOUT = {"png": "Description", "svg": "Description", "pdf": "Subject"}
+
+
+def _figure_bytes(fig: Any, fmt: str, dpi: int, about: str) -> bytes:
+    """``fig`` saved as ``fmt``, with the heading ``about`` in its metadata: the same bytes for the same
+    figure (no date, fixed ids)."""
     import matplotlib
 
     buf = io.BytesIO()
     with matplotlib.rc_context({"svg.hashsalt": "xcorrstat"}):
-        fig.savefig(buf, format=fmt, dpi=dpi, metadata=_SAVE_METADATA[fmt])
+        fig.savefig(buf, format=fmt, dpi=dpi, metadata={**_SAVE_METADATA[fmt], _ABOUT[fmt]: about})
     return buf.getvalue()
 
 
@@ -196,11 +201,12 @@ def _report_files(report: Any, *, formats: Sequence[str], dpi: int) -> tuple[dic
     from .html import page_html
 
     plt = pyplot()
+    about = header_text(report)
     figures = report.figures()
     try:
         for name, fig in figures.items():
             for fmt in formats:
-                files[f"{name}.{fmt}"] = _figure_bytes(fig, fmt, dpi)
+                files[f"{name}.{fmt}"] = _figure_bytes(fig, fmt, dpi, about)
                 what[f"{name} figure ({fmt.upper()})"] = f"{name}.{fmt}"
         png = {name: files[f"{name}.png"] for name in figures if f"{name}.png" in files}
         files["report.html"] = page_html(report, figures, png=png).encode("utf-8")  # the page shows the PNGs above
