@@ -55,21 +55,30 @@ def open_run(tmp_path_factory):
     return out.getvalue(), err.getvalue(), out_dir
 
 
+def _open_flagged(res, cap: int) -> tuple[int, int]:
+    """The open decisions of an "auto" result recomputed from its p-values and draws, and how many of them
+    are flagged significant: the extreme counts are k = p (b + 1) - 1 (plus-one; no undefined draws here)."""
+    p = res["pvalue"].transpose("metric", "other_metric").values
+    if "n_resamples_used" in res:
+        b = res["n_resamples_used"].transpose("metric", "other_metric").values.astype(float)
+    else:  # a rerun test: every pair drew the same
+        b = np.full(p.shape, float(res.attrs["n_resamples_used"]))
+    k = np.round(p * (b + 1) - 1)
+    still = open_decisions(k, b, p, correction="holm", family="row", alternative="greater", alpha=0.05,
+                           risk=float(DEFAULTS["risk"].python), n_looks=len(draw_schedule(1000, cap)))
+    flagged = res["significant"].transpose("metric", "other_metric").values
+    return int(still.sum()), int((still & flagged).sum())
+
+
 def _oracle(level: str):
-    """compare on the same data and settings as the report, and the open decisions recomputed from its
-    p-values and draws: the extreme counts are k = p (b + 1) - 1 (plus-one; no undefined draws here)."""
+    """compare on the same data and settings as the report, its open decisions (recomputed) and how many of
+    them are flagged significant."""
     ds = xcorrstat.datasets.summeval()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OpenDecisionsWarning)
         res = xcorrstat.compare(ds, target="expert_relevance", metrics=METRICS, level=level,
                                 test=xcorrstat.Permutation(max_resamples=CAP, rng=0), correction="holm")
-    p = res["pvalue"].transpose("metric", "other_metric").values
-    b = res["n_resamples_used"].transpose("metric", "other_metric").values.astype(float)
-    k = np.round(p * (b + 1) - 1)
-    still = open_decisions(k, b, p, correction="holm", family="row", alternative="greater", alpha=0.05,
-                           risk=float(DEFAULTS["risk"].python), n_looks=len(draw_schedule(1000, CAP)))
-    flagged = res["significant"].transpose("metric", "other_metric").values
-    return res, int(still.sum()), int((still & flagged).sum())
+    return (res, *_open_flagged(res, CAP))
 
 
 def test_open_decisions_are_counted_and_split_by_their_flags():
@@ -78,6 +87,16 @@ def test_open_decisions_are_counted_and_split_by_their_flags():
         assert res.attrs["n_open"] == n_open > 0
         assert res.attrs["n_open_significant"] == n_flagged
         assert 0 <= n_flagged <= n_open
+
+
+def test_a_rerun_test_counts_its_open_decisions_as_well():
+    ds = xcorrstat.datasets.summeval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OpenDecisionsWarning)
+        res = xcorrstat.compare(ds, target="expert_relevance", metrics=METRICS[5:], level="input", method="kendall",
+                                test=xcorrstat.Permutation(swap="pairs", max_resamples=CAP, rng=0))
+    n_open, n_flagged = _open_flagged(res, CAP)
+    assert res.attrs["n_open"] == n_open > 0 and res.attrs["n_open_significant"] == n_flagged
 
 
 def test_the_page_json_and_csv_metadata_say_what_the_header_says(open_run):
