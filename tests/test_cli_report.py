@@ -67,7 +67,8 @@ def test_report_end_to_end_on_a_small_file(capsys, tmp_path, small, small_file):
             assert float(high.strip("]")) == round(float(ref["high"]), 3)
             assert int(cluster) == int(clusters[lev].sel(metric=metric))
     files = sorted(p.name for p in out_dir.iterdir())
-    assert files == ["ci.png", "ci.svg", "comparisons.csv", "correlations.csv", "report.html", "report.json",
+    assert files == ["ci.png", "ci.svg", "comparisons.csv", "correlations.csv", "csv-metadata.json",
+                     "report.html", "report.json",
                      "significance.png", "significance.svg", "xcorrstat-manifest.json"]
     table = pd.read_csv(out_dir / "correlations.csv")
     assert {"level", "metric", "correlation", "low", "high", "n", "cluster", "rank"} <= set(table.columns)

@@ -23,7 +23,8 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 
 MANIFEST = "xcorrstat-manifest.json"
-REPORT = ["ci.png", "ci.svg", "comparisons.csv", "correlations.csv", "report.html", "report.json",
+REPORT = ["ci.png", "ci.svg", "comparisons.csv", "correlations.csv", "csv-metadata.json", "report.html",
+          "report.json",
           "significance.png", "significance.svg", MANIFEST]
 DRAWS = ["--n-resamples", "20", "--level", "system", "--quiet"]
 
@@ -141,7 +142,8 @@ def test_overwrite_removes_the_old_files_it_recorded_and_nothing_else(capsys, sc
     code, _, err = _report(capsys, scores, out, "--overwrite", "--formats", "pdf")
     assert code == 0, err
     assert sorted(os.listdir(out)) == sorted(["ci.pdf", "significance.pdf", "comparisons.csv", "correlations.csv",
-                                              "report.html", "report.json", MANIFEST, "notes.txt"])
+                                              "csv-metadata.json", "report.html", "report.json", MANIFEST,
+                                              "notes.txt"])
     recorded = json.loads((out / MANIFEST).read_text())["files"]
     assert sorted(recorded) == sorted(set(os.listdir(out)) - {MANIFEST, "notes.txt"})
     assert (out / "notes.txt").read_text() == "mine"

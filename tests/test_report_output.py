@@ -20,7 +20,8 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
-REPORT_PNG = ["ci.png", "comparisons.csv", "correlations.csv", "report.html", "report.json", "significance.png"]
+REPORT_PNG = ["ci.png", "comparisons.csv", "correlations.csv", "csv-metadata.json", "report.html", "report.json",
+              "significance.png"]
 MANIFEST = "xcorrstat-manifest.json"
 WRITTEN_PNG = sorted(REPORT_PNG + [MANIFEST])
 ODD = ["$\\foo$", "\x1b[31mred", "<b>bold</b>", "x" * 100]

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .._display import LABEL_WIDTH, VALUE_WIDTH, printable
+from .._display import LABEL_WIDTH
 from .._escape import distinct_labels
 from .._docs import fill_doc
 from .._kernels.custom import own_name
@@ -52,6 +52,7 @@ from .._significance.allpairs import compare
 from .._significance.auto import check_draws
 from .._significance.defaults import DEFAULTS
 from .._tidy import tidy
+from .facts import FACTS, UNITS, header_text, report_facts
 from .tables import check_digits, label_text, report_groups, to_latex, to_markdown
 
 __all__ = ["PHASES", "Report", "report"]
@@ -59,13 +60,6 @@ __all__ = ["PHASES", "Report", "report"]
 #: The report's phases (each level's intervals, then its tests) are logged here at level INFO; the command
 #: line prints them on stderr unless ``--quiet``.
 PHASES = logging.getLogger("xcorrstat.report")
-
-_UNITS = {"system": "systems", "input": "inputs", "global": "cells", "within_system": "systems"}
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
 
 def _ranks(corr: np.ndarray) -> np.ndarray:
     """1 = highest correlation; equal correlations share the better rank (1, 1, 3: no order of the
@@ -182,7 +176,7 @@ class Report:
         frame = tidy(self.intervals)
         frame["_undefined"] = frame["rank"] == 0
         frame = _sorted_by_label(frame, self.intervals, self.levels, self.extra_dims, then=("_undefined", "rank"))
-        frame.attrs["notes"] = self.notes
+        frame.attrs.update({"notes": self.notes, FACTS: self.facts()})
         return frame
 
     def pairs(self) -> pd.DataFrame:
@@ -190,8 +184,14 @@ class Report:
         frame = tidy(self.comparisons)
         if self.extra_dims:
             frame = _sorted_by_label(frame, self.comparisons, self.levels, self.extra_dims)
-        frame.attrs["notes"] = self.notes
+        frame.attrs.update({"notes": self.notes, FACTS: self.facts()})
         return frame
+
+    def facts(self) -> dict[str, Any]:
+        """What the heading, the page, the JSON and the tables' ``attrs["facts"]`` state: the draws of each
+        phase, the decisions left open, the notes, the seed, the version and the data's sizes, as plain
+        data (see :func:`~xcorrstat._reporting.facts.report_facts`)."""
+        return report_facts(self)
 
     def to_text(self, *, digits: int = 3) -> str:
         """The ranked tables as plain text, one block per level (per label and level with extra dims).
@@ -201,13 +201,13 @@ class Report:
         (see :func:`~xcorrstat._escape.distinct_labels`).
         """
         digits = check_digits(digits)
-        blocks = [self._heading()]
+        blocks = [header_text(self)]
         metrics = [str(m) for m in self.intervals["metric"].values]
         label = dict(zip(metrics, distinct_labels(metrics, LABEL_WIDTH)))
         for lev, labels, sub in report_groups(self):
             ns = [int(n) for n in sub["n"]] or [0]
             where = f", {label_text(labels)}" if labels else ""
-            units = _UNITS.get(lev, "units")
+            units = UNITS.get(lev, "units")
             n_text = f"{ns[0]} {units}" if min(ns) == max(ns) else f"{min(ns)} to {max(ns)} {units}: column n"
             blocks.append(f"\n{lev.replace('_', '-').capitalize()} level{where} (n = {n_text})")
             names = [label[str(m)] for m in sub["metric"]]
@@ -221,36 +221,6 @@ class Report:
     def to_markdown(self, *, digits: int = 3) -> str:
         """The ranked tables as Markdown, one per level and label (see :func:`~xcorrstat.to_markdown`)."""
         return to_markdown(self, digits=digits)
-
-    def _heading(self) -> str:
-        s = self.settings
-        correction = s["correction"] or "no correction"
-        where = f"{printable(s['source'], VALUE_WIDTH)}; " if s["source"] else ""
-        target = printable(repr(s["target"]), VALUE_WIDTH)
-        return (f"{s['method'].capitalize()} correlation with {target} ({where}"
-                f"{_count(self.intervals.sizes['metric'], 'metric')}{self._per_label()})\n"
-                f"{s['confidence_level']:.0%} {s['ci_scheme']} percentile CIs, {s['n_resamples']} resamples; "
-                f"clusters from {s['test_scheme']} tests ({correction}, alpha = {s['alpha']:g}{self._draws()}); "
-                f"seed {s['rng']}" + "".join(f"\nnote: {note}" for note in self.notes))
-
-    def _draws(self) -> str:
-        """"; auto draws up to 20000: 8000 at most a pair, every decision settled": the tests' draws."""
-        used = self.settings.get("n_resamples_used") or {}
-        if not used or self.settings.get("draws") != "auto":  # fixed draws: the CIs' resamples, stated before
-            return ""
-        per_level = ", ".join(f"{n} ({lev})" if len(used) > 1 else f"{n}" for lev, n in used.items())
-        n_open = sum(self.settings.get("n_open", {}).values())
-        left = f"{n_open} decisions left open" if n_open else "every decision settled"
-        return f"; auto draws up to {self.settings['max_resamples']}: {per_level} at most a pair, {left}"
-
-    def _per_label(self) -> str:
-        """"; a ranked list per lp label (2)" for data with extra dims, else ""."""
-        extra = self.extra_dims
-        if not extra:
-            return ""
-        dims = " and ".join(printable(d, LABEL_WIDTH) for d in extra)
-        n = int(np.prod([self.intervals.sizes[d] for d in extra]))
-        return f"; a ranked list per {dims} label, {n} in all"
 
     def __repr__(self) -> str:
         return self.to_text()
@@ -347,15 +317,22 @@ def _report_level(data: xr.Dataset | xr.DataArray, options: dict[str, Any], *, t
 
 def _drawn(comps: list[xr.Dataset], levels: list[str], cap: int | None) -> dict[str, Any]:
     """Settings of the tests' draws: ``draws`` ("auto" or the number), ``max_resamples``, and per level
-    ``n_resamples_used`` (the most draws of a pair), ``n_open`` and ``pvalue_floor``."""
+    ``n_resamples_used`` (the most draws of a pair), ``n_open``, ``n_open_significant`` and ``pvalue_floor``."""
     drawn = [(lev, c.attrs) for lev, c in zip(levels, comps) if "n_resamples" in c.attrs]
     return {
         "draws": "auto" if cap is not None else (int(drawn[0][1]["n_resamples"]) if drawn else None),
         "max_resamples": cap,
         "n_resamples_used": {lev: int(a.get("n_resamples_used", a["n_resamples"])) for lev, a in drawn},
         "n_open": {lev: int(a.get("n_open", 0)) for lev, a in drawn},
+        "n_open_significant": {lev: int(a.get("n_open_significant", 0)) for lev, a in drawn},
         "pvalue_floor": {lev: float(a["pvalue_floor"]) for lev, a in drawn if "pvalue_floor" in a},
     }
+
+
+def _data_sizes(data: xr.Dataset | xr.DataArray, intervals: xr.Dataset) -> dict[str, int]:
+    """The sizes of the data's systems, inputs and extra dims (``data.sizes`` without ``metric``)."""
+    extra = [d for d in intervals["correlation"].dims if d not in ("level", "metric")]
+    return {str(d): int(data.sizes[d]) for d in ("system", "input", *extra) if d in data.sizes}
 
 
 def _stack_levels(parts: list[xr.Dataset]) -> xr.Dataset:
@@ -471,7 +448,7 @@ def report(
         "test": name, "test_scheme": permute_label or name,
         "n_resamples": n_boot, "confidence_level": float(confidence_level), "alpha": float(alpha),
         "correction": correction, "rng": seed, **_drawn(comps, levels, auto_cap),
-        "common_cells": bool(common_cells),
+        "common_cells": bool(common_cells), "sizes": _data_sizes(data, intervals),
     }
     for part in (intervals, comparisons):
         add_notes(part.attrs, *notes)

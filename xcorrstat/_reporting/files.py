@@ -12,11 +12,17 @@ import numpy as np
 
 from .._display import printable
 from .._escape import csv_text
+from .facts import FACTS, header_text
 from .folder import check_folder, probe_folder, write_folder
 
-__all__ = ["FIGURE_FORMATS", "MANIFEST", "REPORT_FILES", "check_destination", "report_names", "write_all"]
+__all__ = ["CSV_METADATA", "FIGURE_FORMATS", "MANIFEST", "REPORT_FILES", "check_destination", "csv_metadata",
+           "report_names", "write_all"]
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
+
+#: The metadata of a report's CSV tables, under the name by which CSV on the Web (W3C) finds the metadata of
+#: the CSV files of a folder.
+CSV_METADATA = "csv-metadata.json"
 
 
 def _jsonable(value: Any) -> Any:
@@ -37,8 +43,27 @@ def _records(frame: Any) -> list[dict]:
     return [{k: _jsonable(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
 
 
-REPORT_FILES = ("correlations.csv", "comparisons.csv", "report.json", "report.html")
+REPORT_FILES = ("correlations.csv", "comparisons.csv", CSV_METADATA, "report.json", "report.html")
 """The files of a report besides its figures (``ci.*``, ``significance.*``)."""
+
+#: What each CSV table of a report holds, for its metadata.
+_CSV_TABLES = {"correlations.csv": "The ranked table: one row per (level, metric), best first within each level.",
+               "comparisons.csv": "Every ordered pair's test: one row per (level, metric, other_metric)."}
+
+
+def csv_metadata(report: Any, facts: dict[str, Any]) -> dict[str, Any]:
+    """The CSV tables' metadata (:data:`CSV_METADATA`), as CSV on the Web (W3C) finds it beside them.
+
+    A CSV file has no place for the heading's facts (a commented first line would break
+    readers that take the first line for the column names), so they travel in this file:
+    ``dc:description`` holds the heading as the command line prints it, ``notes`` the facts
+    as :func:`~xcorrstat._reporting.facts.report_facts` gives them (``report.json`` holds them too).
+    """
+    return {"@context": "http://www.w3.org/ns/csvw",
+            "dc:title": f"xcorrstat report: correlation with {facts['target']!r}",
+            "dc:description": header_text(report), "dc:creator": f"xcorrstat {facts['xcorrstat']}",
+            "tables": [{"url": name, "dc:description": what} for name, what in _CSV_TABLES.items()],
+            "notes": [facts]}
 
 #: The manifest of a report folder: the files a report wrote there, with their sizes and SHA-256.
 MANIFEST = "xcorrstat-manifest.json"
@@ -55,11 +80,12 @@ def report_names(formats: Sequence[str]) -> list[str]:
 
     Examples
     --------
-    >>> report_names(["png"])
-    ['correlations.csv', 'comparisons.csv', 'report.json', 'ci.png', 'significance.png', 'report.html']
+    >>> report_names(["png"])  # doctest: +NORMALIZE_WHITESPACE
+    ['correlations.csv', 'comparisons.csv', 'csv-metadata.json', 'report.json',
+     'ci.png', 'significance.png', 'report.html']
     """
     figures = [f"{name}.{fmt}" for name in ("ci", "significance") for fmt in formats]
-    return [*REPORT_FILES[:3], *figures, REPORT_FILES[3]]
+    return [*REPORT_FILES[:4], *figures, REPORT_FILES[4]]
 
 
 def _formats(formats: str | Sequence[str]) -> list[str]:
@@ -133,27 +159,38 @@ def write_all(report: Any, out: str | os.PathLike[str], *, formats: str | Sequen
     return {label: os.path.join(shown, name) for label, name in what.items()}
 
 
-def _figure_bytes(fig: Any, fmt: str, dpi: int) -> bytes:
-    """``fig`` saved as ``fmt``: the same bytes for the same figure (no date, fixed ids)."""
+#: The metadata field of each figure format that holds the report's heading (a figure is cited on its own).
+_ABOUT = {"png": "Description", "svg": "Description", "pdf": "Subject"}
+
+
+def _figure_bytes(fig: Any, fmt: str, dpi: int, about: str) -> bytes:
+    """``fig`` saved as ``fmt``, with the heading ``about`` in its metadata: the same bytes for the same
+    figure (no date, fixed ids)."""
     import matplotlib
 
     buf = io.BytesIO()
     with matplotlib.rc_context({"svg.hashsalt": "xcorrstat"}):
-        fig.savefig(buf, format=fmt, dpi=dpi, metadata=_SAVE_METADATA[fmt])
+        fig.savefig(buf, format=fmt, dpi=dpi, metadata={**_SAVE_METADATA[fmt], _ABOUT[fmt]: about})
     return buf.getvalue()
 
 
 def _tables(report: Any) -> tuple[dict[str, str], dict[str, bytes]]:
     """The CSV and JSON files: what each is, and its bytes."""
     table, pairs = report.table(), report.pairs()
-    doc = {"settings": {k: _jsonable(v) for k, v in report.settings.items()},
+    facts = table.attrs[FACTS]
+    doc = {FACTS: facts, "settings": {k: _jsonable(v) for k, v in report.settings.items()},
            "correlations": _records(table), "comparisons": _records(pairs)}
     files = {"correlations.csv": csv_text(table, index=False, float_format="%.6f").encode("utf-8"),
              "comparisons.csv": csv_text(pairs, index=False, float_format="%.6g").encode("utf-8"),
-             "report.json": (json.dumps(doc, indent=1) + "\n").encode("utf-8")}
+             CSV_METADATA: _json_bytes(csv_metadata(report, facts)),
+             "report.json": _json_bytes(doc)}
     what = {"table (CSV)": "correlations.csv", "pairwise tests (CSV)": "comparisons.csv",
-            "table and tests (JSON)": "report.json"}
+            "the tables' facts (JSON)": CSV_METADATA, "table and tests (JSON)": "report.json"}
     return what, files
+
+
+def _json_bytes(doc: Any) -> bytes:
+    return (json.dumps(doc, indent=1) + "\n").encode("utf-8")
 
 
 def _report_files(report: Any, *, formats: Sequence[str], dpi: int) -> tuple[dict[str, str], dict[str, bytes]]:
@@ -164,11 +201,12 @@ def _report_files(report: Any, *, formats: Sequence[str], dpi: int) -> tuple[dic
     from .html import page_html
 
     plt = pyplot()
+    about = header_text(report)
     figures = report.figures()
     try:
         for name, fig in figures.items():
             for fmt in formats:
-                files[f"{name}.{fmt}"] = _figure_bytes(fig, fmt, dpi)
+                files[f"{name}.{fmt}"] = _figure_bytes(fig, fmt, dpi, about)
                 what[f"{name} figure ({fmt.upper()})"] = f"{name}.{fmt}"
         png = {name: files[f"{name}.png"] for name in figures if f"{name}.png" in files}
         files["report.html"] = page_html(report, figures, png=png).encode("utf-8")  # the page shows the PNGs above

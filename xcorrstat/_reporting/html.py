@@ -13,6 +13,7 @@ import pandas as pd
 from .._display import VALUE_WIDTH
 from .._escape import html_text
 from .._version import __version__
+from .facts import cluster_note, header_lines
 from .tables import label_text, report_groups
 
 _STYLE = """
@@ -28,6 +29,9 @@ figure { margin: 1em 0; }
 figure img.natural { display: block; max-width: none; max-height: none; }
 figcaption { font-size: 0.9em; color: #555; max-width: 60em; }
 .settings { font-size: 0.9em; color: #444; }
+dl.facts { display: grid; grid-template-columns: max-content auto; gap: 0.15em 1em; margin: 0.5em 0 1em; }
+dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; }
+.caveat { border-left: 3px solid #c80; background: #fdf8ee; padding: 0.4em 0.8em; max-width: 60em; }
 """
 
 
@@ -55,16 +59,18 @@ def _level_table(rows: pd.DataFrame) -> str:
 
 
 def _settings_html(report: Any) -> str:
-    s = report.settings
-    correction = s["correction"] or "no correction"
-    return (
-        f"<p class='settings'>{html.escape(s['method'].capitalize())} correlation with "
-        f"<code>{_text(s['target'])}</code> ({_text(s['source']) + '; ' if s['source'] else ''}"
-        f"{report.intervals.sizes['metric']} metric{'' if report.intervals.sizes['metric'] == 1 else 's'}). "
-        f"{s['confidence_level']:.0%} {s['ci_scheme']} percentile bootstrap CIs, {s['n_resamples']} resamples; "
-        f"significance clusters from {html.escape(s['test_scheme'])} tests of every metric pair "
-        f"({html.escape(correction)} correction, alpha = {s['alpha']:g}); seed {s['rng']}.</p>"
-    )
+    """The heading's facts (:func:`~xcorrstat._reporting.facts.header_lines`), escaped: the title and the
+    schemes as a paragraph, the draws, the open decisions and the data as a list (the notes follow)."""
+    lines = [(label, text) for label, text in header_lines(report) if label != "note"]
+    lead = "<br>".join(html.escape(text) for label, text in lines if not label)
+    items = "".join(f"<dt>{html.escape(label.capitalize())}</dt><dd>{html.escape(text)}</dd>"
+                    for label, text in lines if label)
+    return f"<p class='settings'>{lead}</p>\n<dl class='settings facts'>{items}</dl>"
+
+
+def cluster_html(report: Any) -> str:
+    """The note on what a significance cluster claims and does not (escaped)."""
+    return f"<p class='caveat'><strong>Reading a cluster boundary.</strong> {html.escape(cluster_note(report))}</p>"
 
 
 def notes_html(report: Any) -> str:
@@ -180,6 +186,7 @@ def page_html(report: Any, figures: dict[str, Any], *, dpi: float | None = None,
 <p>Significance clusters, in order of correlation: a metric opens a new cluster when a metric of the
 current cluster is significantly better than it (after the correction), so within a cluster no metric is
 significantly better than one ranked below it. Rank 0 and cluster "-" mark an undefined correlation.</p>
+{cluster_html(report)}
 <div class='levels'>{_ranked_html(report)}</div>
 <h2>Confidence intervals</h2>
 <figure>{ci_img}

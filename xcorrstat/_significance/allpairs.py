@@ -326,7 +326,9 @@ def compare(
         With ``n_resamples="auto"``: ``n_resamples_used`` (metric, other_metric), the draws of
         each pair, and attrs ``draws="auto"``, ``n_resamples`` (the most draws of a pair),
         ``max_resamples``, ``risk``, ``pvalue_floor`` (the smallest corrected p-value the draws
-        can give) and ``n_open`` (decisions left open by the cap). On system-level data the
+        can give), ``n_open`` (decisions left open by the cap) and ``n_open_significant`` (how
+        many of those the p-values at the cap flag significant: an open decision is decided as a
+        fixed run of ``max_resamples`` draws decides it). On system-level data the
         draws of PERM-BOTH / BOOT-BOTH are those of PERM-SYSTEMS / BOOT-SYSTEMS (the one input
         goes with its system) and ``scheme`` says so.
 

@@ -252,6 +252,15 @@ class _Run:
         return mat
 
 
+def _open_significant(still: np.ndarray, p: np.ndarray, *, correction: Correction | None, family: Family,
+                      alternative: Alternative, alpha: float) -> int:
+    """How many of the open decisions ``still`` the p-values ``p`` at the cap flag significant (corrected
+    p-value <= ``alpha``, as :func:`~xcorrstat._significance.decisions.decide` flags them)."""
+    with np.errstate(invalid="ignore"):
+        flagged = adjust_matrix(p, correction=correction, family=family, alternative=alternative) <= alpha
+    return int((still & flagged).sum())
+
+
 def _open_message(n_open: int, alpha: float, cap: int, floor: float) -> str:
     return (f"n_resamples='auto': {n_open} corrected decision(s) at alpha={alpha:g} still open with draws capped at "
             f"max_resamples={cap} (p-values within Monte-Carlo error of their threshold; smallest attainable "
@@ -284,8 +293,9 @@ def auto_pair_pvalues(draw: Callable[[np.ndarray, np.ndarray, int, int], xr.Data
     attrs : dict
         ``n_resamples`` and ``n_resamples_used`` (the most draws of a pair), ``draws="auto"``,
         ``max_resamples``, ``risk``, ``pvalue_floor`` (smallest attainable corrected p-value at
-        the draws used) and ``n_open`` (decisions still open). An :class:`OpenDecisionsWarning`
-        says when ``n_open > 0``.
+        the draws used), ``n_open`` (decisions still open) and ``n_open_significant`` (how many of
+        them the p-values at the cap flag significant). An :class:`OpenDecisionsWarning` says when
+        ``n_open > 0``.
     """
     risk = float(DEFAULTS["risk"].python if risk is None else risk)
     m = delta.sizes[METRIC]
@@ -311,13 +321,15 @@ def auto_pair_pvalues(draw: Callable[[np.ndarray, np.ndarray, int, int], xr.Data
     n_open = int(still.sum())
     if n_open:
         warnings.warn(_open_message(n_open, alpha, cap, floor), OpenDecisionsWarning, stacklevel=3)
+    n_open_significant = _open_significant(still, p, correction=correction, family=family,
+                                           alternative=alternative, alpha=alpha)
     dist = None
     if keep_distribution:
         dist = xr.DataArray(run.distribution(), dims=[*run.lead, METRIC, OTHER, RESAMPLE_DIM],
                             coords=ordered.coords)
     n_max = int(run.made.max())
     attrs = {"n_resamples": n_max, "n_resamples_used": n_max, "draws": AUTO, "max_resamples": int(cap),
-             "risk": risk, "pvalue_floor": floor, "n_open": n_open}
+             "risk": risk, "pvalue_floor": floor, "n_open": n_open, "n_open_significant": n_open_significant}
     return pvalues, used, dist, attrs
 
 
@@ -351,5 +363,7 @@ def auto_rerun(run: Callable[[int, Any], xr.Dataset], *, n_resamples: object, ma
     if n_open:
         warnings.warn(_open_message(n_open, alpha, cap, floor), OpenDecisionsWarning, stacklevel=3)
     res.attrs.update({"n_resamples": total, "n_resamples_used": total, "draws": AUTO, "max_resamples": int(cap),
-                      "risk": float(DEFAULTS["risk"].python), "pvalue_floor": floor, "n_open": n_open})
+                      "risk": float(DEFAULTS["risk"].python), "pvalue_floor": floor, "n_open": n_open,
+                      "n_open_significant": _open_significant(still, p, correction=correction, family=family,
+                                                              alternative=alternative, alpha=alpha)})
     return res
