@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ._display import cut, stream_is_interactive
+from ._warn import one_call
 
 __all__ = ["OPTIONS", "PROGRESS", "get_options", "parse_bytes",
            "set_options", "show_progress"]
@@ -129,6 +130,7 @@ def show_progress(progress: bool, stream: Any = None) -> bool:
     return OPTIONS["progress"] == "always" or stream_is_interactive(stream)
 
 
+@one_call
 def get_options() -> dict[str, Any]:
     """Return a copy of the current options.
 

@@ -34,6 +34,7 @@ from .._resampling.engine import block_elems, draws_within
 from .._resampling.intervals import percentile_ci
 from .._schema import INPUT, METRIC, SYSTEM, as_dataset, is_dask_array, select_scores, stack_scores
 from .._validation import check_batch, check_confidence_level, check_draw_count, warn_few_draws
+from .._warn import one_call
 
 __all__ = ["format_ci", "mean_ci", "paired_difference_ci"]
 
@@ -44,7 +45,7 @@ def _check_options(n_resamples, confidence_level, batch) -> tuple[int, float, in
     """``(n_resamples, confidence_level, batch)`` of a mean-score interval, checked."""
     n_resamples = check_draw_count(n_resamples, "n_resamples")
     confidence_level = check_confidence_level(confidence_level)
-    warn_few_draws(n_resamples, confidence_level=confidence_level, stacklevel=4)
+    warn_few_draws(n_resamples, confidence_level=confidence_level)
     return n_resamples, confidence_level, check_batch(batch)
 
 
@@ -181,6 +182,7 @@ def _mean_ci_iv(data: xr.Dataset | xr.DataArray, *, metrics: Sequence[Hashable] 
     return x, n_resamples, confidence_level, resolve_seed(rng), batch
 
 
+@one_call
 @fill_doc
 def mean_ci(
     data: xr.Dataset | xr.DataArray,
@@ -259,6 +261,7 @@ def _paired_difference_ci_iv(data: xr.Dataset | xr.DataArray, *, system_a: Hasha
     return x, n_resamples, confidence_level, resolve_seed(rng), batch
 
 
+@one_call
 def paired_difference_ci(
     data: xr.Dataset | xr.DataArray,
     *,
@@ -335,6 +338,7 @@ def _format_ci_iv(result, digits, scale) -> str:
     return estimate
 
 
+@one_call
 def format_ci(result: xr.Dataset, *, digits: int = 2, scale: float = 1.0) -> xr.DataArray:
     """Format each estimate and interval as a string such as ``"82.02 (81.01, 83.00)"``.
 

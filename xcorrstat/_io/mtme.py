@@ -49,6 +49,7 @@ from .mtme_files import (
     score_files,
     tree_paths,
 )
+from .._warn import one_call
 
 __all__ = ["MTME_LEVELS", "NO_TRANSLATION", "is_mtme_testset", "mtme_level", "read_mtme"]
 
@@ -272,6 +273,7 @@ def _read_mtme_iv(root, testset, lps, levels, include_human_systems, text, encod
     return folder, names or [], isinstance(lps, str)
 
 
+@one_call
 def read_mtme(root: str | os.PathLike[str], testset: str, lps: str | Sequence[str] | None = None, *,
               levels: MtmeLevel | Sequence[MtmeLevel] = ("seg", "domain", "sys"), human: _Names = None,
               metrics: _Names = None, refs: _Names = None, include_human_systems: bool = True,
@@ -441,6 +443,7 @@ def _dataset(folder: str, testset: str, lps: list[str], single: bool, levels: Se
     return ds.isel(lp=0) if single else ds
 
 
+@one_call
 def mtme_level(ds: xr.Dataset, level: MtmeLevel = "sys") -> xr.Dataset:
     """The scores of one level of a :func:`read_mtme` Dataset, named as in mt-metrics-eval, ready for
     the analyses.

@@ -21,6 +21,7 @@ from .._resampling.pvalues import ALTERNATIVES, PVALUES
 from .._schema import METRIC
 from .._validation import check_unit_interval
 from .decisions import decide, pair_pvalues
+from .._warn import one_call
 
 __all__ = ["aggregate_tasks"]
 
@@ -76,6 +77,7 @@ def _aggregate_tasks_iv(result, dim, weights, alpha) -> _Options:
     )
 
 
+@one_call
 def aggregate_tasks(
     result: xr.Dataset,
     *,

@@ -44,6 +44,7 @@ from .._validation import (
     check_unit_interval,
 )
 from ._labels import parse_labels
+from .._warn import one_call
 
 __all__ = ["POWER_TESTS", "degrade", "power_analysis"]
 
@@ -89,6 +90,7 @@ def _degrade_iv(rng: Seed, noise: Sequence[float]) -> tuple[int, np.ndarray]:
     return resolve_seed(rng), _noise_amounts(noise)
 
 
+@one_call
 def degrade(x: xr.DataArray, *, noise: Sequence[float], n_trials: int, rng: Seed = None,
             copy: int = 0) -> xr.DataArray:
     """Degraded copies ``x + amount * sd(x) * e`` of a (system, input) score matrix.
@@ -265,6 +267,7 @@ def _power_result(power: list[xr.DataArray], type1: list[xr.DataArray], per_task
     return out
 
 
+@one_call
 @fill_doc
 def power_analysis(
     data: xr.Dataset | xr.DataArray,

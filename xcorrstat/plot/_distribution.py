@@ -22,6 +22,7 @@ from ._common import (
     set_title,
     title_width,
 )
+from .._warn import one_call
 
 __all__ = ["plot_distribution"]
 
@@ -91,6 +92,7 @@ def _label_distribution(ax: Any, attrs: dict, observed_name: str) -> str:
     return f"{test} distribution of delta, {describe(attrs)}"
 
 
+@one_call
 def plot_distribution(
     result: xr.Dataset,
     *,

@@ -34,6 +34,7 @@ import xarray as xr
 
 from .._display import cut
 from ._specs import Task
+from .._warn import one_call
 
 __all__ = ["PROTOCOLS_FILE", "lp_domains", "lp_reference_count", "protocol", "protocols", "task_set"]
 
@@ -60,6 +61,7 @@ def protocols() -> list[str]:
     return sorted(_bundled())
 
 
+@one_call
 def protocol(name: str) -> dict[str, Any]:
     """A bundled protocol as a dict (a copy: edit it and pass it to :func:`task_set`).
 
@@ -237,6 +239,7 @@ def _task_set_iv(spec: Any, lps: Any) -> dict[str, Any]:
     return spec
 
 
+@one_call
 def task_set(protocol: str | Mapping[str, Any], lps: str | Sequence[str] | None = None, *,
              data: xr.Dataset | None = None, gold: str | None = None, primary: bool = True) -> list[Task]:
     """The task list of a WMT metrics task.

@@ -26,6 +26,7 @@ from functools import cache
 from typing import Any, Literal
 
 from .._display import cut
+from .._warn import one_call
 
 __all__ = ["ROLES_FILE", "Roles", "metric_status", "roles", "testsets"]
 
@@ -153,6 +154,7 @@ def testsets(source: str | os.PathLike[str] | None = None) -> list[str]:
     return sorted(_load(os.path.abspath(os.fspath(source or ROLES_FILE))))
 
 
+@one_call
 def roles(testset: str, *, source: str | os.PathLike[str] | None = None) -> dict[str, Roles]:
     """The roles of every language pair of a test set.
 
