@@ -72,7 +72,7 @@ def user_stacklevel() -> int:
     Frames of other libraries between two of the package's (xarray, Dask and NumPy calling back into
     it) count as the package's; frames after the outermost one, the user's, do not. When the
     package's frames reach the bottom of the stack (a thread the package started) the outermost of
-    them is named.
+    them is named; a caller outside the package gets 1, its own line.
 
     Examples
     --------
@@ -80,12 +80,14 @@ def user_stacklevel() -> int:
     True
     """
     frame = sys._getframe(1)  # the function that will call warnings.warn: stacklevel 1
-    level, outermost = 1, 1
+    level, outermost = 1, 0
     while frame is not None:
         if in_package(frame.f_code.co_filename):
             outermost = level
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
+    if outermost == 0:  # called from outside the package: its own line
+        return 1
     return outermost + 1 if outermost + 1 < level else outermost
 
 

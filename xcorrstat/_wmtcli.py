@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ._display import VALUE_WIDTH, printable
+from ._display import VALUE_WIDTH, did_you_mean, printable
 from ._escape import csv_text
 from ._io.mtme import read_mtme
 from ._reporting.folder import check_folder, command_error, probe_folder, write_folder
@@ -180,8 +180,10 @@ def _encodable(text: str, out: IO[str]) -> str:
 def _protocol_name(args: argparse.Namespace) -> str:
     name = args.tasks or args.testset
     if name not in protocols():
-        raise ValueError(f"--testset {args.testset!r} has no official task list of its name; choose one with "
-                         f"--tasks ({', '.join(protocols())})")
+        typo = args.tasks is not None or not os.path.isdir(os.path.join(os.path.expanduser(args.root), args.testset))
+        option = "--tasks" if args.tasks is not None else "--testset"
+        raise ValueError(f"{option} {name!r} has no official task list of its name; choose one with "
+                         f"--tasks ({', '.join(protocols())}){did_you_mean(name, protocols()) if typo else ''}")
     return name
 
 

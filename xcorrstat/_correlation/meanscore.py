@@ -26,6 +26,7 @@ import xarray as xr
 if TYPE_CHECKING:
     import dask.array as dsa
 
+from .._display import did_you_mean
 from .._docs import fill_doc
 from .._options import OPTIONS
 from .._types import Seed
@@ -53,7 +54,8 @@ def _scores(data, metrics, dim: str) -> xr.DataArray:
     """The selected scores as one float DataArray with dims ``(dim, metric, system, ...)``."""
     ds = as_dataset(data)
     if not isinstance(dim, str) or dim not in ds.dims:
-        raise ValueError(f"dim={dim!r} is not a dim of the data; its dims are {tuple(map(str, ds.dims))}")
+        hint = did_you_mean(dim, list(map(str, ds.dims))) if isinstance(dim, str) else ""
+        raise ValueError(f"dim={dim!r} is not a dim of the data; its dims are {tuple(map(str, ds.dims))}{hint}")
     if ds.sizes[dim] == 0:
         raise ValueError(f"dim={dim!r} is empty; there is nothing to average")
     default = [k for k, v in ds.data_vars.items() if v.dtype.kind in "biuf" and SYSTEM in v.dims and INPUT in v.dims]
@@ -255,7 +257,8 @@ def _paired_difference_ci_iv(data: xr.Dataset | xr.DataArray, *, system_a: Hasha
     for argument, label in (("system_a", system_a), ("system_b", system_b)):
         if systems is None or label not in systems:
             shown = [] if systems is None else systems.tolist()
-            raise ValueError(f"{argument}={label!r} is not a system in the data; available: {shown}")
+            raise ValueError(f"{argument}={label!r} is not a system in the data; available: {shown}"
+                             f"{did_you_mean(label, shown)}")
     if system_a == system_b:
         raise ValueError(f"system_a and system_b must differ, both are {system_a!r}")
     return x, n_resamples, confidence_level, resolve_seed(rng), batch

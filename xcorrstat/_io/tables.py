@@ -301,7 +301,7 @@ def _format_of(path: str, format: str | None) -> tuple[str, bool]:
         fmt = _ALIASES.get(str(format).lower().lstrip("."))
         if fmt is None:
             raise ValueError(f"format={cut(format)} is not supported; supported formats are "
-                             f"{list(SUPPORTED_FORMATS)}")
+                             f"{list(SUPPORTED_FORMATS)}{did_you_mean(str(format), [*SUPPORTED_FORMATS, *_ALIASES])}")
     else:
         fmt = _EXTENSIONS.get(os.path.splitext(name)[1])
         if fmt is None:

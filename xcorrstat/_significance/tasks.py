@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
+from .._display import did_you_mean
 from .._types import Alternative, Correction, Family, PValue
 from .._resampling.pvalues import ALTERNATIVES, PVALUES
 from .._schema import METRIC
@@ -64,7 +65,8 @@ def _aggregate_tasks_iv(result, dim, weights, alpha) -> _Options:
         raise ValueError("result must come from compare(..., keep_distribution=True) (permutation or bootstrap "
                          "test): the averaged test needs every task's draws")
     if dim not in result.dims:
-        raise ValueError(f"dim={dim!r} is not a dim of the result; it has {tuple(result.dims)}")
+        raise ValueError(f"dim={dim!r} is not a dim of the result; it has {tuple(result.dims)}"
+                         f"{did_you_mean(dim, list(result.dims))}")
     if any(v.chunks is not None for v in result.data_vars.values()):
         result = result.compute()  # a lazy compare result: the average needs every task's draws
     attrs = result.attrs

@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 import xarray as xr
 
+from .._display import did_you_mean
 from .._docs import fill_doc
 from .._options import OPTIONS
 from .._types import Level, Method, Seed
@@ -183,7 +184,8 @@ def _power_analysis_iv(data: xr.Dataset | xr.DataArray, *, target: Hashable, met
     ds = as_dataset(data)
     for name, value in (("target", target), ("metric", metric)):
         if value not in ds.data_vars:
-            raise ValueError(f"{name}={value!r} is not a variable of the data; available: {list(ds.data_vars)}")
+            raise ValueError(f"{name}={value!r} is not a variable of the data; available: {list(ds.data_vars)}"
+                             f"{did_you_mean(value, ds.data_vars)}")
     check("diagnostics.power_analysis", level=level, method=method)
     labels, names = parse_labels(tests, tuple(POWER_TESTS), "tests")
     n_trials = check_positive_int(n_trials, "n_trials")
