@@ -158,9 +158,9 @@ def closest(value: object, names: Iterable[object], n: int = 3, *, cutoff: float
 
     An entry equal to ``value`` but for case, blanks and invisible characters is the answer alone.
     Otherwise: every entry that ``value`` is whole words of (:func:`is_part`: ``mqm`` of ``human_mqm``),
-    then at most ``n`` close spellings (``difflib``'s ratio at least ``cutoff``); at most ``n`` in all
-    unless more entries hold ``value`` as words, which are all given (a choice between them is the
-    user's).
+    then the ``n`` closest spellings (``difflib``'s ratio at least ``cutoff``) and any as close as the
+    last of them; at most ``n`` in all unless more are as close, or more entries hold ``value`` as words:
+    those are all given (a choice between them is the user's).
 
     Examples
     --------
@@ -184,9 +184,14 @@ def closest(value: object, names: Iterable[object], n: int = 3, *, cutoff: float
     folded: dict[str, list[object]] = {}
     for name in pool:
         folded.setdefault(str(name).casefold(), []).append(name)
-    for match in difflib.get_close_matches(key, list(folded), n=n, cutoff=cutoff):
+    order = {name: k for k, name in enumerate(folded)}
+    ratio = {m: difflib.SequenceMatcher(None, key, m).ratio()
+             for m in difflib.get_close_matches(key, list(folded), n=len(folded), cutoff=cutoff)}
+    close = sorted(ratio, key=lambda m: (-ratio[m], order[m]))  # equally close ones in the given order
+    tied = [m for m in close[n:] if close[:n] and ratio[m] == ratio[close[n - 1]]]  # as close as the n-th
+    for match in close[:n] + tied:
         found += [name for name in folded[match] if name not in found]
-    return found[:max(n, parts)]
+    return found[:max(n, parts) + len(tied)]
 
 
 def did_you_mean(value: object, names: Iterable[object], *, n: int = 3, cutoff: float = 0.6,
@@ -224,7 +229,7 @@ def name_list(names: Iterable[object], near: object = None, width: int = 300) ->
     >>> name_list(["a", "b", "c"])
     "['a', 'b', 'c']"
     >>> name_list([f"metric_{k}" for k in range(100)], near="metric_42", width=60)
-    "['metric_42', 'metric_4', 'metric_2', 'metric_94', ...] and 96 more (100 in all)"
+    "['metric_42', 'metric_2', 'metric_4', 'metric_12', ...] and 96 more (100 in all)"
     """
     pool = [str(name) for name in dict.fromkeys(names)]
     texts = [cut(name, LABEL_WIDTH + 2) for name in pool]
