@@ -159,6 +159,9 @@ def _scores():
     (lambda ds: wmt.task_set("wmt2"), "one of 'wmt22', 'wmt23'"),
     (lambda ds: wmt.protocol("wmt-23"), "'wmt23'"),
     (lambda ds: xcorrstat.diagnostics.power_analysis(ds, target="mqm", metric="m0"), "'human_mqm'"),
+    (lambda ds: xcorrstat.plot.plot_ci(xcorrstat.bootstrap(ds, target="human", metrics=["m0"], level="system",
+                                                           resample=xcorrstat.Bootstrap(n_resamples=50, rng=0)),
+                                       by="lps"), "'lp'"),
 ])
 def test_python_suggests(call, hint):
     with pytest.raises(ValueError) as err:
