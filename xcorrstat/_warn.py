@@ -54,6 +54,7 @@ _SAID: contextvars.ContextVar[set[tuple[type[Warning], str]] | None] = contextva
 _LOCK = threading.Lock()
 
 
+@functools.lru_cache(maxsize=4096)
 def in_package(filename: str) -> bool:
     """Whether ``filename`` (a frame's ``co_filename``) is a file of the package.
 

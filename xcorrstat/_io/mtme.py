@@ -476,7 +476,8 @@ def mtme_level(ds: xr.Dataset, level: MtmeLevel = "sys") -> xr.Dataset:
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"ds must be a Dataset from read_mtme, got {type(ds).__name__}")
     if level not in MTME_LEVELS:
-        raise ValueError(f"level must be one of {list(MTME_LEVELS)}, got {cut(level)}{did_you_mean(level, MTME_LEVELS)}")
+        raise ValueError(f"level must be one of {list(MTME_LEVELS)}, got {cut(level)}"
+                         f"{did_you_mean(level, MTME_LEVELS)}")
     chosen = [k for k, v in ds.data_vars.items() if v.attrs.get("level") == level]
     if not chosen:
         found = sorted({str(v.attrs.get("level")) for v in ds.data_vars.values()})
