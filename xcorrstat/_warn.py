@@ -7,9 +7,9 @@ Every warning of the package goes through :func:`warn`, which
   by ``xcorrstat.report(...)`` in a script or a test names that script's or that test's line;
 * says each warning once per public call: a public function is marked :func:`one_call`, and a
   warning (its category and text) already given during the call is not given again, so a
-  ``report`` whose intervals and tests both find the same human-like columns, or a ``wmt``
-  run whose tasks share the same too-few-draws setting, warns once. Nested public calls (a
-  ``report`` calling ``compare``) belong to the outermost call.
+  ``report`` whose intervals and tests both find the same human-like columns, or whose levels
+  each draw too few, warns once. Nested public calls (a ``report`` calling ``compare``) belong
+  to the outermost call.
 
 The record of what a call has said lives in a :class:`contextvars.ContextVar`: each thread (and
 each asyncio task) has its own, so concurrent calls from several threads do not silence each
