@@ -8,6 +8,7 @@ names list them all ("did you mean one of ..."), never one picked among them.
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -128,6 +129,8 @@ def test_the_wmt_command_suggests_test_sets_and_language_pairs(capsys, tmp_path)
     assert code == 2 and "has no official task list" in err and "did you mean one of 'wmt22', 'wmt23'" in err, err
     code, err = _cli(capsys, "wmt", str(tmp_path), "--testset", "wmt23", "--lps", "en-dee")
     assert code == 2 and "did you mean 'en-de'?" in err, err
+    code, err = _cli(capsys, "wmt", str(tmp_path), "--testset", "wmt23", "--lps", "en-de", "--gold", "MQM")
+    assert code == 2 and "--gold 'MQM' is not a human score of wmt23" in err and "did you mean 'mqm'?" in err, err
 
 
 # -- Python ------------------------------------------------------------------------------------------------------
@@ -208,3 +211,15 @@ def test_nothing_close_gives_no_hint():
     with pytest.raises(ValueError) as err:
         xcorrstat.from_dataframe(df, input=None, system="qqq")
     assert "did you mean" not in str(err.value)
+
+
+def test_a_task_gold_the_data_lacks_suggests(tmp_path):
+    from mtme_tree import write_wmt_tree
+
+    write_wmt_tree(tmp_path, "wmt23", np.random.default_rng(3), k_systems=4, n_segments=20, n_docs=4)
+    ds = xcorrstat.read_mtme(tmp_path, "wmt23", ["en-de"])
+    tasks = wmt.task_set("wmt23", ["en-de"], data=ds, gold="MQM")
+    with pytest.raises(ValueError, match=r"no sys-level human scores 'MQM' for en-de \(did you mean 'mqm'\?\)"):
+        with xcorrstat.set_options(progress="never"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", wmt.TaskSkippedWarning)  # each task says it; then the error
+            wmt.run_tasks(ds, tasks, n_resamples=0)

@@ -187,6 +187,15 @@ def _protocol_name(args: argparse.Namespace) -> str:
     return name
 
 
+def _check_gold(gold: str | None, ds: xr.Dataset, testset: str) -> None:
+    """A ``--gold`` that is no human score of the data read is a typo: one line, with a "did you mean"."""
+    humans = sorted({str(v.attrs.get("mtme_name", k)) for k, v in ds.data_vars.items()
+                     if v.attrs.get("role") == "human"})
+    if gold is not None and humans and gold not in humans:
+        raise ValueError(f"--gold {gold!r} is not a human score of {testset}; its human scores are "
+                         f"{humans}{did_you_mean(gold, humans)}")
+
+
 def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> None:
     """Run ``xcorrstat wmt``: read, run the tasks, print the table, write the files."""
     if args.n_resamples != "auto" and args.n_resamples < 0:
@@ -207,6 +216,7 @@ def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> 
         print(f"xcorrstat wmt: reading {args.testset} ({', '.join(needed)})", file=log, flush=True)
     ds = read_mtme(args.root, args.testset, needed, follow_links=args.follow_links or None,
                    allow_incomplete=args.allow_incomplete)
+    _check_gold(args.gold, ds, args.testset)
     tasks = task_set(name, needed, data=ds, gold=args.gold, primary=not args.all_metrics)
     lp_roles = None if args.roles is None else roles(args.testset, source=args.roles)
     if log is not None:
