@@ -25,7 +25,7 @@ from mtme_tree import write_mtme_tree
 KNOWN = ["m0", "m1", "human_mqm", "expert_relevance", "turker_relevance"]
 
 
-# -- the helper -------------------------------------------------------------------------------------------------
+# -- the function -------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("typed, hint", [
@@ -75,7 +75,7 @@ def test_the_long_list_puts_the_words_match_first():
     assert name_list(names, near="mqm", width=60).startswith("['human_mqm', ")
 
 
-def test_the_system_hint_is_the_same_helper():
+def test_the_system_hint_is_the_same_function():
     assert system_hint("ONLINE-B\u200b", ["ONLINE-A", "ONLINE-B"]) == " (did you mean 'ONLINE-B'?)"
     assert system_hint("ONLINE", ["ONLINE-A", "ONLINE-B"]) == " (did you mean one of 'ONLINE-A', 'ONLINE-B'?)"
     assert system_hint("zzz", ["ONLINE-A"]) == ""

@@ -149,7 +149,7 @@ def test_a_reader_note_names_this_file():
 
 
 def _read_written(df, path):
-    """A helper of this file reading a file: the warning names this file (a helper's line)."""
+    """A function of this file reading a file: the warning names this file (that function's line)."""
     with tempfile.TemporaryDirectory() as folder:
         df.to_csv(os.path.join(folder, path), index=False)
         return xcorrstat.read(os.path.join(folder, path))
@@ -186,7 +186,7 @@ def test_the_command_line_says_each_warning_once_on_one_line(capsys, tmp_path):
     assert "Warning" not in err and ".py:" not in err  # no Python warning lines, no file of the package
 
 
-# -- the helper itself ------------------------------------------------------------------------------------------
+# -- the function itself ------------------------------------------------------------------------------------------
 
 
 def test_every_public_function_is_one_call():
