@@ -20,7 +20,7 @@ PACKAGE = "xcorrstat"
 
 #: Layer of each module, by longest matching prefix.
 LAYERS = [
-    ("base", ["_version", "_notes", "_types", "_capabilities", "_docs", "_display", "_escape", "_signals", "_validation", "_options"]),
+    ("base", ["_version", "_notes", "_types", "_capabilities", "_docs", "_display", "_escape", "_signals", "_validation", "_options", "_warn"]),
     ("kernels", ["_kernels"]),
     ("data", ["_schema", "_labelled", "_io", "_tidy", "datasets"]),
     ("resampling", ["_resampling"]),

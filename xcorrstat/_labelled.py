@@ -7,6 +7,8 @@ from collections.abc import Callable, Hashable, Sequence
 import numpy as np
 import xarray as xr
 
+from ._display import did_you_mean
+
 __all__ = ["PAIR_PREFIX", "check_dim", "check_dims", "pair_dim", "pick_variable", "symmetric_pairs"]
 
 #: The second copy of a compared dim is named ``f"{PAIR_PREFIX}{dim}"``, as compare's ``other_metric``.
@@ -44,7 +46,8 @@ def pick_variable(data: object, var: Hashable | None, argument: str = "var") -> 
             f"name the one to analyse with {argument}=..."
         )
     if not isinstance(var, Hashable) or var not in data.data_vars:
-        raise ValueError(f"{argument}={var!r} is not a variable of the data; available: {sorted(map(str, data.data_vars))}")
+        raise ValueError(f"{argument}={var!r} is not a variable of the data; available: "
+                         f"{sorted(map(str, data.data_vars))}{did_you_mean(var, data.data_vars)}")
     return data[var]
 
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ._display import cut, stream_is_interactive
+from ._display import cut, did_you_mean, stream_is_interactive
+from ._warn import one_call
 
 __all__ = ["OPTIONS", "PROGRESS", "get_options", "parse_bytes",
            "set_options", "show_progress"]
@@ -69,7 +70,8 @@ def _progress(value: Any) -> str:
         return "always" if value else "never"
     if isinstance(value, str) and value.lower() in PROGRESS:
         return value.lower()
-    raise ValueError(f"set_options: progress must be one of {PROGRESS} (or True / False), got {cut(value)}")
+    hint = did_you_mean(value, PROGRESS) if isinstance(value, str) else ""
+    raise ValueError(f"set_options: progress must be one of {PROGRESS} (or True / False), got {cut(value)}{hint}")
 
 
 def _batch(value: Any) -> int | None:
@@ -129,6 +131,7 @@ def show_progress(progress: bool, stream: Any = None) -> bool:
     return OPTIONS["progress"] == "always" or stream_is_interactive(stream)
 
 
+@one_call
 def get_options() -> dict[str, Any]:
     """Return a copy of the current options.
 
@@ -203,7 +206,8 @@ class set_options:
         checked: dict[str, Any] = {}
         for key, value in kwargs.items():
             if key not in OPTIONS:
-                raise ValueError(f"set_options: unknown option {key!r}; valid options are {sorted(OPTIONS)}")
+                raise ValueError(f"set_options: unknown option {key!r}; valid options are {sorted(OPTIONS)}"
+                                 f"{did_you_mean(key, OPTIONS)}")
             checked[key] = _CHECKS[key](value)
             self._old[key] = OPTIONS[key]
         OPTIONS.update(checked)

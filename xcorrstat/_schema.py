@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 import sys
-import warnings
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -38,6 +37,7 @@ import xarray as xr
 
 from ._display import cut, did_you_mean, name_list
 from ._notes import notes_of
+from ._warn import warn as warn_user
 
 __all__ = [
     "INPUT", "LOWER_IS_BETTER", "METRIC", "SYSTEM", "SYSTEM_LEVEL_ATTR", "SYSTEM_LEVEL_INPUT", "TARGET",
@@ -287,9 +287,9 @@ def default_metrics(ds: xr.Dataset, targets: Sequence[Hashable], *, warn: bool =
     ``warn=False``; the results' notes name them too, :func:`left_out_note`)."""
     left_out = human_like_scores(ds, targets)
     if left_out and warn:
-        warnings.warn(f"left out of the metrics, as their names look like human judgments: "
-                      f"{name_list(left_out)}; to analyse them as metrics pass metrics=[...] or set "
-                      f"ds[name].attrs['role'] = 'metric'", UserWarning, stacklevel=4)
+        warn_user(f"left out of the metrics, as their names look like human judgments: "
+                  f"{name_list(left_out)}; to analyse them as metrics pass metrics=[...] or set "
+                  f"ds[name].attrs['role'] = 'metric'", UserWarning)
     return [k for k in _candidates(ds, targets) if k not in left_out]
 
 

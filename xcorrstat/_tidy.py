@@ -12,6 +12,7 @@ from collections.abc import Hashable, Sequence
 
 import pandas as pd
 import xarray as xr
+from ._warn import one_call
 
 __all__ = ["tidy"]
 
@@ -45,6 +46,7 @@ def _tidy_iv(result) -> xr.Dataset:
     return result
 
 
+@one_call
 def tidy(
     result: xr.Dataset | xr.DataArray,
     *,

@@ -12,6 +12,7 @@ import numpy as np
 
 from ._display import cut, did_you_mean
 from ._types import Average
+from ._warn import warn
 
 __all__ = [
     "MAX_DRAWS",
@@ -111,12 +112,12 @@ def pvalue_min_draws(alpha: float) -> int:
     return max(1, math.ceil(1.0 / float(alpha) - 1.0 - 1e-9))
 
 
-def warn_few_draws(n_resamples: int, *, confidence_level: float | None = None, alpha: float | None = None,
-                   stacklevel: int = 3) -> None:
+def warn_few_draws(n_resamples: int, *, confidence_level: float | None = None, alpha: float | None = None) -> None:
     """Warn (:class:`TooFewDrawsWarning`, one line with the minimum) when ``n_resamples`` draws are too few.
 
     ``confidence_level``: for a percentile interval (:func:`interval_min_draws`); ``alpha``: for a test
-    whose plus-one p-values are compared with ``alpha`` (:func:`pvalue_min_draws`).
+    whose plus-one p-values are compared with ``alpha`` (:func:`pvalue_min_draws`). The warning names the
+    user's line and is given once per public call (:func:`~xcorrstat._warn.warn`).
 
     Examples
     --------
@@ -132,13 +133,13 @@ def warn_few_draws(n_resamples: int, *, confidence_level: float | None = None, a
         level = float(confidence_level)
         tail = f"{100 * (1 - level) / 2:g}% and {100 * (1 + level) / 2:g}%"
         need = interval_min_draws(level)
-        warnings.warn(f"{draws} too few for a {100 * level:g}% interval: its {tail} percentiles need at least "
-                      f"{need} draws (n_resamples >= {need})", TooFewDrawsWarning, stacklevel=stacklevel)
+        warn(f"{draws} too few for a {100 * level:g}% interval: its {tail} percentiles need at least "
+             f"{need} draws (n_resamples >= {need})", TooFewDrawsWarning)
     if alpha is not None and n < pvalue_min_draws(alpha):
         need = pvalue_min_draws(alpha)
-        warnings.warn(f"{draws} too few for a test at alpha = {float(alpha):g}: no p-value can be below "
-                      f"1 / (1 + {n}) = {1 / (1 + n):.3g}, so none is significant; at least {need} draws are "
-                      f"needed (n_resamples >= {need})", TooFewDrawsWarning, stacklevel=stacklevel)
+        warn(f"{draws} too few for a test at alpha = {float(alpha):g}: no p-value can be below "
+             f"1 / (1 + {n}) = {1 / (1 + n):.3g}, so none is significant; at least {need} draws are "
+             f"needed (n_resamples >= {need})", TooFewDrawsWarning)
 
 
 def check_batch(value: object, name: str = "batch", what: str = "draws computed together") -> int | None:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ._display import VALUE_WIDTH, printable
+from ._display import VALUE_WIDTH, did_you_mean, printable
 from ._escape import csv_text
 from ._io.mtme import read_mtme
 from ._reporting.folder import check_folder, command_error, probe_folder, write_folder
@@ -180,9 +180,20 @@ def _encodable(text: str, out: IO[str]) -> str:
 def _protocol_name(args: argparse.Namespace) -> str:
     name = args.tasks or args.testset
     if name not in protocols():
-        raise ValueError(f"--testset {args.testset!r} has no official task list of its name; choose one with "
-                         f"--tasks ({', '.join(protocols())})")
+        typo = args.tasks is not None or not os.path.isdir(os.path.join(os.path.expanduser(args.root), args.testset))
+        option = "--tasks" if args.tasks is not None else "--testset"
+        raise ValueError(f"{option} {name!r} has no official task list of its name; choose one with "
+                         f"--tasks ({', '.join(protocols())}){did_you_mean(name, protocols()) if typo else ''}")
     return name
+
+
+def _check_gold(gold: str | None, ds: xr.Dataset, testset: str) -> None:
+    """A ``--gold`` that is no human score of the data read is a typo: one line, with a "did you mean"."""
+    humans = sorted({str(v.attrs.get("mtme_name", k)) for k, v in ds.data_vars.items()
+                     if v.attrs.get("role") == "human"})
+    if gold is not None and humans and gold not in humans:
+        raise ValueError(f"--gold {gold!r} is not a human score of {testset}; its human scores are "
+                         f"{humans}{did_you_mean(gold, humans)}")
 
 
 def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> None:
@@ -205,6 +216,7 @@ def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> 
         print(f"xcorrstat wmt: reading {args.testset} ({', '.join(needed)})", file=log, flush=True)
     ds = read_mtme(args.root, args.testset, needed, follow_links=args.follow_links or None,
                    allow_incomplete=args.allow_incomplete)
+    _check_gold(args.gold, ds, args.testset)
     tasks = task_set(name, needed, data=ds, gold=args.gold, primary=not args.all_metrics)
     lp_roles = None if args.roles is None else roles(args.testset, source=args.roles)
     if log is not None:

@@ -41,6 +41,7 @@ from .._validation import (
     warn_few_draws,
 )
 from .estimates import level_statistic, target_attr
+from .._warn import one_call
 
 __all__ = ["bootstrap", "fisher", "fisher_sample_size"]
 
@@ -95,7 +96,7 @@ def _bootstrap_iv(*, level: Levels, method: Statistic, variant: Variant, epsilon
     n_resamples = check_draw_count(n_resamples, "n_resamples")
     batch = check_batch(batch)
     confidence_level = check_confidence_level(confidence_level)
-    warn_few_draws(n_resamples, confidence_level=confidence_level, stacklevel=4)
+    warn_few_draws(n_resamples, confidence_level=confidence_level)
     check_choice(ci, CI_METHODS, "ci")
     epsilon = _bootstrap_epsilon(epsilon, method=method, variant=variant, ci=ci)
     if ci == "bca" and len(dims) != 1:
@@ -126,6 +127,7 @@ def _jackknife(x, z, dim, kw):
     )
 
 
+@one_call
 @fill_doc
 def bootstrap(
     data: xr.Dataset | xr.DataArray,
@@ -369,6 +371,7 @@ def fisher_sample_size(n: xr.DataArray, x: xr.DataArray, z: xr.DataArray, level:
                           input_core_dims=[[SYSTEM, INPUT], []]).astype(np.int64)
 
 
+@one_call
 @fill_doc
 def fisher(
     data: xr.Dataset | xr.DataArray,

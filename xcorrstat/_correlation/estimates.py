@@ -24,6 +24,7 @@ from .._options import OPTIONS
 from .._notes import add_notes
 from .._schema import INPUT, SYSTEM, check_finite, scores_notes, split_scores
 from .._validation import check_choice, check_epsilon, check_min_pairs
+from .._warn import one_call
 
 __all__ = ["METHOD_DIM", "correlate", "level_statistic", "target_attr"]
 
@@ -107,6 +108,7 @@ def _correlate_iv(level, method, variant, skipna, complete_inputs, min_pairs, ep
     return _CorrelateOptions(levels, level_dim, methods, method_dim, epsilon, min_pairs)
 
 
+@one_call
 @fill_doc
 def correlate(
     data: xr.Dataset | xr.DataArray,

@@ -26,6 +26,7 @@ import xarray as xr
 if TYPE_CHECKING:
     import dask.array as dsa
 
+from .._display import did_you_mean
 from .._docs import fill_doc
 from .._options import OPTIONS
 from .._types import Seed
@@ -34,6 +35,7 @@ from .._resampling.engine import block_elems, draws_within
 from .._resampling.intervals import percentile_ci
 from .._schema import INPUT, METRIC, SYSTEM, as_dataset, is_dask_array, select_scores, stack_scores
 from .._validation import check_batch, check_confidence_level, check_draw_count, warn_few_draws
+from .._warn import one_call
 
 __all__ = ["format_ci", "mean_ci", "paired_difference_ci"]
 
@@ -44,7 +46,7 @@ def _check_options(n_resamples, confidence_level, batch) -> tuple[int, float, in
     """``(n_resamples, confidence_level, batch)`` of a mean-score interval, checked."""
     n_resamples = check_draw_count(n_resamples, "n_resamples")
     confidence_level = check_confidence_level(confidence_level)
-    warn_few_draws(n_resamples, confidence_level=confidence_level, stacklevel=4)
+    warn_few_draws(n_resamples, confidence_level=confidence_level)
     return n_resamples, confidence_level, check_batch(batch)
 
 
@@ -52,7 +54,8 @@ def _scores(data, metrics, dim: str) -> xr.DataArray:
     """The selected scores as one float DataArray with dims ``(dim, metric, system, ...)``."""
     ds = as_dataset(data)
     if not isinstance(dim, str) or dim not in ds.dims:
-        raise ValueError(f"dim={dim!r} is not a dim of the data; its dims are {tuple(map(str, ds.dims))}")
+        hint = did_you_mean(dim, list(map(str, ds.dims))) if isinstance(dim, str) else ""
+        raise ValueError(f"dim={dim!r} is not a dim of the data; its dims are {tuple(map(str, ds.dims))}{hint}")
     if ds.sizes[dim] == 0:
         raise ValueError(f"dim={dim!r} is empty; there is nothing to average")
     default = [k for k, v in ds.data_vars.items() if v.dtype.kind in "biuf" and SYSTEM in v.dims and INPUT in v.dims]
@@ -181,6 +184,7 @@ def _mean_ci_iv(data: xr.Dataset | xr.DataArray, *, metrics: Sequence[Hashable] 
     return x, n_resamples, confidence_level, resolve_seed(rng), batch
 
 
+@one_call
 @fill_doc
 def mean_ci(
     data: xr.Dataset | xr.DataArray,
@@ -253,12 +257,14 @@ def _paired_difference_ci_iv(data: xr.Dataset | xr.DataArray, *, system_a: Hasha
     for argument, label in (("system_a", system_a), ("system_b", system_b)):
         if systems is None or label not in systems:
             shown = [] if systems is None else systems.tolist()
-            raise ValueError(f"{argument}={label!r} is not a system in the data; available: {shown}")
+            raise ValueError(f"{argument}={label!r} is not a system in the data; available: {shown}"
+                             f"{did_you_mean(label, shown)}")
     if system_a == system_b:
         raise ValueError(f"system_a and system_b must differ, both are {system_a!r}")
     return x, n_resamples, confidence_level, resolve_seed(rng), batch
 
 
+@one_call
 def paired_difference_ci(
     data: xr.Dataset | xr.DataArray,
     *,
@@ -335,6 +341,7 @@ def _format_ci_iv(result, digits, scale) -> str:
     return estimate
 
 
+@one_call
 def format_ci(result: xr.Dataset, *, digits: int = 2, scale: float = 1.0) -> xr.DataArray:
     """Format each estimate and interval as a string such as ``"82.02 (81.01, 83.00)"``.
 

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .._display import cut
+from .._display import cut, did_you_mean
 from .._notes import add_notes
 from .._schema import SYSTEM_LEVEL_ATTR
 from .limits import check_tree_file, follow_links_default, memory_guard
@@ -49,6 +49,7 @@ from .mtme_files import (
     score_files,
     tree_paths,
 )
+from .._warn import one_call
 
 __all__ = ["MTME_LEVELS", "NO_TRANSLATION", "is_mtme_testset", "mtme_level", "read_mtme"]
 
@@ -88,6 +89,15 @@ def _names_arg(value: _Names, arg: str) -> list[str] | None:
     return list(names)
 
 
+def _folders(root: str | os.PathLike[str]) -> list[str]:
+    """The folders in ``root`` (the test sets a mistyped ``testset`` may have meant); none if it is not one."""
+    path = os.path.expanduser(os.fspath(root))
+    try:
+        return sorted(e.name for e in os.scandir(path) if e.is_dir())
+    except OSError:
+        return []
+
+
 def _chosen(files: list[ScoreFile], lps: list[str], levels: Sequence[str], human: list[str] | None,
             metrics: list[str] | None, refs: list[str] | None) -> list[ScoreFile]:
     """The files of the chosen language pairs, levels and names; a name that matches no file is an error."""
@@ -100,7 +110,8 @@ def _chosen(files: list[ScoreFile], lps: list[str], levels: Sequence[str], human
         unknown = [w for w in wanted or () if w not in known]
         if unknown:
             raise ValueError(f"{arg}={cut(wanted)}: {cut(unknown[0])} names no score file of "
-                             f"{'/'.join(lps)}; found {cut(sorted(set(known)), 300)}")
+                             f"{'/'.join(lps)}; found {cut(sorted(set(known)), 300)}"
+                             f"{did_you_mean(unknown[0], sorted(set(known)))}")
 
     def keep(f: ScoreFile) -> bool:
         if f.human:
@@ -252,7 +263,9 @@ def _read_mtme_iv(root, testset, lps, levels, include_human_systems, text, encod
         raise TypeError(f"testset must be the name of a test set folder (a non-empty str), got {cut(testset)}")
     levels_list = [levels] if isinstance(levels, str) else list(levels)
     if not levels_list or any(lev not in MTME_LEVELS for lev in levels_list) or len(set(levels_list)) < len(levels_list):
-        raise ValueError(f"levels must be one or more distinct levels of {list(MTME_LEVELS)}, got {cut(levels)}")
+        odd = [lev for lev in levels_list if lev not in MTME_LEVELS]
+        raise ValueError(f"levels must be one or more distinct levels of {list(MTME_LEVELS)}, got {cut(levels)}"
+                         f"{did_you_mean(odd[0], MTME_LEVELS) if odd else ''}")
     for arg, value in (("include_human_systems", include_human_systems), ("text", text),
                        ("allow_incomplete", allow_incomplete)):
         if not isinstance(value, bool):
@@ -264,7 +277,7 @@ def _read_mtme_iv(root, testset, lps, levels, include_human_systems, text, encod
     folder = os.path.join(os.path.expanduser(os.fspath(root)), testset)
     if not os.path.isdir(folder):
         hint = (f"; {os.fspath(root)!r} is itself a test set folder: pass its parent as root and its name as "
-                "testset" if is_mtme_testset(root) else "")
+                "testset" if is_mtme_testset(root) else did_you_mean(testset, _folders(root)))
         raise FileNotFoundError(f"no test set folder {folder!r} (root={os.fspath(root)!r}, testset={testset!r}){hint}")
     names = _names_arg(lps, "lps")
     if names is not None and (not names or len(set(names)) < len(names)):
@@ -272,6 +285,7 @@ def _read_mtme_iv(root, testset, lps, levels, include_human_systems, text, encod
     return folder, names or [], isinstance(lps, str)
 
 
+@one_call
 def read_mtme(root: str | os.PathLike[str], testset: str, lps: str | Sequence[str] | None = None, *,
               levels: MtmeLevel | Sequence[MtmeLevel] = ("seg", "domain", "sys"), human: _Names = None,
               metrics: _Names = None, refs: _Names = None, include_human_systems: bool = True,
@@ -387,7 +401,8 @@ def read_mtme(root: str | os.PathLike[str], testset: str, lps: str | Sequence[st
     unknown = [lp for lp in lp_list if lp not in found]
     if unknown or not found:
         raise FileNotFoundError(f"lps={cut(lps)}: no data for {cut(unknown[0]) if unknown else 'any language pair'} "
-                                f"in {folder!r}; its language pairs are {cut(found, 300)}")
+                                f"in {folder!r}; its language pairs are {cut(found, 300)}"
+                                f"{did_you_mean(unknown[0], found) if unknown else ''}")
     lp_list = lp_list or found
     files = _chosen(every, lp_list, level_list, _names_arg(human, "human"), _names_arg(metrics, "metrics"),
                     _names_arg(refs, "refs"))
@@ -441,6 +456,7 @@ def _dataset(folder: str, testset: str, lps: list[str], single: bool, levels: Se
     return ds.isel(lp=0) if single else ds
 
 
+@one_call
 def mtme_level(ds: xr.Dataset, level: MtmeLevel = "sys") -> xr.Dataset:
     """The scores of one level of a :func:`read_mtme` Dataset, named as in mt-metrics-eval, ready for
     the analyses.
@@ -460,7 +476,8 @@ def mtme_level(ds: xr.Dataset, level: MtmeLevel = "sys") -> xr.Dataset:
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"ds must be a Dataset from read_mtme, got {type(ds).__name__}")
     if level not in MTME_LEVELS:
-        raise ValueError(f"level must be one of {list(MTME_LEVELS)}, got {cut(level)}")
+        raise ValueError(f"level must be one of {list(MTME_LEVELS)}, got {cut(level)}"
+                         f"{did_you_mean(level, MTME_LEVELS)}")
     chosen = [k for k, v in ds.data_vars.items() if v.attrs.get("level") == level]
     if not chosen:
         found = sorted({str(v.attrs.get("level")) for v in ds.data_vars.values()})

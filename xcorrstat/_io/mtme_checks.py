@@ -23,15 +23,13 @@ level and the units it lacks.
 
 from __future__ import annotations
 
-import difflib
 import itertools
-import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._display import cut
+from .._display import cut, did_you_mean as suggest
 from .mtme_files import ScoreFile
 
 __all__ = ["ALLOW_HINT", "MetricFacts", "check_metric_files", "did_you_mean", "metric_facts"]
@@ -78,14 +76,9 @@ def metric_facts(f: ScoreFile, labels: list, values: np.ndarray) -> MetricFacts:
     return MetricFacts(f, names, codes, present, rows + 1, [names[c] for c in codes[rows].tolist()])
 
 
-def _plain(name: str) -> str:
-    """A name without blanks or invisible characters, case-folded: what two spellings of one name share."""
-    return "".join(ch for ch in name if not ch.isspace() and unicodedata.category(ch) not in ("Cf", "Cc", "Zs",
-                                                                                              "Zl", "Zp")).casefold()
-
-
 def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """``" (did you mean 'x'?)"`` for the known name closest to `name`, or ``""`` when none is close.
+    """``" (did you mean 'x'?)"`` for the known name closest to `name`, or ``""`` when none is close:
+    :func:`xcorrstat._display.did_you_mean` with a strict cutoff (system names differ by a letter).
 
     Examples
     --------
@@ -94,10 +87,7 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     >>> did_you_mean("zzz", ["ONLINE-A"])
     ''
     """
-    known = sorted(known)
-    same = [k for k in known if _plain(k) == _plain(name)]
-    close = same or difflib.get_close_matches(name, known, n=1, cutoff=0.8)
-    return f" (did you mean {cut(close[0])}?)" if close else ""
+    return suggest(name, sorted(known), n=1, cutoff=0.8, parenthesised=True)
 
 
 def _names(systems: list[str]) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 import xarray as xr
 
-from .._display import cut
+from .._display import cut, did_you_mean
 from .._schema import SYSTEM_LEVEL_ATTR
 from .checks import check_spellings
 from .columns import is_score_dtype, name_seq, score_array, set_roles
@@ -37,11 +37,11 @@ def _renamed(ds: xr.Dataset, path: str, system: str, input: str | None,
     for arg, old, dim in wanted:
         if dim not in ds.dims:
             raise ValueError(f"{path!r}: the netCDF dataset has no {dim!r} dimension "
-                             f"({arg}={old!r}); its dims are {list(ds.dims)}")
+                             f"({arg}={old!r}); its dims are {list(ds.dims)}{did_you_mean(old, list(ds.dims))}")
     for d in name_seq(dims, "dims"):
         if d not in ds.dims:
             raise ValueError(f"{path!r}: dims entry {d!r} is not a dimension of the "
-                             f"dataset; its dims are {list(ds.dims)}")
+                             f"dataset; its dims are {list(ds.dims)}{did_you_mean(d, list(ds.dims))}")
     return ds, system_level
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import warnings
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -25,6 +24,7 @@ import xarray as xr
 from .._display import cut, did_you_mean, name_list
 from .._notes import add_notes
 from .._schema import SYSTEM_LEVEL_ATTR
+from .._warn import one_call, warn
 from .checks import check_spellings, unnamed_columns
 from .columns import (
     LABEL_GUESSES,
@@ -152,6 +152,7 @@ def _table_scores(df: pd.DataFrame, keys: list[Hashable], out_dims: list[str], m
     return [], text, vals, []
 
 
+@one_call
 def from_dataframe(
     df: pd.DataFrame,
     *,
@@ -237,9 +238,9 @@ def from_dataframe(
 
 
 def _published(ds: xr.Dataset, notes: list[str]) -> xr.Dataset:
-    """``ds`` with ``notes`` in its attrs, each also given as a UserWarning (to the caller's caller)."""
+    """``ds`` with ``notes`` in its attrs, each also given as a UserWarning (at the user's line)."""
     for note in notes:
-        warnings.warn(note, UserWarning, stacklevel=3)
+        warn(note, UserWarning)
     add_notes(ds.attrs, *notes)
     return ds
 
@@ -300,7 +301,7 @@ def _format_of(path: str, format: str | None) -> tuple[str, bool]:
         fmt = _ALIASES.get(str(format).lower().lstrip("."))
         if fmt is None:
             raise ValueError(f"format={cut(format)} is not supported; supported formats are "
-                             f"{list(SUPPORTED_FORMATS)}")
+                             f"{list(SUPPORTED_FORMATS)}{did_you_mean(str(format), [*SUPPORTED_FORMATS, *_ALIASES])}")
     else:
         fmt = _EXTENSIONS.get(os.path.splitext(name)[1])
         if fmt is None:
@@ -334,6 +335,7 @@ def _read_iv(path, format: str | None, encoding: str | None) -> tuple[str, str, 
     return path, fmt, gz
 
 
+@one_call
 def read(path: str | os.PathLike[str], *, format: str | None = None,
          encoding: str | None = None, **kwargs: Any) -> xr.Dataset:
     """Read a score table or netCDF file into a ``(system, input)`` Dataset.

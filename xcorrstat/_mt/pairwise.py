@@ -23,6 +23,7 @@ from .._schema import aligned_scores
 from .._validation import check_choice, check_epsilon
 from .._resampling.engine import blocks_of_cells
 from .ties import MAX_GROUP, TIE_LEVELS, group_shape, level_groups
+from .._warn import one_call
 
 __all__ = ["kendall_like", "pairwise_accuracy", "pairwise_difference_pearson", "pairwise_differences"]
 
@@ -137,6 +138,7 @@ def _pairwise_accuracy_iv(data, target, metrics, level, pool) -> tuple[xr.DataAr
     return _grouped_scores(data, target, metrics, level, pool)
 
 
+@one_call
 @fill_doc
 def pairwise_accuracy(
     data: xr.Dataset | xr.DataArray,
@@ -197,6 +199,7 @@ def _kendall_like_iv(data, target, metrics, threshold, level,
     return (threshold, *_grouped_scores(data, target, metrics, level, pool))
 
 
+@one_call
 def kendall_like(
     data: xr.Dataset | xr.DataArray,
     *,
@@ -252,6 +255,7 @@ def _pairwise_difference_pearson_iv(data, target, metrics, level,
     return _grouped_scores(data, target, metrics, level, pool)
 
 
+@one_call
 def pairwise_difference_pearson(
     data: xr.Dataset | xr.DataArray,
     *,

@@ -38,6 +38,7 @@ from .._resampling.draws import permutation_masks, resolve_seed, seeded_generato
 from .._resampling.engine import blocks_of_cells
 from .._schema import aligned_scores
 from .._validation import check_choice, check_draw_count
+from .._warn import one_call
 
 __all__ = ["DRAWS", "MTME_SEED", "Draws", "mtme_signs", "pairs_with_data", "pairwise_pvalues",
            "soft_pairwise_accuracy"]
@@ -209,6 +210,7 @@ def _outputs(draws: Draws) -> list[tuple[str, type]]:
     return [("soft_pairwise_accuracy", np.float64), *middle, ("n_pairs", np.int64)]
 
 
+@one_call
 @fill_doc
 def soft_pairwise_accuracy(
     data: xr.Dataset | xr.DataArray,

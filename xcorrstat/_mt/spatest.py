@@ -32,6 +32,7 @@ from .._resampling.workers import BLAS_ONE_THREAD, parallelism
 from .._schema import INPUT, METRIC, SYSTEM, aligned_scores
 from .._validation import check_choice, check_draw_count, check_positive_int
 from .softpairwise import DRAWS, mtme_signs, soft_pairwise_accuracy
+from .._warn import one_call
 
 __all__ = ["soft_pairwise_accuracy_test"]
 
@@ -199,6 +200,7 @@ def _soft_pairwise_accuracy_test_iv(data, target, metrics, n_resamples, spa_resa
     return x, z.isel({METRIC: 0}), n_resamples, spa_resamples, batch
 
 
+@one_call
 def soft_pairwise_accuracy_test(
     data: xr.Dataset,
     *,

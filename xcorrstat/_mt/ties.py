@@ -23,6 +23,7 @@ from .._kernels.mt.ties import calibrate_epsilon, sample_pairs, valid_pairs
 from .._resampling.draws import resolve_seed, seeded_generator
 from .._resampling.engine import blocks_of_cells
 from .._schema import INPUT, METRIC, SYSTEM, aligned_scores
+from .._warn import one_call
 
 __all__ = ["MAX_GROUP", "N_MEANING", "TIE_LEVELS", "TieVariant", "calibrate_ties", "group_shape", "level_groups"]
 
@@ -216,6 +217,7 @@ def _calibrate_in_blocks(gx: np.ndarray, gz: np.ndarray, variant: TieVariant,
     return tuple(np.concatenate([p[i] for p in parts]).reshape(lead + parts[0][i].shape[1:]) for i in range(4))
 
 
+@one_call
 @fill_doc
 def calibrate_ties(
     data: xr.Dataset | xr.DataArray,

@@ -54,6 +54,7 @@ from .._significance.defaults import DEFAULTS
 from .._tidy import tidy
 from .facts import FACTS, UNITS, header_text, report_facts
 from .tables import check_digits, label_text, report_groups, to_latex, to_markdown
+from .._warn import one_call
 
 __all__ = ["PHASES", "Report", "report"]
 
@@ -342,6 +343,7 @@ def _stack_levels(parts: list[xr.Dataset]) -> xr.Dataset:
     return stacked
 
 
+@one_call
 @fill_doc
 def report(
     data: xr.Dataset | xr.DataArray,

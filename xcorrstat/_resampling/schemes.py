@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast, get_args
 
-from .._display import cut
+from .._display import cut, did_you_mean
 from .._types import Standardise, SwapUnit
 from .._schema import INPUT, SYSTEM, is_system_level
 from .._validation import check_choice
@@ -73,10 +73,9 @@ def parse_resample(resample: object, argument: str = "resample") -> tuple[str, .
         raise ValueError(f"{argument} must name at least one dim: 'system', 'input' or both")
     for d in dims:
         if d not in (SYSTEM, INPUT):
-            raise ValueError(
-                f"{argument} must be {_RESAMPLE_HELP}, got {cut(resample)}; "
-                f"resampling a batch dim such as a language pair is not supported yet"
-            )
+            hint = did_you_mean(d, [SYSTEM, INPUT, *BOOTSTRAP_SCHEMES]) if isinstance(d, str) else ""
+            raise ValueError(f"{argument} must be {_RESAMPLE_HELP}, got {cut(resample)}"
+                             f"{hint or '; resampling a batch dim such as a language pair is not supported yet'}")
     return canonical_dims(dims)
 
 
@@ -98,7 +97,9 @@ def parse_permute(permute: object, argument: str = "permute") -> SwapUnit:
         return "cells"
     if dims in ((SYSTEM,), (INPUT,)):
         return cast(SwapUnit, dims[0])
-    raise ValueError(f"{argument} must be {_PERMUTE_HELP}, got {cut(permute)}")
+    typed = [d for d in dims or () if isinstance(d, str) and d not in (SYSTEM, INPUT)]
+    hint = did_you_mean(typed[0], [SYSTEM, INPUT, *SCHEME_DIMS, *PERMUTATION_SCHEMES]) if typed else ""
+    raise ValueError(f"{argument} must be {_PERMUTE_HELP}, got {cut(permute)}{hint}")
 
 
 def bootstrap_label(dims: Sequence[str]) -> str:
@@ -140,8 +141,9 @@ def parse_label(name: object, allowed: Sequence[str], argument: str) -> str:
     for a in allowed:
         if isinstance(name, str) and name.upper() == a.upper():
             return a
+    hint = did_you_mean(name, allowed) if isinstance(name, str) else ""
     raise ValueError(f"{argument} must be one of {', '.join(repr(a) for a in allowed)} "
-                     f"(any case), got {cut(name)}")
+                     f"(any case), got {cut(name)}{hint}")
 
 
 #: What a permutation test z-scores before swapping (:data:`xcorrstat._types.Standardise`).

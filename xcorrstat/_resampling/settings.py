@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar, Union
 
 import xarray as xr
 
-from .._display import cut
+from .._display import cut, did_you_mean
 from .._types import PValue, Seed, Standardise, Test
 
 __all__ = ["Bootstrap", "Permutation", "Settings", "Swap", "Williams", "as_settings", "filled", "flat", "interval_draws", "report_test", "single_test_draws", "settings_name"]
@@ -243,7 +243,8 @@ def as_settings(value: object, name: str, allowed: tuple[type, ...]) -> Settings
     if isinstance(value, allowed):
         return value  # type: ignore[return-value]
     names = ", ".join([f"{_NAMES[c]!r}" for c in allowed] + [f"xcorrstat.{c.__name__}(...)" for c in allowed])
-    raise ValueError(f"{name} must be one of {names}, got {cut(value)}")
+    hint = did_you_mean(value, [_NAMES[c] for c in allowed]) if isinstance(value, str) else ""
+    raise ValueError(f"{name} must be one of {names}, got {cut(value)}{hint}")
 
 
 def settings_name(settings: Settings) -> Test:

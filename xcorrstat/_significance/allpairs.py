@@ -68,6 +68,7 @@ from .defaults import DEFAULTS
 from .pairoutcome import Swap, compare_pair_outcomes, uses_pairs
 from .permutation import own_scale
 from .williams import dependent_correlations
+from .._warn import one_call
 
 __all__ = ["compare"]
 
@@ -143,7 +144,7 @@ def _compare_iv(data: xr.Dataset | xr.DataArray, *, target: Hashable | Sequence[
     min_pairs = check_min_pairs(OPTIONS["min_pairs"] if min_pairs is None else min_pairs)
     n_resamples, cap = check_draws(n_resamples, max_resamples)
     if test != "williams" and pvalue == "plus-one":
-        warn_few_draws(n_resamples if cap is None else cap, alpha=alpha, stacklevel=4)
+        warn_few_draws(n_resamples if cap is None else cap, alpha=alpha)
     batch = check_batch(batch)
     _check_targets(target)
     if test == "williams" and keep_distribution:
@@ -250,6 +251,7 @@ def _attrs(o: _Options, target, alternative, correction, family, absolute, pvalu
     }
 
 
+@one_call
 @fill_doc
 def compare(
     data: xr.Dataset | xr.DataArray,

@@ -27,7 +27,6 @@ clusters of a fixed run of ``max_resamples`` draws.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +42,7 @@ from .._resampling.pvalues import extreme_count
 from .._resampling.sequential import pvalue_bounds
 from .._schema import INPUT, METRIC, SYSTEM
 from .._validation import check_draw_count
+from .._warn import warn
 from .decisions import OTHER, adjust_matrix
 from .defaults import DEFAULTS
 
@@ -320,7 +320,7 @@ def auto_pair_pvalues(draw: Callable[[np.ndarray, np.ndarray, int, int], xr.Data
     floor = pvalue_floor(b, p, pvalue=pvalue, correction=correction, family=family, alternative=alternative)
     n_open = int(still.sum())
     if n_open:
-        warnings.warn(_open_message(n_open, alpha, cap, floor), OpenDecisionsWarning, stacklevel=3)
+        warn(_open_message(n_open, alpha, cap, floor), OpenDecisionsWarning)
     n_open_significant = _open_significant(still, p, correction=correction, family=family,
                                            alternative=alternative, alpha=alpha)
     dist = None
@@ -361,7 +361,7 @@ def auto_rerun(run: Callable[[int, Any], xr.Dataset], *, n_resamples: object, ma
     floor = pvalue_floor(b, p, pvalue=pvalue, correction=correction, family=family, alternative=alternative)
     n_open = int(still.sum())
     if n_open:
-        warnings.warn(_open_message(n_open, alpha, cap, floor), OpenDecisionsWarning, stacklevel=3)
+        warn(_open_message(n_open, alpha, cap, floor), OpenDecisionsWarning)
     res.attrs.update({"n_resamples": total, "n_resamples_used": total, "draws": AUTO, "max_resamples": int(cap),
                       "risk": float(DEFAULTS["risk"].python), "pvalue_floor": floor, "n_open": n_open,
                       "n_open_significant": _open_significant(still, p, correction=correction, family=family,

@@ -46,6 +46,7 @@ from .._resampling.schemes import bootstrap_label, drawn_dims, parse_resample
 from .._schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, split_scores
 from .._validation import check_batch, check_choice, check_confidence_level, check_min_pairs, check_draw_count
 from .common import pair_notes
+from .._warn import one_call
 
 __all__ = ["paired_bootstrap_test"]
 
@@ -127,6 +128,7 @@ def _long_names(out: xr.Dataset, method, level, alternative, pvalue, confidence_
     out["n_undefined"].attrs["long_name"] = "draws whose delta is undefined (NaN), left out"
 
 
+@one_call
 @fill_doc
 def paired_bootstrap_test(
     data: xr.Dataset | xr.DataArray,

@@ -60,6 +60,7 @@ from .._validation import (
 from .common import pair_notes
 from .pairoutcome import Swap, dispatched
 from .tietests import run_permutation_test
+from .._warn import one_call
 
 __all__ = ["own_scale", "permutation_test"]
 
@@ -223,6 +224,7 @@ def _attrs(o: _Options, x, y, target, alternative, pvalue) -> dict:
     }
 
 
+@one_call
 @fill_doc
 def permutation_test(
     data: xr.Dataset | xr.DataArray,

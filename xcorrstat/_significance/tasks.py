@@ -16,11 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
+from .._display import did_you_mean
 from .._types import Alternative, Correction, Family, PValue
 from .._resampling.pvalues import ALTERNATIVES, PVALUES
 from .._schema import METRIC
 from .._validation import check_unit_interval
 from .decisions import decide, pair_pvalues
+from .._warn import one_call
 
 __all__ = ["aggregate_tasks"]
 
@@ -63,7 +65,8 @@ def _aggregate_tasks_iv(result, dim, weights, alpha) -> _Options:
         raise ValueError("result must come from compare(..., keep_distribution=True) (permutation or bootstrap "
                          "test): the averaged test needs every task's draws")
     if dim not in result.dims:
-        raise ValueError(f"dim={dim!r} is not a dim of the result; it has {tuple(result.dims)}")
+        raise ValueError(f"dim={dim!r} is not a dim of the result; it has {tuple(result.dims)}"
+                         f"{did_you_mean(dim, list(result.dims))}")
     if any(v.chunks is not None for v in result.data_vars.values()):
         result = result.compute()  # a lazy compare result: the average needs every task's draws
     attrs = result.attrs
@@ -76,6 +79,7 @@ def _aggregate_tasks_iv(result, dim, weights, alpha) -> _Options:
     )
 
 
+@one_call
 def aggregate_tasks(
     result: xr.Dataset,
     *,

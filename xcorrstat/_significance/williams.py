@@ -32,6 +32,7 @@ from .._capabilities import check
 from .._schema import INPUT, METRIC, SYSTEM, check_finite, split_scores
 from .._validation import check_choice, check_confidence_level
 from .common import pair_notes
+from .._warn import one_call
 
 __all__ = ["dependent_correlations", "williams_test"]
 
@@ -91,6 +92,7 @@ def _williams_attrs(x, y, target, level, method, alternative, absolute, confiden
     }
 
 
+@one_call
 @fill_doc
 def williams_test(
     data: xr.Dataset | xr.DataArray,

@@ -41,6 +41,7 @@ from .._labelled import (
 from .._options import OPTIONS
 from .._schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, stack_scores
 from .._validation import check_min_pairs
+from .._warn import one_call
 
 __all__ = ["matrix"]
 
@@ -131,6 +132,7 @@ def _matrix_iv(
                                                          complete_inputs=bool(complete_inputs)), attrs
 
 
+@one_call
 @fill_doc
 def matrix(
     data: xr.Dataset | xr.DataArray,

@@ -48,6 +48,7 @@ from .._validation import (
     check_min_pairs,
     check_draw_count,
 )
+from .._warn import one_call
 
 __all__ = ["MISSING_RULES", "VARIABLE_DIM", "leaderboard", "leaderboard_agreement"]
 
@@ -159,6 +160,7 @@ def _leaderboard(da: xr.DataArray, competitor: Hashable, condition: Hashable, ru
     return out
 
 
+@one_call
 def leaderboard(
     data: xr.Dataset | xr.DataArray,
     *,
@@ -362,6 +364,7 @@ def _agreement_attrs(a: _Agreement, var, rank: bool, missing: str, higher_is_bet
             **_rules_attrs(a.competitor, a.condition, rank, missing, higher_is_better), "min_pairs": a.min_pairs}
 
 
+@one_call
 @fill_doc
 def leaderboard_agreement(
     data: xr.Dataset | xr.DataArray,

@@ -25,6 +25,7 @@ from .._labelled import (
     pair_dim,
     pick_variable,
 )
+from .._warn import one_call
 
 __all__ = ["jaccard", "jaccard_kernel"]
 
@@ -130,6 +131,7 @@ def _jaccard_iv(data, var, over, item, union, along, empty,
     return da, over, item, unions, averaged
 
 
+@one_call
 def jaccard(
     data: xr.Dataset | xr.DataArray,
     *,

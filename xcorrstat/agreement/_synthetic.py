@@ -9,6 +9,7 @@ import xarray as xr
 
 from .._resampling.draws import seeded_generator
 from .._validation import check_positive_int
+from .._warn import one_call
 
 __all__ = ["STRATEGIES", "synthetic_benchmark"]
 
@@ -44,6 +45,7 @@ def _synthetic_benchmark_iv(strategies, n_datasets, batch_sizes, n_cycles, n_ite
     return strategies, n_datasets, sizes, n_cycles, n_items
 
 
+@one_call
 def synthetic_benchmark(
     *,
     strategies: Sequence[str] = tuple(STRATEGIES),

@@ -10,6 +10,7 @@ import pandas as pd
 import xarray as xr
 
 from .._io.tables import from_dataframe
+from .._warn import one_call
 
 if TYPE_CHECKING:  # pragma: no cover
     if sys.version_info >= (3, 11):
@@ -57,6 +58,7 @@ _HUMAN_DESCRIPTION = {
 }
 
 
+@one_call
 def summeval_path() -> Traversable:
     """Location of the bundled SummEval table (gzip-compressed CSV).
 
@@ -75,6 +77,7 @@ def summeval_path() -> Traversable:
     return resources.files(__package__) / _SUMMEVAL_FILE
 
 
+@one_call
 def summeval() -> xr.Dataset:
     """SummEval human judgments and automatic metric scores.
 

@@ -48,6 +48,7 @@ from .._validation import (
     check_unit_interval,
 )
 from ._labels import parse_labels
+from .._warn import one_call
 
 __all__ = ["CI_METHODS", "ci_coverage", "split_trial"]
 
@@ -237,6 +238,7 @@ def _coverage_result(values: np.ndarray, a: _Coverage, target: Hashable, method:
     return out
 
 
+@one_call
 @fill_doc
 def ci_coverage(
     data: xr.Dataset | xr.DataArray,

@@ -16,6 +16,7 @@ import xarray as xr
 
 from .._schema import INPUT, METRIC, SYSTEM, as_dataset, check_finite
 from .._validation import check_unit_interval
+from .._warn import one_call
 
 __all__ = ["normality"]
 
@@ -69,6 +70,7 @@ def _normality_iv(data, metrics, alpha) -> tuple[float, xr.DataArray, list[Hasha
     return alpha, stacked, batch, arr
 
 
+@one_call
 def normality(
     data: xr.Dataset | xr.DataArray,
     *,

@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 import xarray as xr
 
+from .._display import did_you_mean
 from .._docs import fill_doc
 from .._options import OPTIONS
 from .._types import Level, Method, Seed
@@ -44,6 +45,7 @@ from .._validation import (
     check_unit_interval,
 )
 from ._labels import parse_labels
+from .._warn import one_call
 
 __all__ = ["POWER_TESTS", "degrade", "power_analysis"]
 
@@ -89,6 +91,7 @@ def _degrade_iv(rng: Seed, noise: Sequence[float]) -> tuple[int, np.ndarray]:
     return resolve_seed(rng), _noise_amounts(noise)
 
 
+@one_call
 def degrade(x: xr.DataArray, *, noise: Sequence[float], n_trials: int, rng: Seed = None,
             copy: int = 0) -> xr.DataArray:
     """Degraded copies ``x + amount * sd(x) * e`` of a (system, input) score matrix.
@@ -181,7 +184,8 @@ def _power_analysis_iv(data: xr.Dataset | xr.DataArray, *, target: Hashable, met
     ds = as_dataset(data)
     for name, value in (("target", target), ("metric", metric)):
         if value not in ds.data_vars:
-            raise ValueError(f"{name}={value!r} is not a variable of the data; available: {list(ds.data_vars)}")
+            raise ValueError(f"{name}={value!r} is not a variable of the data; available: {list(ds.data_vars)}"
+                             f"{did_you_mean(value, ds.data_vars)}")
     check("diagnostics.power_analysis", level=level, method=method)
     labels, names = parse_labels(tests, tuple(POWER_TESTS), "tests")
     n_trials = check_positive_int(n_trials, "n_trials")
@@ -265,6 +269,7 @@ def _power_result(power: list[xr.DataArray], type1: list[xr.DataArray], per_task
     return out
 
 
+@one_call
 @fill_doc
 def power_analysis(
     data: xr.Dataset | xr.DataArray,

@@ -16,6 +16,7 @@ import xarray as xr
 from .._display import figure_text
 from .._escape import figure_labels
 from ._backend import FIGURE_LABEL_WIDTH, pyplot
+from .._warn import one_call
 
 __all__ = ["CMAPS", "heatmap", "plot_jaccard", "plot_leaderboard_agreement", "plot_matrix"]
 
@@ -136,6 +137,7 @@ def heatmap(
     return ax
 
 
+@one_call
 def plot_matrix(result: xr.DataArray, *, ax: Any = None, annotate: bool = True, fmt: str = ".2f",
                 cmap: str | None = None, title: str | None = None) -> Any:
     """Heatmap of a correlation matrix from :func:`xcorrstat.agreement.matrix`.
@@ -180,6 +182,7 @@ def plot_matrix(result: xr.DataArray, *, ax: Any = None, annotate: bool = True, 
                    annotate=annotate, fmt=fmt, colorbar_label=method, title=title)
 
 
+@one_call
 def plot_jaccard(result: xr.DataArray, *, ax: Any = None, annotate: bool = True, fmt: str = ".2f",
                  cmap: str | None = None, title: str | None = None) -> Any:
     """Heatmap of Jaccard similarities (or distances) from :func:`xcorrstat.agreement.jaccard`.
@@ -231,6 +234,7 @@ def _plot_leaderboard_agreement_iv(result: Any) -> xr.DataArray:
     return _as_2d(result["tau"], "result['tau']")
 
 
+@one_call
 def plot_leaderboard_agreement(result: xr.Dataset, *, ax: Any = None, annotate: bool = True,
                                show_ci: bool = True, fmt: str = ".2f", cmap: str | None = None,
                                title: str | None = None) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .._display import figure_text
+from .._display import did_you_mean, figure_text
 from ._backend import FIGURE_LABEL_WIDTH, wrap_text
 
 __all__ = ["CI_NAMES", "TITLE_SIZE", "check_by", "check_plot_dims", "ci_text", "correlations_of", "describe", "fit_text",
@@ -97,7 +97,8 @@ def check_by(result: xr.Dataset, by: Hashable | Sequence[Hashable] | None, taken
         if dim not in result.dims or dim in taken:
             raise ValueError(f"by must name dims of the result other than {tuple(map(str, taken))}, got "
                              f"{figure_text(repr(dim), FIGURE_LABEL_WIDTH)}; the result's dims are "
-                             f"{tuple(map(str, result.dims))}")
+                             f"{tuple(map(str, result.dims))}"
+                             f"{did_you_mean(dim, [d for d in result.dims if d not in taken])}")
     if len(set(dims)) != len(dims):
         raise ValueError(f"by names a dim twice: {dims!r}")
     return dims

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from .._display import did_you_mean
 from .._escape import figure_labels
 from ._backend import FIGURE_LABEL_WIDTH, pyplot
 from ._common import (
@@ -22,6 +23,7 @@ from ._common import (
     set_title,
     title_width,
 )
+from .._warn import one_call
 
 __all__ = ["plot_distribution"]
 
@@ -58,7 +60,7 @@ def _plot_distribution_iv(result: Any, metric: Any) -> tuple[str, list[tuple[str
         unknown = [m for m in chosen if m not in available]
         if unknown or not chosen:
             raise ValueError(f"metric must name metrics of result, got {unknown or chosen}; "
-                             f"available: {available}")
+                             f"available: {available}{did_you_mean(unknown[0], available) if unknown else ''}")
     return observed_name, [(m, result.sel(metric=m)) for m in chosen]
 
 
@@ -91,6 +93,7 @@ def _label_distribution(ax: Any, attrs: dict, observed_name: str) -> str:
     return f"{test} distribution of delta, {describe(attrs)}"
 
 
+@one_call
 def plot_distribution(
     result: xr.Dataset,
     *,

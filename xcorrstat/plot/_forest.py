@@ -32,6 +32,7 @@ from ._common import (
     set_title,
     title_width,
 )
+from .._warn import one_call
 
 __all__ = ["plot_ci"]
 
@@ -254,6 +255,7 @@ def _draw_levels(result: xr.Dataset, metrics: list[str], axes: list[Any] | None,
     return fig
 
 
+@one_call
 def plot_ci(
     result: xr.Dataset,
     *,

@@ -36,6 +36,7 @@ from ._common import (
     set_title,
     title_width,
 )
+from .._warn import one_call
 
 __all__ = ["plot_significance"]
 
@@ -227,6 +228,7 @@ def _matrix_panels(result: xr.Dataset, level_dim: Hashable, by: list[Hashable], 
     return parts, titles
 
 
+@one_call
 def plot_significance(
     result: xr.Dataset,
     *,

@@ -32,8 +32,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .._display import cut
+from .._display import cut, did_you_mean
 from ._specs import Task
+from .._warn import one_call
 
 __all__ = ["PROTOCOLS_FILE", "lp_domains", "lp_reference_count", "protocol", "protocols", "task_set"]
 
@@ -60,6 +61,7 @@ def protocols() -> list[str]:
     return sorted(_bundled())
 
 
+@one_call
 def protocol(name: str) -> dict[str, Any]:
     """A bundled protocol as a dict (a copy: edit it and pass it to :func:`task_set`).
 
@@ -70,7 +72,8 @@ def protocol(name: str) -> dict[str, Any]:
     ('wmt24', ['en-de', 'en-es', 'ja-zh'], ['soft_accuracy', 'acc_eq'])
     """
     if name not in _bundled():
-        raise ValueError(f"protocol must be one of {protocols()} or a dict, got {cut(name)}")
+        hint = did_you_mean(name, protocols()) if isinstance(name, str) else ""
+        raise ValueError(f"protocol must be one of {protocols()} or a dict, got {cut(name)}{hint}")
     return copy.deepcopy(_bundled()[name])
 
 
@@ -80,7 +83,8 @@ def protocol(name: str) -> dict[str, Any]:
 def _lp_view(data: xr.Dataset, lp: str) -> xr.Dataset:
     if "lp" in data.dims:
         if lp not in data["lp"].values:
-            raise ValueError(f"language pair {lp!r} is not in the data; it has {cut(list(data['lp'].values), 300)}")
+            have = [str(v) for v in data["lp"].values]
+            raise ValueError(f"language pair {lp!r} is not in the data; it has {cut(have, 300)}{did_you_mean(lp, have)}")
         return data.sel(lp=lp)
     return data
 
@@ -159,7 +163,7 @@ def _expand(template: Mapping[str, Any], lp: str | None, spec: Mapping[str, Any]
     unknown = sorted(set(template) - _TEMPLATE_KEYS)
     if unknown:
         raise ValueError(f"task template {cut(template)}: unknown field {unknown[0]!r}; "
-                         f"the fields are {sorted(_TEMPLATE_KEYS)}")
+                         f"the fields are {sorted(_TEMPLATE_KEYS)}{did_you_mean(unknown[0], _TEMPLATE_KEYS)}")
     fields = {k: v for k, v in template.items() if k != "lps"}
     keys = list(fields)
     combos = itertools.product(*(_choices(k, fields[k], lp, spec, data) for k in keys))
@@ -237,6 +241,7 @@ def _task_set_iv(spec: Any, lps: Any) -> dict[str, Any]:
     return spec
 
 
+@one_call
 def task_set(protocol: str | Mapping[str, Any], lps: str | Sequence[str] | None = None, *,
              data: xr.Dataset | None = None, gold: str | None = None, primary: bool = True) -> list[Task]:
     """The task list of a WMT metrics task.

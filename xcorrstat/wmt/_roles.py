@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
-from .._display import cut
+from .._display import cut, did_you_mean
+from .._warn import one_call
 
 __all__ = ["ROLES_FILE", "Roles", "metric_status", "roles", "testsets"]
 
@@ -107,7 +108,8 @@ def _names(value: Any, arg: str) -> frozenset[str]:
 def _lp_roles(default: Mapping[str, Any], override: Mapping[str, Any], where: str) -> Roles:
     unknown = sorted(set(default) - set(_FIELDS)) + sorted(set(override) - set(_FIELDS))
     if unknown:
-        raise ValueError(f"{where}: unknown field {unknown[0]!r}; the fields are {list(_FIELDS)}")
+        raise ValueError(f"{where}: unknown field {unknown[0]!r}; the fields are {list(_FIELDS)}"
+                         f"{did_you_mean(unknown[0], _FIELDS)}")
     return Roles(**{**default, **override})
 
 
@@ -153,6 +155,7 @@ def testsets(source: str | os.PathLike[str] | None = None) -> list[str]:
     return sorted(_load(os.path.abspath(os.fspath(source or ROLES_FILE))))
 
 
+@one_call
 def roles(testset: str, *, source: str | os.PathLike[str] | None = None) -> dict[str, Roles]:
     """The roles of every language pair of a test set.
 

@@ -34,6 +34,7 @@ from .._significance.auto import AUTO, OpenDecisionsWarning, auto_rerun
 from .._significance.decisions import decide
 from .._significance.defaults import DEFAULTS
 from .._validation import check_unit_interval
+from .._warn import one_call, warn
 from ._roles import Roles, metric_status, roles as known_roles, testsets
 from ._select import GOLD, TaskSkipped, lp_views, scores_of
 from ._specs import Task
@@ -82,9 +83,9 @@ def _warn_open(labels: list[str], n_open: list[int], alpha: float, cap: int) -> 
     """One :class:`~xcorrstat.OpenDecisionsWarning` naming the tasks whose decisions the cap left open."""
     tasks = [f"{label} ({n})" for label, n in zip(labels, n_open) if n]
     if tasks:
-        warnings.warn(f"n_resamples='auto': decisions at alpha={alpha:g} still open with draws capped at "
-                      f"max_resamples={cap} (p-values within Monte-Carlo error of alpha) in {len(tasks)} task(s): "
-                      f"{', '.join(tasks)}; raise max_resamples to settle them", OpenDecisionsWarning, stacklevel=3)
+        warn(f"n_resamples='auto': decisions at alpha={alpha:g} still open with draws capped at "
+             f"max_resamples={cap} (p-values within Monte-Carlo error of alpha) in {len(tasks)} task(s): "
+             f"{', '.join(tasks)}; raise max_resamples to settle them", OpenDecisionsWarning)
 
 
 def _plain_ranks(corr: xr.DataArray) -> xr.DataArray:
@@ -214,7 +215,7 @@ def _run_each(data: xr.Dataset, tasks: list[Task], lp_roles: dict[str, Roles], a
             scores = scores_of(views, all_refs, t, lp_roles, allow_incomplete=allow_incomplete)
         except TaskSkipped as why:
             skipped[t.label] = str(why)
-            warnings.warn(f"skipped task {t.label!r}: {why}", TaskSkippedWarning, stacklevel=3)
+            warn(f"skipped task {t.label!r}: {why}", TaskSkippedWarning)
             continue
         ranked = _rank_task(scores, t, **options).expand_dims(task=[t.label])
         ranked.attrs["lacks"] = dict(scores.attrs.get("lacks", {}))
@@ -245,6 +246,7 @@ def _status(metrics: np.ndarray, tasks: list[Task], lp_roles: dict[str, Roles]) 
     return [metric_status(str(m).removesuffix("[noref]"), known) for m in metrics]
 
 
+@one_call
 def run_tasks(
     data: xr.Dataset,
     tasks: Task | Sequence[Task],

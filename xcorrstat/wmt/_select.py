@@ -20,6 +20,7 @@ from collections.abc import Hashable, Iterable, Mapping
 import numpy as np
 import xarray as xr
 
+from .._display import did_you_mean
 from ._roles import Roles
 from ._specs import Task
 
@@ -152,7 +153,10 @@ def _one_lp(views: dict[str, LpView], all_refs: set[str], task: Task, k: int, ro
     sub = views[lp].data
     var = name if level == "seg" else f"{name}.{level}"
     if var not in views[lp].filled:
-        raise TaskSkipped(f"no {level}-level human scores {name!r} for {lp}")
+        humans = [str(v.attrs.get("mtme_name", k)) for k, v in sub.data_vars.items()
+                  if v.attrs.get("role") == "human" and v.attrs.get("level") == level]
+        raise TaskSkipped(f"no {level}-level human scores {name!r} for {lp}"
+                          f"{did_you_mean(name, humans, parenthesised=True)}")
     ref = task.refs[k] if task.refs is not None else roles.std_ref
     main_refs = set(ref.split("."))
     names = _metric_names(views[lp], level, main_refs, task, roles, all_refs)
