@@ -244,7 +244,8 @@ def test_wmt20_command_line_headers_name_human_raw(wmt20):
                               "--input-col", "none"], capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, run.stderr
         head = run.stdout.split("\n\n")[0]
-        assert "note: left out of the metrics: 'human_raw' (named like a human judgment)" in head, command
+        assert ("note: left out of the metrics: 'is_outlier' (named like a marker of units), "
+                "'human_raw' (named like a human judgment)") in head, command
         assert "Warning" not in run.stderr
 
 

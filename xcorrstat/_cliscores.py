@@ -17,7 +17,7 @@ from ._io.mtme import mtme_level
 from ._io.mtme_files import MtmeLevel
 from ._io.tables import read
 from ._notes import add_notes
-from ._schema import as_dataset, declare_lower_is_better, human_like_scores, is_system_level
+from ._schema import as_dataset, declare_lower_is_better, flag_like_scores, human_like_scores, is_system_level
 
 __all__ = ["DEFAULT_TARGET", "MESSAGE_WIDTH", "load_scores", "lower_is_better_names"]
 
@@ -62,6 +62,14 @@ def load_scores(args: argparse.Namespace) -> _Scores:
                 ds[name].attrs = {**ds[name].attrs, "role": "human", "role_from": "name"}
             _note(args, f"left out of the metrics, as their names look like human judgments: {name_list(looks)}; "
                   "to analyse them as metrics name every metric with --metrics")
+        flags = flag_like_scores(as_dataset(ds), [target])
+        if flags:
+            ds = ds.copy()
+            for name in flags:
+                ds[name].attrs = {**ds[name].attrs, "role": "flag", "role_from": "name"}
+            _note(args, f"left out of the metrics, as their names look like markers of units (is_*, has_*, "
+                  f"*_outlier, *_flag): {name_list(flags)}; to analyse them as metrics name every metric with "
+                  "--metrics")
     return _Scores(ds, target, metrics, source)
 
 

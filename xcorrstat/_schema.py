@@ -68,6 +68,9 @@ _HUMAN_NAME = re.compile(
     re.IGNORECASE,
 )
 
+#: Names of 0/1 markers of a unit (whole names, any case): ``is_*``, ``has_*``, ``*_outlier``, ``*_flag``.
+_FLAG_NAME = re.compile(r"(?:is|has)[-_. ].+|(?:.*[-_. ])?(?:outliers?|flags?)", re.IGNORECASE)
+
 
 def is_dask_array(value: object) -> bool:
     """Whether ``value`` is a Dask array, without importing Dask (about half a second in a fresh
@@ -266,10 +269,22 @@ def looks_human(name: Hashable) -> bool:
     return bool(_HUMAN_NAME.fullmatch(str(name)))
 
 
+def looks_like_flag(name: Hashable) -> bool:
+    """Whether a score's name looks like a 0/1 marker of its units rather than a metric (``is_outlier``,
+    ``has_reference``, ``outlier``, ``qa_flag`` ...).
+
+    Examples
+    --------
+    >>> [looks_like_flag(n) for n in ("is_outlier", "has_ref", "outlier", "qa_flag", "bleu", "isomorph")]
+    [True, True, True, True, False, False]
+    """
+    return bool(_FLAG_NAME.fullmatch(str(name)))
+
+
 def _candidates(ds: xr.Dataset, targets: Sequence[Hashable]) -> list[Hashable]:
     variables = ds.variables
     return [k for k in ds.data_vars for v in (variables[k],)
-            if k not in targets and v.attrs.get("role") != "human" and v.dtype.kind in "biuf"
+            if k not in targets and v.attrs.get("role") not in ("human", "flag") and v.dtype.kind in "biuf"
             and SYSTEM in v.dims and INPUT in v.dims]
 
 
@@ -278,6 +293,15 @@ def human_like_scores(ds: xr.Dataset, targets: Sequence[Hashable]) -> list[Hasha
     name (:func:`looks_human`); empty when they are all the metrics there are."""
     candidates = _candidates(ds, targets)
     found = [k for k in candidates if "role" not in ds.variables[k].attrs and looks_human(k)]
+    return found if len(found) < len(candidates) else []
+
+
+def flag_like_scores(ds: xr.Dataset, targets: Sequence[Hashable]) -> list[Hashable]:
+    """The scores that would be metrics by default but have no ``role`` attr and a marker's name
+    (:func:`looks_like_flag`; not a human judgment's); empty when they are all the metrics there are.
+    By name only, as for human judgments, so that lazy and loaded data have the same metrics."""
+    candidates = [k for k in _candidates(ds, targets) if k not in set(human_like_scores(ds, targets))]
+    found = [k for k in candidates if "role" not in ds.variables[k].attrs and looks_like_flag(k)]
     return found if len(found) < len(candidates) else []
 
 
@@ -290,11 +314,19 @@ def default_metrics(ds: xr.Dataset, targets: Sequence[Hashable], *, warn: bool =
         warn_user(f"left out of the metrics, as their names look like human judgments: "
                   f"{name_list(left_out)}; to analyse them as metrics pass metrics=[...] or set "
                   f"ds[name].attrs['role'] = 'metric'", UserWarning)
-    return [k for k in _candidates(ds, targets) if k not in left_out]
+    flags = flag_like_scores(ds, targets)
+    if flags and warn:
+        warn_user(f"left out of the metrics, as their names look like markers of units (is_*, has_*, "
+                  f"*_outlier, *_flag): {name_list(flags)}; to analyse them as metrics pass metrics=[...] or "
+                  f"set ds[name].attrs['role'] = 'metric'", UserWarning)
+    return [k for k in _candidates(ds, targets) if k not in left_out and k not in flags]
 
 
 def _why_left_out(ds: xr.Dataset, name: Hashable, looks: Sequence[Hashable]) -> str:
     var = ds.variables[name]
+    if var.attrs.get("role") == "flag" or (name not in looks and looks_like_flag(name)
+                                            and var.dtype.kind in "biuf" and "role" not in var.attrs):
+        return "named like a marker of units"
     if name in looks or var.attrs.get("role_from") == "name":  # the command line marks those it finds
         return "named like a human judgment"
     if var.dtype.kind not in "biuf":
@@ -322,7 +354,8 @@ def left_out_note(data: object, target: Hashable | Sequence[Hashable],
     if metrics is not None:
         return None
     looks = human_like_scores(ds, targets)
-    kept = [k for k in _candidates(ds, targets) if k not in looks]
+    flags = flag_like_scores(ds, targets)
+    kept = [k for k in _candidates(ds, targets) if k not in looks and k not in flags]
     declared = [k for k in ds.data_vars  # marked human by the data or the user, not by a guess of ours
                 if ds.variables[k].attrs.get("role") == "human" and ds.variables[k].attrs.get("role_from") != "name"]
     out = [k for k in ds.data_vars if k not in targets and k not in kept and k not in declared]
