@@ -166,7 +166,22 @@ def test_report_cli_shows_the_permutation_phase_with_progress(capsys, tmp_path):
     assert capsys.readouterr().err == ""
     assert main([*argv, "--quiet", "--progress"]) == 0  # --progress asks for the progress, --quiet for no status
     err = capsys.readouterr().err
-    assert lines(err, "permutation draws, round 1") and "system level:" not in err
+    assert lines(err, "permutation draws, round 1") and "xcorrstat report:" not in err
+    assert lines(err, "system level: permutation tests of all metric pairs")  # the phases, as progress lines
+
+
+def test_report_in_python_says_its_phases(capsys, caplog):
+    ds = three_metrics()
+    with xcorrstat.set_options(progress="always"):
+        xcorrstat.report(ds, target="human", level="system", n_resamples=200, rng=0)
+    err = capsys.readouterr().err
+    assert lines(err, "system level: bootstrap CIs (200 resamples)")
+    assert lines(err, "system level: permutation tests of all metric pairs")
+    assert err.index("bootstrap CIs") < err.index("permutation tests") < err.index("permutation draws of 3")
+    with caplog.at_level("INFO", logger="xcorrstat.report"), xcorrstat.set_options(progress="always"):
+        xcorrstat.report(ds, target="human", level="system", n_resamples=200, rng=0)
+    assert "system level: bootstrap CIs (200 resamples)" in caplog.messages  # a logging that listens gets them
+    assert not lines(capsys.readouterr().err, "level:")  # once, not twice
 
 
 def test_report_cli_in_a_subprocess_writes_progress_only_with_the_flag(tmp_path):
