@@ -290,3 +290,18 @@ def test_results_are_identical_with_progress_on_and_off(capsys, monkeypatch, thr
             np.testing.assert_array_equal(on[var].values, off[var].values, err_msg=f"{name}: {var}")
     err = capsys.readouterr().err
     assert ("Completed" in err) == through_graph  # the bars of the task graphs, when there are some
+
+
+def test_the_pair_outcome_test_says_each_rerun(capsys):
+    """The pair-outcome test (swap="pairs") cannot continue its draws from a draw id: each round reruns it
+    with more draws, and says so."""
+    ds = make_scores(n_metrics=3, n_systems=6, n_inputs=10, seed=2, ties=True)
+    with xcorrstat.set_options(progress="always"):
+        res = xcorrstat.compare(ds, target="human", level="input", method="kendall", variant="acc23",
+                                test=xcorrstat.Permutation(swap="pairs", max_resamples=2000, rng=0))
+    rounds = lines(capsys.readouterr().err, "draws of all metric pairs, round ")
+    assert int(res.attrs["n_resamples"]) == 2000 and len(rounds) == 2  # this seed's data need a second round
+    assert rounds[0].startswith("xcorrstat: draws of all metric pairs, round 1 of at most 2: 1,000 draws so far, ")
+    assert rounds[0].endswith("; next round: the test rerun with 2,000 draws")
+    assert rounds[1].startswith("xcorrstat: draws of all metric pairs, round 2 of at most 2: 2,000 draws so far, ")
+    assert rounds[1].endswith(f"{res.attrs['n_open']} of 6 corrected decisions still open")
