@@ -61,6 +61,7 @@ __all__ = ["PHASES", "Report", "report"]
 #: line prints them on stderr unless ``--quiet``.
 PHASES = logging.getLogger("xcorrstat.report")
 
+
 def _phase(message: str, *args: object) -> None:
     """A phase of the report: logged on :data:`PHASES` when it listens at level INFO (the command line's
     status lines, or a logging set up by the user), else a progress line (a notebook, a terminal)."""
