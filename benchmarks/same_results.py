@@ -1385,9 +1385,9 @@ CHANGED_ON_PURPOSE = {
     "package/__all__": "the public names changed: Permutation, Bootstrap, Williams in; ranked_frame, "
                        "to_latex, to_markdown on the result accessor",
     "agreement/pair_dim": "the second copy of a compared dim is other_{dim}, as compare's other_metric",
-    "options/get_options": "options: progress is 'never' by default, batch and trial_batch are options, compiled is gone",
-    "options/set_options-with": "options: progress is 'never' by default, batch and trial_batch are options, compiled is gone",
-    "options/set_options-global": "options: progress is 'never' by default, batch and trial_batch are options, compiled is gone",
+    "options/get_options": "options: batch and trial_batch are options, compiled is gone",
+    "options/set_options-with": "options: batch and trial_batch are options, compiled is gone",
+    "options/set_options-global": "options: batch and trial_batch are options, compiled is gone",
     "paired_bootstrap_test/less-missing-cells": "tau-c of input-level draws counts the distinct values exactly "
                                                 "(the earlier float sums of 1/group size were fractional and "
                                                 "depended on the batch)",

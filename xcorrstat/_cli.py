@@ -189,7 +189,8 @@ def _output_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--quiet", "-q", action="store_true",
                    help="no progress bars, status lines or notes on stderr (the tables still go to stdout)")
     r.add_argument("--progress", action="store_true",
-                   help="progress bars even when stderr is not a terminal (by default a log gets none)")
+                   help="progress of every long phase (the bootstrap's bar, a line per round of the tests' "
+                   "draws) even when stderr is not a terminal (by default a log gets none)")
 
 
 class _SchemeAction(argparse.Action):

@@ -252,7 +252,11 @@ def name_list(names: Iterable[object], near: object = None, width: int = 300) ->
 
 def stream_is_interactive(stream: IO[Any] | None = None) -> bool:
     """Whether ``stream`` (default ``sys.stderr``) is shown to a person as it is written:
-    a terminal, or a Jupyter notebook's output. A file, a pipe or a log is not.
+    a terminal, or a Jupyter notebook's output. A file, a pipe or a log is not, nor is the
+    output pytest captures.
+
+    A notebook's streams are ipykernel's ``OutStream`` (or a subclass of it), whose
+    ``isatty()`` is False; a terminal's answer ``isatty()`` True.
 
     Examples
     --------
@@ -261,7 +265,7 @@ def stream_is_interactive(stream: IO[Any] | None = None) -> bool:
     False
     """
     stream = sys.stderr if stream is None else stream
-    if type(stream).__module__.split(".")[0] == "ipykernel":
+    if any(str(getattr(cls, "__module__", "")).split(".")[0] == "ipykernel" for cls in type(stream).__mro__):
         return True
     try:
         return bool(stream.isatty())

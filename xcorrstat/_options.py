@@ -17,7 +17,7 @@ __all__ = ["OPTIONS", "PROGRESS", "get_options", "parse_bytes",
 OPTIONS: dict[str, Any] = {
     "min_pairs": 3,
     "memory_budget": 2**30,
-    "progress": "never",
+    "progress": "auto",
     "batch": None,
     "trial_batch": None,
     "tune_worker_allocator": False,
@@ -112,9 +112,10 @@ def show_progress(progress: bool, stream: Any = None) -> bool:
     """Whether a computation that can show a progress bar (``progress``) shows one on ``stream``
     (default stderr).
 
-    With the ``progress`` option ``"never"`` (the default) no bar is shown; with ``"auto"`` a bar
-    is shown only when stderr is a terminal or a notebook's output, so a log or a pipe gets none;
-    ``"always"`` shows it anyway.
+    With the ``progress`` option ``"auto"`` (the default) a bar is shown only when stderr is a
+    terminal or a notebook's output (:func:`xcorrstat._display.stream_is_interactive`), so a log,
+    a pipe or the captured output of a test gets none; ``"always"`` shows it anyway and
+    ``"never"`` never does.
 
     Examples
     --------
@@ -160,10 +161,15 @@ class set_options:
         results come on top. A smaller budget means smaller blocks and more of them, not other
         numbers: every draw is made from its id, whatever the blocks. A block always holds
         at least one draw of one metric (or pair) and about 8 MB of temporaries.
-    progress : {"never", "auto", "always"}, default "never"
-        Progress bars of eager computations: ``"auto"`` shows them only when stderr is a
-        terminal or a notebook's output (a log file or a pipe gets none), ``"always"``
-        shows them anyway, ``"never"`` never. ``True`` / ``False`` mean ``"always"`` / ``"never"``.
+    progress : {"auto", "always", "never"}, default "auto"
+        Progress of the long phases of eager computations, on stderr: Dask's bar while a task
+        graph of draws computes (the bootstrap, the permutation and paired bootstrap tests, the
+        trials of :mod:`xcorrstat.diagnostics`) and a line per round of the draws of
+        ``n_resamples="auto"`` (the round, the draws so far, the decisions still open), per task
+        of :func:`xcorrstat.wmt.run_tasks` and per test of a power analysis. ``"auto"`` shows
+        them only when stderr is a terminal or a notebook's output, so a log file, a pipe or
+        captured output gets none; ``"always"`` shows them anyway, ``"never"`` never.
+        ``True`` / ``False`` mean ``"always"`` / ``"never"``. Progress never changes a number.
     batch : int or None, default None
         Draws computed together in a resampling kernel (bootstrap, permutation, the soft
         pairwise accuracy test). ``None`` sizes the blocks by ``memory_budget``: a task's

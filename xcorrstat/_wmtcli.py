@@ -95,6 +95,8 @@ def add_wmt_parser(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--overwrite", action="store_true",
                    help="replace the files of a previous run in --out (only those its manifest lists, unchanged)")
     w.add_argument("--quiet", "-q", action="store_true", help="no status lines on stderr (skipped tasks still are)")
+    w.add_argument("--progress", action="store_true",
+                   help="a line per task (task i of n) even when stderr is not a terminal (by default a log gets none)")
     w.add_argument("--follow-links", action="store_true",
                    help="read files that are links out of the test set folder (refused by default)")
     w.add_argument("--allow-incomplete", action="store_true",

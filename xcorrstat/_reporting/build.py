@@ -37,6 +37,7 @@ from .._capabilities import check_levels, check_refinements
 from .._types import Correction, Levels, Seed, Statistic, Test, Variant
 from .._correlation.confidence import bootstrap
 from .._resampling.draws import resolve_seed
+from .._resampling.engine import progress_line
 from .._resampling.schemes import (
     bootstrap_label,
     drawn_dims,
@@ -61,6 +62,16 @@ __all__ = ["PHASES", "Report", "report"]
 #: The report's phases (each level's intervals, then its tests) are logged here at level INFO; the command
 #: line prints them on stderr unless ``--quiet``.
 PHASES = logging.getLogger("xcorrstat.report")
+
+
+def _phase(message: str, *args: object) -> None:
+    """A phase of the report: logged on :data:`PHASES` when it listens at level INFO (the command line's
+    status lines, or a logging set up by the user), else a progress line (a notebook, a terminal)."""
+    if PHASES.isEnabledFor(logging.INFO):
+        PHASES.info(message, *args)
+    else:
+        progress_line(message % args)
+
 
 def _ranks(corr: np.ndarray) -> np.ndarray:
     """1 = highest correlation; equal correlations share the better rank (1, 1, 3: no order of the
@@ -303,10 +314,10 @@ def _report_level(data: xr.Dataset | xr.DataArray, options: dict[str, Any], *, t
     """The bootstrap CIs (with cluster and rank) and the all-pairs test ``test`` of one level (``options``:
     the statistic, and the intervals' ``resample``)."""
     lev, resample = options["level"], options.pop("resample")
-    PHASES.info("%s level: bootstrap CIs (%s resamples)", lev, resample.n_resamples)
+    _phase("%s level: bootstrap CIs (%s resamples)", lev, resample.n_resamples)
     b = bootstrap(data, confidence_level=confidence_level, resample=resample, **options)
     name = settings_name(test)
-    PHASES.info("%s level: %s tests of all metric pairs", lev, name)
+    _phase("%s level: %s tests of all metric pairs", lev, name)
     if b.sizes["metric"] < 2:  # nothing to compare: one cluster, no pairs
         c = _single_metric_comparison(b, test=name, correction=correction, alpha=alpha)
     else:

@@ -20,6 +20,7 @@ import xarray as xr
 from numpy.typing import ArrayLike
 
 from .._types import Level, Statistic
+from .._display import printable
 from .._options import OPTIONS, show_progress
 from .._schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import bootstrap_indices, draws_per_task, fill_draws
@@ -53,6 +54,7 @@ __all__ = [
     "draw_elems",
     "draws_within",
     "process_elems",
+    "progress_line",
     "raised_batch",
     "runs_in_one_block",
     "spread_draws",
@@ -349,6 +351,26 @@ def compute_with_progress(obj: Computed, enabled: bool) -> Computed:
             return _compute(obj, enabled)
         except cluster_errors() as err:
             raise worker_lost(err) from err
+
+
+def progress_line(text: str) -> None:
+    """Write ``text`` as one line ``xcorrstat: text`` on stderr, where progress is shown.
+
+    The progress of work that is not one computation of a task graph (the rounds of draws of
+    ``n_resamples="auto"``, the tasks of :func:`xcorrstat.wmt.run_tasks`, the tests of a power
+    analysis): shown by the same rule as the bars of :func:`compute_with_progress`
+    (:func:`xcorrstat._options.show_progress`), so a log gets none unless ``progress="always"``.
+    Writing it never changes a number. Control characters (in a metric's name, say) are escaped
+    and a long line is cut, as in every message.
+
+    Examples
+    --------
+    >>> from xcorrstat import set_options
+    >>> with set_options(progress="never"):
+    ...     progress_line("nothing is written")
+    """
+    if show_progress(True):
+        print(f"xcorrstat: {printable(text, 400)}", file=sys.stderr, flush=True)
 
 
 #: distributed's option: the pickled graph size above which a computation warns.

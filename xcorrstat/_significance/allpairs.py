@@ -36,7 +36,7 @@ from .._kernels.custom import is_own, own_name
 from .._kernels.dependent import williams
 from .._options import OPTIONS
 from .._resampling.draws import resolve_seed
-from .._resampling.engine import RESAMPLE_DIM, bootstrap_draws, compute_with_progress, default_batch
+from .._resampling.engine import RESAMPLE_DIM, bootstrap_draws, compute_with_progress, default_batch, progress_line
 from .._resampling.pairs import PAIR_DIM, pair_permutation_draws
 from .._resampling.pvalues import ALTERNATIVES, PVALUES
 from .._resampling.settings import Bootstrap, Permutation, Settings, Williams, as_settings, flat, settings_name
@@ -397,6 +397,9 @@ def compare(
                                                 start=o.n_resamples, cap=o.max_resamples, risk=drawn["risk"],
                                                 keep_distribution=keep_distribution)
     else:
+        if not lazy:  # computed below, with the bar of its task graph if it has one
+            m = x.sizes[METRIC]
+            progress_line(f"{o.test} draws of {m * (m - 1) // 2} metric pair(s): {o.n_resamples:,} draws")
         dist = _permutation_distribution(o) if o.test == "permutation" else _bootstrap_distribution(o)
         p = pair_pvalues(dist, delta, test=o.test, alternative=alternative, pvalue=pvalue)
     p_adj, significant, cluster = decide(p, r, delta, correction=correction, family=family,

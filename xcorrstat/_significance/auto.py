@@ -36,7 +36,7 @@ import xarray as xr
 
 from .._types import Alternative, Correction, Family, PValue, Seed, SwapUnit
 from .._resampling.draws import resolve_seed
-from .._resampling.engine import RESAMPLE_DIM, bootstrap_draws, default_batch
+from .._resampling.engine import RESAMPLE_DIM, bootstrap_draws, compute_with_progress, default_batch, progress_line
 from .._resampling.pairs import PAIR_DIM, pair_permutation_draws
 from .._resampling.pvalues import extreme_count
 from .._resampling.sequential import pvalue_bounds
@@ -213,7 +213,8 @@ class _Run:
             if self.lead is None:
                 self._start(d)
             assert self.obs is not None and self.counts is not None and self.lead is not None
-            values = d.transpose(*self.lead, PAIR_DIM, RESAMPLE_DIM).values
+            d = d.transpose(*self.lead, PAIR_DIM, RESAMPLE_DIM)
+            values = (d if d.chunks is None else compute_with_progress(d, True)).values  # a task graph: its bar
             for acc, add in zip(self.counts, _ordered_counts(values, self.obs[..., sel], test=self.test,
                                                               alternative=self.alternative)):
                 acc[..., sel] += add
@@ -261,6 +262,15 @@ def _open_significant(still: np.ndarray, p: np.ndarray, *, correction: Correctio
     return int((still & flagged).sum())
 
 
+def _round_line(what: str, look: int, n_looks: int, total: int, still: np.ndarray, p: np.ndarray,
+                then: str = "") -> None:
+    """The progress line of a look of an ``"auto"`` run (:func:`~xcorrstat._resampling.engine.progress_line`):
+    the round, the draws so far, the decisions still open and, in ``then``, what the next round draws."""
+    n_open, n_decisions = int(still.sum()), int((~np.isnan(p)).sum())
+    progress_line(f"{what}, round {look} of at most {n_looks}: {total:,} draws so far, {n_open} of {n_decisions} "
+                  f"corrected decisions still open{'; next round: ' + then if then else ''}")
+
+
 def _open_message(n_open: int, alpha: float, cap: int, floor: float) -> str:
     return (f"n_resamples='auto': {n_open} corrected decision(s) at alpha={alpha:g} still open with draws capped at "
             f"max_resamples={cap} (p-values within Monte-Carlo error of their threshold; smallest attainable "
@@ -305,11 +315,16 @@ def auto_pair_pvalues(draw: Callable[[np.ndarray, np.ndarray, int, int], xr.Data
     active = np.ones(pi.size, dtype=bool)
     settle: dict[str, Any] = dict(correction=correction, family=family, alternative=alternative, alpha=alpha,
                                   risk=risk, n_looks=len(totals))
-    for total in totals:
+    what = f"{test} draws"
+    progress_line(f"{what} of {pi.size} metric pair(s): until every corrected decision at alpha={alpha:g} is "
+                  f"settled, {totals[0]:,} to {cap:,} draws in at most {len(totals)} rounds")
+    for look, total in enumerate(totals, 1):
         run.extend(active, total)
         k, b, p = run.matrices(pvalue)
         still = open_decisions(k, b, p, **settle)
         active = (still[..., pi, pk] | still[..., pk, pi]).reshape(-1, pi.size).any(axis=0)
+        _round_line(what, look, len(totals), total, still, p, f"{int(active.sum())} metric pair(s) draw on to "
+                    f"{totals[look]:,}" if look < len(totals) and active.any() else "")
         if not active.any():
             break
     assert run.lead is not None
@@ -349,13 +364,15 @@ def auto_rerun(run: Callable[[int, Any], xr.Dataset], *, n_resamples: object, ma
         return run(n, rng)
     seed = resolve_seed(rng)
     totals = draw_schedule(n, cap)
-    for total in totals:
+    for look, total in enumerate(totals, 1):
         res = run(total, seed)
         p = res["pvalue"].transpose(..., METRIC, OTHER).values
         b = np.full(p.shape, float(total))
         k = np.round(p * (b + 1.0) - 1.0) if pvalue == "plus-one" else np.round(p * b)
         still = open_decisions(k, b, p, correction=correction, family=family, alternative=alternative, alpha=alpha,
                                risk=float(DEFAULTS["risk"].python), n_looks=len(totals))
+        _round_line("draws of all metric pairs", look, len(totals), total, still, p,
+                    f"the test rerun with {totals[look]:,} draws" if still.any() and look < len(totals) else "")
         if not still.any():
             break
     floor = pvalue_floor(b, p, pvalue=pvalue, correction=correction, family=family, alternative=alternative)

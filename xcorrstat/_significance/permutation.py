@@ -36,7 +36,8 @@ from .._kernels import level_correlation
 from .._kernels.custom import is_own, own_name
 from .._options import OPTIONS
 from .._resampling.draws import fill_draws, permutation_masks, resolve_seed
-from .._resampling.engine import BLAS_ONE_THREAD, block_elems, compute_with_progress, draws_within, raised_batch
+from .._resampling.engine import (BLAS_ONE_THREAD, block_elems, compute_with_progress, draws_within, progress_line,
+                                  raised_batch, runs_in_one_block)
 from .._resampling.pvalues import ALTERNATIVES, PVALUES, extreme_count, permutation_pvalue
 from .._resampling.schemes import (
     SCHEME_DIMS,
@@ -313,6 +314,9 @@ def permutation_test(
     lazy = any(v.chunks is not None for v in (xs, ys, z))
     if lazy:
         xs, ys, z = (v.chunk({SYSTEM: -1, INPUT: -1}) for v in (xs, ys, z))
+    elif not runs_in_one_block(max(xs.size, ys.size, z.size) * o.n_resamples):  # eager draws, here: seconds
+        progress_line(f"permutation test of {x} against {y}: {o.n_resamples:,} draws of {permutation_label(o.scheme)} "
+                      f"at {level} level" + ("" if o.stop is None else ", until the decision is settled"))
     both = xr.apply_ufunc(
         _delta_block, xs, ys, z,
         input_core_dims=[[SYSTEM, INPUT]] * 3,

@@ -28,6 +28,7 @@ from .._options import OPTIONS
 from .._types import Level, Method, Seed
 from .._capabilities import check, limit_of
 from .._resampling.draws import MAX_DRAW_TASKS, keyed_generator, resolve_seed
+from .._resampling.engine import compute_with_progress, progress_line
 from .._resampling.schemes import (
     BOOTSTRAP_SCHEMES,
     PERMUTATION_SCHEMES,
@@ -129,7 +130,8 @@ def _run(label, ds, *, x, y, target, level, method, n_resamples, seed, alpha):
 
 
 def _compute(hit):
-    return None if hit is None else hit.compute()
+    """The decisions of a test over the trials, computed with the progress bar of its task graph."""
+    return None if hit is None else compute_with_progress(hit, True)
 
 
 class _Power(NamedTuple):
@@ -239,7 +241,9 @@ def _rejection_rates(a: _Power, level: str, method: str) -> tuple[list[xr.DataAr
     sim = sim.chunk({TRIAL: per_task, AMOUNT: 1})
     kw = dict(target="target", level=level, method=method, n_resamples=a.n_resamples, seed=a.seed, alpha=a.alpha)
     power, type1 = [], []
-    for label in a.labels:
+    for number, label in enumerate(a.labels, 1):
+        progress_line(f"power_analysis: test {number} of {len(a.labels)} ({label}), {n_t} trials"
+                      + (", then the type-I error trials" if a.type_one else ""))
         hit = _compute(_run(label, sim, x="metric", y="degraded", **kw))
         power.append(hit.astype(np.float64).mean(TRIAL) if hit is not None else _undefined(a.y))
         if a.type_one:

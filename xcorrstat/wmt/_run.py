@@ -28,6 +28,7 @@ from .._mt.softpairwise import soft_pairwise_accuracy
 from .._mt.spatest import soft_pairwise_accuracy_test
 from .._mt.ties import calibrate_ties
 from .._resampling.draws import resolve_seed
+from .._resampling.engine import progress_line
 from .._resampling.settings import Permutation
 from .._significance.allpairs import compare
 from .._significance.auto import AUTO, OpenDecisionsWarning, auto_rerun
@@ -129,9 +130,8 @@ def _rank_task(scores: xr.Dataset, task: Task, *, n_resamples: int | Literal["au
     options = _options(task)
     test = Permutation(n_resamples=n_resamples, max_resamples=max_resamples, rng=seed, pvalue=_WMT["pvalue"],
                        **{k: options.pop(k) for k in _TEST_OPTIONS if k in options})
-    with set_options(progress="never"):  # the command reports tasks, not each task's computation
-        res = compare(scores, target=GOLD, test=test, alpha=alpha, min_pairs=MIN_PAIRS,
-                      correction=_WMT["correction"], **options)
+    res = compare(scores, target=GOLD, test=test, alpha=alpha, min_pairs=MIN_PAIRS,
+                  correction=_WMT["correction"], **options)
     keep = ["correlation", "cluster", "pvalue", "significant"] + (["epsilon"] if "epsilon" in res else [])
     out = res[keep].drop_vars([c for c in res.coords if c not in ("metric", "other_metric")], errors="ignore")
     out.attrs = _noted(_drawn(res), scores, res)
@@ -210,14 +210,16 @@ def _run_each(data: xr.Dataset, tasks: list[Task], lp_roles: dict[str, Roles], a
     parts, skipped = [], {}
     views = lp_views(data, [lp for t in tasks for lp in t.lps])
     all_refs = {str(r) for r in data.attrs.get("references", [])}
-    for t in tasks:
+    for number, t in enumerate(tasks, 1):
         try:
             scores = scores_of(views, all_refs, t, lp_roles, allow_incomplete=allow_incomplete)
         except TaskSkipped as why:
             skipped[t.label] = str(why)
             warn(f"skipped task {t.label!r}: {why}", TaskSkippedWarning)
             continue
-        ranked = _rank_task(scores, t, **options).expand_dims(task=[t.label])
+        progress_line(f"wmt task {number} of {len(tasks)}: {t.label}")
+        with set_options(progress="never"):  # the tasks are the progress shown, not each task's computation
+            ranked = _rank_task(scores, t, **options).expand_dims(task=[t.label])
         ranked.attrs["lacks"] = dict(scores.attrs.get("lacks", {}))
         parts.append(ranked)
     if not parts:
