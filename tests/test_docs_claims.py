@@ -3,8 +3,9 @@ README's promise about the automatic draws is the code's.
 
 The docs pages themselves run top to bottom in tests/test_docs_pages.py (so every printed number they
 show is executed); what a page cannot execute is a figure of a machine: a time or a memory size. Such a
-figure is kept true by naming, in the same paragraph, the script of ``benchmarks/`` that prints it (or
-docs/speed.md, where the measured tables are kept with their machine and date). A paragraph here is a
+figure is kept true by naming, in the same paragraph, the script of ``benchmarks/`` that prints it and
+the machine it ran on (its cores), or docs/speed.md, where the measured tables are kept with their
+machine and date. A paragraph here is a
 run of non-blank lines outside fenced code blocks, or an item of a list; a table counts as one
 paragraph with the prose right above it (its caption). A size that is a setting or a limit rather than a measurement (the memory
 budget's default, a reader's refusal of a 6 GB file) may instead name the test that checks it.
@@ -33,6 +34,7 @@ BENCH = re.compile(r"benchmarks/(\w+\.py)")
 SPEED = re.compile(r"\bspeed\.md\b")
 TEST = re.compile(r"tests/(test_\w+\.py)")
 SPEED_PAGE = os.path.join("docs", "speed.md")
+CORES = re.compile(r"\b(?:\d+|two) cores\b")
 ITEM = re.compile(r"\s*(?:[-*+]|\d+\.)\s")
 
 
@@ -68,7 +70,8 @@ def _unsupported(path: str) -> list[str]:
         benches = [b for b in BENCH.findall(text) if os.path.exists(os.path.join(ROOT, "benchmarks", b))]
         measured = bool(benches) or bool(SPEED.search(text))
         tested = any(os.path.exists(os.path.join(ROOT, "tests", t)) for t in TEST.findall(text))
-        if times and not measured or sizes and not (measured or tested):
+        machine = bool(CORES.search(text)) or bool(SPEED.search(text))
+        if times and not (measured and machine) or sizes and not (measured or tested):
             bad.append(f"{os.path.relpath(path, ROOT)}:{no}: {', '.join(times + sizes)}")
     return bad
 
@@ -96,14 +99,14 @@ def test_every_named_benchmark_exists(page):
 
 def test_the_rule_sees_times_sizes_tables_and_references(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text("Prose: it takes about 2 minutes on 2 cores.\n\nA 3 MB file is refused (tests/test_io.py).\n\n"
-                    "Shown below (benchmarks/bench_wide.py):\n\n| case | time |\n|---|---|\n| read | 3.2 s |\n\n"
+    page.write_text("Prose: it takes about 2 minutes on 2 cores.\n\nIt takes 3 s (benchmarks/bench_wide.py).\n\nA 3 MB file is refused (tests/test_io.py).\n\n"
+                    "Shown below (benchmarks/bench_wide.py, 2 cores):\n\n| case | time |\n|---|---|\n| read | 3.2 s |\n\n"
                     "```text\n4 s in a block is an output, not a claim\n```\n\nNo figure: 16 systems × 100 inputs.\n"
                     "\nThe 0.5 GiB peak: docs/speed.md.\n\nIt takes seconds (benchmarks/no_such_script.py).\n"
                     "\n- a list item of 8 MB (tests/test_io.py)\n- and one of 2 s\n",
                     encoding="utf-8")
-    assert [no for no, _ in _paragraphs(str(page))] == [1, 3, 5, 15, 17, 19, 21, 22]
-    assert [line.split(":")[1] for line in _unsupported(str(page))] == ["1", "19", "22"]
+    assert [no for no, _ in _paragraphs(str(page))] == [1, 3, 5, 7, 17, 19, 21, 23, 24]
+    assert [line.split(":")[1] for line in _unsupported(str(page))] == ["1", "3", "21", "24"]
 
 
 def _cap() -> int:
