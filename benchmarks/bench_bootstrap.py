@@ -112,7 +112,6 @@ def main() -> None:
 
 def small(args: argparse.Namespace) -> None:
     """The cases beside nlpstats."""
-
     ours(16, 20, "input", "kendall", 0)  # warm-up: imports, thread pools
     python = None if args.skip_baseline else baseline_python(args.baseline_python)
     print(f"xcorrstat {xcorrstat.__version__}; {N_RESAMPLES} draws, BOOT-BOTH, random matrices")
@@ -127,7 +126,6 @@ def small(args: argparse.Namespace) -> None:
             line += (f" | nlpstats {t_base:8.2f} s{scaled} CI [{base['lower']:+.3f}, {base['upper']:+.3f}]"
                      f" | speed-up {t_base / t_ours:7.1f}x (goal >= {GOALS[level]}x)")
         print(line, flush=True)
-
 
 
 def wmt(batch: int | None, levels: list[str]) -> None:
