@@ -130,7 +130,8 @@ def main() -> None:
     print(f"all small calls: {sum(w for w, _ in first.values()):.1f} s in the first process, "
           f"{sum(w for w, _ in second.values()):.1f} s in the next")
     print(f"compare, 6 metrics, global Kendall, PERM-BOTH, 100 draws, 14 x 1,875 (fresh process, cache warm): "
-          f"{compare['process_cpu']:.2f} CPU s in all (imports included), {compare['call_cpu']:.2f} for the first call, "
+          f"{compare['process_cpu']:.2f} CPU s in all (imports included), {compare['call_cpu']:.2f} for the first "
+          "call, "
           f"{compare['again_cpu']:.2f} for the same call again")
     print(f"dask.distributed worker process: resident set {worker['before_mib']:.0f} MiB, "
           f"{worker['after_mib']:.0f} MiB after import xcorrstat, {worker['call_mib']:.0f} MiB after a small "

@@ -5,11 +5,14 @@ The docs pages themselves run top to bottom in tests/test_docs_pages.py (so ever
 show is executed); what a page cannot execute is a figure of a machine: a time or a memory size. Such a
 figure is kept true by naming, in the same paragraph, the script of ``benchmarks/`` that prints it and
 the machine it ran on (its cores), or docs/speed.md, where the measured tables are kept with their
-machine and date. A paragraph here is a
-run of non-blank lines outside fenced code blocks, or an item of a list; a table counts as one
-paragraph with the prose right above it (its caption). A size that is a setting or a limit rather than a measurement (the memory
-budget's default, a reader's refusal of a 6 GB file) may instead name the test that checks it.
-docs/speed.md is the page of measured tables itself: each of its sections names the script it runs.
+machine and date. A paragraph here is a run of non-blank lines outside fenced code blocks, or an item
+of a list; a table counts as one paragraph with the prose right above it (its caption). A size that is
+a setting or a limit rather than a measurement (the memory budget's default, a reader's refusal of a
+6 GiB file) may instead name the test that checks it. docs/speed.md is the page of measured tables
+itself: each of its sections names the script it runs.
+
+The automatic draws stop at a cap (``max_resamples``); the pages that promise draws "until every
+decision is settled" state that cap as the code has it and what becomes of a decision still open there.
 """
 
 from __future__ import annotations
@@ -99,12 +102,12 @@ def test_every_named_benchmark_exists(page):
 
 def test_the_rule_sees_times_sizes_tables_and_references(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text("Prose: it takes about 2 minutes on 2 cores.\n\nIt takes 3 s (benchmarks/bench_wide.py).\n\nA 3 MB file is refused (tests/test_io.py).\n\n"
-                    "Shown below (benchmarks/bench_wide.py, 2 cores):\n\n| case | time |\n|---|---|\n| read | 3.2 s |\n\n"
+    page.write_text("Prose: it takes about 2 minutes on 2 cores.\n\nIt takes 3 s (benchmarks/bench_wide.py).\n\n"
+                    "A 3 MB file is refused (tests/test_io.py).\n\nShown below (benchmarks/bench_wide.py, 2 cores):\n\n"
+                    "| case | time |\n|---|---|\n| read | 3.2 s |\n\n"
                     "```text\n4 s in a block is an output, not a claim\n```\n\nNo figure: 16 systems × 100 inputs.\n"
                     "\nThe 0.5 GiB peak: docs/speed.md.\n\nIt takes seconds (benchmarks/no_such_script.py).\n"
-                    "\n- a list item of 8 MB (tests/test_io.py)\n- and one of 2 s\n",
-                    encoding="utf-8")
+                    "\n- a list item of 8 MB (tests/test_io.py)\n- and one of 2 s\n", encoding="utf-8")
     assert [no for no, _ in _paragraphs(str(page))] == [1, 3, 5, 7, 17, 19, 21, 23, 24]
     assert [line.split(":")[1] for line in _unsupported(str(page))] == ["1", "3", "21", "24"]
 
@@ -153,8 +156,8 @@ def test_readme_counts_the_open_decisions_the_report_page_prints():
     with open(os.path.join(ROOT, "docs", "report.md"), encoding="utf-8") as f:
         page = f.read()
     printed = re.findall(r"at most a pair, (\d+) decisions left open", page)
+    assert len(set(printed)) == 1
     assert f"On this data {printed[0]} of them do" in " ".join(page.split())
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         readme = " ".join(f.read().split())
-    assert len(set(printed)) == 1
     assert f"{printed[0]} decisions are still open at {_cap():,} draws" in readme
