@@ -8,9 +8,13 @@ Installs nlpstats 0.0.1 from PyPI into a throw-away virtual environment (or uses
 
 and, in a child process so its peak memory is its own, WMT-sized data (50 metrics x
 15 systems x 2,000 inputs, 1,000 draws, BOOT-BOTH, system + input level Kendall;
-goal: under 30 s with peak memory under 2 GiB at the default batch).
+goal: under 30 s with peak memory under 2 GiB at the default batch). ``--wmt-batch 25 400`` runs
+the input level of that case again at each ``set_options(batch=...)`` given, a child process each:
+the time and peak memory of docs/scale-out.md's table of batches (``--skip-small`` leaves out the
+cases before it).
 
-    python benchmarks/bench_bootstrap.py [--baseline-resamples 1000] [--skip-baseline]
+    python benchmarks/bench_bootstrap.py [--baseline-resamples 1000] [--skip-baseline] [--skip-small]
+        [--wmt-batch 25 400]
 """
 
 from __future__ import annotations
@@ -53,22 +57,24 @@ BASELINE = textwrap.dedent(
 
 WMT_CHILD = textwrap.dedent(
     """
-    import json, resource, time
+    import json, resource, sys, time
     import numpy as np, xarray as xr
     import xcorrstat
+    batch, levels = json.loads(sys.argv[1])
     rng = np.random.default_rng(0)
     data = {f"m{k}": (("system", "input"), rng.normal(size=(15, 2000))) for k in range(50)}
     data["human"] = (("system", "input"), rng.normal(size=(15, 2000)))
     ds = xr.Dataset(data)
     out = {}
-    t0 = time.perf_counter()
-    for level in ("system", "input"):
+    t0, c0 = time.perf_counter(), time.process_time()
+    for level in levels:
         t = time.perf_counter()
-        res = ds.corrstat.bootstrap(target="human", level=level, method="kendall",
-                                    resample=xcorrstat.Bootstrap(n_resamples=1000, rng=1))
+        with xcorrstat.set_options(batch=batch):
+            res = ds.corrstat.bootstrap(target="human", level=level, method="kendall",
+                                        resample=xcorrstat.Bootstrap(n_resamples=1000, rng=1))
         out[level] = time.perf_counter() - t
-        out[level + "_batch"] = res.attrs["batch"]
-    out["total"] = time.perf_counter() - t0
+        out[level + "_batch"] = res.attrs["draws_per_batch"]
+    out["total"], out["cpu"] = time.perf_counter() - t0, time.process_time() - c0
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(out))
     """
@@ -94,8 +100,18 @@ def main() -> None:
     p.add_argument("--baseline-resamples", type=int, default=N_RESAMPLES,
                    help="draws for the baseline; fewer are scaled linearly to 1,000 (default 1,000)")
     p.add_argument("--skip-baseline", action="store_true")
+    p.add_argument("--skip-small", action="store_true", help="only the WMT-sized runs")
+    p.add_argument("--wmt-batch", type=int, nargs="*", default=[], help="input-level WMT runs at these batches")
     args = p.parse_args()
+    if not args.skip_small:
+        small(args)
+    wmt(None, ["system", "input"])
+    for batch in args.wmt_batch:
+        wmt(batch, ["input"])
 
+
+def small(args: argparse.Namespace) -> None:
+    """The cases beside nlpstats."""
     ours(16, 20, "input", "kendall", 0)  # warm-up: imports, thread pools
     python = None if args.skip_baseline else baseline_python(args.baseline_python)
     print(f"xcorrstat {xcorrstat.__version__}; {N_RESAMPLES} draws, BOOT-BOTH, random matrices")
@@ -111,11 +127,16 @@ def main() -> None:
                      f" | speed-up {t_base / t_ours:7.1f}x (goal >= {GOALS[level]}x)")
         print(line, flush=True)
 
-    child = subprocess.run([sys.executable, "-c", WMT_CHILD], check=True, capture_output=True, text=True)
-    wmt = json.loads(child.stdout)
-    print(f"WMT-sized 50 metrics x 15 systems x 2,000 inputs, Kendall BOOT-BOTH: system {wmt['system']:.1f} s"
-          f" (batch {wmt['system_batch']}), input {wmt['input']:.1f} s (batch {wmt['input_batch']}),"
-          f" total {wmt['total']:.1f} s (goal < 30 s); peak RSS {wmt['peak_rss_mib']:.0f} MiB (goal < 2048)")
+
+def wmt(batch: int | None, levels: list[str]) -> None:
+    """The WMT-sized case in a child process (its peak memory its own), at ``batch`` (None: the default)."""
+    child = subprocess.run([sys.executable, "-c", WMT_CHILD, json.dumps([batch, levels])], check=True,
+                           capture_output=True, text=True)
+    res = json.loads(child.stdout)
+    times = ", ".join(f"{lev} {res[lev]:.1f} s (batch {res[lev + '_batch']})" for lev in levels)
+    print(f"WMT-sized 50 metrics x 15 systems x 2,000 inputs, Kendall BOOT-BOTH, batch "
+          f"{'default' if batch is None else batch}: {times}, total {res['total']:.1f} s, {res['cpu']:.1f} CPU s "
+          f"(goal < 30 s); peak RSS {res['peak_rss_mib']:.0f} MiB (goal < 2048)", flush=True)
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ def timed_runs(n_workers: int, ds: xr.Dataset, kw: dict, repeats: int, profile: 
 
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        warm = dataclasses.replace(kw["resample"], n_resamples=20)
+        warm = dataclasses.replace(kw["resample"], n_resamples=40)
         xcorrstat.bootstrap(ds, **dict(kw, resample=warm))  # warm-up: imports on the workers
         best, result = float("inf"), None
         for _ in range(repeats):

@@ -15,8 +15,8 @@ missing for one metric. The report runs as a user runs it, in a fresh process:
 
     xcorrstat report FILE --target human_mqm --out DIR --quiet
 
-and prints its wall time and peak resident set size (goals: under 5 minutes and 2 GiB), and the
-draws its header states. Then ``compare`` with a fixed 20,000 draws (same seed, same correction)
+and prints its wall time, its CPU time and peak resident set size (goals: under 5 minutes and 2 GiB),
+and the draws its header states (docs/speed.md, "The report at its defaults", keeps the figure). Then ``compare`` with a fixed 20,000 draws (same seed, same correction)
 gives each level's clusters; the script prints how many metrics have the same cluster in both.
 
     python benchmarks/bench_report.py [--metrics 52] [--systems 14] [--inputs 1875] [--fixed 20000]
@@ -72,16 +72,18 @@ def write_file(path: str, n_metrics: int, n_systems: int, n_inputs: int) -> None
     pd.DataFrame(rows).to_csv(path, index=False, float_format="%.6g")
 
 
-def run_report(path: str, out: str) -> tuple[float, int, str]:
-    """The CLI report in a child process: wall time (s), the child's peak RSS (bytes), its stdout."""
+def run_report(path: str, out: str) -> tuple[float, float, int, str]:
+    """The CLI report in a child process: wall time (s), its CPU time (s), the child's peak RSS (bytes), its stdout."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "xcorrstat", "report", path, "--target", "human_mqm", "--out", out,
                            "--quiet"], capture_output=True, text=True)
     wall = time.perf_counter() - start
     if proc.returncode:
         raise RuntimeError(proc.stderr)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # KiB on Linux
-    return wall, peak, proc.stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, cpu, after.ru_maxrss * 1024, proc.stdout  # ru_maxrss: KiB on Linux
 
 
 def fixed_clusters(path: str, levels: list[str], n_resamples: int) -> pd.DataFrame:
@@ -111,11 +113,11 @@ def main() -> None:
         path = os.path.join(tmp, "scores.csv")
         write_file(path, args.metrics, args.systems, args.inputs)
         out = os.path.join(tmp, "report")
-        wall, peak, stdout = run_report(path, out)
+        wall, cpu, peak, stdout = run_report(path, out)
         header = [line for line in stdout.splitlines() if "resamples" in line or "draws" in line]
         print(f"xcorrstat report: {args.metrics} metrics x {args.systems} systems x {args.inputs:,} inputs "
               f"(+ {len(HUMAN_EXTRA)} other human columns with gaps)")
-        print(f"  wall {wall:.1f} s (goal < 300 s: {'ok' if wall < 300 else 'OVER'}), peak RSS {peak / GiB:.2f} GiB "
+        print(f"  wall {wall:.1f} s (goal < 300 s: {'ok' if wall < 300 else 'OVER'}), CPU {cpu:.1f} s, peak RSS {peak / GiB:.2f} GiB "
               f"(goal < 2 GiB: {'ok' if peak < 2 * GiB else 'OVER'})")
         for line in header[:3]:
             print(f"  header: {line.strip()}")

@@ -6,9 +6,13 @@ a metric in under 2 s.
 
 Also timed: bootstrap intervals that re-calibrate epsilon in every draw (BOOT-BOTH), the
 library's one sort per metric with count-vector weights against sorting each draw's pairs
-anew (the same numbers, checked on the first draws).
+anew (the same numbers, checked on the first draws). With ``--summeval``, only the bundled data's case
+of docs/confidence-intervals.md: every metric's interval with per-draw calibration, 1,000 draws; with
+``--score-test``, only the score test of two metrics that calibrates both again in every draw
+(docs/significance.md), at 14 systems x 1,875 inputs and ``--draws`` draws.
 
-    python benchmarks/bench_tie_calibration.py [--systems 15] [--inputs 2000] [--metrics 10]
+    python benchmarks/bench_tie_calibration.py [--systems 15] [--inputs 2000] [--metrics 10] [--summeval]
+        [--score-test --draws 100]
 """
 
 from __future__ import annotations
@@ -50,15 +54,28 @@ def main() -> None:
     p.add_argument("--metrics", type=int, default=10)
     p.add_argument("--grid", type=int, default=100, help="candidates the grid recomputes (it extrapolates)")
     p.add_argument("--draws", type=int, default=200, help="bootstrap draws of the per-draw calibration")
+    p.add_argument("--summeval", action="store_true",
+                   help="only the bundled data's case (docs/confidence-intervals.md): 1,000 draws, 34 metrics")
+    p.add_argument("--score-test", action="store_true",
+                   help="only the score test that re-calibrates in every draw (docs/significance.md), "
+                   "14 systems x 1,875 inputs, --draws draws")
     args = p.parse_args()
+    if args.summeval:
+        summeval_case()
+        return
+    if args.score_test:
+        score_test_case(args.draws)
+        return
     ds = data(args.systems, args.inputs, args.metrics)
     pairs = args.inputs * args.systems * (args.systems - 1) // 2
-    start = time.perf_counter()
+    xcorrstat.calibrate_ties(ds[["mqm", "metric0"]].isel(input=slice(0, 20)), target="mqm", level="input")  # warm-up
+    start, cpu = time.perf_counter(), time.process_time()
     res = xcorrstat.calibrate_ties(ds, target="mqm", level="input", keep_curve=True)
-    sweep = time.perf_counter() - start
+    sweep, cpu = time.perf_counter() - start, time.process_time() - cpu
     n_cand = int(np.isfinite(res["threshold"].isel(metric=0)).sum())
     print(f"{args.metrics} metrics, {args.systems} systems x {args.inputs} inputs, {pairs:,} pairs per metric")
-    print(f"sweep: {sweep:.3f} s for all metrics = {sweep / args.metrics:.3f} s per metric (goal < 2 s), "
+    print(f"sweep: {sweep:.3f} s for all metrics = {sweep / args.metrics:.3f} s per metric (goal < 2 s; CPU "
+          f"{cpu / args.metrics:.3f} s per metric), "
           f"{n_cand:,} candidate thresholds for metric0")
     x = ds["metric0"].values.T
     z = ds["mqm"].values.T
@@ -105,6 +122,34 @@ def per_draw(ds, n_draws):
           f"({sweep / n_draws * 1e3:.1f} ms per draw); sorting each draw anew: "
           f"{per_anew * 1e3:.0f} ms per draw -> {per_anew * n_draws / sweep:.1f}x slower; "
           f"max |difference| on {k} draws: {diff:.1e}")
+
+
+def summeval_case(n_draws: int = 1000) -> None:
+    """BOOT-BOTH intervals of every SummEval metric's input-level acc_eq with ``epsilon="calibrate"``
+    (re-calibrated in every draw) against expert relevance: wall and CPU seconds of the call."""
+    ds = xcorrstat.datasets.summeval()
+    kw = dict(target="expert_relevance", level="input", method="kendall", variant="acc23", epsilon="calibrate")
+    xcorrstat.bootstrap(ds, metrics=["rouge_1_f1"], resample=xcorrstat.Bootstrap(n_resamples=40, rng=0), **kw)
+    cpu, start = time.process_time(), time.perf_counter()  # after a warm-up call: the loops are loaded
+    res = xcorrstat.bootstrap(ds, resample=xcorrstat.Bootstrap(n_resamples=n_draws, rng=0), **kw)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(f"SummEval, {res.sizes['metric']} metrics, input-level acc_eq, epsilon='calibrate', BOOT-BOTH, "
+          f"{n_draws} draws: {wall:.1f} s wall, {cpu:.1f} s CPU")
+
+
+def score_test_case(n_draws: int) -> None:
+    """``permutation_test(..., test=Permutation(epsilon="calibrate"))`` of two metrics at input level,
+    14 systems x 1,875 inputs: each draw swaps the cells and calibrates both swapped metrics again.
+    Wall and CPU seconds per draw."""
+    ds = data(14, 1875, 2)
+    kw = dict(x="metric0", y="metric1", target="mqm", level="input", method="kendall", variant="acc23")
+    xcorrstat.permutation_test(ds.isel(input=slice(0, 50)), test=xcorrstat.Permutation(epsilon="calibrate",
+                               n_resamples=2, rng=0), **kw)  # warm-up: the loops are loaded
+    cpu, start = time.process_time(), time.perf_counter()
+    xcorrstat.permutation_test(ds, test=xcorrstat.Permutation(epsilon="calibrate", n_resamples=n_draws, rng=0), **kw)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(f"score test re-calibrating in every draw, 14 systems x 1,875 inputs, {n_draws} draws: {wall:.1f} s "
+          f"wall ({wall / n_draws:.3f} s a draw), {cpu:.1f} s CPU ({cpu / n_draws:.3f} s a draw)")
 
 
 if __name__ == "__main__":

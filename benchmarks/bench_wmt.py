@@ -218,10 +218,13 @@ def main() -> None:
         for k in args.k:
             command = [sys.executable, "-m", "xcorrstat", "wmt", root, "--testset", testset, "--tasks", args.testset,
                        "--n-resamples", str(k), "--quiet"]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             wall, out = _run(command)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
             table = [line for line in out.splitlines() if line.strip()]
             n_metrics = sum(1 for line in table[1:] if not line.startswith(("Marks:", "Skipped")))
-            print(f"xcorrstat wmt --tasks {args.testset} --n-resamples {k}: {wall:.1f} s "
+            print(f"xcorrstat wmt --tasks {args.testset} --n-resamples {k}: {wall:.1f} s, {cpu:.1f} CPU s "
                   f"({n_metrics} metrics ranked; goal < {10 if k == 0 else 120} s)")
             print("\n".join(table[:3]))
 

@@ -62,7 +62,9 @@ def add_draw_options(p: argparse.ArgumentParser, *, what: str) -> None:
                    help=f"{what}: a number, or auto (default {n}): draws until every corrected decision at "
                    f"--alpha is settled, from {DEFAULTS['start_resamples'].cli} up to --max-resamples")
     p.add_argument("--max-resamples", type=_max_resamples, default=cap,
-                   help=f"cap on the draws of --n-resamples auto (default {cap})")
+                   help=f"cap on the draws of --n-resamples auto (default {cap}): a decision still open there "
+                   "keeps the p-value of that many draws in the correction and the clusters, and a note line "
+                   "counts the decisions left open")
 
 
 def add_wmt_parser(sub: argparse._SubParsersAction) -> None:
