@@ -22,7 +22,7 @@ PACKAGE = "xcorrstat"
 LAYERS = [
     ("base", ["_version", "_notes", "_types", "_capabilities", "_docs", "_display", "_escape", "_signals", "_validation", "_options", "_warn"]),
     ("kernels", ["_kernels"]),
-    ("data", ["_schema", "_labelled", "_io", "_tidy", "datasets"]),
+    ("data", ["_schema", "_selection", "_labelled", "_io", "_tidy", "datasets"]),
     ("resampling", ["_resampling"]),
     ("mt", ["_mt"]),
     ("correlation", ["_correlation"]),

@@ -19,7 +19,7 @@ from scipy import stats
 import xcorrstat
 from xcorrstat._resampling.engine import bootstrap_draws
 from xcorrstat._resampling.pairs import pair_permutation_draws
-from xcorrstat._schema import split_scores
+from xcorrstat._selection import split_scores
 from xcorrstat._significance.auto import (
     OpenDecisionsWarning,
     check_draws,

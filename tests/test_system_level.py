@@ -14,7 +14,8 @@ from scipy import stats
 
 import xcorrstat
 from xcorrstat._io import from_dataframe, guess_label_columns, read
-from xcorrstat._schema import SYSTEM_LEVEL_INPUT, split_scores
+from xcorrstat._schema import SYSTEM_LEVEL_INPUT
+from xcorrstat._selection import split_scores
 
 N = 9
 

@@ -17,7 +17,8 @@ from ._io.mtme import mtme_level
 from ._io.mtme_files import MtmeLevel
 from ._io.tables import read
 from ._notes import add_notes
-from ._schema import as_dataset, declare_lower_is_better, flag_like_scores, human_like_scores, is_system_level
+from ._schema import as_dataset, flag_like_scores, human_like_scores, is_system_level
+from ._selection import declare_lower_is_better
 
 __all__ = ["DEFAULT_TARGET", "MESSAGE_WIDTH", "load_scores", "lower_is_better_names"]
 

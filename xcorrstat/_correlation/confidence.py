@@ -30,7 +30,8 @@ from .._resampling.intervals import basic_ci, bca_ci, fisher_ci, percentile_ci
 from .._resampling.schemes import drawn_dims, parse_resample
 from .._resampling.statistics import resampled_calibration, resampled_level_correlation
 from .._notes import add_notes
-from .._schema import INPUT, SYSTEM, scores_notes, split_scores
+from .._schema import INPUT, SYSTEM, scores_notes
+from .._selection import split_scores
 from .._validation import (
     check_batch,
     check_choice,

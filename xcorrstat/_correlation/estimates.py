@@ -22,7 +22,8 @@ from .._kernels import level_correlation
 from .._kernels.levels import AVERAGES
 from .._options import OPTIONS
 from .._notes import add_notes
-from .._schema import INPUT, SYSTEM, check_finite, scores_notes, split_scores
+from .._schema import INPUT, SYSTEM, check_finite, scores_notes
+from .._selection import split_scores
 from .._validation import check_choice, check_epsilon, check_min_pairs
 from .._warn import one_call
 

@@ -33,7 +33,8 @@ from .._types import Seed
 from .._resampling.draws import bootstrap_indices, fill_draws, resolve_seed
 from .._resampling.engine import block_elems, draws_within
 from .._resampling.intervals import percentile_ci
-from .._schema import INPUT, METRIC, SYSTEM, as_dataset, is_dask_array, select_scores, stack_scores
+from .._schema import INPUT, METRIC, SYSTEM, as_dataset, is_dask_array
+from .._selection import select_scores, stack_scores
 from .._validation import check_batch, check_confidence_level, check_draw_count, warn_few_draws
 from .._warn import one_call
 

@@ -19,7 +19,7 @@ from .._types import Level
 from .._kernels.mt.pairwise import agreement_counts, difference_sums, kendall_like_counts
 from .._kernels.scaling import SAFE_EXPONENT, pow2_normalise, remove_offset
 from .._labelled import check_labels, check_new_dim, pair_dim
-from .._schema import aligned_scores
+from .._selection import aligned_scores
 from .._validation import check_choice, check_epsilon
 from .._resampling.engine import blocks_of_cells
 from .ties import MAX_GROUP, TIE_LEVELS, group_shape, level_groups

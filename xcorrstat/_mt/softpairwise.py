@@ -36,7 +36,7 @@ from .._types import Draws, Seed
 from .._kernels.scaling import pow2_exponent
 from .._resampling.draws import permutation_masks, resolve_seed, seeded_generator
 from .._resampling.engine import blocks_of_cells
-from .._schema import aligned_scores
+from .._selection import aligned_scores
 from .._validation import check_choice, check_draw_count
 from .._warn import one_call
 

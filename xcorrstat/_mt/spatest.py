@@ -29,7 +29,8 @@ from .._resampling.draws import permutation_masks, resolve_seed
 from .._resampling.engine import block_elems, compute_with_progress, draws_within
 from .._resampling.pvalues import permutation_pvalue
 from .._resampling.workers import BLAS_ONE_THREAD, parallelism
-from .._schema import INPUT, METRIC, SYSTEM, aligned_scores
+from .._schema import INPUT, METRIC, SYSTEM
+from .._selection import aligned_scores
 from .._validation import check_choice, check_draw_count, check_positive_int
 from .softpairwise import DRAWS, mtme_signs, soft_pairwise_accuracy
 from .._warn import one_call

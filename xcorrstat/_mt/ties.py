@@ -22,7 +22,8 @@ from .._kernels.levels import system_means
 from .._kernels.mt.ties import calibrate_epsilon, sample_pairs, valid_pairs
 from .._resampling.draws import resolve_seed, seeded_generator
 from .._resampling.engine import blocks_of_cells
-from .._schema import INPUT, METRIC, SYSTEM, aligned_scores
+from .._schema import INPUT, METRIC, SYSTEM
+from .._selection import aligned_scores
 from .._warn import one_call
 
 __all__ = ["MAX_GROUP", "N_MEANING", "TIE_LEVELS", "TieVariant", "calibrate_ties", "group_shape", "level_groups"]

@@ -52,7 +52,8 @@ from .._resampling.schemes import (
     permutation_label,
 )
 from .._notes import add_notes
-from .._schema import INPUT, METRIC, SYSTEM, scores_notes, split_scores, system_mean_grid
+from .._schema import INPUT, METRIC, SYSTEM, scores_notes
+from .._selection import split_scores, system_mean_grid
 from .._validation import (
     check_average,
     check_batch,

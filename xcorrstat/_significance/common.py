@@ -18,8 +18,8 @@ import xarray as xr
 
 from .._display import cut, name_list
 from .._notes import notes_of
-from .._schema import (INPUT, METRIC, SYSTEM, TARGET, as_dataset, default_metrics, is_dask_array, select_scores,
-                      stack_scores)
+from .._schema import INPUT, METRIC, SYSTEM, TARGET, as_dataset, default_metrics, is_dask_array
+from .._selection import select_scores, stack_scores
 
 __all__ = ["common_ground", "common_scores", "pair_notes"]
 

@@ -43,7 +43,8 @@ from .._resampling.engine import (
 from .._resampling.intervals import percentile_ci
 from .._resampling.pvalues import ALTERNATIVES, PVALUES, paired_bootstrap_pvalue
 from .._resampling.schemes import bootstrap_label, drawn_dims, parse_resample
-from .._schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, split_scores
+from .._schema import INPUT, METRIC, SYSTEM, as_dataset
+from .._selection import select_scores, split_scores
 from .._validation import check_batch, check_choice, check_confidence_level, check_min_pairs, check_draw_count
 from .common import pair_notes
 from .._warn import one_call

@@ -45,7 +45,8 @@ from .._resampling.draws import DRAW_BLOCK, keyed_generator, resolve_seed
 from .._resampling.engine import BLAS_ONE_THREAD, RESAMPLE_DIM, block_elems, compute_with_progress
 from .._resampling.pvalues import ALTERNATIVES, PVALUES
 from .._resampling.schemes import parse_permute
-from .._schema import INPUT, METRIC, SYSTEM, is_dask_array, split_scores
+from .._schema import INPUT, METRIC, SYSTEM, is_dask_array
+from .._selection import split_scores
 from .._validation import check_batch, check_choice, check_epsilon, check_min_pairs, check_positive_int
 from .._validation import check_unit_interval
 from .decisions import OTHER, check_correction, decide, pair_pvalues

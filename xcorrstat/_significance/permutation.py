@@ -49,7 +49,8 @@ from .._resampling.schemes import (
 )
 from .._resampling.sequential import settled
 from .._resampling.swapstats import draw_deltas, standardise as zscore_cells
-from .._schema import INPUT, SYSTEM, check_finite, metric_pair, split_scores, system_mean_grid
+from .._schema import INPUT, SYSTEM, check_finite
+from .._selection import metric_pair, split_scores, system_mean_grid
 from .._validation import (
     check_average,
     check_batch,

@@ -24,7 +24,7 @@ from .._resampling.engine import RESAMPLE_DIM, block_elems, compute_with_progres
 from .._resampling.pvalues import permutation_pvalue
 from .._resampling.schemes import parse_permute, permutation_label
 from .._resampling.swapstats import standardise as zscores
-from .._schema import metric_pair, split_scores
+from .._selection import metric_pair, split_scores
 from .._types import Alternative, Level, PValue, Standardise, Statistic, SwapUnit, Variant
 from .pairoutcome import (PairScores, Swap, calibrated_epsilons, check_group_size, common_iv, draw_batches, grouped,
                           pair_attrs, pair_draws, scores_of, stacked, thresholds)

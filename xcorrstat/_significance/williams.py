@@ -29,7 +29,8 @@ from .._kernels.dependent import steiger_z, williams, zou_ci
 from .._kernels.scaling import centre_cells
 from .._resampling.pvalues import ALTERNATIVES
 from .._capabilities import check
-from .._schema import INPUT, METRIC, SYSTEM, check_finite, split_scores
+from .._schema import INPUT, METRIC, SYSTEM, check_finite
+from .._selection import split_scores
 from .._validation import check_choice, check_confidence_level
 from .common import pair_notes
 from .._warn import one_call

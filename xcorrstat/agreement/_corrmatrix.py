@@ -39,7 +39,8 @@ from .._labelled import (
     symmetric_pairs,
 )
 from .._options import OPTIONS
-from .._schema import INPUT, METRIC, SYSTEM, as_dataset, select_scores, stack_scores
+from .._schema import INPUT, METRIC, SYSTEM, as_dataset
+from .._selection import select_scores, stack_scores
 from .._validation import check_min_pairs
 from .._warn import one_call
 

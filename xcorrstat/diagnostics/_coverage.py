@@ -40,7 +40,8 @@ from .._resampling.engine import compute_with_progress
 from .._resampling.intervals import fisher_ci, percentile_ci
 from .._resampling.schemes import BOOTSTRAP_SCHEMES
 from .._resampling.statistics import resampled_level_correlation
-from .._schema import INPUT, SYSTEM, check_finite, split_scores
+from .._schema import INPUT, SYSTEM, check_finite
+from .._selection import split_scores
 from .._validation import (
     check_min_pairs,
     check_draw_count,
