@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import json
 import os
 import secrets
 import stat
@@ -37,19 +36,13 @@ from typing import Any
 from .._display import VALUE_WIDTH, printable
 from .._signals import Held, signals_held
 from .lock import check_unlocked, folder_lock
+from .manifest import MANIFEST_LIMIT, TEMP_PREFIX, manifest_bytes, parse_manifest, version_of
 
 __all__ = ["Destination", "check_folder", "command_error", "probe_folder", "write_folder", "written_before"]
-
-#: Manifest format, in every manifest's ``format`` field.
-MANIFEST_FORMAT = "xcorrstat-manifest-1"
-
-#: Largest manifest read (a bigger file under that name is not one of ours).
-MANIFEST_LIMIT = 1 << 20
 
 #: Bytes written and removed by :func:`probe_folder`.
 PROBE_BYTES = 64 * 1024
 
-_TEMP = ".xcorrstat-"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _DIR_FD = {os.open, os.stat, os.unlink, os.rename} <= os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
@@ -161,39 +154,6 @@ class _Folder:
             pass
 
 
-def _version(data: bytes) -> dict[str, Any]:
-    return {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-
-
-def _manifest_bytes(files: Mapping[str, list[dict[str, Any]]], temporary: Sequence[str] = ()) -> bytes:
-    from .._version import __version__
-
-    doc: dict[str, Any] = {"format": MANIFEST_FORMAT, "written_by": f"xcorrstat {__version__}",
-                           "note": "the files xcorrstat wrote here; --overwrite replaces only these",
-                           "files": {name: files[name] for name in sorted(files)}}
-    if temporary:
-        doc["temporary"] = sorted(temporary)
-    return (json.dumps(doc, indent=1) + "\n").encode("utf-8")
-
-
-def _parse_manifest(data: bytes) -> tuple[dict[str, list[dict[str, Any]]], list[str]] | None:
-    """Files and temporary files of a manifest, or None when ``data`` is not one."""
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except ValueError:
-        return None
-    if not isinstance(doc, dict) or doc.get("format") != MANIFEST_FORMAT or not isinstance(doc.get("files"), dict):
-        return None
-    files, temporary = doc["files"], doc.get("temporary", [])
-    plain = all(isinstance(n, str) and os.path.basename(n) == n and n not in ("", ".", "..") for n in [*files, *temporary])
-    versions = all(isinstance(v, list) and all(isinstance(x, dict) and isinstance(x.get("size"), int)
-                                               and isinstance(x.get("sha256"), str) for x in v)
-                   for v in files.values())
-    if not (plain and versions and isinstance(temporary, list)):
-        return None
-    return files, [t for t in temporary if t.startswith(_TEMP)]
-
-
 def _read_manifest(folder: _Folder, dest: Destination) -> tuple[bytes | None, dict, list[str]]:
     """The old manifest's bytes, recorded files and temporary files (none when there is no manifest)."""
     st = folder.lstat(dest.manifest)
@@ -202,7 +162,7 @@ def _read_manifest(folder: _Folder, dest: Destination) -> tuple[bytes | None, di
     parsed = None
     if stat.S_ISREG(st.st_mode) and st.st_size <= MANIFEST_LIMIT:
         data = folder.read(dest.manifest, MANIFEST_LIMIT + 1)
-        parsed = _parse_manifest(data)
+        parsed = parse_manifest(data)
     if parsed is None:
         raise FileExistsError(f"{dest.where}: {printable(repr(dest.shown(dest.manifest)), VALUE_WIDTH)} is not a "
                               "manifest xcorrstat wrote; move it away or name another folder")
@@ -329,7 +289,7 @@ def probe_folder(dest: Destination) -> None:
     OSError
         Naming the folder and what failed.
     """
-    name = f"{_TEMP}probe-{secrets.token_hex(4)}"
+    name = f"{TEMP_PREFIX}probe-{secrets.token_hex(4)}"
     check_unlocked(dest.path, where=dest.where, overwrite=True)  # a live run here: refused before computing
     with signals_held():
         try:
@@ -351,7 +311,7 @@ def probe_folder(dest: Destination) -> None:
 
 def _put(folder: _Folder, dest: Destination, name: str, data: bytes) -> None:
     """Write ``data`` to a temporary file and rename it to ``name``; errors name ``name``."""
-    tmp = f"{_TEMP}{secrets.token_hex(4)}-{name}"
+    tmp = f"{TEMP_PREFIX}{secrets.token_hex(4)}-{name}"
     try:
         folder.create(tmp, data)
         folder.replace(tmp, name)
@@ -394,19 +354,19 @@ def _commit(folder: _Folder, dest: Destination, files: Mapping[str, bytes], temp
         st = folder.lstat(name)
         if st is not None and stat.S_ISREG(st.st_mode):
             folder.unlink(name)
-    _put(folder, dest, dest.manifest, _manifest_bytes({n: [_version(d)] for n, d in files.items()}))
+    _put(folder, dest, dest.manifest, manifest_bytes({n: [version_of(d)] for n, d in files.items()}))
     folder.sync()
 
 
 def _write(folder: _Folder, dest: Destination, files: Mapping[str, bytes], held: Held) -> bool:
     """Steps 1 to 3, with the signals held; False when a signal stopped it before step 3 (nothing changed)."""
     token = secrets.token_hex(4)
-    temps = {name: f"{_TEMP}{token}-{name}" for name in files}
+    temps = {name: f"{TEMP_PREFIX}{token}-{name}" for name in files}
     both = {n: list(v) for n, v in dest.recorded.items()}
     for name, data in files.items():
-        both.setdefault(name, []).append(_version(data))
+        both.setdefault(name, []).append(version_of(data))
     try:
-        _put(folder, dest, dest.manifest, _manifest_bytes(both, [*dest.temporary, *temps.values()]))
+        _put(folder, dest, dest.manifest, manifest_bytes(both, [*dest.temporary, *temps.values()]))
         _write_temporaries(folder, dest, files, temps, held)
     except BaseException as exc:
         _discard(folder, list(temps.values()))
