@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._compiled import loops
+from ..draw_counts import count_columns, draw_counts
 from ..rank.global_counts import lead_rows
 from ..scaling import SAFE_EXPONENT
 
@@ -125,16 +126,6 @@ def _normalised(values: np.ndarray, off: np.ndarray) -> np.ndarray:
     return np.ldexp(values, -np.repeat(e, count))
 
 
-def _count_matrix(a: ArrayLike | None, b: int, size: int, name: str) -> np.ndarray:
-    """Counts (B, size) as a contiguous float64 (size, B), ones for a dim that is not resampled."""
-    if a is None:
-        return np.ones((size, b))
-    out = np.asarray(a, dtype=np.float64)
-    if out.ndim != 2 or out.shape != (b, size):
-        raise ValueError(f"{name} must be (draws, {size}), got shape {out.shape}")
-    return np.ascontiguousarray(out.T)
-
-
 def weighted_global_corr(
     x: ArrayLike,
     z: ArrayLike,
@@ -178,11 +169,8 @@ def weighted_global_corr(
         raise ValueError(f"method must be pearson or spearman, got {method!r}")
     (xf, zf), lead = lead_rows(x, z)
     s, i = xf.shape[-2:]
-    drawn = w if w is not None else c
-    if drawn is None:
-        raise ValueError("weighted_global_corr needs w (system counts) or c (input counts)")
-    b = np.shape(drawn)[0]
-    ws, ct = _count_matrix(w, b, s, "w"), _count_matrix(c, b, i, "c")
+    wa, ca, b = draw_counts(w, c, s, i, "weighted_global_corr")
+    ws, ct = count_columns(wa, b, s, np.float64), count_columns(ca, b, i, np.float64)  # (S, B), (I, B)
     ranked = method == "spearman"
     if cells is None or cells.ranked != ranked or cells.off.size != xf.shape[0] + 1:
         cells = global_cells(xf, zf, ranked=ranked)

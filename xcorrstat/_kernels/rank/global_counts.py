@@ -43,6 +43,7 @@ from numpy.typing import ArrayLike
 
 from ..._types import Variant
 from .._compiled import loops
+from ..draw_counts import count_columns, draw_counts
 from .tau import tau_from_counts
 
 __all__ = [
@@ -299,18 +300,6 @@ def cell_tables(x: ArrayLike, z: ArrayLike, *, epsilon: float = 0.0) -> list[Cel
     return out
 
 
-def _counts(a: ArrayLike | None, size: int, name: str, what: str) -> np.ndarray | None:
-    """Count vectors (B, size) of non-negative integers, or None."""
-    if a is None:
-        return None
-    out = np.asarray(a)
-    if out.ndim != 2 or out.shape[1] != size:
-        raise ValueError(f"{name} must be (draws, {size}): one count per {what[:-1]}, got shape {out.shape}")
-    if out.size and (out.min() < 0 or not np.all(out == np.round(out))):
-        raise ValueError(f"{name} must hold non-negative integer counts of the {what}")
-    return out.astype(np.int64)
-
-
 def weighted_global_kendall(
     x: ArrayLike,
     z: ArrayLike,
@@ -358,14 +347,8 @@ def weighted_global_kendall(
     """
     (xf, zf), lead = lead_rows(x, z)
     s, i = xf.shape[-2:]
-    wa, ca = _counts(w, s, "w", "systems"), _counts(c, i, "c", "inputs")
-    if wa is None and ca is None:
-        raise ValueError("weighted_global_kendall needs w (system counts) or c (input counts)")
-    b = wa.shape[0] if wa is not None else ca.shape[0] if ca is not None else 0
-    if wa is not None and ca is not None and wa.shape[0] != ca.shape[0]:
-        raise ValueError(f"w and c must have one row per draw each, got {wa.shape[0]} and {ca.shape[0]} rows")
-    wt = np.ascontiguousarray((np.ones((b, s), dtype=np.int64) if wa is None else wa).T)  # (S, B)
-    ct = np.ascontiguousarray((np.ones((b, i), dtype=np.int64) if ca is None else ca).T)  # (I, B)
+    wa, ca, b = draw_counts(w, c, s, i, "weighted_global_kendall")
+    wt, ct = count_columns(wa, b, s, np.int64), count_columns(ca, b, i, np.int64)  # (S, B), (I, B)
     dtype, acc, flush = accumulator(int(wt.max(initial=0)) * int(ct.max(initial=0)),
                                     int(wt.sum(axis=0).max(initial=0)) * int(ct.sum(axis=0).max(initial=0)), s * i)
     if tables is None:
