@@ -23,7 +23,6 @@ from ._signals import Terminated, command_signals, unwrapped
 from ._types import Level, Test
 from ._version import __version__
 from ._correlation.estimates import correlate
-from ._io.tables import SUPPORTED_FORMATS
 from ._capabilities import choices
 from ._kernels.corrections import CORRECTIONS
 from ._kernels.levels import AVERAGES
@@ -51,7 +50,8 @@ from ._schema import is_system_level
 from ._significance.auto import OpenDecisionsWarning
 from ._significance.defaults import DEFAULTS
 from ._validation import TooFewDrawsWarning, check_draw_count, choice_type
-from ._cliscores import DEFAULT_TARGET, MESSAGE_WIDTH, load_scores
+from ._cliscores import (ALLOW_CORRELATE, ALLOW_REPORT, DEFAULT_TARGET, MESSAGE_WIDTH, add_data_options,
+                         load_scores)
 from ._wmtcli import add_draw_options, add_wmt_parser, wmt_command
 
 #: The signal of a closed pipe: a command whose stdout is closed exits with 128 + it, as if killed by it
@@ -118,7 +118,7 @@ def _correlate_options(c: argparse.ArgumentParser) -> None:
     c.add_argument("--metrics", nargs="+", help="metric columns (default: every column but the target "
                    "and --human columns)")
     c.add_argument("--human", nargs="+", default=None, help="other human columns to leave out of the metrics")
-    _data_options(c)
+    add_data_options(c, allow=ALLOW_CORRELATE)
     c.add_argument("--table-format", choices=("text", "csv", "json"), default="text",
                    help="the printed table: plain text (default), CSV or JSON records")
     c.add_argument("--digits", type=_digits, default=3, help="decimals in the table, 0 to 15 (default 3)")
@@ -139,7 +139,7 @@ def _report_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--metrics", nargs="+", help="metric columns (default: every column but the target "
                    "and --human columns)")
     r.add_argument("--human", nargs="+", default=None, help="other human columns to leave out of the metrics")
-    _data_options(r)
+    add_data_options(r, allow=ALLOW_REPORT)
     add_draw_options(r, what="bootstrap resamples and permutation draws (auto: 1000 resamples for the "
                      "CIs)")
     _scheme_options(r)
@@ -212,25 +212,6 @@ class _SchemeAction(argparse.Action):
         except ValueError as err:  # "--resample must be ...", or a message that needs the option's name
             raise argparse.ArgumentError(None if str(err).startswith(name) else self, str(err)) from None
         setattr(namespace, self.dest, self.label(scheme))
-
-
-def _data_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--system-col", default=None,
-                   help="column of system labels (default: guessed: system, sys, model, ...)")
-    p.add_argument("--input-col", default=None,
-                   help="column of input labels (default: guessed: input, doc, doc_id, segment, item, ...; "
-                   "a file without one holds system-level scores); 'none': read the file as system-level "
-                   "scores, one row per system")
-    p.add_argument("--dims", nargs="+", metavar="COL", default=None,
-                   help="columns of extra dims, e.g. lp: one result per label (a netCDF file's own dims, "
-                   "an mt-metrics-eval test set's lp, are extra dims without it)")
-    p.add_argument("--lower-is-better", nargs="+", metavar="NAME", default=None,
-                   help="scores where lower is better (TER, error counts), comma- or space-separated: "
-                   "negated before every statistic, as if higher were better")
-    p.add_argument("--file-format", choices=SUPPORTED_FORMATS, default=None,
-                   help="format of FILE when its extension does not say it")
-    p.add_argument("--encoding", default=None,
-                   help="text encoding of a CSV, TSV or JSON Lines FILE (default: its byte-order mark, else UTF-8)")
 
 
 def _digits(text: str) -> int:

@@ -13,17 +13,50 @@ import xarray as xr
 
 from ._display import VALUE_WIDTH, did_you_mean, name_list, printable
 from .datasets import summeval
-from ._io.mtme import mtme_level
+from ._io.mtme import is_mtme_testset, mtme_level
+from ._io.mtme_checks import command_hint
 from ._io.mtme_files import MtmeLevel
-from ._io.tables import read
+from ._io.tables import SUPPORTED_FORMATS, read
 from ._notes import add_notes
 from ._schema import as_dataset, flag_like_scores, human_like_scores, is_system_level
 from ._selection import declare_lower_is_better
 
-__all__ = ["DEFAULT_TARGET", "MESSAGE_WIDTH", "load_scores", "lower_is_better_names"]
+__all__ = ["ALLOW_CORRELATE", "ALLOW_INCOMPLETE_HELP", "ALLOW_REPORT", "DEFAULT_TARGET", "MESSAGE_WIDTH",
+           "add_data_options", "load_scores", "lower_is_better_names"]
 
 DEFAULT_TARGET = "expert_relevance"
 MESSAGE_WIDTH = 600
+
+#: What --allow-incomplete keeps, in the help of every command that has it (what becomes of the metric follows).
+ALLOW_INCOMPLETE_HELP = ("keep a metric file that lacks a rated system, has None scores or names a system the test "
+                         "set lacks (refused by default, as mt-metrics-eval does)")
+#: What becomes of such a metric in ``xcorrstat correlate`` and ``report`` (FILE an mt-metrics-eval test set folder).
+ALLOW_CORRELATE = ("FILE an mt-metrics-eval test set folder: a note under the heading names the metric and what it "
+                   "lacks, and its correlations use the units it scores (its n in --table-format json)")
+ALLOW_REPORT = ("FILE an mt-metrics-eval test set folder: a note in the heading and the report's files names the "
+                "metric and what it lacks, and the tests and clusters compare every metric on the units all of them "
+                "score (--common-cells)")
+
+
+def add_data_options(p: argparse.ArgumentParser, *, allow: str) -> None:
+    """The options of how FILE is read (``allow``: what --allow-incomplete does in the command)."""
+    p.add_argument("--system-col", default=None,
+                   help="column of system labels (default: guessed: system, sys, model, ...)")
+    p.add_argument("--input-col", default=None,
+                   help="column of input labels (default: guessed: input, doc, doc_id, segment, item, ...; "
+                   "a file without one holds system-level scores); 'none': read the file as system-level "
+                   "scores, one row per system")
+    p.add_argument("--dims", nargs="+", metavar="COL", default=None,
+                   help="columns of extra dims, e.g. lp: one result per label (a netCDF file's own dims, "
+                   "an mt-metrics-eval test set's lp, are extra dims without it)")
+    p.add_argument("--lower-is-better", nargs="+", metavar="NAME", default=None,
+                   help="scores where lower is better (TER, error counts), comma- or space-separated: "
+                   "negated before every statistic, as if higher were better")
+    p.add_argument("--file-format", choices=SUPPORTED_FORMATS, default=None,
+                   help="format of FILE when its extension does not say it")
+    p.add_argument("--encoding", default=None,
+                   help="text encoding of a CSV, TSV or JSON Lines FILE (default: its byte-order mark, else UTF-8)")
+    p.add_argument("--allow-incomplete", action="store_true", help=f"{ALLOW_INCOMPLETE_HELP}; {allow}")
 
 
 def _system_level_requested(args: argparse.Namespace) -> bool:
@@ -106,6 +139,9 @@ def lower_is_better_names(ds: xr.Dataset, items: list[str]) -> tuple[list[str], 
 def _read_scores(args: argparse.Namespace) -> _Scores:
     """The data of the command: the bundled data, FILE, or the score files of one level of a test set folder."""
     if args.file is None:
+        if args.allow_incomplete:
+            raise ValueError("--allow-incomplete applies to an mt-metrics-eval test set folder (FILE), not to the "
+                             "bundled SummEval data")
         return _Scores(summeval(), args.target or DEFAULT_TARGET, args.metrics, "bundled SummEval data")
     if not args.target:
         raise ValueError("--target is required with a FILE: name the human score column")
@@ -114,12 +150,19 @@ def _read_scores(args: argparse.Namespace) -> _Scores:
     options: dict[str, Any] = {"human": None if folder else args.human}
     if folder:  # read the score files of the target's level only
         options["levels"] = [_file_level(args.target)]
+        options["allow_incomplete"] = args.allow_incomplete
+    if args.allow_incomplete and not is_mtme_testset(args.file):
+        raise ValueError(f"--allow-incomplete applies to an mt-metrics-eval test set folder (its metric files are "
+                         f"checked as mt-metrics-eval checks them), not to {printable(repr(args.file), VALUE_WIDTH)}")
     if args.dims:
         options["dims"] = args.dims
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ds = read(args.file, system=args.system_col, input=input_col, format=args.file_format,
-                  encoding=args.encoding, **options)
+        try:
+            ds = read(args.file, system=args.system_col, input=input_col, format=args.file_format,
+                      encoding=args.encoding, **options)
+        except ValueError as err:  # a metric file refused: the hint names this command's flag
+            raise command_hint(err) from None
     for note in caught:
         if note.category is UserWarning:  # e.g. a text column left out: one line, not a Python warning
             _note(args, str(note.message))

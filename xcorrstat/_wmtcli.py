@@ -13,7 +13,9 @@ import xarray as xr
 
 from ._display import VALUE_WIDTH, did_you_mean, printable
 from ._escape import csv_text
+from ._cliscores import ALLOW_INCOMPLETE_HELP
 from ._io.mtme import read_mtme
+from ._io.mtme_checks import command_hint
 from ._reporting.folder import check_folder, command_error, probe_folder, write_folder
 from ._reporting.tables import TABLE_FORMATS, format_table, to_latex, to_markdown
 from ._significance.auto import OpenDecisionsWarning
@@ -102,9 +104,8 @@ def add_wmt_parser(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--follow-links", action="store_true",
                    help="read files that are links out of the test set folder (refused by default)")
     w.add_argument("--allow-incomplete", action="store_true",
-                   help="keep a metric file that lacks a rated system, has None scores or names a system the test "
-                   "set lacks (refused by default, as mt-metrics-eval does): each task then ranks every metric on "
-                   "the units all of them score, and the tables mark that metric with \u2020")
+                   help=f"{ALLOW_INCOMPLETE_HELP}: each task then ranks every metric on the units all of them score, "
+                   "and the tables mark that metric with \u2020")
 
 
 def _lacks_frames(result: xr.Dataset) -> tuple[pd.Series, pd.DataFrame]:
@@ -218,8 +219,11 @@ def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> 
     log = None if args.quiet else err
     if log is not None:
         print(f"xcorrstat wmt: reading {args.testset} ({', '.join(needed)})", file=log, flush=True)
-    ds = read_mtme(args.root, args.testset, needed, follow_links=args.follow_links or None,
-                   allow_incomplete=args.allow_incomplete)
+    try:
+        ds = read_mtme(args.root, args.testset, needed, follow_links=args.follow_links or None,
+                       allow_incomplete=args.allow_incomplete)
+    except ValueError as oops:  # a metric file refused: the hint names this command's flag
+        raise command_hint(oops) from None
     _check_gold(args.gold, ds, args.testset)
     tasks = task_set(name, needed, data=ds, gold=args.gold, primary=not args.all_metrics)
     lp_roles = None if args.roles is None else roles(args.testset, source=args.roles)
@@ -231,8 +235,11 @@ def wmt_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> 
         warnings.simplefilter("always", TaskSkippedWarning)
         warnings.simplefilter("always", OpenDecisionsWarning)
         warnings.simplefilter("always", TooFewDrawsWarning)
-        result = run_tasks(ds, tasks, roles=lp_roles, n_resamples=args.n_resamples, rng=args.rng,
-                           alpha=args.alpha, max_resamples=args.max_resamples, allow_incomplete=args.allow_incomplete)
+        try:
+            result = run_tasks(ds, tasks, roles=lp_roles, n_resamples=args.n_resamples, rng=args.rng, alpha=args.alpha,
+                               max_resamples=args.max_resamples, allow_incomplete=args.allow_incomplete)
+        except ValueError as oops:  # a metric that lacks units of a task's gold: the hint names this command's flag
+            raise command_hint(oops) from None
     told: set[str] = set()
     for note in caught:
         if issubclass(note.category, TaskSkippedWarning) and err is not None:

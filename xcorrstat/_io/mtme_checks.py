@@ -32,10 +32,14 @@ import numpy as np
 from .._display import cut, did_you_mean as suggest
 from .mtme_files import ScoreFile
 
-__all__ = ["ALLOW_HINT", "MetricFacts", "check_metric_files", "did_you_mean", "metric_facts"]
+__all__ = ["ALLOW_ARGUMENT", "ALLOW_HINT", "MetricFacts", "check_metric_files", "command_hint", "did_you_mean",
+           "metric_facts"]
+
+#: The argument that keeps a metric file that fails a check, as messages name it (:func:`command_hint`).
+ALLOW_ARGUMENT = "allow_incomplete=True (xcorrstat wmt --allow-incomplete)"
 
 #: How to keep a metric file that fails a check; ends every message.
-ALLOW_HINT = "pass allow_incomplete=True (xcorrstat wmt --allow-incomplete) to keep the metric, marked"
+ALLOW_HINT = f"pass {ALLOW_ARGUMENT} to keep the metric, marked"
 
 #: Systems named in one message or note at most.
 _SHOWN = 5
@@ -208,3 +212,18 @@ def check_metric_files(facts: list[MetricFacts], parts: Mapping[str, Mapping[str
             raise ValueError(f"{problems[0][0]}; {ALLOW_HINT}")
         notes += [note for _, note in problems]
     return notes
+
+
+def command_hint(err: ValueError) -> ValueError:
+    """``err`` as a command says it: ``--allow-incomplete`` for ``allow_incomplete=True`` (the command that
+    runs names its own flag); ``err`` itself when it names no such argument.
+
+    Examples
+    --------
+    >>> str(command_hint(ValueError(f"'x.sys.score': no line for system 'B'; {ALLOW_HINT}")))
+    "'x.sys.score': no line for system 'B'; pass --allow-incomplete to keep the metric, marked"
+    """
+    text = str(err)
+    if ALLOW_ARGUMENT not in text:
+        return err
+    return type(err)(text.replace(ALLOW_ARGUMENT, "--allow-incomplete"))

@@ -21,6 +21,7 @@ import numpy as np
 import xarray as xr
 
 from .._display import did_you_mean
+from .._io.mtme_checks import ALLOW_ARGUMENT
 from ._roles import Roles
 from ._specs import Task
 
@@ -31,8 +32,8 @@ __all__ = ["ALLOW_INCOMPLETE", "GOLD", "LpView", "TaskSkipped", "file_level", "g
 GOLD = "gold"
 
 #: How to rank a metric that lacks units anyway; ends the message that refuses it.
-ALLOW_INCOMPLETE = ("pass allow_incomplete=True (xcorrstat wmt --allow-incomplete) to rank every metric of the task "
-                    "on the units all of them score, the metric marked")
+ALLOW_INCOMPLETE = (f"pass {ALLOW_ARGUMENT} to rank every metric of the task on the units all of them score, "
+                    "the metric marked")
 
 #: System names shown in a message at most.
 _SHOWN = 5
