@@ -23,7 +23,9 @@ is scaled linearly from those two runs: ``load + run(0) + (run(k) - run(0)) * 10
 its tests being its only cost that grows with k (``k <= 100`` is one block of its early stopping, so
 these runs draw exactly ``k`` per pair; at 1,000 it makes between 100 and 1,000 per pair: the column
 ``MTME@1000 if early-stopped`` scales to 100 draws, the fewest its early stopping can make). The ratio
-is MTME's scaled time over xcorrstat's measured one.
+is MTME's scaled time over xcorrstat's measured one. When its run at ``--mtme-k`` draws passes
+``--mtme-timeout``, the row gives lower bounds: those draws took more than the time the limit left
+after its run at 0 draws.
 
     python benchmarks/bench_wmt.py --peer --mtme-source PATH --tree wmt22=ROOT22 --tree wmt23=ROOT23 \\
         --protocols wmt22,wmt23,wmt24-on-wmt23,wmt25 --lps wmt22=zh-en --mtme-k 2
@@ -141,6 +143,21 @@ def mtme_run(source: str, root: str, name: str, testset: str, lps: list[str], k:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
+def _lower_bound(name: str, testset: str, lps: list[str], wall: float, zero: dict[str, float], mk: int,
+                 limit: float) -> None:
+    """The row of a protocol whose mt-metrics-eval run at ``mk`` draws passed ``limit`` seconds: its draws
+    took more than ``limit`` minus the load and the run at 0 draws, so its time at 1,000 draws is over
+    ``load + run(0) + (limit - load - run(0)) * 1000 / mk``, and the ratio over that."""
+    fixed = zero["load"] + zero["run"]
+    per_draw = max(0.0, limit - fixed) / mk
+    full, early = fixed + per_draw * 1000, fixed + per_draw * 100
+    print(f"{name:16} {testset:>6} {','.join(lps):>18} {wall:12.1f} {fixed:12.1f} {'>' + format(limit, '.0f'):>10} "
+          f"{'>' + format(full, '.0f'):>10} {'>' + format(full / wall, '.0f') + 'x':>7} "
+          f"{'>' + format(early, '.0f'):>27} {'>' + format(early / wall, '.0f') + 'x':>7}", flush=True)
+    print(f"{'':16} MTME at {mk} draws did not end within {limit:.0f} s: the figures are lower bounds "
+          f"(MTME CPU s at 0 draws: {zero['cpu']:.1f})", flush=True)
+
+
 def peer(args: argparse.Namespace) -> None:
     """Each protocol beside mt-metrics-eval on the same tree: seconds at 1,000 draws and the ratio."""
     trees = dict(t.split("=", 1) for t in args.tree)
@@ -165,9 +182,13 @@ def peer(args: argparse.Namespace) -> None:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         xc_cpu = after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime
         zero = mtme_run(args.mtme_source, root, mtme_name, testset, lp_list, 0, args.mtme_timeout)
+        if zero is None:
+            print(f"{name:16} {testset:>6} {','.join(lp_list):>18} {wall:12.1f}  MTME at 0 draws over "
+                  f"{args.mtme_timeout:.0f} s: ratio over {args.mtme_timeout / wall:.0f}x without a draw", flush=True)
+            continue
         some = mtme_run(args.mtme_source, root, mtme_name, testset, lp_list, mk, args.mtme_timeout)
-        if zero is None or some is None:
-            print(f"{name:16} {testset:>6} {','.join(lp_list):>18} {wall:12.1f}  MTME over {args.mtme_timeout:.0f} s")
+        if some is None:  # a lower bound: its k draws took at least what the limit left after the run at 0
+            _lower_bound(name, testset, lp_list, wall, zero, mk, args.mtme_timeout)
             continue
         per_draw = max(0.0, some["run"] - zero["run"]) / mk
         fixed = zero["load"] + zero["run"]
