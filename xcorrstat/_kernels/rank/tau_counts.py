@@ -51,7 +51,7 @@ def kendall_counts(
         raise ValueError("the sorted count has no epsilon; count every pair")
     lead, length = valid.shape[:-1], valid.shape[-1]
     (x2, xrow), (z2, zrow) = _rows(x, lead), _rows(z, lead)
-    flat = np.ascontiguousarray(valid).reshape(-1, length)
+    flat = np.ascontiguousarray(valid).reshape(int(np.prod(lead, dtype=np.int64)), length)
     zorder = np.argsort(z2, axis=-1) if by_sorting else np.zeros((1, 1), dtype=np.int64)
     out = np.zeros((flat.shape[0], 6), dtype=np.int64)
     if flat.shape[0]:
