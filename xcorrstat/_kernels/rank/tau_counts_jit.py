@@ -111,14 +111,13 @@ def _merge_inversions(a, b, n):
             mid = min(lo + width, n)
             hi = min(lo + 2 * width, n)
             i, j, k = lo, mid, lo
-            while i < mid and j < hi:
-                if src[j] < src[i]:  # below every one left of the left run: inversions
-                    count += mid - i
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
+            while i < mid and j < hi:  # without a branch: the comparison of random data mispredicts
+                left, right = src[i], src[j]
+                below = right < left  # below every one left of the left run: inversions
+                dst[k] = right if below else left
+                count += (mid - i) * below
+                j += below
+                i += 1 - below
                 k += 1
             while i < mid:
                 dst[k] = src[i]
