@@ -28,7 +28,7 @@ from .._docs import fill_doc
 from .._capabilities import METHODS, VARIANTS
 from .._types import Method, Variant
 from .scaling import rescaled_where_unsafe
-from .rank.tau import kendall_pairwise, kendall_sorted
+from .rank.tau_counts import kendall_counts
 
 __all__ = [
     "constant_over_valid",
@@ -41,8 +41,8 @@ __all__ = [
 #: With epsilon > 0 the pair kernel is used up to this length (its cost grows with n^2)
 EPSILON_MAX_N = 8192
 
-# Vectors up to this length use the O(n^2) pair kernel (fast for systems);
-# longer ones use the O(n log^2 n) sort-and-merge kernel (global level).
+# Vectors up to this length count every pair, O(n^2) (fast for systems); longer ones sort and
+# merge-count, O(n log n) (inputs, cells).
 PAIRWISE_MAX_N = 96
 
 
@@ -178,8 +178,9 @@ def kendall(
     ``variant``: ``"b"``, ``"c"``, ``"a"`` ((C - D) / N), ``"23"`` (tau_eq) or ``"acc23"``
     (acc_eq, pairwise accuracy with ties). ``epsilon`` makes a pair whose x values
     differ by at most epsilon a tie in x (the metric); z ties need exact equality.
-    Short vectors (systems) use an exact pair-sign kernel, long ones (global level)
-    an exact O(n log^2 n) merge-count kernel; both are vectorised over leading axes.
+    Short vectors (systems) count every pair, long ones (inputs, cells) sort and
+    merge-count: one compiled loop a row (:mod:`.rank.tau_counts`), exact integer counts
+    the same as the NumPy forms' (:func:`.rank.tau.kendall_pairwise`, :func:`.rank.tau.kendall_sorted`).
 
     Undefined (NaN): fewer than ``min_pairs`` valid pairs; for a, b and c also a
     constant x or z (for b, also every pair tied in x within epsilon). tau_eq and
@@ -204,13 +205,12 @@ def kendall(
     if epsilon > 0 and length > EPSILON_MAX_N:
         raise ValueError(f"epsilon > 0 compares every pair of a vector; {length} values per correlation is more "
                          f"than {EPSILON_MAX_N} (use the input or system level)")
+    rx, rz = ax, az  # un-broadcast: the compiled count reads a shared row in place
     ax, az = np.broadcast_arrays(ax, az)
     valid = ~np.isnan(ax) & ~np.isnan(az)
     n = valid.sum(axis=-1)
-    if length <= PAIRWISE_MAX_N or epsilon > 0:
-        tau = kendall_pairwise(ax, az, valid, variant=variant, epsilon=epsilon)
-    else:
-        tau = kendall_sorted(ax, az, valid, variant=variant)
+    tau = kendall_counts(rx, rz, valid, variant=variant, epsilon=epsilon,
+                         by_sorting=length > PAIRWISE_MAX_N and not epsilon)
     if variant in ("23", "acc23"):
         undefined = (n < max(int(min_pairs), 2))
     else:

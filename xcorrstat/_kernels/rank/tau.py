@@ -1,6 +1,8 @@
-"""Vectorised Kendall tau kernels.
+"""Vectorised Kendall tau kernels in NumPy, and the formula of every variant from pair counts.
 
-Both kernels take broadcast arrays ``x``, ``z`` of shape ``(..., n)`` and a boolean
+:func:`xcorrstat._kernels.correlation.kendall` counts the pairs with the compiled loop of
+:mod:`.tau_counts`; the two NumPy kernels here are the forms it is tested against, bit for bit
+(``tests/test_tau_counts.py``). Both kernels take broadcast arrays ``x``, ``z`` of shape ``(..., n)`` and a boolean
 ``valid`` mask of the same shape, and return tau over the leading shape; the caller
 applies the undefined-statistic rule. Counts are exact integers, so both kernels give
 the same values as :func:`scipy.stats.kendalltau` on the valid pairs.
