@@ -59,3 +59,17 @@ def weighted_rows(seed, rows, s, b, *, unit, no_draw=False):
     if no_draw:
         w[1] = 0  # nothing drawn
     return x, z, w
+
+
+def assert_lazy_notes_equal(lazy, eager):
+    """Dask data make the same result as eager data, but for the notes that count missing cells (they
+    would need a pass over the data before ``.compute()``): in their place a fixed note says what was
+    done, and every other note is there and in order."""
+    from xcorrstat._significance.common import LAZY_COMMON_NOTE, LAZY_OWN_NOTE, LAZY_PAIR_NOTE
+
+    fixed = {LAZY_COMMON_NOTE, LAZY_OWN_NOTE, LAZY_PAIR_NOTE}
+    notes = lazy.attrs.get("notes", ())
+    assert any(note in fixed for note in notes)
+    assert {note for note in notes if note not in fixed} <= set(eager.attrs.get("notes", ()))
+    xr.testing.assert_identical(lazy.assign_attrs(notes=eager.attrs.get("notes", ())),
+                                eager.assign_attrs(notes=eager.attrs.get("notes", ())))

@@ -9,11 +9,10 @@ import dask.array as dsa
 import numpy as np
 import pytest
 import xarray as xr
-from conftest import make_scores
+from conftest import assert_lazy_notes_equal, make_scores
 
 import xcorrstat
 from xcorrstat import Permutation
-from xcorrstat._significance.common import LAZY_COMMON_NOTE, LAZY_OWN_NOTE, LAZY_PAIR_NOTE
 
 
 def refuse(*args, **kwargs):
@@ -36,16 +35,8 @@ def assert_lazy_equal(lazy: xr.Dataset, eager: xr.Dataset) -> None:
     for name, var in lazy.data_vars.items():
         if name not in ("n_resamples_used",):
             assert isinstance(var.data, dsa.Array), name
-    got = lazy.compute(scheduler="threads")
     # Dask data: a fixed note says the missing cells were not counted (that would take a pass first)
-    fixed = {LAZY_COMMON_NOTE, LAZY_OWN_NOTE, LAZY_PAIR_NOTE}
-    notes = got.attrs.get("notes", ())
-    assert any(note in fixed for note in notes)
-    kept = tuple(note for note in notes if note not in fixed)
-    got.attrs.pop("notes")
-    if kept:
-        got.attrs["notes"] = kept
-    xr.testing.assert_identical(got, eager)
+    assert_lazy_notes_equal(lazy.compute(scheduler="threads"), eager)
 
 
 @pytest.mark.parametrize("extra", [False, True])
@@ -70,16 +61,8 @@ def test_compare_swap_pairs_is_lazy(extra):
 
     lazy, eager = lazy_and_eager(run, scores(extra))
     assert isinstance(lazy["distribution"].data, dsa.Array) and isinstance(lazy["epsilon"].data, dsa.Array)
-    got = lazy.compute(scheduler="threads")
     # Dask data: a fixed note says the missing cells were not counted (that would take a pass first)
-    fixed = {LAZY_COMMON_NOTE, LAZY_OWN_NOTE, LAZY_PAIR_NOTE}
-    notes = got.attrs.get("notes", ())
-    assert any(note in fixed for note in notes)
-    kept = tuple(note for note in notes if note not in fixed)
-    got.attrs.pop("notes")
-    if kept:
-        got.attrs["notes"] = kept
-    xr.testing.assert_identical(got, eager)
+    assert_lazy_notes_equal(lazy.compute(scheduler="threads"), eager)
 
 
 @pytest.mark.parametrize("extra", [False, True])

@@ -27,13 +27,12 @@ import time
 import numpy as np
 import pytest
 import xarray as xr
-from conftest import make_scores, to_dataset
+from conftest import assert_lazy_notes_equal, make_scores, to_dataset
 from oracles import assert_values_same, exact_integer_scores, integer_scores, LEVELS, METHOD_VARIANTS, MV_IDS, oracle_level
 
 import xcorrstat
 from xcorrstat._resampling import pvalues as permutation_module
 from xcorrstat._resampling.draws import permutation_masks
-from xcorrstat._significance.common import LAZY_COMMON_NOTE, LAZY_OWN_NOTE, LAZY_PAIR_NOTE
 
 # permute argument -> scheme name of permutation_masks
 PERMUTES = {
@@ -519,7 +518,7 @@ def test_dask_input_gives_lazy_equal_result():
     lazy = ds.chunk().corrstat.permutation_test(**kw)
     for name in VARIABLES:
         assert lazy[name].chunks is not None, name
-    _same_but_counted_notes(lazy.compute(), eager)
+    assert_lazy_notes_equal(lazy.compute(), eager)
 
 
 def test_extra_dim_chunked_equals_each_slice_alone():
@@ -625,14 +624,3 @@ def test_rejection_rate_under_h0_is_nominal(level, method):
     for name, rate in rates.items():
         assert abs(rate - alpha) <= 3 * se, (name, rate, 3 * se)
 
-
-def _same_but_counted_notes(lazy, eager):
-    """Dask data make the same result, but for the notes that count missing cells (they would need a
-    pass over the data before ``.compute()``): in their place a fixed note says what was done, and every
-    other note is there."""
-    fixed = {LAZY_COMMON_NOTE, LAZY_OWN_NOTE, LAZY_PAIR_NOTE}
-    notes = lazy.attrs.get("notes", ())
-    assert any(note in fixed for note in notes)
-    assert {note for note in notes if note not in fixed} <= set(eager.attrs.get("notes", ()))
-    xr.testing.assert_identical(lazy.assign_attrs(notes=eager.attrs.get("notes", ())),
-                                eager.assign_attrs(notes=eager.attrs.get("notes", ())))

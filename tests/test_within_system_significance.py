@@ -28,12 +28,11 @@ import numpy as np
 import pytest
 import scipy.stats as st
 import xarray as xr
-from conftest import to_dataset
+from conftest import assert_lazy_notes_equal, to_dataset
 from oracles import exact_integer_scores, integer_scores
 
 import xcorrstat
 from xcorrstat._resampling.draws import bootstrap_indices, permutation_masks
-from xcorrstat._significance.common import LAZY_COMMON_NOTE, LAZY_OWN_NOTE, LAZY_PAIR_NOTE
 
 LEVEL = "within_system"
 N_DRAWS = 8
@@ -323,7 +322,7 @@ def test_dask_input_equals_eager():
                         (xcorrstat.paired_bootstrap_test, dict(x="m0", y="m1", test=boot))):
         eager = func(two, **kw, **extra)
         lazy = func(two.chunk({"lp": 1}), **kw, **extra)
-        _same_but_counted_notes(lazy.compute(), eager)
+        assert_lazy_notes_equal(lazy.compute(), eager)
 
 
 # --------------------------------------------------------------------------- #
@@ -341,14 +340,3 @@ def test_williams_refuses_the_within_system_level():
     with pytest.raises(ValueError, match=WILLIAMS_WORDS):
         xcorrstat.compare(ds, target="human", test="williams", level=LEVEL)
 
-
-def _same_but_counted_notes(lazy, eager):
-    """Dask data make the same result, but for the notes that count missing cells (they would need a
-    pass over the data before ``.compute()``): in their place a fixed note says what was done, and every
-    other note is there."""
-    fixed = {LAZY_COMMON_NOTE, LAZY_OWN_NOTE, LAZY_PAIR_NOTE}
-    notes = lazy.attrs.get("notes", ())
-    assert any(note in fixed for note in notes)
-    assert {note for note in notes if note not in fixed} <= set(eager.attrs.get("notes", ()))
-    xr.testing.assert_identical(lazy.assign_attrs(notes=eager.attrs.get("notes", ())),
-                                eager.assign_attrs(notes=eager.attrs.get("notes", ())))
