@@ -18,7 +18,7 @@ from ._io.mtme_checks import command_hint
 from ._io.mtme_files import MtmeLevel
 from ._io.tables import SUPPORTED_FORMATS, read
 from ._notes import add_notes
-from ._schema import as_dataset, flag_like_scores, human_like_scores, is_system_level
+from ._schema import as_dataset, guessed_out, is_system_level
 from ._selection import declare_lower_is_better
 
 __all__ = ["ALLOW_CORRELATE", "ALLOW_INCOMPLETE_HELP", "ALLOW_REPORT", "DEFAULT_TARGET", "MESSAGE_WIDTH",
@@ -89,21 +89,12 @@ def load_scores(args: argparse.Namespace) -> _Scores:
             _note(args, note)
         add_notes(ds.attrs, *notes)
     if metrics is None and target in ds.data_vars:
-        looks = human_like_scores(as_dataset(ds), [target])  # system-level data too (their input dim added)
-        if looks:
+        for role, guessed, what in guessed_out(as_dataset(ds), [target]):  # system-level data too (input dim added)
             ds = ds.copy()
-            for name in looks:
-                ds[name].attrs = {**ds[name].attrs, "role": "human", "role_from": "name"}
-            _note(args, f"left out of the metrics, as their names look like human judgments: {name_list(looks)}; "
+            for name in guessed:
+                ds[name].attrs = {**ds[name].attrs, "role": role, "role_from": "name"}
+            _note(args, f"left out of the metrics, as their names look like {what}: {name_list(guessed)}; "
                   "to analyse them as metrics name every metric with --metrics")
-        flags = flag_like_scores(as_dataset(ds), [target])
-        if flags:
-            ds = ds.copy()
-            for name in flags:
-                ds[name].attrs = {**ds[name].attrs, "role": "flag", "role_from": "name"}
-            _note(args, f"left out of the metrics, as their names look like markers of units (is_*, has_*, "
-                  f"*_outlier, *_flag): {name_list(flags)}; to analyse them as metrics name every metric with "
-                  "--metrics")
     return _Scores(ds, target, metrics, source)
 
 

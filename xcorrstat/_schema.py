@@ -42,8 +42,8 @@ from ._warn import warn as warn_user
 __all__ = [
     "INPUT", "LOWER_IS_BETTER", "METRIC", "SYSTEM", "SYSTEM_LEVEL_ATTR", "SYSTEM_LEVEL_INPUT", "TARGET",
     "as_dataset", "as_names", "check_finite", "check_level", "check_variable", "checked_finite", "default_metrics",
-    "flag_like_scores", "human_like_scores", "is_dask_array", "is_system_level", "left_out_note", "looks_human",
-    "looks_like_flag", "scores_notes",
+    "flag_like_scores", "guessed_out", "human_like_scores", "is_dask_array", "is_system_level", "left_out_note",
+    "looks_human", "looks_like_flag", "scores_notes",
 ]
 
 SYSTEM = "system"
@@ -304,21 +304,28 @@ def flag_like_scores(ds: xr.Dataset, targets: Sequence[Hashable]) -> list[Hashab
     return found if len(found) < len(candidates) else []
 
 
+def guessed_out(ds: xr.Dataset, targets: Sequence[Hashable]) -> list[tuple[str, list[Hashable], str]]:
+    """The scores the default metrics leave out by a guess from their names, by kind: ``(role, names,
+    what the names look like)`` for human judgments (:func:`human_like_scores`) and markers of units
+    (:func:`flag_like_scores`), each kind with names only."""
+    kinds = [("human", human_like_scores(ds, targets), "human judgments"),
+             ("flag", flag_like_scores(ds, targets), "markers of units (is_*, has_*, *_outlier, *_flag)")]
+    return [kind for kind in kinds if kind[1]]
+
+
 def default_metrics(ds: xr.Dataset, targets: Sequence[Hashable], *, warn: bool = True) -> list[Hashable]:
     """Every numeric score that is neither a target nor a human judgment: marked ``role="human"``, or
-    without a ``role`` and named like one (:func:`human_like_scores`, left out with a warning unless
-    ``warn=False``; the results' notes name them too, :func:`left_out_note`)."""
-    left_out = human_like_scores(ds, targets)
-    if left_out and warn:
-        warn_user(f"left out of the metrics, as their names look like human judgments: "
-                  f"{name_list(left_out)}; to analyse them as metrics pass metrics=[...] or set "
-                  f"ds[name].attrs['role'] = 'metric'", UserWarning)
-    flags = flag_like_scores(ds, targets)
-    if flags and warn:
-        warn_user(f"left out of the metrics, as their names look like markers of units (is_*, has_*, "
-                  f"*_outlier, *_flag): {name_list(flags)}; to analyse them as metrics pass metrics=[...] or "
-                  f"set ds[name].attrs['role'] = 'metric'", UserWarning)
-    return [k for k in _candidates(ds, targets) if k not in left_out and k not in flags]
+    without a ``role`` and named like one (:func:`human_like_scores`), or named like a marker of units
+    (:func:`flag_like_scores`), left out with a warning unless ``warn=False``; the results' notes name them
+    too, :func:`left_out_note`."""
+    left_out: set[Hashable] = set()
+    for _, names, what in guessed_out(ds, targets):
+        left_out.update(names)
+        if warn:
+            warn_user(f"left out of the metrics, as their names look like {what}: {name_list(names)}; to "
+                      "analyse them as metrics pass metrics=[...] or set ds[name].attrs['role'] = 'metric'",
+                      UserWarning)
+    return [k for k in _candidates(ds, targets) if k not in left_out]
 
 
 def _why_left_out(ds: xr.Dataset, name: Hashable, looks: Sequence[Hashable]) -> str:
