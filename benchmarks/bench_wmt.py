@@ -238,7 +238,7 @@ def main() -> None:
               f"({', '.join(lps)})")
         for k in args.k:
             command = [sys.executable, "-m", "xcorrstat", "wmt", root, "--testset", testset, "--tasks", args.testset,
-                       "--n-resamples", str(k), "--quiet"]
+                       "--lps", ",".join(lps), "--n-resamples", str(k), "--quiet"]
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             wall, out = _run(command)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
