@@ -8,9 +8,11 @@ segments per language pair, and every primary metric and baseline of the year's 
 ``--contrastive`` contrastive ones (WMT23: 32 ranked metrics). Then it times, each in a fresh
 process, ``read_mtme`` and the command ``xcorrstat wmt ROOT --testset ... --n-resamples K`` for each
 ``--k``. Goals (WMT23, 2 cores): the command under 10 s with ``--n-resamples 0`` and under 2 minutes
-with 1,000 draws.
+with 1,000 draws. ``--on wmt23`` runs another year's list (``--testset wmt24-on-wmt23``, ``wmt25``) on the
+WMT23-shaped tree instead of its own. Each line gives the command's wall and CPU time (all threads) and the
+peak RSS of the largest command run so far.
 
-    python benchmarks/bench_wmt.py [--testset wmt23] [--segments 2000] [--systems 15] [--k 0 1000]
+    python benchmarks/bench_wmt.py [--testset wmt23] [--on wmt23] [--segments 2000] [--systems 15] [--k 0 1000]
 
 Beside mt-metrics-eval (``--mtme-source``, a checkout of google-research/mt-metrics-eval; never the PyPI
 package of that name): ``--peer`` runs, on trees that exist (``--tree TESTSET=ROOT``, or trees written as
@@ -208,6 +210,8 @@ def main() -> None:
     parser.add_argument("--segments", type=int, default=2000, help="segments per language pair")
     parser.add_argument("--systems", type=int, default=15, help="rated MT systems per language pair")
     parser.add_argument("--contrastive", type=int, default=20, help="contrastive metrics besides the ranked ones")
+    parser.add_argument("--on", help="the test set whose tree the list runs on (default the list's own; "
+                        "wmt23 runs WMT24's or WMT25's list on the WMT23-shaped tree)")
     parser.add_argument("--k", type=int, nargs="+", default=[0, 1000], help="draws of every task's test")
     parser.add_argument("--peer", action="store_true", help="beside mt-metrics-eval (needs --mtme-source)")
     parser.add_argument("--mtme-source", help="folder of an mt-metrics-eval checkout (holds mt_metrics_eval/)")
@@ -229,7 +233,7 @@ def main() -> None:
                     args.tree.append(f"{testset}={scratch}")
             peer(args)
         return
-    testset = protocol(args.testset)["testset"]
+    testset = args.on or protocol(args.testset)["testset"]
     with tempfile.TemporaryDirectory() as root:
         lps = write_tree(root, testset, args.systems, args.segments, args.contrastive)
         start = time.perf_counter()
@@ -243,10 +247,12 @@ def main() -> None:
             wall, out = _run(command)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            peak = after.ru_maxrss / 2**20  # KiB on Linux: the largest child's peak RSS so far, in GiB
             table = [line for line in out.splitlines() if line.strip()]
             n_metrics = sum(1 for line in table[1:] if not line.startswith(("Marks:", "Skipped")))
-            print(f"xcorrstat wmt --tasks {args.testset} --n-resamples {k}: {wall:.1f} s, {cpu:.1f} CPU s "
-                  f"({n_metrics} metrics ranked; goal < {10 if k == 0 else 120} s)")
+            print(f"xcorrstat wmt --testset {testset} --tasks {args.testset} --n-resamples {k}: {wall:.1f} s, "
+                  f"{cpu:.1f} CPU s, peak RSS {peak:.2f} GiB ({n_metrics} metrics ranked; goal < "
+                  f"{10 if k == 0 else 120} s)")
             print("\n".join(table[:3]))
 
 
