@@ -1048,7 +1048,7 @@ def _flatten(name: str, params, kwargs: dict) -> dict:
     return kwargs
 
 
-def _flat(fn, name: str):
+def _shimmed(fn, name: str):
     import functools
     import inspect
 
@@ -1062,7 +1062,7 @@ def _flat(fn, name: str):
     return call
 
 
-def _restore_flat(xcorrstat) -> None:
+def _shim_old_trees(xcorrstat) -> None:
     """Let the cases, written for the settings objects (``test=xcorrstat.Permutation(...)``,
     ``resample=xcorrstat.Bootstrap(...)``, ``set_options(batch=...)``), run on a tree from before
     them: stand-in classes for the objects, the public functions and accessor methods wrapped to
@@ -1090,7 +1090,7 @@ def _restore_flat(xcorrstat) -> None:
         for attr in getattr(module, "__all__", ()):
             fn = getattr(module, attr, None)
             if inspect.isfunction(fn) and takes_flat(fn):
-                setattr(module, attr, _flat(fn, attr))
+                setattr(module, attr, _shimmed(fn, attr))
     for obj in (xr.Dataset(), xr.DataArray([0.0]), pd.DataFrame()):
         try:
             cls = type(obj.corrstat)
@@ -1101,7 +1101,7 @@ def _restore_flat(xcorrstat) -> None:
             if attr.startswith("_") or not inspect.isfunction(fn) or getattr(fn, "__flat_shim__", False):
                 continue
             if takes_flat(fn):
-                setattr(cls, attr, _flat(fn, attr))
+                setattr(cls, attr, _shimmed(fn, attr))
 
     original = xcorrstat.set_options
 
@@ -1131,7 +1131,7 @@ def capture(out: Path, tree: Path, scratch: Path, quick: bool) -> int:
     import xcorrstat
 
     _restore_moved(xcorrstat)
-    _restore_flat(xcorrstat)
+    _shim_old_trees(xcorrstat)
 
     where = Path(xcorrstat.__file__).resolve()
     if not where.is_relative_to(tree.resolve()):

@@ -151,6 +151,14 @@ def _functions():
                 yield f"{module}.{node.name}:{node.lineno}", lines
 
 
+def test_no_flat_twin_of_a_function():
+    """The settings objects travel unchanged down to the engine: no function re-spells them as keywords
+    under a second name (``*_flat``)."""
+    twins = sorted(name for name, _ in _functions() if name.split(":")[0].rsplit(".", 1)[-1].endswith("_flat")
+                   or name.split(":")[0].rsplit(".", 1)[-1] == "_flat")
+    assert not twins, "flat twins:\n" + "\n".join(twins)
+
+
 def test_no_function_is_longer_than_a_screen():
     long = sorted((f"{name} has {n} lines" for name, n in _functions() if n > MAX_FUNCTION_LINES))
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines (docstring excluded):\n" + "\n".join(long)

@@ -397,7 +397,7 @@ def _mtme():
     return stats
 
 
-def _flat(a: np.ndarray) -> list:
+def _as_list(a: np.ndarray) -> list:
     return [None if np.isnan(v) else float(v) for v in a.ravel()]
 
 
@@ -416,13 +416,13 @@ def test_mtme_hybrid_delta_and_epsilon(level, variant):
     ex, ey = float(ours["epsilon_x"]), float(ours["epsilon_y"])
     if variant != "b":
         for scores, eps in ((x, ex), (y, ey)):
-            _, theirs, opt = stats.KendallWithTiesOpt(_flat(z), _flat(scores), variant, 4, avg, 1.0)
+            _, theirs, opt = stats.KendallWithTiesOpt(_as_list(z), _as_list(scores), variant, 4, avg, 1.0)
             # the same optimum; where several thresholds reach it (up to rounding), xcorrstat takes the
             # smallest and mt-metrics-eval the one its running float sum makes largest
             curve = dict(zip(opt.thresholds, opt.taus))
             assert eps <= theirs and curve[eps] == pytest.approx(opt.best_tau, abs=1e-12)
-    corr_y = stats.Correlation(4, _flat(z), _flat(y))  # mt-metrics-eval's metric1: delta = c(metric2) - c(metric1)
-    corr_x = stats.Correlation(4, _flat(z), _flat(x))
+    corr_y = stats.Correlation(4, _as_list(z), _as_list(y))  # mt-metrics-eval's metric1: delta = c(metric2) - c(metric1)
+    corr_x = stats.Correlation(4, _as_list(z), _as_list(x))
     k = 0
     _, delta, _, _ = stats.PairwisePermutationSigDiff(corr_y, corr_x, variant, avg, k, epsilon1=ey, epsilon2=ex)
     assert float(ours["delta"]) == pytest.approx(delta, abs=1e-12)
@@ -467,8 +467,8 @@ def test_mtme_pvalues_agree_within_monte_carlo_error(level, variant):
     ds = dataset(x, y, z)
     avg = LEVEL_GROUPS[level]
     k_mtme, k_ours = 1500, 6000
-    corr_y = stats.Correlation(4, _flat(z), _flat(y))
-    corr_x = stats.Correlation(4, _flat(z), _flat(x))
+    corr_y = stats.Correlation(4, _as_list(z), _as_list(y))
+    corr_x = stats.Correlation(4, _as_list(z), _as_list(x))
     np.random.seed(17)
     _, delta, _, corrs = stats.PairwisePermutationSigDiff(
         corr_y, corr_x, variant, avg, k_mtme, stats.PermutationSigDiffParams(block_size=k_mtme),
@@ -497,7 +497,7 @@ def test_mtme_recalibrated_score_test(level):
     k_mtme, k_ours = 400, 3000
     np.random.seed(5)
     _, delta, _, corrs = stats.PermutationSigDiff(
-        stats.Correlation(4, _flat(z), _flat(y)), stats.Correlation(4, _flat(z), _flat(x)), stats.KendallWithTiesOpt,
+        stats.Correlation(4, _as_list(z), _as_list(y)), stats.Correlation(4, _as_list(z), _as_list(x)), stats.KendallWithTiesOpt,
         avg, k_mtme, stats.PermutationSigDiffParams(block_size=k_mtme), sample_rate=1.0)
     p_mtme = float(np.mean([c2 - c1 >= delta - 1e-12 for c2, c1 in corrs]))  # ties counted as xcorrstat does
     ours = xcorrstat.permutation_test(dataset(x, y, z), x="mx", y="my", target="human", level=level,

@@ -28,7 +28,8 @@ from peak_memory import PRELUDE, child_result
 
 import xcorrstat
 from xcorrstat._kernels.rank import sorted_counts as wrank_sorted
-from xcorrstat._kernels.swap_system import system_statistic, system_swap_deltas
+from xcorrstat._kernels.linear.system_swap import system_swap_deltas
+from xcorrstat._kernels.rank.system_swap import system_statistic
 from xcorrstat._kernels.weighted import wcorr
 from xcorrstat._kernels.rank.sorted_counts import SORTED_MIN_UNITS, sorted_form, sorted_kendall_counts, sorted_midranks
 from xcorrstat._resampling.draws import bootstrap_indices, permutation_masks

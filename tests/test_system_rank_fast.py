@@ -1,6 +1,6 @@
 """System-level permutation draws of every pair at once, for every method and with missing cells.
 
-:mod:`xcorrstat._kernels.swap_system` takes the per-system means of each draw from one matrix
+:mod:`xcorrstat._kernels.linear.system_swap` takes the per-system means of each draw from one matrix
 product per system (as the complete-data Pearson kernel does) and the rank statistic of those
 S means per draw. Checked here:
 
@@ -28,7 +28,7 @@ from conftest import make_scores
 from oracles import assert_values_same, exact_integer_scores, integer_scores, scipy_statistic
 
 import xcorrstat
-from xcorrstat._kernels.swap_system import prepare_system_swap, system_swap_deltas
+from xcorrstat._kernels.linear.system_swap import prepare_system_swap, system_swap_deltas
 from xcorrstat._resampling import pairs as pairs_module
 from xcorrstat._resampling.draws import permutation_masks
 from xcorrstat._resampling.pairs import pair_permutation_draws

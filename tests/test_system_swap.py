@@ -1,5 +1,6 @@
-"""System-level permutation draws of every pair: :mod:`xcorrstat._kernels.swap_system` (means and
-statistic per block of pairs, its compiled loops :mod:`xcorrstat._kernels.swap_system_jit`).
+"""System-level permutation draws of every pair: :mod:`xcorrstat._kernels.linear.system_swap` (means and
+statistic per block of pairs, its compiled loops :mod:`xcorrstat._kernels.linear.system_swap_jit` and
+:mod:`xcorrstat._kernels.rank.system_swap_jit`; the rank statistics :mod:`xcorrstat._kernels.rank.system_swap`).
 
 Two oracles:
 
@@ -21,11 +22,11 @@ import numpy as np
 import pytest
 from oracles import assert_values_same, scipy_statistic
 
-from xcorrstat._kernels import swap_system as swap_system
+from xcorrstat._kernels.linear import system_swap as swap_system
 from xcorrstat._kernels.correlation import PAIRWISE_MAX_N
 from xcorrstat._kernels.scaling import SAFE_SUM_BOUNDS
-from xcorrstat._kernels.swap_system import (COUNT_NAMES, flagged_pearson, prepare_system_swap, swapped_means,
-                                            system_statistic, tau_of_counts)
+from xcorrstat._kernels.linear.system_swap import flagged_pearson, prepare_system_swap, swapped_means
+from xcorrstat._kernels.rank.system_swap import COUNT_NAMES, system_statistic, tau_of_counts
 from xcorrstat._kernels.rank.tau import count_distinct
 from xcorrstat._resampling.draws import permutation_masks
 

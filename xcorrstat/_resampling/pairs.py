@@ -9,7 +9,7 @@ System level takes another route: a task holds a block of draw ids and **every**
 one matrix product per system over all metrics gives all pairs' draws. Pearson on complete
 data (no NaN in the metrics' z-scores or the target) takes
 :mod:`xcorrstat._kernels.linear.allpairs`; any other method, and any missing cells, take
-:mod:`xcorrstat._kernels.swap_system` (counts and target sums per metric, linear in the
+:mod:`xcorrstat._kernels.linear.system_swap` (counts and target sums per metric, linear in the
 masks too). Pearson at input, global and within-system level (``average="macro"``) takes the
 same route with :mod:`xcorrstat._kernels.linear.allpairs` (one product per input over all
 metrics, any missing cells; within-system level as the input level of the transposed matrices).
@@ -31,7 +31,7 @@ from .._options import OPTIONS
 from .._types import SwapUnit
 from .._kernels.swap import SwapDeltas
 from .._kernels.linear.allpairs import prepare_allpairs, prepare_allpairs_input
-from .._kernels.swap_system import prepare_system_swap
+from .._kernels.linear.system_swap import prepare_system_swap
 from .._schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import DRAW_BLOCK, draws_per_task, fill_draws, permutation_masks
 from .engine import on_threads, runs_in_one_block, runs_on_threads

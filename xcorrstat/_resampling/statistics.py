@@ -53,7 +53,7 @@ __all__ = [
     "global_tables",
 ]
 
-def _flat(x: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+def _stacked(x: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     x = np.asarray(x, dtype=np.float64)
     z = np.asarray(z, dtype=np.float64)
     x, z = np.broadcast_arrays(x, z)
@@ -193,7 +193,7 @@ def global_tables(x: ArrayLike, z: ArrayLike, *, level: Level, method: Method, v
     del options  # the other keywords of resampled_level_correlation do not change the tables
     if level != "global" or is_own(method):
         return None
-    xf, zf, _ = _flat(x, z)
+    xf, zf, _ = _stacked(x, z)
     if method in ("pearson", "spearman"):
         return global_cells(xf, zf, ranked=method == "spearman")
     if method != "kendall" or not _weighted_kendall_covers(variant, epsilon, xf[0].size):
@@ -292,7 +292,7 @@ def resampled_level_correlation(
     if is_own(method):
         return _expanded_level(x, z, sys_idx, inp_idx, level=level, method=method, min_pairs=min_pairs,
                                complete_inputs=complete_inputs, skipna=skipna, average=average)
-    x, z, lead = _flat(x, z)
+    x, z, lead = _stacked(x, z)
     m, s, i = x.shape
     drawn = sys_idx if sys_idx is not None else inp_idx
     if drawn is None:
@@ -330,7 +330,7 @@ def calibration_table(x: ArrayLike, z: ArrayLike, *, level: Level) -> dict[str, 
     level, whose pairs change with every draw's means)."""
     if level == "system":
         return None
-    x, z, _ = _flat(x, z)
+    x, z, _ = _stacked(x, z)
     return _pair_table(x, z, level)
 
 
@@ -374,7 +374,7 @@ def resampled_calibration(
         threshold; equal to :func:`xcorrstat.calibrate_ties` on the expanded resample
         with the pairs of copies of one system left out.
     """
-    x, z, lead = _flat(x, z)
+    x, z, lead = _stacked(x, z)
     m, s, i = x.shape
     drawn = sys_idx if sys_idx is not None else inp_idx
     if drawn is None:

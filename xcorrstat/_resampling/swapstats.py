@@ -3,7 +3,7 @@
 X and Y are first standardised (z-scores over all their non-missing cells); a draw
 swaps them under a 0/1 mask (:func:`.draws.permutation_masks`). At system level every
 method and every pattern of missing cells takes the mask-linear kernel of
-:mod:`xcorrstat._kernels.swap_system` (exact sums of the raw scores mapped by the z-score
+:mod:`xcorrstat._kernels.linear.system_swap` (exact sums of the raw scores mapped by the z-score
 map, so ties between system means survive standardisation), except Pearson on complete
 data (:mod:`xcorrstat._kernels.swap`). Pearson at input and global level and Kendall's
 tau-b (tau-a, tau_eq, acc_eq) at input level use the mask-linear and mask-bilinear kernels
@@ -30,7 +30,7 @@ from .._kernels.custom import is_own
 from .._kernels.rank.global_swap import swap_global_kendall
 from .._kernels.scaling import pow2_normalise, remove_offset
 from .._kernels.swap import WITHIN_METHODS, prepare_swap, prepare_within_swap, swap_supported
-from .._kernels.swap_system import prepare_system_swap
+from .._kernels.linear.system_swap import prepare_system_swap
 from .memory import materialised_steps
 
 __all__ = ["standardise", "draw_deltas"]
@@ -54,7 +54,7 @@ def standardise(a: np.ndarray) -> np.ndarray:
 def _system_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray,
                    kw: Mapping[str, Any]) -> Callable[[np.ndarray], np.ndarray]:
     """System level at any method and missing cells: each row's (X, Y) as a pair of the all-pairs
-    kernel (:mod:`xcorrstat._kernels.swap_system`), rows sharing a target computed together."""
+    kernel (:mod:`xcorrstat._kernels.linear.system_swap`), rows sharing a target computed together."""
     lead = x.shape[:-2]
     s, i = x.shape[-2:]
     x, y, z = (np.broadcast_to(a, lead + (s, i)).reshape(-1, s, i) for a in (x, y, z))

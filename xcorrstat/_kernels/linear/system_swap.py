@@ -12,35 +12,29 @@ target's mean over the cells valid in ``X'``. Every quantity is **linear in the 
 per metric**, whatever the missing cells: one matrix product per system over all
 metrics gives a batch's ``A``, ``N`` and target sums, and a pair is a few subtractions of
 columns (work ``3 B S I M`` plus ``B S P``, as the complete-data Pearson kernel of
-:mod:`.linear.allpairs`). Counts and target sums are taken over the cells where the target
+:mod:`.allpairs`). Counts and target sums are taken over the cells where the target
 is present, shared by every metric, minus a sparse correction over each metric's own
 missing cells (work proportional to those cells).
 
-Sums are exact (:func:`.exactsum.exact_parts` of the raw scores, per part, added in a
+Sums are exact (:func:`..exactsum.exact_parts` of the raw scores, per part, added in a
 fixed order), and a system's mean is the z-score map of the raw mean (means commute with
 it): systems whose raw sums tie keep tied means, which rank statistics need, and a draw's
 value does not depend on the batch. The terms are laid out (system, metric, draw); a block of
 pairs takes its S means per draw and their statistic at once:
 
-* Pearson (any S) and Kendall over a few dozen systems: the compiled loops of :mod:`.swap_system_jit`,
-  each pair's means taken draw by draw and their statistic fused (no (systems, pairs, draws)
-  temporary): Pearson's sums added in system order (rows whose sums of squares leave float64's
-  comfortable range recomputed, :func:`.swap_system.flagged_pearson`), Kendall's exact pair
-  counts (:func:`.swap_system.tau_of_counts`);
-* Spearman: the block's means (:func:`.swap_system.swapped_means`) and their mid-ranks,
-  counted (:func:`system_statistic`);
-* Kendall over many systems (:func:`.rank.sorted_counts.sorted_form`, the number of systems alone): the
-  block's means and the same exact pair counts by sorting each draw's means
-  (:func:`.rank.sorted_counts.sorted_kendall_counts`, O(S log S) per pair and draw, where the loop
-  compares every pair of systems). Spearman's mid-ranks over many systems are sorted likewise.
+* Pearson (any S): the compiled loop of :mod:`.system_swap_jit`, each pair's means taken draw by draw
+  and r's sums fused (no (systems, pairs, draws) temporary), added in system order (rows whose sums of
+  squares leave float64's comfortable range recomputed, :func:`flagged_pearson`);
+* Kendall and Spearman: the rank family's statistics of S means per draw (:mod:`..rank.system_swap`):
+  over a few dozen systems its compiled loop takes the same per-metric terms and counts every pair of
+  systems, fused likewise; over many, and for Spearman, the block's means (:func:`swapped_means`)
+  go to :func:`..rank.system_swap.system_statistic`.
 
 The means of a block are laid out (S, ...): system by system, each a plane over the block's pairs
 and draws (or any rows); what the module does beside the loops works plane by plane, vectorised
 over the rows, with a loop over the S systems only: :class:`SystemTerms` (a batch's per-metric
-terms) and :func:`swapped_means` (the means of a block at once, in the loops' order),
-:func:`flagged_pearson`, :data:`COUNT_NAMES` and :func:`tau_of_counts`, and
-:func:`rank_statistic` -- Spearman's rho by counting mid-ranks, the one implementation of
-Spearman over at most :data:`.rank.sorted_counts.SORTED_MIN_UNITS` systems.
+terms), :func:`swapped_means` (the means of a block at once, in the loops' order) and
+:func:`flagged_pearson`.
 
 Every value equals the statistic of the explicitly swapped matrices (tests: scipy on the
 expanded swaps, with missing cells).
@@ -49,9 +43,7 @@ expanded swaps, with missing cells).
 from __future__ import annotations
 
 import warnings
-from typing import NamedTuple
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -59,17 +51,18 @@ from numpy.typing import ArrayLike
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-from .._types import Method, Variant
-from ._compiled import loops
-from .correlation import pearson
-from .exactsum import exact_parts
-from .scaling import SAFE_SUM_BOUNDS, pow2_exponent, pow2_normalise
-from .swap import SwapDeltas
-from .rank.sorted_counts import sorted_form, sorted_kendall_counts, sorted_midranks
-from .rank.tau import tau_from_counts
+from ..._types import Method, Variant
+from .._compiled import loops
+from ..correlation import pearson
+from ..exactsum import exact_parts
+from ..rank.sorted_counts import sorted_form
+from ..rank.system_swap import COUNT_NAMES, system_statistic, tau_of_counts
+from ..scaling import SAFE_SUM_BOUNDS, pow2_exponent, pow2_normalise
+from ..swap import SwapDeltas
 
-__all__ = ["COUNT_NAMES", "SYSTEM_BLOCK_ELEMS", "SystemTerms", "flagged_pearson", "prepare_system_swap",
-           "rank_statistic", "swapped_means", "system_statistic", "system_swap_deltas", "tau_of_counts", "zscore_map"]
+__all__ = ["SYSTEM_BLOCK_ELEMS", "SystemTerms", "flagged_pearson", "prepare_system_swap", "swapped_means",
+           "system_swap_deltas", "zscore_map"]
+
 
 #: float64 elements of one (pairs, B) block of a batch's deltas: pairs are taken in blocks of
 #: ``SYSTEM_BLOCK_ELEMS // B`` (the compiled loops keep no (systems, pairs, B) temporary).
@@ -77,11 +70,6 @@ SYSTEM_BLOCK_ELEMS = 1 << 17
 
 #: float64 elements of the masks (systems, inputs, B) one product of a block of systems takes.
 _MASK_BLOCK_ELEMS = 1 << 20
-
-#: The rows of Kendall's pair counts (:func:`.swap_system_jit.kendall_counts`): C - D, pairs tied in
-#: x, in z, in both, valid systems, and the smaller number of distinct values (tau-c only; 0 otherwise).
-COUNT_NAMES = ("con_minus_dis", "tx", "tz", "txz", "n", "distinct")
-
 
 class SystemTerms(NamedTuple):
     """A batch's per-metric terms of the swapped system sums, each (S, M, B) (system, metric, draw).
@@ -153,49 +141,6 @@ def flagged_pearson(r: np.ndarray, terms: SystemTerms, keep: np.ndarray, moved: 
         mean, zmean = _combined(*gathered)
         r[p, b] = pearson(mean.T, zmean.T, min_pairs=min_pairs)[0]
     return r
-
-
-def tau_of_counts(counts: np.ndarray, variant: Variant, min_pairs: int) -> np.ndarray:
-    """A Kendall variant from the pair counts (6, ...) of :data:`COUNT_NAMES`: NaN with fewer than ``max(min_pairs, 2)``
-    valid systems and, but for tau_eq and acc_eq, where either vector is constant.
-
-    Examples
-    --------
-    >>> tau_of_counts(np.array([4, 0, 0, 0, 4, 0]), "b", 3).round(4).tolist()
-    0.6667
-    """
-    cmd, tx, tz, txz, n, distinct = counts
-    tot = n * (n - 1) // 2
-    tau = tau_from_counts(cmd, tot, tx, tz, n, distinct if variant == "c" else None, variant, txz)
-    undefined = n < max(int(min_pairs), 2)
-    if variant not in ("23", "acc23"):  # a constant vector: every valid pair tied
-        undefined |= (tx == tot) | (tz == tot)
-    return np.where(undefined, np.nan, np.clip(tau, -1.0, 1.0))
-
-
-def _midranks(at: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """Mid-ranks (S, R) of each column's valid values among themselves (NaN elsewhere), by counting."""
-    ranks = np.empty(at.shape)
-    for s in range(at.shape[0]):
-        below = ((at < at[s]) & valid).sum(axis=0)
-        tied = ((at == at[s]) & valid).sum(axis=0)  # itself included
-        ranks[s] = below + (tied + 1) / 2.0
-    return np.where(valid, ranks, np.nan)
-
-
-def rank_statistic(xt: np.ndarray, zt: np.ndarray, *, min_pairs: int) -> np.ndarray:
-    """Spearman's rho of each row of means (S, R) against the target's: (R,).
-
-    Pearson's r (:func:`.correlation.pearson`) of the mid-ranks of the valid pairs, counted.
-
-    Examples
-    --------
-    >>> xt = np.array([[1.0], [2.0], [3.0], [4.0]]); zt = np.array([[1.0], [3.0], [2.0], [4.0]])
-    >>> rank_statistic(xt, zt, min_pairs=3).round(4).tolist()
-    [0.8]
-    """
-    valid = ~np.isnan(xt) & ~np.isnan(zt)
-    return pearson(_midranks(xt, valid).T, _midranks(zt, valid).T, min_pairs=min_pairs)[0]
 
 
 def zscore_map(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -352,55 +297,14 @@ class _Operands:
         kw, n_sys, b = self.kw, terms.kept.shape[0], terms.kept.shape[-1]
         if kw["method"] == "pearson":
             r = np.empty((keep.size, b))
-            loops("swap_system_jit").pearson_rows(*terms, keep, moved, max(kw["min_pairs"], 2), *SAFE_SUM_BOUNDS, r)
+            loops("linear.system_swap_jit").pearson_rows(*terms, keep, moved, max(kw["min_pairs"], 2), *SAFE_SUM_BOUNDS, r)
             return flagged_pearson(r, terms, keep, moved, kw["min_pairs"])
         if kw["method"] == "kendall" and not sorted_form(n_sys):
             counts = np.empty((len(COUNT_NAMES), keep.size, b), dtype=np.int64)
-            loops("swap_system_jit").kendall_counts(*terms, keep, moved, kw["variant"] == "c", counts)
+            loops("rank.system_swap_jit").kendall_counts(*terms, keep, moved, kw["variant"] == "c", counts)
             return tau_of_counts(counts, kw["variant"], kw["min_pairs"])
         mx, mz = swapped_means(terms, keep, moved)
         return system_statistic(np.moveaxis(mx, 0, -1), np.moveaxis(mz, 0, -1), **kw)
-
-
-def system_statistic(means: np.ndarray, target: np.ndarray, *, method: Method, variant: Variant,
-                     min_pairs: int) -> np.ndarray:
-    """Spearman's rho, or Kendall's tau over many systems (:func:`.rank.sorted_counts.sorted_form`), of each
-    row of S system means (..., S) against the target's, NaN-aware.
-
-    Over many systems both statistics come from sorting each row (:mod:`.rank.sorted_counts`, O(S log S) a
-    row): Kendall's exact pair counts (:func:`.swap_system.tau_of_counts`), Spearman's
-    mid-ranks; over fewer systems, Spearman's mid-ranks are counted with a loop over the S systems
-    vectorised over every row (:func:`.swap_system.rank_statistic`). The mid-ranks are the
-    same numbers either way, and Pearson's r of them is :func:`.correlation.pearson`'s. Pearson, and
-    Kendall over fewer systems, are the compiled loops' (they take the per-metric terms, not the means).
-
-    Raises
-    ------
-    ValueError
-        For Pearson, or Kendall over fewer systems.
-
-    Examples
-    --------
-    >>> system_statistic(np.array([[1.0, 2.0, 3.0, 4.0]]), np.array([[1.0, 3.0, 2.0, 4.0]]), method="spearman",
-    ...                  variant="b", min_pairs=3).round(4).tolist()
-    [0.8]
-    """
-    n_sys = means.shape[-1]
-    means, target = np.broadcast_arrays(means, target)
-    if sorted_form(n_sys) and method != "pearson":
-        valid = ~np.isnan(means) & ~np.isnan(target)
-        if method == "kendall":
-            counts = sorted_kendall_counts(means, target, valid)
-            cmd, _, tx, tz, txz, distinct = (np.rint(c).astype(np.int64) for c in counts)
-            return tau_of_counts(np.stack([cmd, tx, tz, txz, valid.sum(axis=-1), distinct]), variant, min_pairs)
-        ranks = (sorted_midranks(np.where(valid, a, np.nan), valid) for a in (means, target))
-        return pearson(*(np.where(valid, r, np.nan) for r in ranks), min_pairs=min_pairs)[0]
-    if method != "spearman":
-        raise ValueError(f"{method} over {n_sys} systems is computed by the compiled loops, from the terms")
-    lead = means.shape[:-1]
-    xt = np.ascontiguousarray(means.reshape(-1, n_sys).T)  # (S, R): a system's row is contiguous
-    zt = np.ascontiguousarray(target.reshape(-1, n_sys).T)
-    return rank_statistic(xt, zt, min_pairs=min_pairs).reshape(lead)
 
 
 def _far_from_zero(a: np.ndarray) -> np.ndarray:
