@@ -9,9 +9,9 @@ counts ``c``) or both. Every value returned equals
   (``X C^T / sum c``); the correlation across systems uses system weights (rank statistics over
   many systems by sorting each draw's means, :mod:`xcorrstat._kernels.rank.sorted_counts`);
 * input level: per-input correlations are fixed (inputs only) or computed for all
-  weight vectors at once (:func:`wpearson_rows`, :func:`wkendall_rows`, Spearman by
-  :func:`wcorr_gemm`); the average over inputs is weighted
-  by the input counts;
+  weight vectors at once (:func:`wpearson_rows`, :func:`wkendall_rows`; Spearman, and Kendall over
+  many systems, each row sorted once and its weighted mid-ranks or counts taken per draw, as the
+  global level's); the average over inputs is weighted by the input counts;
 * global level: every statistic takes the draw's cell weights ``w_s c_i`` over the valid
   cells, found (and sorted) once: Kendall's tau over one sorted table of the cells
   (:func:`xcorrstat._kernels.rank.global_counts.weighted_global_kendall`), Pearson and Spearman
@@ -40,7 +40,7 @@ from .._kernels.rank.global_counts import CellTable, cell_tables, weighted_globa
 from .._kernels.levels import group_weights, level_correlation, value_range
 from .._kernels.scaling import centre_cells, pow2_normalise
 from .._kernels.mt.tie_sweeps import row_calibration, sorted_pairs, weighted_calibration
-from .._kernels.weighted import DISTINCT_PAIR_VARIANTS, wcorr, wcorr_gemm
+from .._kernels.weighted import DISTINCT_PAIR_VARIANTS, wcorr
 from .._kernels.rank.weighted_rows import wkendall_rows
 from .._kernels.linear.weighted_rows import wpearson_rows
 from .._kernels.rank.sorted_counts import sorted_form
@@ -92,9 +92,9 @@ def _system_level(x: np.ndarray, z: np.ndarray, w: np.ndarray, c: np.ndarray | N
         with np.errstate(invalid="ignore", divide="ignore"):
             mx = np.where(count > 0, np.clip(np.sum(x, axis=-1, where=valid) / count, *value_range(x, valid)), np.nan)
             mz = np.where(count > 0, np.clip(np.sum(z, axis=-1, where=valid) / count, *value_range(z, valid)), np.nan)
-        if kw["method"] != "pearson" and sorted_form(s):  # rank statistics of many systems: by sorting
+        if kw["method"] == "kendall" and sorted_form(s):  # Kendall over many systems: each draw's means sorted
             return wcorr(mx[:, None, :], mz[:, None, :], w[None, :, :], **kw)
-        return _rows_under_draws(mx, mz, w, kw)
+        return _rows_under_draws(mx, mz, w, kw)  # Spearman: each metric's means sorted once, for every draw
     mx, mz = _weighted_means(x, z, valid, c)  # (M, S, B)
     return wcorr(np.swapaxes(mx, -1, -2), np.swapaxes(mz, -1, -2), w[None, :, :], **kw)
 
@@ -116,11 +116,12 @@ def _rows_as_cells(x: np.ndarray, z: np.ndarray, w: np.ndarray,
 
 
 def _rows_under_draws(x: np.ndarray, z: np.ndarray, w: np.ndarray, kw: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """Fixed rows (R, S) under B weight vectors (B, S): Pearson and Kendall draw by draw
-    (:func:`wpearson_rows`, :func:`wkendall_rows`), Spearman by its matrix products (:func:`wcorr_gemm`);
-    rank statistics of long rows (the row length alone decides: :func:`sorted_form`) by sorting
-    each row once (:func:`_rows_as_cells`)."""
-    if kw["method"] != "pearson" and sorted_form(x.shape[-1]):
+    """Fixed rows (R, S) under B weight vectors (B, S): Pearson and Kendall of short rows draw by draw
+    (:func:`wpearson_rows`, :func:`wkendall_rows`); Spearman at any length, and Kendall of long rows (the
+    row length alone decides: :func:`sorted_form`), by sorting each row once (:func:`_rows_as_cells`):
+    O(S) a draw for Spearman's weighted mid-ranks, where the pair form costs O(S**2) (40 to 50 times the
+    time at 3 to 64 units)."""
+    if kw["method"] == "spearman" or (kw["method"] == "kendall" and sorted_form(x.shape[-1])):
         by_cells = _rows_as_cells(x, z, w, kw)
         if by_cells is not None:
             return by_cells
@@ -128,7 +129,7 @@ def _rows_under_draws(x: np.ndarray, z: np.ndarray, w: np.ndarray, kw: dict[str,
         return wpearson_rows(x, z, w, min_pairs=kw["min_pairs"])
     if kw["method"] == "kendall":
         return wkendall_rows(x, z, w, variant=kw["variant"], min_pairs=kw["min_pairs"], epsilon=kw["epsilon"])
-    return wcorr_gemm(x, z, w, method=kw["method"], min_pairs=kw["min_pairs"])
+    raise ValueError(f"method must be pearson, spearman or kendall, got {kw['method']!r}")
 
 
 def _input_level(x: np.ndarray, z: np.ndarray, w: np.ndarray | None, c: np.ndarray, kw: dict[str, Any],
@@ -241,6 +242,31 @@ def _expanded_level(x: ArrayLike, z: ArrayLike, sys_idx: np.ndarray | None, inp_
     return r, n
 
 
+def _own_system_level(x: ArrayLike, z: ArrayLike, sys_idx: np.ndarray | None, inp_idx: np.ndarray | None, *,
+                      skipna: bool, min_pairs: int, method: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A function of one's own at system level sees the drawn systems' means only: each draw's per-system
+    means over its drawn inputs (count-weighted exact sums, as the coefficients take them), the drawn
+    systems' rows gathered from them (S values a draw, not the expanded matrix), then ``f`` on them
+    (:func:`level_correlation` of one-input matrices, whose system means are those values)."""
+    ax, az, lead = _stacked(x, z)
+    m, s, i = ax.shape
+    drawn = sys_idx if sys_idx is not None else inp_idx
+    if drawn is None:
+        raise ValueError("resampled_level_correlation needs sys_idx or inp_idx")
+    b = drawn.shape[0]
+    c = counts_from_indices(inp_idx, i).astype(np.float64) if inp_idx is not None else np.ones((b, i))
+    valid = ~np.isnan(ax) & ~np.isnan(az)  # the raw scores: f need not be scale-invariant
+    mx, mz = _weighted_means(ax, az, valid, c)  # (M, S, B)
+    rows = sys_idx if sys_idx is not None else np.broadcast_to(np.arange(s), (b, s))  # (B, S)
+    gx = np.take_along_axis(np.swapaxes(mx, 1, 2), rows[None], axis=-1)[..., None]  # (M, B, S, 1)
+    gz = np.take_along_axis(np.swapaxes(mz, 1, 2), rows[None], axis=-1)[..., None]
+    r, n = level_correlation(gx, gz, level="system", method=method, min_pairs=min_pairs)  # (M, B)
+    if not skipna:  # as the built-in coefficients: a missing cell anywhere in the data
+        missing = np.isnan(ax).any(axis=(-2, -1)) | np.isnan(az).any(axis=(-2, -1))
+        r = np.where(missing[:, None], np.nan, r)
+    return r.reshape(lead + (b,)), np.asarray(n, dtype=np.int64).reshape(lead + (b,))
+
+
 def resampled_level_correlation(
     x: ArrayLike,
     z: ArrayLike,
@@ -289,6 +315,8 @@ def resampled_level_correlation(
         correlation of the expanded resample (with ``skipna=False``, every draw is
         NaN when the data -- not only the resample -- has a missing cell).
     """
+    if is_own(method) and level == "system" and not complete_inputs and (sys_idx is not None or inp_idx is not None):
+        return _own_system_level(x, z, sys_idx, inp_idx, skipna=skipna, min_pairs=min_pairs, method=method)
     if is_own(method):
         return _expanded_level(x, z, sys_idx, inp_idx, level=level, method=method, min_pairs=min_pairs,
                                complete_inputs=complete_inputs, skipna=skipna, average=average)
