@@ -1,4 +1,4 @@
-"""Input- and within-system-level Spearman permutation draws: the compiled loop of
+"""Input-, within-system- and global-level Spearman permutation draws: the compiled loop of
 :mod:`xcorrstat._kernels.rank.spearman_swap` against scipy's spearmanr on the explicitly swapped
 matrices (a plain Python loop over draws and groups), the materialised route, every average, groups
 ranked by counting and by sorting, missing cells in the same and in different places, and the same
@@ -11,7 +11,6 @@ import pytest
 from oracles import assert_values_same, scipy_statistic
 
 from xcorrstat._kernels.rank.spearman_swap import prepare_spearman_swap
-from xcorrstat._kernels.rank.spearman_swap_jit import COUNTING_MAX_ITEMS
 from xcorrstat._resampling import swapstats
 from xcorrstat._resampling.draws import permutation_masks
 
@@ -35,6 +34,8 @@ def oracle(x, y, z, masks, level, average, min_pairs=3):
     """The level's average of scipy's rho over every group of X' minus Y', draw by draw."""
     if level == "within_system":
         x, y, z, masks = x.T, y.T, z.T, np.swapaxes(masks, 1, 2)
+    if level == "global":  # one group of every cell
+        x, y, z, masks = x.reshape(-1, 1), y.reshape(-1, 1), z.reshape(-1, 1), masks.reshape(len(masks), -1, 1)
     out = []
     for m in masks:
         means = []
@@ -54,8 +55,8 @@ def oracle(x, y, z, masks, level, average, min_pairs=3):
 
 @pytest.mark.parametrize("apart", [False, True])
 @pytest.mark.parametrize("average", AVERAGES)
-@pytest.mark.parametrize("level, n_sys, n_inp", [("input", 7, 9), ("input", COUNTING_MAX_ITEMS + 9, 4),
-                                                 ("within_system", 5, 11), ("within_system", 4, COUNTING_MAX_ITEMS + 6)])
+@pytest.mark.parametrize("level, n_sys, n_inp", [("input", 7, 9), ("input", 41, 4),
+                                                 ("within_system", 5, 11), ("within_system", 4, 38), ("global", 6, 9)])
 def test_draws_equal_scipy_on_the_swapped_matrices(level, n_sys, n_inp, average, apart):
     x, y, z = scores(n_sys + n_inp, n_sys, n_inp, apart=apart)
     masks = permutation_masks(3, np.arange(6), n_sys, n_inp, "cells")
@@ -63,7 +64,7 @@ def test_draws_equal_scipy_on_the_swapped_matrices(level, n_sys, n_inp, average,
     assert_values_same(got[0], oracle(x, y, z, masks, level, average))
 
 
-@pytest.mark.parametrize("level", ["input", "within_system"])
+@pytest.mark.parametrize("level", ["input", "within_system", "global"])
 def test_draw_deltas_takes_the_loop_and_equals_the_materialised_route(level):
     x, y, z = (np.stack(a) for a in zip(*(scores(s, 12, 30, apart=s == 1) for s in range(3))))
     masks = permutation_masks(5, np.arange(9), 12, 30, "cells")
@@ -97,7 +98,7 @@ def test_groups_without_enough_items_are_left_out_and_no_group_gives_nan():
 def test_refuses_other_levels_averages_and_mask_shapes():
     x = np.zeros((1, 3, 4))
     with pytest.raises(ValueError, match="level"):
-        prepare_spearman_swap(x, x, x, level="global", min_pairs=3)
+        prepare_spearman_swap(x, x, x, level="system", min_pairs=3)
     with pytest.raises(ValueError, match="average"):
         prepare_spearman_swap(x, x, x, level="input", min_pairs=3, average="median")
     with pytest.raises(ValueError, match="masks"):

@@ -13,8 +13,9 @@ level counts every draw over one sorted table of the 2n scores of X and Y
 (:func:`xcorrstat._kernels.rank.global_swap.swap_global_kendall`, any missing cells). At
 within-system level (:mod:`xcorrstat._kernels.swap`, every average, any missing cells)
 Pearson is the input level of the transposed matrices and Kendall (without epsilon) one sorted
-table per system. Spearman at input and within-system level ranks each group of each draw in a
-compiled loop (:mod:`xcorrstat._kernels.rank.spearman_swap`, every average, any missing cells). Other cases evaluate the swapped matrices with the vectorised level kernels, a block of rows and
+table per system. Spearman at input, within-system and global level sorts each group's scores of X
+and Y once and ranks every draw by a walk along them (:mod:`xcorrstat._kernels.rank.spearman_swap`,
+every average, any missing cells). Other cases evaluate the swapped matrices with the vectorised level kernels, a block of rows and
 draws at a time within :func:`~.engine.block_elems` (slower, linear in the cells). Every
 route gives the statistic of the explicitly swapped matrices.
 """
@@ -139,15 +140,15 @@ def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray, kw: Mapping[str, An
             return delta if missing is None else np.where(missing, np.nan, delta)
 
         return deltas
-    if level in ("input", "within_system") and kw["method"] == "spearman":
+    if kw["method"] == "spearman":  # input, within-system and global level (system level: above)
         return _spearman_deltas(zx, zy, z, kw, missing)
     return _materialised(zx, zy, z, kw, missing)
 
 
 def _spearman_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str, Any],
                      missing: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
-    """Input and within-system Spearman: each group of each draw ranked in a compiled loop
-    (:mod:`xcorrstat._kernels.rank.spearman_swap`), every average and any missing cells."""
+    """Input, within-system and global Spearman: each group's scores sorted once, every draw's mid-ranks a
+    walk along them (:mod:`xcorrstat._kernels.rank.spearman_swap`), every average and any missing cells."""
     lead = zx.shape[:-2]
     flat = [a.reshape((-1,) + a.shape[-2:]) for a in np.broadcast_arrays(zx, zy, z)]
     fast = prepare_spearman_swap(*flat, level=kw["level"], min_pairs=kw["min_pairs"],

@@ -1,19 +1,20 @@
-"""Spearman's rho of swapped metrics at input and within-system level, for a batch of masks.
+"""Spearman's rho of swapped metrics at input, within-system and global level, for a batch of masks.
 
 A permutation draw swaps the standardised metrics X and Y under a 0/1 mask: ``X' = where(m, Y, X)``,
-``Y' = where(m, X, Y)``. Within one group (an input at input level, a system at within-system
-level) Spearman's rho of X' is Pearson's r of the mid-ranks of its valid items and of the target's
-over the same items, so it depends on the draw through the ranks: no form linear in the mask gives
-it. The compiled loop (:mod:`.spearman_swap_jit`) takes each group of each draw in turn, gathers its
-swapped items, ranks them (by counting over a few dozen items, O(n**2) with a tiny constant; by a
-stable sort over more, O(n log n)) and adds the group's rho to the draw's average (``macro``,
-``weighted`` by valid items, or by ``pairs``): time linear in rows x draws x cells (a log factor for
-large groups), memory the (rows, draws) result. Within-system level is the input level of the
-transposed matrices (views: nothing is copied).
+``Y' = where(m, X, Y)``. Within one group (an input at input level, a system at within-system level,
+all cells at global level) Spearman's rho of X' is Pearson's r of the mid-ranks of its valid items and
+of the target's over the same items, so it depends on the draw through the ranks: no form linear in
+the mask gives it. But every value of X' is a value of X or of Y, so the compiled loop
+(:mod:`.spearman_swap_jit`) sorts each group's 2n scores of X and Y once, and a draw's mid-ranks of X'
+and Y' are one walk along that order (each sorted value belongs to one of the two): O(n) a group and
+draw, no sort per draw, and the group's rho added to the draw's average (``macro``, ``weighted`` by
+valid items, or by ``pairs``). Time linear in rows x draws x cells (one sort per group beforehand),
+memory the (rows, draws) result and O(n) per group. Within-system level is the input level of the
+transposed matrices, global level one group of every cell (views: nothing is copied).
 
-Every value equals the level statistic of the explicitly swapped matrices (tests: the materialised
-route and scipy's spearmanr on the expanded swaps), to rounding: the sums are taken in item and
-group order, the same whatever the blocks or the batch.
+Every value equals the level statistic of the explicitly swapped matrices (tests: scipy's spearmanr
+on the expanded swaps and the materialised route), to rounding: the coefficient's sums are exact
+(half-integer mid-ranks), so a draw's value is the same whatever the blocks or the batch.
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ def prepare_spearman_swap(zx: ArrayLike, zy: ArrayLike, z: ArrayLike, *, level: 
     >>> deltas(np.zeros((1, 3, 2), dtype=bool)).tolist()
     [[2.0]]
     """
-    if level not in ("input", "within_system"):
-        raise ValueError(f"level must be input or within_system, got {level!r}")
+    if level not in ("input", "within_system", "global"):
+        raise ValueError(f"level must be input, within_system or global, got {level!r}")
     if average not in _AVERAGES:
         raise ValueError(f"average must be one of {tuple(_AVERAGES)}, got {average!r}")
     ax, ay, az = (np.ascontiguousarray(a, dtype=np.float64) for a in np.broadcast_arrays(zx, zy, z))
@@ -52,6 +53,8 @@ def prepare_spearman_swap(zx: ArrayLike, zy: ArrayLike, z: ArrayLike, *, level: 
     transpose = level == "within_system"  # the inputs are the items, the systems the groups
     if transpose:
         ax, ay, az = (np.swapaxes(a, -1, -2) for a in (ax, ay, az))
+    if level == "global":  # one group of every cell
+        ax, ay, az = (a.reshape(a.shape[0], -1, 1) for a in (ax, ay, az))
     need, code = max(int(min_pairs), 2), _AVERAGES[average]
 
     def deltas(masks: ArrayLike) -> np.ndarray:
@@ -59,6 +62,8 @@ def prepare_spearman_swap(zx: ArrayLike, zy: ArrayLike, z: ArrayLike, *, level: 
         if m.ndim != 3 or m.shape[1:] != (n_sys, n_inp):
             raise ValueError(f"masks must be (B, S, I) = (B, {n_sys}, {n_inp}), got {m.shape}")
         out = np.empty((ax.shape[0], m.shape[0]))
+        if level == "global":
+            m = np.ascontiguousarray(m).reshape(m.shape[0], -1, 1)
         loops("rank.spearman_swap_jit").swap_deltas(ax, ay, az, np.swapaxes(m, -1, -2) if transpose else m,
                                                      need, code, out)
         return out

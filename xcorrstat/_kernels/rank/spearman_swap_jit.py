@@ -1,13 +1,20 @@
 """Compiled loop of :mod:`.spearman_swap` (numba): Spearman's rho of every group of swapped metrics,
-draw by draw, and its average over the groups.
+draw by draw, from one sort per group, and its average over the groups.
 
 Only :mod:`.spearman_swap` imports this module, on first use (importing the package does not import
-numba). For each row, draw and group the loop gathers the group's items of X' (X where the mask is
-0, Y where it is 1) and of Y' (the other way), takes the mid-ranks of each and of the target over the
-items valid in both (by counting over a few dozen items, by a stable sort over more), Pearson's r of
-the mid-ranks (two-pass sums in item order) and adds the defined values to the draw's average, group
-after group: no (draws, groups, items) temporary, and a draw's value does not depend on the batch.
-The loop releases the GIL (Dask threads run it in parallel).
+numba). Per row and group the loop sorts, once, the group's 2n scores of X and Y (its valid cells'
+values; stable, by value) and the target's scores. A draw gives every item's X score to X' or to Y'
+(the mask) and its Y score to the other, so each sorted value belongs to exactly one of the two: a walk
+along the sorted values, run of equal values by run, gives every value of X' and of Y' its mid-rank
+(the values of its own metric below the run, plus the middle of its share of the run) in O(n), with
+no sort per draw. The target's mid-ranks over the items valid in X' are fixed when X and Y are missing
+in the same cells, and otherwise come from a walk along the sorted target in the same way.
+
+Mid-ranks are half-integers, so every sum of the coefficient -- sum(rx * dz), sum(rx**2), sum(dz**2),
+with ``dz`` the target's centred mid-ranks (quarter-integers) -- is exact in float64 while n(n+1)**2
+stays below 2**53 (n up to about 200,000 items a group), and rho is formed from the exact sums by one
+division and one square root: a draw's value does not depend on the order of anything, the block or the
+batch. The loop releases the GIL (Dask threads run it in parallel).
 """
 
 from __future__ import annotations
@@ -19,90 +26,120 @@ import numpy as np
 
 numba = importlib.import_module("numba")
 
-__all__ = ["COUNTING_MAX_ITEMS", "swap_deltas"]
+__all__ = ["swap_deltas"]
 
 _jit = numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
 
-#: Groups of at most this many items take their mid-ranks by counting (O(n**2)), larger ones by sorting.
-COUNTING_MAX_ITEMS = 32
+
+@_jit
+def _sorted_entries(x, y, z, r, g, value, item, source):
+    """The valid scores of X (source 0) and Y (source 1) of group g of row r at items with a target
+    score, sorted by value (stable); returns how many."""
+    k = 0
+    for s in range(x.shape[1]):
+        if math.isnan(z[r, s, g]):
+            continue
+        if not math.isnan(x[r, s, g]):
+            value[k] = x[r, s, g]
+            item[k] = s
+            source[k] = 0
+            k += 1
+        if not math.isnan(y[r, s, g]):
+            value[k] = y[r, s, g]
+            item[k] = s
+            source[k] = 1
+            k += 1
+    order = np.argsort(value[:k], kind="mergesort")
+    sorted_value, sorted_item, sorted_source = value[:k][order], item[:k][order], source[:k][order]
+    value[:k] = sorted_value
+    item[:k] = sorted_item
+    source[:k] = sorted_source
+    return k
 
 
 @_jit
-def _midranks(v, valid, n, order, out):
-    """Mid-ranks (1-based) of v's n valid entries among themselves into out (invalid entries untouched):
-    the valid positions sorted stably by value (insertion sort over a few dozen, merge sort over more),
-    then each run of equal values given the mean of its ranks."""
+def _sorted_target(z, r, g, zvalue, zitem):
+    """The target's scores of group g of row r, sorted (stable); returns how many."""
     k = 0
-    for s in range(v.size):
-        if valid[s]:
-            order[k] = s
+    for s in range(z.shape[1]):
+        if not math.isnan(z[r, s, g]):
+            zvalue[k] = z[r, s, g]
+            zitem[k] = s
             k += 1
-    if n <= COUNTING_MAX_ITEMS:
-        for j in range(1, n):
-            item = order[j]
-            key = v[item]
-            t = j - 1
-            while t >= 0 and v[order[t]] > key:
-                order[t + 1] = order[t]
-                t -= 1
-            order[t + 1] = item
-        ranked = order[:n]
-    else:
-        sub = order[:n]
-        ranked = sub[np.argsort(v[sub], kind="mergesort")]
+    order = np.argsort(zvalue[:k], kind="mergesort")
+    sorted_value, sorted_item = zvalue[:k][order], zitem[:k][order]
+    zvalue[:k] = sorted_value
+    zitem[:k] = sorted_item
+    return k
+
+
+@_jit
+def _target_ranks(zvalue, zitem, k, inside, dz):
+    """The target's centred mid-ranks (rank minus (n + 1) / 2) at the items ``inside`` into dz: the
+    number of those items and the sum of the squares (exact)."""
+    n = 0
+    for j in range(k):
+        n += inside[zitem[j]]
+    centre = (n + 1) / 2.0
+    below = 0
+    squares = 0.0
     start = 0
-    while start < n:
-        stop = start + 1
-        while stop < n and v[ranked[stop]] == v[ranked[start]]:
+    while start < k:
+        stop = start
+        count = 0
+        while stop < k and zvalue[stop] == zvalue[start]:
+            count += inside[zitem[stop]]
             stop += 1
-        mid = (start + 1 + stop) / 2.0  # ranks start+1 .. stop
+        mid = below + (count + 1) / 2.0 - centre
         for j in range(start, stop):
-            out[ranked[j]] = mid
+            if inside[zitem[j]]:
+                dz[zitem[j]] = mid
+                squares += mid * mid
+        below += count
+        start = stop
+    return n, squares
+
+
+@_jit
+def _rank_sums(value, item, source, k, mask, b, g, dzx, dzy, sums):
+    """One walk along the sorted values: for X' (sums[0:2]) and Y' (sums[2:4]) the sum of mid-rank times
+    the target's centred mid-rank and the sum of squared mid-ranks."""
+    below_x = 0
+    below_y = 0
+    sums[:] = 0.0
+    start = 0
+    while start < k:
+        stop = start
+        kx = 0
+        while stop < k and value[stop] == value[start]:
+            kx += (source[stop] == 1) == mask[b, item[stop], g]  # X' takes Y where the mask is set
+            stop += 1
+        ky = stop - start - kx
+        mid_x = below_x + (kx + 1) / 2.0
+        mid_y = below_y + (ky + 1) / 2.0
+        for j in range(start, stop):
+            s = item[j]
+            if (source[j] == 1) == mask[b, s, g]:
+                sums[0] += mid_x * dzx[s]
+                sums[1] += mid_x * mid_x
+            else:
+                sums[2] += mid_y * dzy[s]
+                sums[3] += mid_y * mid_y
+        below_x += kx
+        below_y += ky
         start = stop
 
 
 @_jit
-def _centred(v, valid, n, order, ranks, out):
-    """The mid-ranks of v's valid entries minus their mean into out; returns their sum of squares."""
-    _midranks(v, valid, n, order, ranks)
-    total = 0.0
-    for s in range(v.size):
-        if valid[s]:
-            total += ranks[s]
-    mean = total / n
-    squares = 0.0
-    for s in range(v.size):
-        if valid[s]:
-            out[s] = ranks[s] - mean
-            squares += out[s] * out[s]
-    return squares
-
-
-@_jit
-def _rho_centred(u, valid, n, dz, szz, order, ranks, du):
-    """rho of u against the target's centred mid-ranks dz (sum of squares szz) over the n valid items."""
-    suu = _centred(u, valid, n, order, ranks, du)
-    suz = 0.0
-    for s in range(u.size):
-        if valid[s]:
-            suz += du[s] * dz[s]
-    if suu == 0.0 or szz == 0.0:  # every valid item tied
+def _rho(suz, suu, n, szz, need):
+    """rho from the exact sums over n valid items (suu the raw sum of squared mid-ranks); NaN where undefined."""
+    if n < need:
+        return np.nan
+    centre = (n + 1) / 2.0
+    suu = suu - n * centre * centre
+    if suu <= 0.0 or szz <= 0.0:  # every valid item tied
         return np.nan
     return min(1.0, max(-1.0, suz / math.sqrt(suu * szz)))
-
-
-@_jit
-def _rho(u, zc, valid, need, work):
-    """Spearman's rho of u against zc over the items valid in both, and their number (NaN where undefined)."""
-    order, ranks, du, dz = work
-    n = 0
-    for s in range(u.size):
-        valid[s] = not (math.isnan(u[s]) or math.isnan(zc[s]))
-        n += valid[s]
-    if n < need:
-        return np.nan, n
-    szz = _centred(zc, valid, n, order, ranks, dz)
-    return _rho_centred(u, valid, n, dz, szz, order, ranks, du), n
 
 
 @_jit
@@ -116,32 +153,32 @@ def _weight(n, average):
 
 
 @_jit
-def _fixed_target(zx, zy, z, r, g, need, valid, work):
-    """Whether group g of row r has the same valid items in every draw (X and Y missing in the same
-    cells there); if so, its valid items into ``valid``, the target's centred mid-ranks into work[3]
-    and the number of valid items and the target's sum of squares are returned."""
-    n = 0
-    for s in range(zx.shape[1]):
-        if math.isnan(zx[r, s, g]) != math.isnan(zy[r, s, g]) and not math.isnan(z[r, s, g]):
-            return False, 0, 0.0
-        valid[s] = not (math.isnan(zx[r, s, g]) or math.isnan(z[r, s, g]))
-        n += valid[s]
-    if n < need:
-        return True, n, 0.0
-    zc = np.empty(zx.shape[1])
-    for s in range(zx.shape[1]):
-        zc[s] = z[r, s, g]
-    return True, n, _centred(zc, valid, n, work[0], work[1], work[3])
+def _fixed(x, y, z, r, g):
+    """Whether X and Y are missing in the same cells of group g of row r (where the target is present)."""
+    for s in range(x.shape[1]):
+        if not math.isnan(z[r, s, g]) and math.isnan(x[r, s, g]) != math.isnan(y[r, s, g]):
+            return False
+    return True
 
 
 @_jit
-def swap_deltas(zx, zy, z, m, need, average, out):
+def _valid_items(x, y, z, r, g, mask, b, inside_x, inside_y):
+    """The items valid in X' and in Y' under draw b (a score and a target score)."""
+    for s in range(x.shape[1]):
+        has_z = not math.isnan(z[r, s, g])
+        vx = has_z and not math.isnan(x[r, s, g])
+        vy = has_z and not math.isnan(y[r, s, g])
+        inside_x[s] = vy if mask[b, s, g] else vx
+        inside_y[s] = vx if mask[b, s, g] else vy
+
+
+@_jit
+def swap_deltas(x, y, z, m, need, average, out):
     """out (R, B): the average over the groups of rho(X', Z) minus that of rho(Y', Z), for each row and mask.
 
-    ``zx``, ``zy``, ``z`` (R, S, G) and the masks ``m`` (B, S, G) (any strides: S items of G groups);
+    ``x``, ``y``, ``z`` (R, S, G) and the masks ``m`` (B, S, G) (any strides: S items of G groups);
     ``need`` the fewest valid items of a defined group; ``average`` 0 (macro), 1 (weighted), 2 (pairs).
-    A draw with no defined group is NaN. A group whose valid items are the same in every draw (X and Y
-    missing in the same cells) ranks the target once, for every draw; the values are the same either way.
+    A draw with no defined group is NaN.
 
     Examples
     --------
@@ -152,44 +189,46 @@ def swap_deltas(zx, zy, z, m, need, average, out):
     >>> out.tolist()
     [[2.0, -2.0]]
     """
-    n_rows, n_items, n_groups = zx.shape
+    n_rows, n_items, n_groups = x.shape
     n_draws = m.shape[0]
-    u = np.empty(n_items)
-    v = np.empty(n_items)
-    zc = np.empty(n_items)
-    valid = np.empty(n_items, dtype=np.bool_)
-    work = (np.empty(n_items, dtype=np.int64), np.empty(n_items), np.empty(n_items), np.empty(n_items))
-    num = np.zeros((2, n_draws))
-    den = np.zeros((2, n_draws))
+    value, item, source = np.empty(2 * n_items), np.empty(2 * n_items, np.int64), np.empty(2 * n_items, np.int64)
+    zvalue, zitem = np.empty(n_items), np.empty(n_items, np.int64)
+    inside_x, inside_y = np.empty(n_items, np.bool_), np.empty(n_items, np.bool_)
+    dzx, dzy = np.zeros(n_items), np.zeros(n_items)
+    sums = np.empty(4)
+    num, den = np.zeros((2, n_draws)), np.zeros((2, n_draws))
     for r in range(n_rows):
         num[:] = 0.0
         den[:] = 0.0
         for g in range(n_groups):
-            fixed, n, szz = _fixed_target(zx, zy, z, r, g, need, valid, work)
-            if fixed and n < need:
-                continue
-            w = _weight(n, average)
+            k = _sorted_entries(x, y, z, r, g, value, item, source)
+            kz = _sorted_target(z, r, g, zvalue, zitem)
+            fixed = _fixed(x, y, z, r, g)
+            if fixed:
+                for s in range(n_items):  # the same items in every draw
+                    inside_x[s] = not (math.isnan(z[r, s, g]) or math.isnan(x[r, s, g]))
+                nx, szx = _target_ranks(zvalue, zitem, kz, inside_x, dzx)
+                ny, szy = nx, szx
+                if nx < need:
+                    continue
+                dzy[:] = dzx
             for b in range(n_draws):
-                for s in range(n_items):
-                    zc[s] = z[r, s, g]
-                    if m[b, s, g]:
-                        u[s] = zy[r, s, g]
-                        v[s] = zx[r, s, g]
-                    else:
-                        u[s] = zx[r, s, g]
-                        v[s] = zy[r, s, g]
-                for k in range(2):
-                    a = u if k == 0 else v
-                    if fixed:
-                        rho = _rho_centred(a, valid, n, work[3], szz, work[0], work[1], work[2])
-                        wk = w
-                    else:
-                        rho, nk = _rho(a, zc, valid, need, work)
-                        wk = _weight(nk, average)
-                    if not math.isnan(rho):
-                        num[k, b] += wk * rho
-                        den[k, b] += wk
+                if not fixed:
+                    _valid_items(x, y, z, r, g, m, b, inside_x, inside_y)
+                    nx, szx = _target_ranks(zvalue, zitem, kz, inside_x, dzx)
+                    ny, szy = _target_ranks(zvalue, zitem, kz, inside_y, dzy)
+                _rank_sums(value, item, source, k, m, b, g, dzx, dzy, sums)
+                rho_x = _rho(sums[0], sums[1], nx, szx, need)
+                rho_y = _rho(sums[2], sums[3], ny, szy, need)
+                if not math.isnan(rho_x):
+                    w = _weight(nx, average)
+                    num[0, b] += w * rho_x
+                    den[0, b] += w
+                if not math.isnan(rho_y):
+                    w = _weight(ny, average)
+                    num[1, b] += w * rho_y
+                    den[1, b] += w
         for b in range(n_draws):
-            mean_u = num[0, b] / den[0, b] if den[0, b] > 0 else np.nan
-            mean_v = num[1, b] / den[1, b] if den[1, b] > 0 else np.nan
-            out[r, b] = mean_u - mean_v
+            mean_x = num[0, b] / den[0, b] if den[0, b] > 0 else np.nan
+            mean_y = num[1, b] / den[1, b] if den[1, b] > 0 else np.nan
+            out[r, b] = mean_x - mean_y
