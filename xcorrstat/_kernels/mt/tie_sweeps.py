@@ -21,6 +21,13 @@ there the pair weights are the integers ``c_g w_a w_b`` and thresholds are compa
 exact integer sums. Otherwise values within 1e-12 count as equal. Either way the reported
 value is recomputed from the integer counts at the chosen threshold: ``A_g / N_g`` per
 group (``A_g = sum w_a w_b agree_p``), averaged with the counts ``c_g``.
+
+The sweep is compiled (:mod:`.tie_sweeps_jit`): :func:`weighted_calibration` walks each metric's
+sorted pairs for a block of draws at a time (once, then as far as the thresholds), with a few
+values per group and draw, and averages the groups' counts here, as
+:func:`~xcorrstat._kernels.levels.average_defined` sums them. :func:`weighted_calibration_numpy`
+is the same computation in NumPy, on (M, B, P) arrays of every pair of every draw: the oracle of
+the tests.
 """
 
 from __future__ import annotations
@@ -29,10 +36,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..._types import Variant
+from .._compiled import loops
 from ..levels import average_defined
 from .ties import TIE_VARIANTS, best_threshold
 
-__all__ = ["row_calibration", "sorted_pairs", "weighted_calibration"]
+__all__ = ["row_calibration", "sorted_pairs", "weighted_calibration", "weighted_calibration_numpy"]
 
 
 def sorted_pairs(x: ArrayLike, z: ArrayLike) -> dict[str, np.ndarray]:
@@ -76,6 +84,72 @@ def weighted_calibration(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every draw's optimal epsilon and objective from one sorted pair table.
 
+    The compiled loops (:mod:`.tie_sweeps_jit`) walk each metric's sorted pairs for up to 32
+    draws at a time, once and then as far as the thresholds; besides the packed pairs they take
+    a few values per group and draw of one metric. Each draw is computed on its own, so its
+    values do not depend on the draws beside it.
+
+    Parameters
+    ----------
+    pairs : dict
+        :func:`sorted_pairs` of (M, G, n) groups.
+    w : ndarray (B, n)
+        Item counts of each draw (the same for every group).
+    c : ndarray (B, G)
+        Group counts of each draw.
+    variant : {"acc23", "23"}
+        Objective: acc_eq, or tau_eq = 2 acc_eq - 1 (same optimum).
+
+    Returns
+    -------
+    epsilon, best, groups : ndarray (M, B)
+        Optimal threshold and objective of every draw (NaN where no drawn group has a
+        pair), and the drawn groups with a pair (counted with their multiplicity). Equal
+        to :func:`weighted_calibration_numpy`'s bit for bit where every drawn group has the
+        same pair count (integer weights); elsewhere thresholds within 1e-12 of the top
+        count as equal, and the level at no tie is summed in another order than the
+        oracle's (see there).
+
+    Examples
+    --------
+    >>> pairs = sorted_pairs([[[1.0, 2.0, 2.5]]], [[[1.0, 3.0, 3.0]]])
+    >>> eps, best, groups = weighted_calibration(pairs, [[1, 1, 1], [1, 1, 0]], [[1], [1]])
+    >>> eps.tolist(), best.tolist(), groups.tolist()
+    ([[0.5, 0.0]], [[1.0, 1.0]], [[1.0, 1.0]])
+    """
+    if variant not in TIE_VARIANTS:
+        raise ValueError(f"variant must be one of {TIE_VARIANTS} for tie calibration, got {variant!r}")
+    wa = np.ascontiguousarray(w, dtype=np.float64)
+    ca = np.ascontiguousarray(c, dtype=np.float64)
+    valid = pairs["valid"]
+    m, g, n = valid.shape
+    eps, best, groups = (np.empty((m, wa.shape[0])) for _ in range(3))
+    jit = loops("mt.tie_sweeps_jit")
+    size, factor, counts = (np.empty((wa.shape[0], g)) for _ in range(3))  # (B, G), one metric at a time
+    tol = np.empty(wa.shape[0])
+    for k in range(m):
+        jit.draw_factors(np.ascontiguousarray(valid[k]), wa, ca, size, groups[k], factor, tol)
+        table = (np.ascontiguousarray(pairs[key][k]) for key in ("dist", "before", "after", "group", "a", "b"))
+        jit.draw_sweeps(*table, factor, wa, tol, eps[k], counts)
+        # each group's A_g / N_g, averaged with the counts c_g as the oracle averages them
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = np.where(size > 0, (counts if variant == "acc23" else 2.0 * counts - size) / size, np.nan)
+        best[k] = average_defined(np.where(ca > 0, r, np.nan), axis=-1, weights=ca)[0]
+    undefined = groups == 0
+    return np.where(undefined, np.nan, eps), np.where(undefined, np.nan, best), groups
+
+
+def weighted_calibration_numpy(
+    pairs: dict[str, np.ndarray], w: ArrayLike, c: ArrayLike, *, variant: Variant = "acc23"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`weighted_calibration` in NumPy, every pair of every draw at once (the tests' oracle).
+
+    It holds several (M, B, P) arrays (metrics, draws, pairs). The results are those of
+    :func:`weighted_calibration` bit for bit where the weights are integers (one pair count
+    for every drawn group); elsewhere its base (the level at no tie) is an ``np.einsum`` sum,
+    whose order the compiled loop does not follow (its last bits can differ; the threshold
+    and value agree unless a candidate's level is within them of the tolerance's edge).
+
     Parameters
     ----------
     pairs : dict
@@ -96,7 +170,7 @@ def weighted_calibration(
     Examples
     --------
     >>> pairs = sorted_pairs([[[1.0, 2.0, 2.5]]], [[[1.0, 3.0, 3.0]]])
-    >>> eps, best, groups = weighted_calibration(pairs, [[1, 1, 1], [1, 1, 0]], [[1], [1]])
+    >>> eps, best, groups = weighted_calibration_numpy(pairs, [[1, 1, 1], [1, 1, 0]], [[1], [1]])
     >>> eps.tolist(), best.tolist(), groups.tolist()
     ([[0.5, 0.0]], [[1.0, 1.0]], [[1.0, 1.0]])
     """
