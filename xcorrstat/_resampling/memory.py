@@ -140,7 +140,8 @@ def draw_elems(n_metrics: int, n_systems: int, n_inputs: int, level: Level, meth
     weighted ranks (Spearman) at input level (rank statistics of long rows: a few values per row
     and the draw's counts), the draw's weights and per-metric sums at global
     level (:data:`GLOBAL_DRAW_TEMPS`);
-    with ``calibrate``, the pair weights and calibration curve of every pair.
+    with ``calibrate``, a few values per group at input level (the compiled sweep) and every pair's
+    weights at system level (each draw's means calibrated on their own).
 
     Examples
     --------
@@ -149,21 +150,21 @@ def draw_elems(n_metrics: int, n_systems: int, n_inputs: int, level: Level, meth
     """
     s, i = n_systems, n_inputs
     if is_own(method):  # a function of one's own: expanded resamples of x and z, and its own temporaries
+        if level == "system":  # the drawn systems' means only
+            return n_metrics * s * 12 + i + s
         return n_metrics * s * i * 6 + i + s
     if level == "within_system":  # input level with the dims' roles swapped
         level, s, i = "input", n_inputs, n_systems
-    if calibrate:
-        pairs = s * (s - 1) // 2 * (i if level == "input" else 1)
-        return n_metrics * 8 * pairs + i + s
+    if calibrate:  # input level: a few values per group (the sweep's pair table is the metric's, not the draw's)
+        return n_metrics * (8 * i if level == "input" else 8 * s * (s - 1) // 2) + i + s
     if level == "system":
         if sorted_form(s):  # the draw's means, weights, ranks and sorts: linear in the systems
             return n_metrics * SORTED_SYSTEM_TEMPS * s + i + s
         return n_metrics * (4 * s * s + 2 * s) + i
     if level == "input":
-        if method != "pearson" and sorted_form(s):  # long rows sorted once: a few values per row, the counts
+        if method == "spearman" or (method != "pearson" and sorted_form(s)):  # rows sorted once: a few values a row
             return n_metrics * i * 12 + 6 * s + i
-        # Pearson and Kendall draw by draw, a few values per row; Spearman's weighted ranks of every unit
-        return n_metrics * i * (8 * s if method == "spearman" else 12) + i + s
+        return n_metrics * i * 12 + i + s  # Pearson and Kendall draw by draw, a few values per row
     # global level: the draw's counts and a few sums per metric (the cells are found once per block)
     return n_metrics * GLOBAL_DRAW_TEMPS + i + s
 
