@@ -8,7 +8,7 @@ from each metric (the sign of its difference, a tie within the metric's own epsi
 from the target. A draw exchanges the two metrics' verdicts on a random half of the pairs
 (a fair coin per pair) and recomputes the Kendall variant of both hybrid pair tables,
 averaged over the groups. Each metric keeps its own epsilon, given or calibrated once on
-the observed data (:func:`xcorrstat._kernels.mt.ties.calibrate_epsilon`), so metrics on
+the observed data (:func:`xcorrstat._kernels.mt.ties.calibrated_threshold`), so metrics on
 different scales are compared without re-calibrating in every draw.
 
 Draws are keyed by draw id (:func:`pair_swap_bits`) and shared by every pair of metrics;
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 from .._capabilities import check
 from .._types import Alternative, Correction, Family, Level, PValue, Standardise, Statistic, Variant
 from .._kernels.mt.pair_outcomes import LINEAR_VARIANTS, hybrid_deltas, prepare_pair_outcomes
-from .._kernels.mt.ties import TIE_VARIANTS, calibrate_epsilon
+from .._kernels.mt.ties import TIE_VARIANTS, calibrated_threshold
 from .._mt.ties import MAX_GROUP, TIE_LEVELS, group_shape, level_groups
 from .._options import OPTIONS
 from .._resampling.draws import DRAW_BLOCK, keyed_generator, resolve_seed
@@ -233,10 +233,10 @@ def check_group_size(s: PairScores, level: str) -> None:
 def calibrated_epsilons(gx: np.ndarray, gz: np.ndarray, variant: Variant) -> np.ndarray:
     """Each metric's epsilon maximising its acc_eq (tau_eq) on one label's groups (M, G, n): (M,)."""
     pairs = gx.shape[-2] * gx.shape[-1] * max(gx.shape[-1] - 1, 1) // 2
-    step = max(1, block_elems() // (8 * pairs))  # pair tables of a few metrics at a time
+    step = max(1, block_elems() // pairs)  # a few metrics a call when their keys fit (8 bytes a pair)
     eps = np.empty(gx.shape[0])
     for m in range(0, gx.shape[0], step):
-        eps[m:m + step] = calibrate_epsilon(gx[m:m + step], gz[None], variant=variant)[0]
+        eps[m:m + step] = calibrated_threshold(gx[m:m + step], gz[None], variant=variant)
     return np.where(np.isnan(eps), 0.0, eps)  # no valid pair: nothing to calibrate
 
 

@@ -24,6 +24,13 @@ its rounding bound of the top), and the reported value is recomputed from each g
 integer counts at the chosen threshold, as :func:`xcorrstat.correlate` computes acc_eq
 (tau_eq) at that epsilon: ``A_g / N_g`` per group, then the mean over the groups with a pair.
 
+:func:`calibrated_threshold` finds the same epsilon without the curve, in a fraction of the memory:
+the pairs of one calibration are formed group by group in compiled loops (:mod:`.ties_jit`), each
+pair whose agreement changes once it ties kept as one 8-byte sort key (``|dm|`` and the sign of the
+change) in its class's run; the runs are sorted and merged twice (the top of the running sum, then
+the exact comparison, as in :func:`exact_optimum`, of the candidates within its rounding bound of
+the top).
+
 Pair sampling (mt-metrics-eval's ``sample_rate``): :func:`sample_pairs` keeps each
 valid pair with a given probability, one uniform draw per pair in mt-metrics-eval's
 order, and ``keep=`` restricts the sweep to the kept pairs.
@@ -38,10 +45,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..._types import Variant
+from .._compiled import loops
 from ..levels import average_defined
 
-__all__ = ["TIE_VARIANTS", "best_threshold", "calibrate_epsilon", "exact_optimum", "group_objective", "pair_table",
-           "sample_pairs", "valid_pairs"]
+__all__ = ["TIE_VARIANTS", "best_threshold", "calibrate_epsilon", "calibrated_threshold", "exact_optimum",
+           "group_objective", "pair_table", "sample_pairs", "valid_pairs"]
 
 #: The Kendall variants a tie threshold is calibrated for: acc_eq and tau_eq.
 TIE_VARIANTS: tuple[Variant, ...] = ("acc23", "23")
@@ -365,3 +373,109 @@ def calibrate_epsilon(
     if variant == "23":
         objective = 2.0 * objective - 1.0
     return (np.where(has_pair, eps, np.nan), np.where(has_pair, best, np.nan), thresholds, objective)
+
+
+#: Class counts the exact comparison of :func:`calibrated_threshold` takes at a time (its buffer).
+_NEAR_COUNTS = 1 << 20
+
+
+def _row(a: np.ndarray, idx: tuple[int, ...], lead: tuple[int, ...]) -> np.ndarray:
+    """The (G, n) block of ``a`` at leading index ``idx`` of the broadcast ``lead``, as a C-contiguous array."""
+    full = a.reshape((1,) * (len(lead) + 2 - a.ndim) + a.shape)
+    dims: tuple[int, ...] = full.shape[:len(lead)]
+    at = tuple(i if dims[k] > 1 else 0 for k, i in enumerate(idx))
+    return np.ascontiguousarray(full[at])
+
+
+def _run_keys(x: np.ndarray, z: np.ndarray) -> dict[str, np.ndarray]:
+    """One calibration's sorted runs of pair keys (:mod:`.ties_jit`) from (G, n) scores: ``keys`` with
+    each class's run at ``starts``..``ends``, the classes' ``base`` counts and pair counts
+    (``denominators``), the groups with a pair and the valid pairs with a finite ``|dm|``."""
+    valid = ~np.isnan(x) & ~np.isnan(z)
+    items = valid.sum(axis=-1, dtype=np.int64)
+    n_pairs = items * (items - 1) // 2
+    denominators = np.unique(n_pairs[n_pairs > 0])
+    group_cls = np.searchsorted(denominators, n_pairs)  # groups without a pair have no valid pair
+    room = np.bincount(group_cls, weights=n_pairs, minlength=denominators.size)[:denominators.size]
+    room = room.astype(np.int64)  # each class's pairs: the room of its run
+    starts = np.concatenate([[0], np.cumsum(room)[:-1]]).astype(np.int64)
+    used, base = np.zeros(denominators.size, dtype=np.int64), np.zeros(denominators.size, dtype=np.int64)
+    keys = np.empty(int(room.sum()), dtype=np.uint64)
+    finite = 0
+    if keys.size:
+        finite = loops("mt.ties_jit").fill_keys(x, z, valid, group_cls, starts, used, keys, base)
+    for start, n in zip(starts, used):
+        keys[start:start + n].sort()
+    return {"keys": keys, "starts": starts, "ends": starts + used, "base": base, "denominators": denominators,
+            "groups": np.int64((n_pairs > 0).sum()), "finite": np.int64(finite)}
+
+
+def _near_optimum(runs: dict[str, np.ndarray], weight: np.ndarray, base: float, floor: float) -> float:
+    """The smallest candidate threshold with the highest exact objective among those whose running sum
+    is ``>= floor``; the candidates come from the compiled sweep a buffer at a time."""
+    jit = loops("mt.ties_jit")
+    keys, denominators = runs["keys"], runs["denominators"]
+    k = denominators.size
+    best: tuple[np.ndarray, np.ndarray] | None = None  # class counts (1, K) and threshold (1,) of the best so far
+    if base >= floor:
+        best = runs["base"][None].copy(), np.zeros(1)
+    pos, heap = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
+    state = np.array([jit.start_heap(keys, runs["starts"], runs["ends"], pos, heap)], dtype=np.int64)
+    level, counts = np.array([base]), runs["base"].copy()
+    out_counts = np.empty((max(16, _NEAR_COUNTS // k), k), dtype=np.int64)
+    out_bits = np.empty(out_counts.shape[0], dtype=np.uint64)
+    while state[0] > 0:
+        got = jit.near_top(keys, runs["ends"], pos, heap, state, level, counts, weight, floor, out_counts,
+                           out_bits)
+        rows, eps = out_counts[:got], out_bits[:got].view(np.float64)
+        if best is not None:
+            rows, eps = np.concatenate([best[0], rows]), np.concatenate([best[1], eps])
+        if rows.shape[0]:
+            at = int(np.argmax(_exact_values(rows, denominators)))  # the first: the smallest threshold
+            best = rows[at:at + 1].copy(), eps[at:at + 1].copy()
+    if best is None:
+        raise AssertionError("no candidate within the rounding bound of the top")
+    return float(best[1][0])
+
+
+def calibrated_threshold(x: ArrayLike, z: ArrayLike, *, variant: Variant = "acc23") -> np.ndarray:
+    """The threshold maximising the group-averaged acc_eq (or tau_eq): ``calibrate_epsilon(x, z)[0]``,
+    bit for bit, in a fraction of its memory and time, without the calibration curve.
+
+    Parameters
+    ----------
+    x, z : array_like (..., G, n)
+        Metric and gold scores, G groups of n items; leading axes broadcast (one calibration per
+        leading index, run one after another).
+    variant : {"acc23", "23"}
+        The objective: acc_eq, or tau_eq = 2 acc_eq - 1 (same optimum).
+
+    Returns
+    -------
+    ndarray (...)
+        The smallest optimal threshold (candidates are 0 and every distinct finite ``|dm|`` of a
+        valid pair; chosen on exact values, as :func:`exact_optimum` chooses); NaN where no group
+        has a pair with a finite ``|dm|``. A calibration holds 8 bytes per valid pair (one sort key)
+        and a few per group.
+
+    Examples
+    --------
+    >>> float(np.round(calibrated_threshold([[1.0, 2.0, 2.1]], [[1.0, 3.0, 3.0]]), 6))
+    0.1
+    """
+    if variant not in TIE_VARIANTS:
+        raise ValueError(f"variant must be one of {TIE_VARIANTS} for tie calibration, got {variant!r}")
+    ax, az = np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64)
+    shape = np.broadcast_shapes(ax.shape, az.shape)
+    out = np.full(shape[:-2], np.nan)
+    slots = shape[-2] * shape[-1] * (shape[-1] - 1) // 2
+    for idx in np.ndindex(*out.shape):
+        runs = _run_keys(_row(ax, idx, shape[:-2]), _row(az, idx, shape[:-2]))
+        if not runs["finite"]:
+            continue
+        weight = 1.0 / (runs["denominators"] * runs["groups"])
+        base = float((runs["base"] * weight).sum())
+        top = loops("mt.ties_jit").top_level(runs["keys"], runs["starts"], runs["ends"], weight, base)
+        tol = (4.0 * slots + 8.0) * 2.0**-53  # the bound of exact_optimum: the weights sum to 1
+        out[idx] = _near_optimum(runs, weight, base, top - 2 * tol)
+    return out
