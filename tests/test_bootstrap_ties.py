@@ -272,3 +272,26 @@ def test_within_system_labelled_bootstrap_and_calibration():
     point = xcorrstat.correlate(ds, target="human", level="within_system", average="weighted")
     np.testing.assert_allclose(weighted["correlation"], point, atol=1e-12)
     assert weighted.attrs["average"] == "weighted"
+
+
+def test_recalibrating_refuses_pair_tables_over_the_budget_and_blocks_the_rest():
+    """Each metric's sorted pair table must fit the memory budget: refused with one line when one alone does
+    not, and the same numbers whatever the budget when the metrics are taken a few at a time."""
+    rng = np.random.default_rng(5)
+    z = rng.integers(0, 4, size=(4, 1000)).astype(float)
+    data = {f"m{k}": (("system", "input"), np.round(z + rng.normal(size=z.shape), 1)) for k in range(3)}
+    ds = xr.Dataset({**data, "human": (("system", "input"), z)})
+    ds["human"].attrs["role"] = "human"
+    kw = dict(target="human", method="kendall", variant="acc23", epsilon="calibrate",
+              resample=xcorrstat.Bootstrap(("system", "input"), n_resamples=20, rng=1))
+    with xcorrstat.set_options(memory_budget="64MiB"):
+        with pytest.raises(ValueError, match=r"^epsilon='calibrate' re-calibrates every draw on each metric's 4 groups "
+                                             r"of 1,000 items .* over memory_budget"):
+            xcorrstat.bootstrap(ds, level="within_system", **kw)
+    small = ds.isel(input=slice(0, 200))
+    with xcorrstat.set_options(memory_budget="4GiB"):
+        whole = xcorrstat.bootstrap(small, level="input", **kw)
+    with xcorrstat.set_options(memory_budget="16MiB"):
+        steps = xcorrstat.bootstrap(small, level="input", **kw)
+    for name in whole.data_vars:
+        np.testing.assert_array_equal(whole[name].values, steps[name].values)

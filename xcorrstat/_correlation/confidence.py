@@ -27,6 +27,7 @@ from .._resampling.engine import (
     default_metric_chunk,
 )
 from .._resampling.intervals import basic_ci, bca_ci, fisher_ci, percentile_ci
+from .._resampling.memory import calibration_metrics
 from .._resampling.schemes import drawn_dims, parse_resample
 from .._resampling.statistics import resampled_calibration, resampled_level_correlation
 from .._notes import add_notes
@@ -252,7 +253,10 @@ def _bootstrap_level(data, level: Level, opts: _BootstrapOptions, *, target, met
     kw: dict[str, Any] = {"level": level, "method": method, "variant": variant, "min_pairs": opts.min_pairs,
                           "complete_inputs": bool(complete_inputs), "skipna": bool(skipna), "epsilon": epsilon,
                           "average": average}
-    point = _calibrated_point(x, z, level, variant) if calibrate else _point(x, z, kw)
+    if calibrate:  # each metric's pair table within the budget (refused when one alone is over it)
+        step = calibration_metrics(x.size // (x.sizes[SYSTEM] * x.sizes[INPUT]), x.sizes[SYSTEM], x.sizes[INPUT],
+                                   level, whole=True)
+    point = _calibrated_point(x, z, level, variant, step) if calibrate else _point(x, z, kw)
     draws, n_draws, *eps_draws = bootstrap_draws(x, z, seed=opts.seed, resample=dims, n_resamples=n_resamples,
                                                  batch=batch, **kw)
     jackknife = [_jackknife(x, z, dims[0], kw)] if ci == "bca" else []
@@ -333,13 +337,18 @@ def _point(x, z, kw):
     return xr.Dataset({"correlation": r, "n": n})
 
 
-def _calibrated_point(x, z, level, variant):
-    """Tie calibration on the data itself: the draw in which every unit appears once."""
+def _calibrated_point(x, z, level, variant, step):
+    """Tie calibration on the data itself: the draw in which every unit appears once, ``step`` metrics
+    (rows of the leading dims) at a time."""
 
     def run(xv, zv):
-        s, i = xv.shape[-2:]
-        return resampled_calibration(xv, zv, level=level, variant=variant, sys_idx=np.arange(s)[None],
-                                     inp_idx=np.arange(i)[None])
+        xv, zv = np.broadcast_arrays(xv, zv)
+        lead, (s, i) = xv.shape[:-2], xv.shape[-2:]
+        xf, zf = xv.reshape(-1, s, i), zv.reshape(-1, s, i)
+        parts = [resampled_calibration(xf[k:k + step], zf[k:k + step], level=level, variant=variant,
+                                       sys_idx=np.arange(s)[None], inp_idx=np.arange(i)[None])
+                 for k in range(0, xf.shape[0], step)]
+        return tuple(np.concatenate([p[j] for p in parts]).reshape(lead + (1,)) for j in range(3))
 
     if x.chunks is not None or z.chunks is not None:
         x, z = x.chunk({SYSTEM: -1, INPUT: -1}), z.chunk({SYSTEM: -1, INPUT: -1})

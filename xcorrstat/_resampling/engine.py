@@ -24,7 +24,8 @@ from .._display import printable
 from .._options import OPTIONS, show_progress
 from .._schema import INPUT, METRIC, SYSTEM, check_finite
 from .draws import bootstrap_indices, draws_per_task, fill_draws
-from .memory import block_elems, default_batch, draw_elems, draws_within, metric_step, min_batch, process_elems, raised_batch
+from .memory import (block_elems, calibration_metrics, default_batch, draw_elems, draws_within, metric_step, min_batch,
+                     process_elems, raised_batch)
 from .statistics import calibration_table, global_tables, resampled_calibration, resampled_level_correlation
 from .workers import (
     BLAS_ONE_THREAD,
@@ -199,11 +200,17 @@ def bootstrap_draws(
     if metric_chunk is None:
         # about two tasks per core along `metric` (results do not depend on it)
         metric_chunk = default_metric_chunk(x.sizes[METRIC])
+    if _calibrates(kw):  # each metric's sorted pair table: as many metrics a task as the budget holds
+        metric_chunk = min(metric_chunk, calibration_metrics(x.sizes[METRIC], x.sizes[SYSTEM], x.sizes[INPUT],
+                                                             kw["level"]))
     if eager and runs_in_one_block(x.size * n_resamples):
         # small eager problems: one block in this thread beats building a task graph
         units = x.size // (x.sizes[SYSTEM] * x.sizes[INPUT])
         per_draw = draw_elems(units, x.sizes[SYSTEM], x.sizes[INPUT], kw["level"], kw["method"], _calibrates(kw))
         step = metric_step(x.sizes[METRIC], metric_chunk, batch, per_draw)  # within the budget
+        if _calibrates(kw):
+            step = min(step, calibration_metrics(x.sizes[METRIC], x.sizes[SYSTEM], x.sizes[INPUT], kw["level"],
+                                                 whole=True))
         return _draw_arrays(_metric_steps(x.values, z.values, n_resamples, lead.index(METRIC), step, opts, first),
                             dims, coords)
     import dask.array as dsa

@@ -36,8 +36,10 @@ __all__ = [
     "MEMORY_SAFETY",
     "MIN_BATCH_ELEMS",
     "SORTED_SYSTEM_TEMPS",
+    "CALIBRATION_PAIR_ELEMS",
     "allpairs_batch",
     "allpairs_per_draw",
+    "calibration_metrics",
     "block_elems",
     "default_batch",
     "default_pair_chunk",
@@ -207,6 +209,38 @@ def metric_step(n_metrics: int, metric_chunk: int, batch: int, per_draw: int) ->
     (52, 13)
     """
     return n_metrics if batch * per_draw <= process_elems() else metric_chunk
+
+
+#: float64-sized values per pair of the sorted pair table that re-calibrating epsilon in every draw builds
+#: (its distance, outcomes, group, items and order, and what sorting them takes).
+CALIBRATION_PAIR_ELEMS = 9
+
+
+def calibration_metrics(n_metrics: int, n_systems: int, n_inputs: int, level: str, *, whole: bool = False) -> int:
+    """Metrics whose sorted pair tables (re-calibrating epsilon in every bootstrap draw) a task holds within
+    its share of the budget (:func:`block_elems`; ``whole``: the whole budget, :func:`process_elems`, for
+    work in the calling thread): each metric's table has every pair of every group's items.
+
+    Raises
+    ------
+    ValueError
+        When one metric's table alone is over the whole ``memory_budget`` (:func:`process_elems`).
+
+    Examples
+    --------
+    >>> calibration_metrics(52, 15, 2000, "input") >= 1
+    True
+    """
+    if level == "system":  # each draw's own means: no table
+        return n_metrics
+    groups, items = (n_inputs, n_systems) if level == "input" else (n_systems, n_inputs)
+    per_metric = groups * (items * (items - 1) // 2) * CALIBRATION_PAIR_ELEMS
+    if per_metric > process_elems():
+        need = per_metric * 8 / 2**30
+        raise ValueError(f"epsilon='calibrate' re-calibrates every draw on each metric's {groups:,} groups of {items:,} "
+                         f"items ({need:.1f} GiB of pairs per metric), over memory_budget: raise memory_budget, give "
+                         f"epsilon a number, or calibrate once (xcorrstat.calibrate_ties)")
+    return int(max(1, min(n_metrics, (process_elems() if whole else block_elems()) // per_metric)))
 
 
 # -- permutation draws of pairs of metrics --------------------------------------------------------------------
