@@ -288,6 +288,13 @@ def test_recalibrating_refuses_pair_tables_over_the_budget_and_blocks_the_rest()
         with pytest.raises(ValueError, match=r"^epsilon='calibrate' re-calibrates every draw on each metric's 4 groups "
                                              r"of 1,000 items .* over memory_budget"):
             xcorrstat.bootstrap(ds, level="within_system", **kw)
+    many = xr.Dataset({name: (("system", "input"), np.resize(rng.integers(0, 4, 3000).astype(float), (3000, 1)))
+                       for name in ("m0", "human")})
+    many["human"].attrs["role"] = "human"
+    with xcorrstat.set_options(memory_budget="64MiB"):
+        with pytest.raises(ValueError, match=r"^epsilon='calibrate' re-calibrates every draw on the pairs of 3,000 "
+                                             r"system means"):
+            xcorrstat.bootstrap(many, level="system", **kw)
     small = ds.isel(input=slice(0, 200))
     with xcorrstat.set_options(memory_budget="4GiB"):
         whole = xcorrstat.bootstrap(small, level="input", **kw)

@@ -231,15 +231,18 @@ def calibration_metrics(n_metrics: int, n_systems: int, n_inputs: int, level: st
     >>> calibration_metrics(52, 15, 2000, "input") >= 1
     True
     """
-    if level == "system":  # each draw's own means: no table
-        return n_metrics
-    groups, items = (n_inputs, n_systems) if level == "input" else (n_systems, n_inputs)
-    per_metric = groups * (items * (items - 1) // 2) * CALIBRATION_PAIR_ELEMS
+    # system level: no table, but every draw's own means compared pair by pair (8 values a pair, one draw)
+    groups, items = {"system": (1, n_systems), "input": (n_inputs, n_systems)}.get(level, (n_systems, n_inputs))
+    per_metric = groups * (items * (items - 1) // 2) * (8 if level == "system" else CALIBRATION_PAIR_ELEMS)
     if per_metric > process_elems():
         need = per_metric * 8 / 2**30
-        raise ValueError(f"epsilon='calibrate' re-calibrates every draw on each metric's {groups:,} groups of {items:,} "
-                         f"items ({need:.1f} GiB of pairs per metric), over memory_budget: raise memory_budget, give "
-                         f"epsilon a number, or calibrate once (xcorrstat.calibrate_ties)")
+        what = f"the pairs of {items:,} system means" if level == "system" else \
+            f"each metric's {groups:,} groups of {items:,} items"
+        raise ValueError(f"epsilon='calibrate' re-calibrates every draw on {what} ({need:.1f} GiB of pairs per "
+                         f"metric), over memory_budget: raise memory_budget, give epsilon a number, or calibrate once "
+                         f"(xcorrstat.calibrate_ties)")
+    if level == "system":  # no table to hold
+        return n_metrics
     return int(max(1, min(n_metrics, (process_elems() if whole else block_elems()) // per_metric)))
 
 
