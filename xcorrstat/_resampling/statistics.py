@@ -62,6 +62,14 @@ def _stacked(x: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray, tuple[
     return x.reshape(-1, s, i), z.reshape(-1, s, i), lead
 
 
+def _n_draws(sys_idx: np.ndarray | None, inp_idx: np.ndarray | None, caller: str) -> int:
+    """The draws of a batch: the rows of the drawn system or input indices (at least one is given)."""
+    drawn = sys_idx if sys_idx is not None else inp_idx
+    if drawn is None:
+        raise ValueError(f"{caller} needs sys_idx or inp_idx")
+    return int(drawn.shape[0])
+
+
 def _weighted_means(x: np.ndarray, z: np.ndarray, valid: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-system means (M, S, B) over inputs weighted by counts c (B, I) or (M, B, I)."""
     ct = np.swapaxes(c, -1, -2).astype(np.float64)
@@ -229,10 +237,7 @@ def _expanded_level(x: ArrayLike, z: ArrayLike, sys_idx: np.ndarray | None, inp_
     resample ``x[..., sys_idx[b], :][..., inp_idx[b]]`` (B at once), as (..., B)."""
     ax, az = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64))
     s, i = ax.shape[-2:]
-    drawn = sys_idx if sys_idx is not None else inp_idx
-    if drawn is None:
-        raise ValueError("resampled_level_correlation needs sys_idx or inp_idx")
-    b = drawn.shape[0]
+    b = _n_draws(sys_idx, inp_idx, "resampled_level_correlation")
     rows = (sys_idx if sys_idx is not None else np.broadcast_to(np.arange(s), (b, s)))[:, :, None]
     cols = (inp_idx if inp_idx is not None else np.broadcast_to(np.arange(i), (b, i)))[:, None, :]
     r, n = level_correlation(ax[..., rows, cols], az[..., rows, cols], **kw)  # (..., B, S, I) -> (..., B)
@@ -250,10 +255,7 @@ def _own_system_level(x: ArrayLike, z: ArrayLike, sys_idx: np.ndarray | None, in
     (:func:`level_correlation` of one-input matrices, whose system means are those values)."""
     ax, az, lead = _stacked(x, z)
     m, s, i = ax.shape
-    drawn = sys_idx if sys_idx is not None else inp_idx
-    if drawn is None:
-        raise ValueError("resampled_level_correlation needs sys_idx or inp_idx")
-    b = drawn.shape[0]
+    b = _n_draws(sys_idx, inp_idx, "resampled_level_correlation")
     c = counts_from_indices(inp_idx, i).astype(np.float64) if inp_idx is not None else np.ones((b, i))
     valid = ~np.isnan(ax) & ~np.isnan(az)  # the raw scores: f need not be scale-invariant
     mx, mz = _weighted_means(ax, az, valid, c)  # (M, S, B)
@@ -322,10 +324,7 @@ def resampled_level_correlation(
                                complete_inputs=complete_inputs, skipna=skipna, average=average)
     x, z, lead = _stacked(x, z)
     m, s, i = x.shape
-    drawn = sys_idx if sys_idx is not None else inp_idx
-    if drawn is None:
-        raise ValueError("resampled_level_correlation needs sys_idx or inp_idx")
-    b = drawn.shape[0]
+    b = _n_draws(sys_idx, inp_idx, "resampled_level_correlation")
     w = counts_from_indices(sys_idx, s).astype(np.float64) if sys_idx is not None else None
     c = counts_from_indices(inp_idx, i).astype(np.float64) if inp_idx is not None else None
     kw: dict[str, Any] = dict(method=method, variant=variant, min_pairs=min_pairs, epsilon=float(epsilon))
@@ -404,10 +403,7 @@ def resampled_calibration(
     """
     x, z, lead = _stacked(x, z)
     m, s, i = x.shape
-    drawn = sys_idx if sys_idx is not None else inp_idx
-    if drawn is None:
-        raise ValueError("resampled_calibration needs sys_idx or inp_idx")
-    b = drawn.shape[0]
+    b = _n_draws(sys_idx, inp_idx, "resampled_calibration")
     if level in ("input", "within_system"):
         w = counts_from_indices(sys_idx, s) if sys_idx is not None else np.ones((b, s))
         c = counts_from_indices(inp_idx, i) if inp_idx is not None else np.ones((b, i))

@@ -150,22 +150,7 @@ def weighted_calibration_numpy(
     whose order the compiled loop does not follow (its last bits can differ; the threshold
     and value agree unless a candidate's level is within them of the tolerance's edge).
 
-    Parameters
-    ----------
-    pairs : dict
-        :func:`sorted_pairs` of (M, G, n) groups.
-    w : ndarray (B, n)
-        Item counts of each draw (the same for every group).
-    c : ndarray (B, G)
-        Group counts of each draw.
-    variant : {"acc23", "23"}
-        Objective: acc_eq, or tau_eq = 2 acc_eq - 1 (same optimum).
-
-    Returns
-    -------
-    epsilon, best, groups : ndarray (M, B)
-        Optimal threshold and objective of every draw (NaN where no drawn group has a
-        pair), and the drawn groups with a pair (counted with their multiplicity).
+    Parameters and results as :func:`weighted_calibration`'s.
 
     Examples
     --------
