@@ -31,6 +31,8 @@ Two layouts: :func:`wcorr` takes weights that broadcast against the data (one se
 per row), :func:`wcorr_gemm` takes fixed rows and a batch of weight vectors and
 turns every sum into a matrix product over draws (Pearson and Spearman; Kendall's
 fixed rows go draw by draw through :func:`xcorrstat._kernels.rank.weighted_rows.wkendall_rows`).
+Bootstrap draws take Spearman's fixed rows by sorting each row once instead
+(:mod:`xcorrstat._resampling.statistics`); the matrix-product form stays as the tests' check of it.
 """
 
 from __future__ import annotations

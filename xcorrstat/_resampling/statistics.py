@@ -109,7 +109,7 @@ def _system_level(x: np.ndarray, z: np.ndarray, w: np.ndarray, c: np.ndarray | N
 
 def _rows_as_cells(x: np.ndarray, z: np.ndarray, w: np.ndarray,
                    kw: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
-    """Long fixed rows (R, S) under B weight vectors (B, S), each row a one-system table of cells:
+    """Fixed rows (R, S) under B weight vectors (B, S), each row a one-system table of cells:
     its valid units found and sorted once, then O(S) (Spearman's weighted midranks) or O(S log S)
     (Kendall's counts) per draw, by the global level's kernels (the variants that compare distinct
     units only count the pairs of copies of distinct units, as the pair form); None where they do not apply."""
@@ -254,7 +254,7 @@ def _own_system_level(x: ArrayLike, z: ArrayLike, sys_idx: np.ndarray | None, in
     systems' rows gathered from them (S values a draw, not the expanded matrix), then ``f`` on them
     (:func:`level_correlation` of one-input matrices, whose system means are those values)."""
     ax, az, lead = _stacked(x, z)
-    m, s, i = ax.shape
+    s, i = ax.shape[-2:]
     b = _n_draws(sys_idx, inp_idx, "resampled_level_correlation")
     c = counts_from_indices(inp_idx, i).astype(np.float64) if inp_idx is not None else np.ones((b, i))
     valid = ~np.isnan(ax) & ~np.isnan(az)  # the raw scores: f need not be scale-invariant
