@@ -12,7 +12,8 @@ with NumPy counts and brute-force counts, draw by draw):
 * :func:`swap_counts` and :func:`weight_counts`: the two drivers, which build a block of
   lanes from swap masks (0/1 weights of X' and Y') or from bootstrap counts (``w_s c_i``)
   and call both; :func:`swap_counts_linear` counts X' only and gives what Y' needs
-  (:mod:`xcorrstat._kernels.rank.global_swap`).
+  (:mod:`xcorrstat._kernels.rank.global_swap`); :func:`group_swap_counts` runs either for
+  many small tables (one per system) in one call.
 
 Weights, bucket sums and partial sums take the dtype of the arrays passed in: int32 when
 they fit (the fast flavour), int64 otherwise; numba compiles one specialisation per dtype of
@@ -29,8 +30,8 @@ import numpy as np
 
 numba = importlib.import_module("numba")
 
-__all__ = ["LANES", "N_ROWS", "far_pairs", "group_counts", "level_discordant", "linear_terms", "swap_counts",
-           "swap_counts_linear", "weight_counts"]
+__all__ = ["LANES", "N_ROWS", "far_pairs", "group_counts", "group_swap_counts", "level_discordant", "linear_terms",
+           "swap_counts", "swap_counts_linear", "weight_counts"]
 
 #: Weight columns computed together: one SIMD row of 0/1 bytes, a few of int32 weights.
 LANES = 32
@@ -414,3 +415,52 @@ def linear_terms(zr, x_runs, src, cell, n_cells):
                     i += i & (-i)
                 seen[q] += 1
     return lin, signed[0] - signed[1]
+
+
+@numba.njit(**_JIT)
+def group_swap_counts(cell, src, zr, e_off, nbits, runs, run_off, masks, mask_of, lin, c0, fixed, linear):
+    """(9, G, 2B) counts of X' (columns ``0..B-1``) and Y' of G tables in one call, for swap masks.
+
+    The tables' arrays are concatenated: table g holds the entries ``e_off[g]:e_off[g + 1]`` of
+    ``cell``, ``src`` and ``zr`` (local cell and entry indexes), its runs ``runs[k][run_off[k, g]:
+    run_off[k, g + 1]]`` (the seven lists of :func:`group_counts`, runs of one entry left out of
+    the x and (x, z) lists) and its cells' linear terms ``lin[g * I:(g + 1) * I]``. Its masks are
+    ``masks[mask_of[g]]`` (B, I) of 0/1. With ``linear[g]`` (X and Y valid in the same cells) X'
+    is counted by :func:`swap_counts_linear` and Y' follows from ``c0[g] = S(X) - S(Y)`` and the
+    fixed target counts ``fixed[:, g] = (tz, distinct z)``; otherwise :func:`swap_counts` counts both.
+    """
+    n_tables = e_off.shape[0] - 1
+    b = masks.shape[1]
+    n_cells = masks.shape[2]
+    out = np.zeros((N_ROWS, n_tables, 2 * b), np.int64)
+    for g in range(n_tables):
+        e0, e1 = e_off[g], e_off[g + 1]
+        size = e1 - e0
+        groups = (runs[0][run_off[0, g]:run_off[0, g + 1]], runs[1][run_off[1, g]:run_off[1, g + 1]],
+                  runs[2][run_off[2, g]:run_off[2, g + 1]], runs[3][run_off[3, g]:run_off[3, g + 1]],
+                  runs[4][run_off[4, g]:run_off[4, g + 1]], runs[5][run_off[5, g]:run_off[5, g + 1]],
+                  runs[6][run_off[6, g]:run_off[6, g + 1]])
+        flush = max(1, 2147483647 // max(size, 1))
+        m = masks[mask_of[g]]
+        if not linear[g]:
+            out[:N_COUNTS, g] = swap_counts(cell[e0:e1], src[e0:e1], zr[e0:e1], nbits[g], groups, m, True, flush)
+            continue
+        singles = size
+        for k in range(groups[0].shape[0]):
+            singles -= groups[1][k] - groups[0][k]
+        part = swap_counts_linear(cell[e0:e1], src[e0:e1], zr[e0:e1], nbits[g], groups, m,
+                                  lin[g * n_cells:(g + 1) * n_cells], singles, flush)
+        tz, mz = fixed[0, g], fixed[1, g]
+        for lane in range(b):
+            n, dis_x, tx_x, txz_x = part[0, lane], part[1, lane], part[2, lane], part[3, lane]
+            n0 = n * (n - 1) // 2
+            s_y = (n0 - tx_x - tz + txz_x - 2 * dis_x) - c0[g] - part[8, lane]
+            y = b + lane
+            out[0, g, lane], out[0, g, y] = n, n
+            out[1, g, lane], out[1, g, y] = dis_x, (n0 - part[5, lane] - tz + part[6, lane] - s_y) // 2
+            out[2, g, lane], out[2, g, y] = tx_x, part[5, lane]
+            out[3, g, lane], out[3, g, y] = txz_x, part[6, lane]
+            out[4, g, lane], out[4, g, y] = tz, tz
+            out[5, g, lane], out[5, g, y] = part[4, lane], part[7, lane]
+            out[6, g, lane], out[6, g, y] = mz, mz
+    return out

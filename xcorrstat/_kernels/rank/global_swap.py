@@ -168,16 +168,16 @@ def swap_group_kendall(
     (xf, yf, zf), lead = lead_rows(zx, zy, z)
     n_rows, s, i = xf.shape
     rows = [_swap_row(xf[p, g:g + 1], yf[p, g:g + 1], zf[p, g:g + 1]) for p in range(n_rows) for g in range(s)]
+    tables = _concatenated(rows, i)
+    mask_of = np.tile(np.arange(s, dtype=np.int64), n_rows)
 
     def taus(masks: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         m = np.asarray(masks, dtype=bool)
         if m.ndim != 3 or m.shape[1:] != (s, i):
             raise ValueError(f"masks must be (draws, {s}, {i}), got shape {m.shape}")
         b = m.shape[0]
-        by_group = [np.ascontiguousarray(m[:, g, :]).view(np.uint8) for g in range(s)]  # (B, I) of 0/1 each
-        counts = np.empty((len(COUNT_ROWS), n_rows * s, 2 * b), dtype=np.int64)
-        for k, row in enumerate(rows):
-            counts[:, k] = _row_counts(row, by_group[k % s])
+        by_group = np.ascontiguousarray(np.swapaxes(m, 0, 1)).view(np.uint8)  # (S, B, I) of 0/1
+        counts = loops("rank.global_jit").group_swap_counts(*tables[:7], by_group, mask_of, *tables[7:])
         r, n = tau_from_table(counts, variant=variant, min_pairs=min_pairs)  # (rows x groups, 2B)
         shape = lead + (s, 2 * b)
         r, n = np.swapaxes(r.reshape(shape), -1, -2), np.swapaxes(n.reshape(shape), -1, -2)  # (..., 2B, S)
@@ -185,6 +185,31 @@ def swap_group_kendall(
                 np.ascontiguousarray(n[..., :b, :]), np.ascontiguousarray(n[..., b:, :]))
 
     return taus
+
+
+def _concatenated(rows: list[_SwapRow], n_cells: int) -> tuple:
+    """The arguments of :func:`xcorrstat._kernels.rank.global_jit.group_swap_counts` for these
+    tables of ``n_cells`` cells each: their arrays end to end, with the offsets of each table."""
+    def joined(parts: list[np.ndarray], dtype: type) -> tuple[np.ndarray, np.ndarray]:
+        off = np.zeros(len(parts) + 1, dtype=np.int64)
+        np.cumsum([p.size for p in parts], out=off[1:])
+        return (np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)), off
+
+    cell, e_off = joined([r.cell for r in rows], np.int32)
+    src, _ = joined([r.src for r in rows], np.uint8)
+    zr, _ = joined([r.table.zr for r in rows], np.int32)
+    nbits = np.array([r.table.nbits for r in rows], dtype=np.int64)
+    runs = [joined([r.groups[k] for r in rows], np.int32) for k in range(7)]
+    run_off = np.stack([off for _, off in runs])
+    wide = any(r.linear is not None and r.linear[0].dtype == np.int64 for r in rows)
+    zeros = np.zeros(n_cells, dtype=np.int64)
+    lin = np.concatenate([r.linear[0] if r.linear is not None else zeros for r in rows] or [zeros[:0]])
+    lin = lin.astype(np.int64 if wide else np.int32)
+    c0 = np.array([r.linear[1] if r.linear is not None else 0 for r in rows], dtype=np.int64)
+    fixed = np.array([r.fixed if r.fixed is not None else (0, 0) for r in rows], dtype=np.int64).reshape(-1, 2).T
+    linear = np.array([r.linear is not None for r in rows], dtype=np.bool_)
+    return (cell, src, zr, e_off, nbits, tuple(a for a, _ in runs), run_off, lin, c0,
+            np.ascontiguousarray(fixed), linear)
 
 
 def _row_counts(row: _SwapRow, masks: np.ndarray) -> np.ndarray:
