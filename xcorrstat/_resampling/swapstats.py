@@ -13,7 +13,9 @@ level counts every draw over one sorted table of the 2n scores of X and Y
 (:func:`xcorrstat._kernels.rank.global_swap.swap_global_kendall`, any missing cells). At
 within-system level (:mod:`xcorrstat._kernels.swap`, every average, any missing cells)
 Pearson is the input level of the transposed matrices and Kendall (without epsilon) one sorted
-table per system. Spearman at input, within-system and global level sorts each group's scores of X
+table per system; the input level takes the same kernels on the transposed matrices for every average but
+"macro", for tau-c and from :data:`~xcorrstat._kernels.swap.GROUP_SYSTEMS` systems on
+(:func:`~xcorrstat._kernels.swap.input_by_groups`). Spearman at input, within-system and global level sorts each group's scores of X
 and Y once and ranks every draw by a walk along them (:mod:`xcorrstat._kernels.rank.spearman_swap`,
 every average, any missing cells). Other cases evaluate the swapped matrices with the vectorised level kernels, a block of rows and
 draws at a time within :func:`~.engine.block_elems` (slower, linear in the cells). Every
@@ -31,7 +33,7 @@ from .._kernels import level_correlation
 from .._kernels.custom import is_own
 from .._kernels.rank.global_swap import swap_global_kendall
 from .._kernels.scaling import pow2_normalise, remove_offset
-from .._kernels.swap import WITHIN_METHODS, prepare_swap, prepare_within_swap, swap_supported
+from .._kernels.swap import WITHIN_METHODS, input_by_groups, prepare_swap, prepare_within_swap, swap_supported
 from .._kernels.linear.system_swap import prepare_system_swap
 from .._kernels.rank.spearman_swap import prepare_spearman_swap
 from .memory import materialised_steps
@@ -124,6 +126,9 @@ def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray, kw: Mapping[str, An
         return global_kendall
     if level == "within_system" and kw["method"] in WITHIN_METHODS and not kw.get("epsilon"):
         return _within_deltas(zx, zy, z, kw, missing)
+    if level == "input" and not kw.get("epsilon") and input_by_groups(
+            zx.shape, method=kw["method"], variant=kw["variant"], average=kw.get("average", "macro")):
+        return _within_deltas(zx, zy, z, kw, missing, transposed=True)
     if level == "system" and not (kw["method"] == "pearson" and _complete(zx, zy, z)):
         return _system_deltas(x, y, z, kw)
     if kw.get("average", "macro") == "macro" and swap_supported(zx, zy, level=level, method=kw["method"],
@@ -166,16 +171,20 @@ def _with_missing(delta: np.ndarray, missing: np.ndarray | None) -> np.ndarray:
 
 
 def _within_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str, Any],
-                   missing: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
+                   missing: np.ndarray | None, transposed: bool = False) -> Callable[[np.ndarray], np.ndarray]:
     """Within-system level: the mask-linear (Pearson) or sorted-table (Kendall) kernel of
-    :mod:`xcorrstat._kernels.swap`, every average and any missing cells."""
+    :mod:`xcorrstat._kernels.swap`, every average and any missing cells. ``transposed``: the input level,
+    as the within-system level of the (input, system) matrices (each input a group of systems)."""
     lead = zx.shape[:-2]
     flat = [a.reshape((-1,) + a.shape[-2:]) for a in np.broadcast_arrays(zx, zy, z)]
+    if transposed:
+        flat = [np.ascontiguousarray(np.swapaxes(a, -1, -2)) for a in flat]
     fast = prepare_within_swap(*flat, method=kw["method"], min_pairs=kw["min_pairs"], variant=kw["variant"],
                                average=kw.get("average", "macro"))
 
     def deltas(m: np.ndarray) -> np.ndarray:
-        return _with_missing(fast(m).reshape(lead + (m.shape[0],)), missing)
+        d = fast(np.swapaxes(m, -1, -2) if transposed else m)
+        return _with_missing(d.reshape(lead + (m.shape[0],)), missing)
 
     return deltas
 
