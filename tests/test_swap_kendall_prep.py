@@ -18,7 +18,7 @@ def _prepare_numpy(zx, zy, z, eps, variant, min_pairs):
     """The NumPy preparation: blocks of (pair of metrics, input, pair of systems) cells, laid out."""
     p, s, i = zx.shape
     k = s * (s - 1) // 2
-    o = swap_kendall._operands(zx, zy, z, variant)  # the package's empty operands, filled here by NumPy
+    o = swap_kendall.empty_operands(zx, zy, z, variant)  # the package's empty operands, filled here by NumPy
     value, value_diff, ties, ties_diff, counts, tied, valid, valid_y, gaps = o
     dtype = value.dtype
     pb = max(1, min(p, _PREP_CELLS // max(k, 1)))
@@ -152,7 +152,7 @@ def _case(seed, p, s, i, *, nan, shared, eps_kind, levels):
 
 
 def _run_both(monkeypatch, x, y, z, eps, variant, min_pairs=2):
-    finish = swap_kendall._finish
+    finish = swap_kendall.finish_forms
     seen = []
 
     def spy(value, value_diff, ties, ties_diff, tied, counts, *rest):
@@ -160,9 +160,9 @@ def _run_both(monkeypatch, x, y, z, eps, variant, min_pairs=2):
         return finish(value, value_diff, ties, ties_diff, tied, counts, *rest)
 
     expected, raw_expected = _prepare_numpy(x, y, z, eps, variant, min_pairs)
-    monkeypatch.setattr(swap_kendall, "_finish", spy)
+    monkeypatch.setattr(swap_kendall, "finish_forms", spy)
     got = swap_kendall._prepare(x, y, z, eps, variant, min_pairs)
-    monkeypatch.setattr(swap_kendall, "_finish", finish)
+    monkeypatch.setattr(swap_kendall, "finish_forms", finish)
     return expected, raw_expected, got, seen[0]
 
 

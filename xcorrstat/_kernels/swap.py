@@ -58,8 +58,8 @@ from .linear.gaps import input_pearson_gaps
 from .rank.global_swap import swap_group_kendall
 from .rank.input_swap import SWAP_KENDALL_VARIANTS, input_kendall_swap_means
 
-__all__ = ["WITHIN_METHODS", "SwapDeltas", "input_by_groups", "input_pearson_run", "prepare_swap", "prepare_within_swap",
-           "swap_supported", "swapped_deltas"]
+__all__ = ["WITHIN_METHODS", "SwapDeltas", "input_by_groups", "input_pearson_run", "prepare_swap",
+           "prepare_within_swap", "swap_supported", "swapped_deltas"]
 
 #: Systems from which input-level Kendall draws take one sorted table per input (:func:`input_by_groups`). Below,
 #: the sort form of :mod:`~xcorrstat._kernels.rank.input_sort` (or the pair forms) is faster per draw; from here

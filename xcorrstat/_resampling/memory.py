@@ -25,6 +25,7 @@ from typing import Any
 from .._types import Level, Method, Statistic
 from .._kernels.custom import is_own
 from .._kernels.rank.sorted_counts import sorted_form
+from .._kernels.rank.spearman_forms import FORM_SYSTEMS
 from .._options import OPTIONS
 from .draws import DRAW_BLOCK
 from .workers import cpu_count, parallelism
@@ -278,15 +279,15 @@ def _per_pair_draw(s: int, i: int, level: Level, method: Method) -> int:
 def _per_pair_fixed(s: int, i: int, level: Level, method: Method) -> int:
     """Rough float64 elements a task keeps per pair whatever the batch: the kernel's precomputed operands.
 
-    Input-level Kendall keeps, per pair and input, its column of the value operand over the
-    ``S + 1 + S(S-1)/2`` rows of the mask products, the ``S + 1`` rows of the difference
+    Input-level Kendall (and Spearman over few systems) keeps, per pair and input, its column of the
+    value operand over the ``S + 1 + S(S-1)/2`` rows of the mask products, the ``S + 1`` rows of the difference
     operand and a few constants (tau-b's tie operands only for pairs with metric ties; with metrics
     missing in different cells, three forms over the ``S + 1`` rows ``[m_s | 1]`` and a constant). Its
     (S, S) pair comparisons are built a bounded block at a time inside the kernel, so they
     do not count here; the batch's mask products, shared by the task's pairs, count per draw.
     """
-    if level == "input" and method == "kendall":
-        return i * (s * (s - 1) // 2 + 5 * s + 10)
+    if level == "input" and (method == "kendall" or (method == "spearman" and s <= FORM_SYSTEMS)):
+        return i * (s * (s - 1) // 2 + 5 * s + 10)  # Spearman: the same forms, where a pair takes them
     if level == "within_system" and method == "pearson":  # the mask-linear terms of every cell
         return 12 * s * i
     return 0

@@ -13,12 +13,15 @@ level counts every draw over one sorted table of the 2n scores of X and Y
 (:func:`xcorrstat._kernels.rank.global_swap.swap_global_kendall`, any missing cells). At
 within-system level (:mod:`xcorrstat._kernels.swap`, every average, any missing cells)
 Pearson is the input level of the transposed matrices and Kendall (without epsilon) one sorted
-table per system; the input level takes the same kernels on the transposed matrices for every average but
-"macro", for tau-c and from :data:`~xcorrstat._kernels.swap.GROUP_SYSTEMS` systems on
-(:func:`~xcorrstat._kernels.swap.input_by_groups`). Spearman at input, within-system and global level sorts each group's scores of X
-and Y once and ranks every draw by a walk along them (:mod:`xcorrstat._kernels.rank.spearman_swap`,
-every average, any missing cells). Other cases evaluate the swapped matrices with the vectorised level kernels, a block of rows and
-draws at a time within :func:`~.engine.block_elems` (slower, linear in the cells). Every
+table per system; the input level takes the same kernels on the transposed matrices for every
+average but "macro", for tau-c and from :data:`~xcorrstat._kernels.swap.GROUP_SYSTEMS` systems on
+(:func:`~xcorrstat._kernels.swap.input_by_groups`). Spearman at input, within-system and global
+level sorts each group's scores of X and Y once and ranks every draw by a walk along them
+(:mod:`xcorrstat._kernels.rank.spearman_swap`, every average, any missing cells); at input level, a
+pair of metrics over few systems without ties between two systems' cells takes tau-a's pair forms
+instead (:mod:`xcorrstat._kernels.rank.spearman_forms`: one matrix product per input for every pair
+of metrics). Other cases evaluate the swapped matrices with the vectorised level kernels, a block of
+rows and draws at a time within :func:`~.engine.block_elems` (slower, linear in the cells). Every
 route gives the statistic of the explicitly swapped matrices.
 """
 
@@ -35,6 +38,7 @@ from .._kernels.rank.global_swap import swap_global_kendall
 from .._kernels.scaling import pow2_normalise, remove_offset
 from .._kernels.swap import WITHIN_METHODS, input_by_groups, prepare_swap, prepare_within_swap, swap_supported
 from .._kernels.linear.system_swap import prepare_system_swap
+from .._kernels.rank.spearman_forms import input_spearman_swap_means, spearman_form_rows
 from .._kernels.rank.spearman_swap import prepare_spearman_swap
 from .memory import materialised_steps
 
@@ -156,11 +160,25 @@ def _spearman_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[
     walk along them (:mod:`xcorrstat._kernels.rank.spearman_swap`), every average and any missing cells."""
     lead = zx.shape[:-2]
     flat = [a.reshape((-1,) + a.shape[-2:]) for a in np.broadcast_arrays(zx, zy, z)]
-    fast = prepare_spearman_swap(*flat, level=kw["level"], min_pairs=kw["min_pairs"],
-                                 average=kw.get("average", "macro"))
+    average = kw.get("average", "macro")
+    forms: np.ndarray = np.zeros(len(flat[0]), dtype=np.bool_)
+    if kw["level"] == "input" and average == "macro":
+        forms = spearman_form_rows(*flat)  # each row by its own scores: the same route in any block of pairs
+    def rows(keep: np.ndarray) -> list[np.ndarray]:
+        return flat if keep.all() else [a[keep] for a in flat]
+
+    walk = prepare_spearman_swap(*rows(~forms), level=kw["level"], min_pairs=kw["min_pairs"],
+                                 average=average) if not forms.all() else None
+    pairs = input_spearman_swap_means(*rows(forms), min_pairs=kw["min_pairs"]) if forms.any() else None
 
     def deltas(m: np.ndarray) -> np.ndarray:
-        return _with_missing(fast(m).reshape(lead + (m.shape[0],)), missing)
+        out = np.empty((forms.size, m.shape[0]))
+        if walk is not None:
+            out[~forms] = walk(m)
+        if pairs is not None:
+            mx, my = pairs(m)
+            out[forms] = mx - my
+        return _with_missing(out.reshape(lead + (m.shape[0],)), missing)
 
     return deltas
 

@@ -50,7 +50,8 @@ from .input_gaps import ACC_VARIANTS, DrawCounts, GapCounts, gap_add, gap_counts
 from ..linear.forms import F32_EXACT, SwapRun, mask_products
 from .input_sort import SortPrep, sort_counts, sort_pays, sort_prepare
 
-__all__ = ["SWAP_KENDALL_VARIANTS", "input_kendall_swap", "input_kendall_swap_means"]
+__all__ = ["SWAP_KENDALL_VARIANTS", "empty_operands", "finish_forms", "input_kendall_swap",
+           "input_kendall_swap_means", "means_run"]
 
 #: Input-level Kendall variants of the swap fast path.
 SWAP_KENDALL_VARIANTS: tuple[Variant, ...] = ("a", "b", "23", "acc23")
@@ -170,7 +171,12 @@ def input_kendall_swap_means(
     >>> float(mx[0, 0]), float(my[0, 0])
     (1.0, -1.0)
     """
-    forms = _prepare(*_check(zx, zy, z, variant, eps), variant, int(min_pairs))
+    return means_run(_prepare(*_check(zx, zy, z, variant, eps), variant, int(min_pairs)), variant)
+
+
+def means_run(forms: _Forms, variant: Variant) -> SwapRun:
+    """``run(m)``: the means over the inputs defined in each draw of the values the forms give (see
+    :func:`input_kendall_swap_means`)."""
     static_count = (~forms.undefined).sum(axis=0)  # (P,) inputs defined in every draw
 
     def run(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -321,11 +327,12 @@ class _Operands(NamedTuple):
     gaps: Any  # the per-draw counts' builder of :func:`.rank.input_gaps.gap_counts`, or None
 
 
-def _operands(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, variant: Variant) -> _Operands:
-    """The empty operands of (P, S, I) scores, in the dtype whose sums are exact."""
+def empty_operands(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, variant: Variant, spread: int = 1) -> _Operands:
+    """The empty operands of (P, S, I) scores, in the dtype whose sums are exact (``spread``: the largest
+    weight of a pair's term, 1 for a sign)."""
     p, s, i = zx.shape
     k = s * (s - 1) // 2
-    dtype = np.float32 if 16 * s * s < F32_EXACT else np.float64
+    dtype = np.float32 if 16 * s * s * spread < F32_EXACT else np.float64
     valid = ~np.isnan(zx) & ~np.isnan(z)
     valid_y = ~np.isnan(zy) & ~np.isnan(z)
     gaps = None if np.array_equal(valid, valid_y) else gap_counts(p, s, i, np.dtype(dtype))
@@ -339,9 +346,9 @@ def _operands(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, variant: Variant) -
 
 
 def _forms(o: _Operands, variant: Variant, min_pairs: int) -> _Forms:
-    """The forms of filled operands (:func:`_finish`); with per-draw counts, nothing is undefined in every
+    """The forms of filled operands (:func:`finish_forms`); with per-draw counts, nothing is undefined in every
     draw and every pair's count varies."""
-    forms = _finish(o.value, o.value_diff, o.ties, o.ties_diff, o.tied, o.counts, o.valid, variant, min_pairs)
+    forms = finish_forms(o.value, o.value_diff, o.ties, o.ties_diff, o.tied, o.counts, o.valid, variant, min_pairs)
     if o.gaps is None:
         return forms
     return forms._replace(undefined=np.zeros_like(forms.undefined), varying=np.arange(o.tied.size),
@@ -360,7 +367,7 @@ def _prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray, var
         return _sort_forms(zx, zy, z, variant, min_pairs)
     p, s, i = zx.shape
     k = s * (s - 1) // 2
-    o = _operands(zx, zy, z, variant)
+    o = empty_operands(zx, zy, z, variant)
     none = np.zeros((0, 0, 0), dtype=o.value.dtype)
     loops("rank.input_swap_jit").prepare(zx, zy, z, eps, _CODES[variant], o.gaps is None, o.value, o.value_diff,
                                            none if o.ties is None else o.ties,
@@ -378,14 +385,14 @@ def _prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, eps: np.ndarray, var
 
 
 def _sort_forms(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, variant: Variant, min_pairs: int) -> _Forms:
-    """The sort form's forms: each input sorted once, the counts and divisors of :func:`_finish`; the pairs
+    """The sort form's forms: each input sorted once, the counts and divisors of :func:`finish_forms`; the pairs
     of metrics with a metric tie somewhere take tau-b's per-draw denominators, as in the pair forms."""
     p, s, i = zx.shape
     prep = sort_prepare(zx, zy, z, _CODES[variant])
     dtype = np.float32 if 16 * s * s < F32_EXACT else np.float64
     empty = np.empty((i, 0, p), dtype=dtype)
     valid = ~np.isnan(zx) & ~np.isnan(z)
-    forms = _finish(empty, empty, None, None, np.zeros(p, dtype=bool), prep.counts, valid, variant, min_pairs)
+    forms = finish_forms(empty, empty, None, None, np.zeros(p, dtype=bool), prep.counts, valid, variant, min_pairs)
     t = np.flatnonzero(prep.tied) if variant == "b" else forms.tied
     return forms._replace(tied=t, varying=t, sort=prep)
 
@@ -397,8 +404,8 @@ def _systems_last(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.transpose(a, (0, 2, 1)))
 
 
-def _finish(value: np.ndarray, value_diff: np.ndarray, ties: np.ndarray | None, ties_diff: np.ndarray | None,
-            tied: np.ndarray, counts: np.ndarray, valid: np.ndarray, variant: Variant, min_pairs: int) -> _Forms:
+def finish_forms(value: np.ndarray, value_diff: np.ndarray, ties: np.ndarray | None, ties_diff: np.ndarray | None,
+                 tied: np.ndarray, counts: np.ndarray, valid: np.ndarray, variant: Variant, min_pairs: int) -> _Forms:
     """The forms, with each variant's divisor and the inputs undefined in every draw."""
     n0, tz = counts
     gold_untied = n0 - tz

@@ -29,6 +29,7 @@ __all__ = ["gap_add", "prepare"]
 
 _jit = numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
 _A, _B, _EQ, _ACC = 0, 1, 2, 3  # the variant codes of input_swap and input_gaps
+_SP = 4  # Spearman's numerator: the target's difference (doubled mid-ranks) in place of its sign
 
 
 @_jit
@@ -44,7 +45,8 @@ def prepare(zx, zy, z, eps, variant, adjust, value, value_diff, ties, ties_diff,
     zx, zy (P, S, I) float64, z (P, S, I) (stride 0 along P for a target shared by the pairs),
     eps (P, 2, 2); ``variant`` a code of :mod:`.input_gaps`; ``adjust``: add acc_eq's pairs not
     tied in the target to the constant of X' (X and Y missing in the same cells). Writes value
-    (I, S + 1 + K, P) and value_diff (I, S + 1, P) whole; ties and ties_diff (zeros on entry, or
+    (I, S + 1 + K, P) and value_diff (I, S + 1, P) whole (``_SP``: the forms of Spearman's numerator,
+    ``sum (z_a - z_b) sgn(X'_a - X'_b)`` over the pairs, z integer doubled mid-ranks, no metric ties); ties and ties_diff (zeros on entry, or
     (0, 0, 0) but for tau-b) only where a metric tie makes them nonzero; counts (2, I, P) the valid
     pairs and the valid pairs tied in the target; tied (P,) bool, set for the pairs with a metric tie.
     """
@@ -82,7 +84,8 @@ def _pairs(xi, yi, zi, eps, shared, variant, value, ties, lin, const, cnt, anyti
     s, p = xi.shape
     acc = variant == _EQ or variant == _ACC
     is_b = ties.shape[0] > 0
-    look = variant != _A
+    look = variant != _A and variant != _SP
+    weighed = variant == _SP
     row = s + 1
     for a in range(s - 1):
         for b in range(a + 1, s):
@@ -90,8 +93,8 @@ def _pairs(xi, yi, zi, eps, shared, variant, value, ties, lin, const, cnt, anyti
                 qz = 0 if shared else q
                 za, zb = zi[a, qz], zi[b, qz]
                 dz = za - zb
-                g = _sgn(dz, 0.0)
                 zok = not (math.isnan(za) or math.isnan(zb))
+                g = int(dz) if weighed and zok else _sgn(dz, 0.0)
                 xa, xb, ya, yb = xi[a, q], xi[b, q], yi[a, q], yi[b, q]
                 vxa = zok and not math.isnan(xa)  # both ends' targets valid: the pair's validity
                 vxb = not math.isnan(xb)
