@@ -263,6 +263,8 @@ def _sorted_global_kendall(kw: dict[str, Any]) -> bool:
 
 def _per_pair_draw(s: int, i: int, level: Level, method: Method) -> int:
     """Rough float64 temporaries per pair and draw."""
+    if method == "spearman" and level != "system":  # the forms' or the walk's few sums per draw; masks per batch
+        return 8
     if level == "input":
         if method == "kendall":  # a draw keeps its swapped means per input; the mask part is per batch
             return 8
@@ -331,7 +333,7 @@ def pair_block_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any
         if fixed:
             pair_chunk = max(1, min(pair_chunk, budget // (2 * fixed)))
     per_draw = pair_chunk * n_lead * _per_pair_draw(s, i, kw["level"], kw["method"])
-    if kw["level"] == "input" and kw["method"] == "kendall":
+    if kw["level"] == "input" and kw["method"] == "kendall" or kw["method"] == "spearman" and kw["level"] != "system":
         per_draw += n_lead * s * i // 4  # the batch's masks and mask products, shared by the task's pairs
     elif _sorted_global_kendall(kw) and kw["level"] == "within_system":  # the masks and a copy of them by
         per_draw = n_lead * (s * i // 4 + 24 * s * pair_chunk)  # system, and a few counts per pair and system
