@@ -152,6 +152,29 @@ def test_own_rows_loop_oracle_and_calls_per_pattern():
     assert np.isnan(value[counts < MIN_PAIRS]).all() and (counts < MIN_PAIRS).any()
 
 
+def test_own_rows_one_pattern_and_patterns_told_apart_by_their_last_cells():
+    rng = np.random.default_rng(6)
+    x, z = rng.normal(size=(30, 13)), rng.normal(size=(30, 13))  # 13 cells: two bytes of bits, the last one padded
+    x[:, 2] = np.nan  # one pattern in every row: one call
+    calls = []
+
+    def counted(a, b):
+        calls.append(a.shape)
+        return mad(a, b)
+
+    value, _ = own_rows(counted, x, z, min_pairs=MIN_PAIRS)
+    assert calls == [(30, 12)]
+    x[::3, 12] = np.nan  # rows apart by their last cell only
+    x[1::3, 11] = np.nan
+    calls.clear()
+    value, n = own_rows(counted, x, z, min_pairs=MIN_PAIRS)
+    assert sorted(calls) == [(10, 11), (10, 11), (10, 12)]
+    for row in range(30):
+        r, k = pair_stat(mad, x[row], z[row])
+        np.testing.assert_allclose(value[row], r, rtol=1e-14)
+        assert n[row] == k
+
+
 def test_own_rows_broadcasts_leading_axes():
     rng = np.random.default_rng(1)
     x, z = rng.normal(size=(2, 3, 5)), rng.normal(size=5)

@@ -71,9 +71,22 @@ def own_rows(func: Callable[..., Any], x: ArrayLike, z: ArrayLike, *,
     if complete.any():
         out[complete] = _call(func, ax[complete], az[complete])
     partial = np.flatnonzero(enough & ~complete)
-    if partial.size:
-        patterns, which = np.unique(valid[partial], axis=0, return_inverse=True)
-        for k, keep in enumerate(patterns):  # one call per pattern of present pairs
-            rows = partial[np.asarray(which).reshape(-1) == k]
-            out[rows] = _call(func, ax[np.ix_(rows, keep)], az[np.ix_(rows, keep)])
+    for rows, keep in _patterns(valid, partial):  # one call per pattern of present pairs
+        out[rows] = _call(func, ax[np.ix_(rows, keep)], az[np.ix_(rows, keep)])
     return out.reshape(lead), n.reshape(lead).astype(np.int64)
+
+
+def _patterns(valid: np.ndarray, rows: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The rows of ``valid`` (R, n) bool among ``rows`` grouped by their pattern: ``(rows, pattern)`` pairs in
+    the order of the sorted patterns. One pattern (the same missing cells in every draw) is one pass; others are
+    told apart on their bits packed into bytes, 8 cells a byte."""
+    if not rows.size:
+        return []
+    first = valid[rows[0]]
+    if (valid[rows] == first).all():
+        return [(rows, first)]
+    packed = np.packbits(valid[rows], axis=-1)
+    keys = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).ravel()
+    _, start, which, count = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+    groups = np.split(rows[np.argsort(np.asarray(which).reshape(-1), kind="stable")], np.cumsum(count)[:-1])
+    return [(group, valid[rows[first]]) for group, first in zip(groups, start)]
