@@ -235,14 +235,20 @@ def _expanded_level(x: ArrayLike, z: ArrayLike, sys_idx: np.ndarray | None, inp_
                     skipna: bool, **kw: Any) -> tuple[np.ndarray, np.ndarray]:
     """A function of one's own has no count-weighted form: the level statistic of each expanded
     resample ``x[..., sys_idx[b], :][..., inp_idx[b]]`` (B at once), as (..., B)."""
-    ax, az = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64))
+    ax, az = np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64)
     s, i = ax.shape[-2:]
     b = _n_draws(sys_idx, inp_idx, "resampled_level_correlation")
     rows = (sys_idx if sys_idx is not None else np.broadcast_to(np.arange(s), (b, s)))[:, :, None]
     cols = (inp_idx if inp_idx is not None else np.broadcast_to(np.arange(i), (b, i)))[:, None, :]
-    r, n = level_correlation(ax[..., rows, cols], az[..., rows, cols], **kw)  # (..., B, S, I) -> (..., B)
+    cells = (rows * i + cols).reshape(b, s * i)
+
+    def expanded(a: np.ndarray) -> np.ndarray:  # (..., B, S, I) in order: one gather, no copy to reshape it
+        lead = a.shape[:-2]
+        return np.take(a.reshape(lead + (s * i,)), cells, axis=-1).reshape(lead + (b, s, i))
+
+    r, n = level_correlation(expanded(ax), expanded(az), **kw)  # (..., B, S, I) -> (..., B); z once, not per metric
     if not skipna:  # as the built-in coefficients: a missing cell anywhere in the data
-        missing = np.isnan(ax).any(axis=(-2, -1)) | np.isnan(az).any(axis=(-2, -1))
+        missing = np.asarray(np.isnan(ax).any(axis=(-2, -1)) | np.isnan(az).any(axis=(-2, -1)))
         r = np.where(missing[..., None], np.nan, r)
     return r, n
 
