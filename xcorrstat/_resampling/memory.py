@@ -25,7 +25,8 @@ from typing import Any
 from .._types import Level, Method, Statistic
 from .._kernels.custom import is_own
 from .._kernels.rank.sorted_counts import sorted_form
-from .._kernels.rank.spearman_forms import FORM_SYSTEMS
+from .._kernels.rank.untied_forms import FORM_SYSTEMS
+from .._kernels.swap import GROUP_SYSTEMS
 from .._options import OPTIONS
 from .draws import DRAW_BLOCK
 from .workers import cpu_count, parallelism
@@ -261,6 +262,13 @@ def _sorted_global_kendall(kw: dict[str, Any]) -> bool:
     return kw["level"] in ("global", "within_system") and kw["method"] == "kendall" and not kw.get("epsilon")
 
 
+def _input_tables(s: int, kw: dict[str, Any]) -> bool:
+    """Whether input-level Kendall pairs may take one sorted table per input (the within-system kernels of the
+    transposed matrices: tau-c, the averages but ``"macro"``, many systems)."""
+    return bool(kw["level"] == "input" and kw["method"] == "kendall" and not kw.get("epsilon")
+                and (kw.get("variant") == "c" or kw.get("average", "macro") != "macro" or s >= GROUP_SYSTEMS))
+
+
 def _per_pair_draw(s: int, i: int, level: Level, method: Method) -> int:
     """Rough float64 temporaries per pair and draw."""
     if method == "spearman" and level != "system":  # the forms' or the walk's few sums per draw; masks per batch
@@ -305,7 +313,8 @@ def pair_fixed(s: int, i: int, kw: dict[str, Any]) -> int:
     """
     if _sorted_global_kendall(kw):  # the pair's table of its 2 S I scores in order, with their ranks and weights
         return 6 * s * i
-    return _per_pair_fixed(s, i, kw["level"], kw["method"])
+    tables = 6 * s * i if _input_tables(s, kw) else 0  # ... one per input, beside the forms' operands
+    return _per_pair_fixed(s, i, kw["level"], kw["method"]) + tables
 
 
 def pair_block_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any],
@@ -335,6 +344,8 @@ def pair_block_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any
     per_draw = pair_chunk * n_lead * _per_pair_draw(s, i, kw["level"], kw["method"])
     if kw["level"] == "input" and kw["method"] == "kendall" or kw["method"] == "spearman" and kw["level"] != "system":
         per_draw += n_lead * s * i // 4  # the batch's masks and mask products, shared by the task's pairs
+        if _input_tables(s, kw):  # a few counts per pair and input
+            per_draw += n_lead * 24 * i * pair_chunk
     elif _sorted_global_kendall(kw) and kw["level"] == "within_system":  # the masks and a copy of them by
         per_draw = n_lead * (s * i // 4 + 24 * s * pair_chunk)  # system, and a few counts per pair and system
     elif _sorted_global_kendall(kw):  # a draw is the batch's mask (shared) and a few counts per pair: the

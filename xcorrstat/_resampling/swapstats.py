@@ -36,9 +36,10 @@ from .._kernels import level_correlation
 from .._kernels.custom import is_own
 from .._kernels.rank.global_swap import swap_global_kendall
 from .._kernels.scaling import pow2_normalise, remove_offset
-from .._kernels.swap import WITHIN_METHODS, input_by_groups, prepare_swap, prepare_within_swap, swap_supported
+from .._kernels.swap import (WITHIN_METHODS, SwapDeltas, input_by_groups, prepare_swap, prepare_within_swap,
+                             swap_supported)
 from .._kernels.linear.system_swap import prepare_system_swap
-from .._kernels.rank.spearman_forms import input_spearman_swap_means, spearman_form_rows
+from .._kernels.rank.untied_forms import input_untied_swap_means, untied_rows
 from .._kernels.rank.spearman_swap import prepare_spearman_swap
 from .memory import materialised_steps
 
@@ -130,6 +131,8 @@ def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray, kw: Mapping[str, An
         return global_kendall
     if level == "within_system" and kw["method"] in WITHIN_METHODS and not kw.get("epsilon"):
         return _within_deltas(zx, zy, z, kw, missing)
+    if level == "input" and kw["method"] == "kendall" and kw["variant"] == "c" and not kw.get("epsilon"):
+        return _tau_c_deltas(zx, zy, z, kw, missing)
     if level == "input" and not kw.get("epsilon") and input_by_groups(
             zx.shape, method=kw["method"], variant=kw["variant"], average=kw.get("average", "macro")):
         return _within_deltas(zx, zy, z, kw, missing, transposed=True)
@@ -157,24 +160,50 @@ def draw_deltas(x: np.ndarray, y: np.ndarray, z: np.ndarray, kw: Mapping[str, An
 def _spearman_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str, Any],
                      missing: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
     """Input, within-system and global Spearman: each group's scores sorted once, every draw's mid-ranks a
-    walk along them (:mod:`xcorrstat._kernels.rank.spearman_swap`), every average and any missing cells."""
+    walk along them (:mod:`xcorrstat._kernels.rank.spearman_swap`), every average and any missing cells; at
+    input level (``"macro"``) the rows without ties between systems take tau-a's pair forms."""
+    def walk(*flat: np.ndarray) -> SwapDeltas:
+        return prepare_spearman_swap(*flat, level=kw["level"], min_pairs=kw["min_pairs"],
+                                     average=kw.get("average", "macro"))
+
+    return _untied_or(zx, zy, z, kw, missing, walk)
+
+
+def _tau_c_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str, Any],
+                  missing: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
+    """Input-level tau-c: tau-a's pair forms for the rows without ties between systems, one sorted table per
+    input (the within-system kernels of the transposed matrices) for the others."""
+    def tables(*flat: np.ndarray) -> SwapDeltas:
+        tx, ty, tz = (np.ascontiguousarray(np.swapaxes(a, -1, -2)) for a in flat)
+        fast = prepare_within_swap(tx, ty, tz, method="kendall", min_pairs=kw["min_pairs"], variant="c",
+                                   average=kw.get("average", "macro"))
+        return lambda m: fast(np.swapaxes(m, -1, -2))
+
+    return _untied_or(zx, zy, z, kw, missing, tables)
+
+
+def _untied_or(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str, Any], missing: np.ndarray | None,
+               other: Callable[..., SwapDeltas]) -> Callable[[np.ndarray], np.ndarray]:
+    """Rows (pairs of metrics) that :func:`~xcorrstat._kernels.rank.untied_forms.untied_rows` admits by
+    tau-a's pair forms (input level, ``"macro"``), the others by ``other(x, y, z)``; each row by its own
+    scores, so a row takes the same route in any block of pairs."""
     lead = zx.shape[:-2]
     flat = [a.reshape((-1,) + a.shape[-2:]) for a in np.broadcast_arrays(zx, zy, z)]
-    average = kw.get("average", "macro")
     forms: np.ndarray = np.zeros(len(flat[0]), dtype=np.bool_)
-    if kw["level"] == "input" and average == "macro":
-        forms = spearman_form_rows(*flat)  # each row by its own scores: the same route in any block of pairs
+    if kw["level"] == "input" and kw.get("average", "macro") == "macro":
+        forms = untied_rows(*flat)
+
     def rows(keep: np.ndarray) -> list[np.ndarray]:
         return flat if keep.all() else [a[keep] for a in flat]
 
-    walk = prepare_spearman_swap(*rows(~forms), level=kw["level"], min_pairs=kw["min_pairs"],
-                                 average=average) if not forms.all() else None
-    pairs = input_spearman_swap_means(*rows(forms), min_pairs=kw["min_pairs"]) if forms.any() else None
+    rest = other(*rows(~forms)) if not forms.all() else None
+    pairs = input_untied_swap_means(*rows(forms), method=kw["method"], min_pairs=kw["min_pairs"]) \
+        if forms.any() else None
 
     def deltas(m: np.ndarray) -> np.ndarray:
         out = np.empty((forms.size, m.shape[0]))
-        if walk is not None:
-            out[~forms] = walk(m)
+        if rest is not None:
+            out[~forms] = rest(m)
         if pairs is not None:
             mx, my = pairs(m)
             out[forms] = mx - my

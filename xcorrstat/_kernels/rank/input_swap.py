@@ -286,6 +286,8 @@ def _block_stats(ties: tuple[np.ndarray, np.ndarray] | None, v: tuple[np.ndarray
     for k in (0, 1):
         with np.errstate(invalid="ignore", divide="ignore"):  # undefined inputs: replaced below
             np.divide(v[k], scale, out=out[k])
+        if variant == "c":  # tau-c's divisor is rounded: kept within [-1, 1], as the other kernels keep it
+            np.clip(out[k], -1.0, 1.0, out=out[k])
         if variant == "23":
             out[k] *= 2.0
             out[k] -= 1.0
