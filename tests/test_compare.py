@@ -309,3 +309,18 @@ def test_bad_arguments(change, error, match):
     kw.update(change)
     with pytest.raises(error, match=match):
         ds.corrstat.compare(**kw)
+
+
+@pytest.mark.parametrize("level", ["system", "global"])
+def test_williams_matrix_blocked_by_the_budget_gives_the_same_bits_and_each_pairs_test(monkeypatch, level):
+    ds = make_scores(n_metrics=5, n_systems=7, n_inputs=9, seed=4, nan_frac=0.1)
+    whole = ds.corrstat.compare(target="human", level=level, method="pearson", test="williams")
+    from xcorrstat._significance import allpairs
+    monkeypatch.setattr(allpairs, "block_elems", lambda: 1)  # one metric's row of pairs at a time
+    blocked = ds.corrstat.compare(target="human", level=level, method="pearson", test="williams")
+    np.testing.assert_array_equal(blocked["pvalue"].values, whole["pvalue"].values)
+    full = make_scores(n_metrics=5, n_systems=7, n_inputs=9, seed=4)  # no missing cell: every pair's own ground
+    blocked = full.corrstat.compare(target="human", level=level, method="pearson", test="williams")
+    for a, b in [("m0", "m1"), ("m3", "m2")]:
+        one = full.corrstat.williams_test(x=a, y=b, target="human", level=level, method="pearson")
+        assert_values_same(blocked["pvalue"].sel(metric=a, other_metric=b).values, one["pvalue"].values)

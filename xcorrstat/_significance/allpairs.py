@@ -37,6 +37,7 @@ from .._kernels.dependent import williams
 from .._options import OPTIONS
 from .._resampling.draws import resolve_seed
 from .._resampling.engine import RESAMPLE_DIM, bootstrap_draws, compute_with_progress, default_batch, progress_line
+from .._resampling.memory import block_elems
 from .._resampling.pairs import PAIR_DIM, pair_permutation_draws
 from .._resampling.pvalues import ALTERNATIVES, PVALUES
 from .._resampling.settings import Bootstrap, Permutation, Settings, Williams, as_settings, flat, settings_name
@@ -211,11 +212,23 @@ def _williams_matrix(x, z, *, level, method, alternative, absolute):
     if x.chunks is not None or z.chunks is not None:
         x, other, z = (v.chunk({SYSTEM: -1, INPUT: -1}) for v in (x, other, z))
 
-    def kernel(a, b, c):
-        r_xz, r_yz, r_xy, n = dependent_correlations(a, b, c, level=level, method=method)
-        if absolute:
-            r_xz, r_yz, r_xy = np.abs(r_xz), np.abs(r_yz), np.abs(r_xy)
-        return np.asarray(williams(r_xz, r_yz, r_xy, n, alternative=alternative).pvalue, dtype=np.float64)
+    def kernel(a, b, c):  # (..., M, 1, S, I), (..., 1, M, S, I) and the target: a block of metrics' rows at a time
+        shape = np.broadcast_shapes(a.shape, b.shape, c.shape)
+        out = np.empty(shape[:-2])
+        rows = shape[-4]
+        step = max(1, min(rows, block_elems() // max(1, 8 * int(np.prod(shape[-3:])))))  # ~8 temporaries a cell
+
+        def part(v: np.ndarray, block: slice) -> np.ndarray:
+            return v[..., block, :, :, :] if v.ndim >= 4 and v.shape[-4] > 1 else v
+
+        for r0 in range(0, rows, step):
+            block = slice(r0, r0 + step)
+            r_xz, r_yz, r_xy, n = dependent_correlations(part(a, block), part(b, block), part(c, block), level=level,
+                                                         method=method)
+            if absolute:
+                r_xz, r_yz, r_xy = np.abs(r_xz), np.abs(r_yz), np.abs(r_xy)
+            out[..., block, :] = williams(r_xz, r_yz, r_xy, n, alternative=alternative).pvalue
+        return out
 
     p = xr.apply_ufunc(
         kernel, x, other, z,
