@@ -122,7 +122,7 @@ def test_correlate_mad_matches_loop_oracle(level):
 # --------------------------------------------------------------------------- #
 # 2. own_rows: rows by loop; one call per pattern of missing pairs
 # --------------------------------------------------------------------------- #
-def test_own_rows_loop_oracle_and_calls_per_pattern():
+def test_own_rows_loop_oracle_and_calls_per_count():
     rng = np.random.default_rng(5)
     x, z = rng.normal(size=(40, 6)), rng.normal(size=(40, 6))
     patterns = [[], [1], [1, 4], [0, 2, 5], [0, 1, 2, 3]]  # the last: 2 pairs left, below min_pairs
@@ -145,14 +145,14 @@ def test_own_rows_loop_oracle_and_calls_per_pattern():
         assert n[row] == k
     valid = ~(np.isnan(x) | np.isnan(z))
     counts = valid.sum(axis=1)
-    partial = {tuple(v) for v, c in zip(valid, counts) if MIN_PAIRS <= c < 6}
+    partial = {c for c in counts if MIN_PAIRS <= c < 6}  # one call per number of present pairs
     assert len(calls) == len(partial) + int((counts == 6).any())
     assert len(calls) < 40
     assert sum(shape[0] for shape in calls) == int((counts >= MIN_PAIRS).sum())
     assert np.isnan(value[counts < MIN_PAIRS]).all() and (counts < MIN_PAIRS).any()
 
 
-def test_own_rows_one_pattern_and_patterns_told_apart_by_their_last_cells():
+def test_own_rows_one_pattern_and_rows_grouped_by_their_count_of_pairs():
     rng = np.random.default_rng(6)
     x, z = rng.normal(size=(30, 13)), rng.normal(size=(30, 13))  # 13 cells: two bytes of bits, the last one padded
     x[:, 2] = np.nan  # one pattern in every row: one call
@@ -168,7 +168,7 @@ def test_own_rows_one_pattern_and_patterns_told_apart_by_their_last_cells():
     x[1::3, 11] = np.nan
     calls.clear()
     value, n = own_rows(counted, x, z, min_pairs=MIN_PAIRS)
-    assert sorted(calls) == [(10, 11), (10, 11), (10, 12)]
+    assert calls == [(20, 11), (10, 12)]  # rows of 11 present pairs in one call, whichever they are
     for row in range(30):
         r, k = pair_stat(mad, x[row], z[row])
         np.testing.assert_allclose(value[row], r, rtol=1e-14)

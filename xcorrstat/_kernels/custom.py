@@ -4,8 +4,9 @@
 scores of ``n`` paired units -- and returns one value per row, shape ``(...)``, as NumPy
 reductions with ``axis=-1`` do (``pandas.DataFrame.corr`` takes such a callable too, one row at a
 time). It is called on many rows at once: every row without a missing pair in one call, and the
-rows with missing pairs grouped by which pairs are present, each group in one call with those
-pairs only. A row with fewer than ``min_pairs`` valid pairs is NaN and ``f`` never sees it.
+rows with missing pairs grouped by how many pairs are present, each group in one call with each
+row's present pairs only, in their order. A row with fewer than ``min_pairs`` valid pairs is NaN
+and ``f`` never sees it.
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ def own_rows(func: Callable[..., Any], x: ArrayLike, z: ArrayLike, *,
              min_pairs: int = 3) -> tuple[np.ndarray, np.ndarray]:
     """``func`` of ``x`` and ``z`` along the last axis, broadcasting leading axes; ``(value, n)``.
 
-    Rows with missing pairs are called in groups of rows sharing the same present pairs (one
-    call per pattern of missing cells, not per row); fewer than ``min_pairs`` valid pairs is NaN.
+    Rows with missing pairs are called in groups of rows with the same number of present pairs (one
+    call per count, not per row or per pattern of missing cells), each row's present pairs in their
+    order; fewer than ``min_pairs`` valid pairs is NaN.
 
     Examples
     --------
@@ -71,22 +73,26 @@ def own_rows(func: Callable[..., Any], x: ArrayLike, z: ArrayLike, *,
     if complete.any():
         out[complete] = _call(func, ax[complete], az[complete])
     partial = np.flatnonzero(enough & ~complete)
-    for rows, keep in _patterns(valid, partial):  # one call per pattern of present pairs
-        out[rows] = _call(func, ax[np.ix_(rows, keep)], az[np.ix_(rows, keep)])
+    for rows, take in _by_count(valid, n, partial):  # one call per number of present pairs
+        out[rows] = _call(func, np.take_along_axis(ax[rows], take, axis=-1),
+                          np.take_along_axis(az[rows], take, axis=-1))
     return out.reshape(lead), n.reshape(lead).astype(np.int64)
 
 
-def _patterns(valid: np.ndarray, rows: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The rows of ``valid`` (R, n) bool among ``rows`` grouped by their pattern: ``(rows, pattern)`` pairs in
-    the order of the sorted patterns. One pattern (the same missing cells in every draw) is one pass; others are
-    told apart on their bits packed into bytes, 8 cells a byte."""
+def _by_count(valid: np.ndarray, n: np.ndarray, rows: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The rows of ``valid`` (R, w) among ``rows`` grouped by their number of present pairs k: ``(rows, take)``
+    pairs, ``take`` (rows, k) the positions of each row's present pairs in order (a stable sort of the row's
+    gaps to its end), by increasing k."""
     if not rows.size:
         return []
     first = valid[rows[0]]
-    if (valid[rows] == first).all():
-        return [(rows, first)]
-    packed = np.packbits(valid[rows], axis=-1)
-    keys = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).ravel()
-    _, start, which, count = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
-    groups = np.split(rows[np.argsort(np.asarray(which).reshape(-1), kind="stable")], np.cumsum(count)[:-1])
-    return [(group, valid[rows[first]]) for group, first in zip(groups, start)]
+    if (valid[rows] == first).all():  # one pattern (the same missing cells in every draw): no sort
+        keep = np.flatnonzero(first)
+        return [(rows, np.broadcast_to(keep, (rows.size, keep.size)))]
+    order = np.argsort(~valid[rows], axis=-1, kind="stable")  # present pairs first, in order
+    counts = n[rows]
+    out = []
+    for k in np.unique(counts):
+        which = counts == k
+        out.append((rows[which], order[which, :k]))
+    return out
