@@ -26,7 +26,7 @@ from .._types import Level, Method, Statistic
 from .._kernels.custom import is_own
 from .._kernels.rank.sorted_counts import sorted_form
 from .._kernels.rank.untied_forms import FORM_SYSTEMS
-from .._kernels.swap import GROUP_SYSTEMS
+from .._kernels.swap import input_by_groups
 from .._options import OPTIONS
 from .draws import DRAW_BLOCK
 from .workers import cpu_count, parallelism
@@ -265,8 +265,8 @@ def _sorted_global_kendall(kw: dict[str, Any]) -> bool:
 def _input_tables(s: int, kw: dict[str, Any]) -> bool:
     """Whether input-level Kendall pairs may take one sorted table per input (the within-system kernels of the
     transposed matrices: tau-c, the averages but ``"macro"``, many systems)."""
-    return bool(kw["level"] == "input" and kw["method"] == "kendall" and not kw.get("epsilon")
-                and (kw.get("variant") == "c" or kw.get("average", "macro") != "macro" or s >= GROUP_SYSTEMS))
+    return bool(kw["level"] == "input" and kw["method"] == "kendall" and not kw.get("epsilon") and input_by_groups(
+        (1, s, 1), method="kendall", variant=kw.get("variant", "b"), average=kw.get("average", "macro")))
 
 
 def _per_pair_draw(s: int, i: int, level: Level, method: Method) -> int:
@@ -342,7 +342,8 @@ def pair_block_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any
         if fixed:
             pair_chunk = max(1, min(pair_chunk, budget // (2 * fixed)))
     per_draw = pair_chunk * n_lead * _per_pair_draw(s, i, kw["level"], kw["method"])
-    if kw["level"] == "input" and kw["method"] == "kendall" or kw["method"] == "spearman" and kw["level"] != "system":
+    masks_per_batch = kw["level"] == "input" and kw["method"] == "kendall"
+    if masks_per_batch or (kw["method"] == "spearman" and kw["level"] != "system"):
         per_draw += n_lead * s * i // 4  # the batch's masks and mask products, shared by the task's pairs
         if _input_tables(s, kw):  # a few counts per pair and input
             per_draw += n_lead * 24 * i * pair_chunk

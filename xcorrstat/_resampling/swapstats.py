@@ -19,9 +19,10 @@ average but "macro", for tau-c and from :data:`~xcorrstat._kernels.swap.GROUP_SY
 level sorts each group's scores of X and Y once and ranks every draw by a walk along them
 (:mod:`xcorrstat._kernels.rank.spearman_swap`, every average, any missing cells); at input level, a
 pair of metrics over few systems without ties between two systems' cells takes tau-a's pair forms
-instead (:mod:`xcorrstat._kernels.rank.spearman_forms`: one matrix product per input for every pair
-of metrics). Other cases evaluate the swapped matrices with the vectorised level kernels, a block of
-rows and draws at a time within :func:`~.engine.block_elems` (slower, linear in the cells). Every
+instead, and so does input-level tau-c (:mod:`xcorrstat._kernels.rank.untied_forms`: one matrix
+product per input for every pair of metrics). Other cases evaluate the swapped matrices with the
+vectorised level kernels, a block of rows and draws at a time within
+:func:`~.engine.block_elems` (slower, linear in the cells). Every
 route gives the statistic of the explicitly swapped matrices.
 """
 
@@ -173,17 +174,14 @@ def _tau_c_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str
                   missing: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
     """Input-level tau-c: tau-a's pair forms for the rows without ties between systems, one sorted table per
     input (the within-system kernels of the transposed matrices) for the others."""
-    def tables(*flat: np.ndarray) -> SwapDeltas:
-        tx, ty, tz = (np.ascontiguousarray(np.swapaxes(a, -1, -2)) for a in flat)
-        fast = prepare_within_swap(tx, ty, tz, method="kendall", min_pairs=kw["min_pairs"], variant="c",
-                                   average=kw.get("average", "macro"))
-        return lambda m: fast(np.swapaxes(m, -1, -2))
+    def tables(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        return _within_deltas(x, y, z, kw, None, transposed=True)
 
     return _untied_or(zx, zy, z, kw, missing, tables)
 
 
 def _untied_or(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str, Any], missing: np.ndarray | None,
-               other: Callable[..., SwapDeltas]) -> Callable[[np.ndarray], np.ndarray]:
+               other: Callable[..., Callable[[np.ndarray], np.ndarray]]) -> Callable[[np.ndarray], np.ndarray]:
     """Rows (pairs of metrics) that :func:`~xcorrstat._kernels.rank.untied_forms.untied_rows` admits by
     tau-a's pair forms (input level, ``"macro"``), the others by ``other(x, y, z)``; each row by its own
     scores, so a row takes the same route in any block of pairs."""

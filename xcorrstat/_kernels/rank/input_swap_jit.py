@@ -46,9 +46,10 @@ def prepare(zx, zy, z, eps, variant, adjust, value, value_diff, ties, ties_diff,
     eps (P, 2, 2); ``variant`` a code of :mod:`.input_gaps`; ``adjust``: add acc_eq's pairs not
     tied in the target to the constant of X' (X and Y missing in the same cells). Writes value
     (I, S + 1 + K, P) and value_diff (I, S + 1, P) whole (``_SP``: the forms of Spearman's numerator,
-    ``sum (z_a - z_b) sgn(X'_a - X'_b)`` over the pairs, z integer doubled mid-ranks, no metric ties); ties and ties_diff (zeros on entry, or
-    (0, 0, 0) but for tau-b) only where a metric tie makes them nonzero; counts (2, I, P) the valid
-    pairs and the valid pairs tied in the target; tied (P,) bool, set for the pairs with a metric tie.
+    ``sum (z_a - z_b) sgn(X'_a - X'_b)`` over the pairs, z integer doubled mid-ranks, no metric ties);
+    ties and ties_diff (zeros on entry, or (0, 0, 0) but for tau-b) only where a metric tie makes them
+    nonzero; counts (2, I, P) the valid pairs and the valid pairs tied in the target; tied (P,) bool, set
+    for the pairs with a metric tie.
     """
     p, s, n_inp = zx.shape
     shared = p > 1 and z.strides[0] == 0
