@@ -162,9 +162,15 @@ def spearman(x: ArrayLike, z: ArrayLike, *, min_pairs: int = 3) -> tuple[np.ndar
         ax, az = np.broadcast_arrays(ax, az)
         valid = np.ones(ax.shape, dtype=bool)
     else:
-        ax, az = np.broadcast_arrays(ax, az)
-        valid = ~np.isnan(ax) & ~np.isnan(az)
-        rx, rz = _midranks(ax, valid), _midranks(az, valid)
+        own = (~np.isnan(ax), ~np.isnan(az))
+        bx, bz = np.broadcast_arrays(ax, az)
+        valid = ~np.isnan(bx) & ~np.isnan(bz)
+        if all(np.array_equal(np.broadcast_to(v, valid.shape), valid) for v in own):
+            # every operand misses the same cells: its rows' ranks are its own, ranked on its un-broadcast shape
+            rx, rz = np.broadcast_arrays(_midranks(ax, own[0]), _midranks(az, own[1]))
+        else:
+            rx, rz = _midranks(bx, valid), _midranks(bz, valid)
+        ax, az = bx, bz
     n = valid.sum(axis=-1)
     undefined = _undefined(ax, az, valid, n, min_pairs)
     return _finish(_pearson_valid(rx, rz, valid, n, undefined), undefined, n)

@@ -40,9 +40,13 @@ __all__ = ["dependent_correlations", "williams_test"]
 def dependent_correlations(x: ArrayLike, y: ArrayLike, z: ArrayLike, *, level: Level,
                            method: Method) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(r_xz, r_yz, r_xy, n)`` over the units where x, y and z are all present; x, y, z (..., S, I)."""
-    x, y, z = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (x, y, z)))
-    valid = ~(np.isnan(x) | np.isnan(y) | np.isnan(z))
-    x, y, z = (np.where(valid, a, np.nan) for a in (x, y, z))
+    x, y, z = (np.asarray(a, dtype=np.float64) for a in (x, y, z))
+    shape = np.broadcast_shapes(x.shape, y.shape, z.shape)
+    missing = [np.isnan(a) for a in (x, y, z)]
+    invalid = missing[0] | missing[1] | missing[2]
+    if level == "system" or not all(np.array_equal(np.broadcast_to(m, shape), invalid) for m in missing):
+        x, y, z = (np.where(invalid, np.nan, a) for a in np.broadcast_arrays(x, y, z))
+    # else every operand misses the same cells: kept un-broadcast, so each is ranked once, not once per pair
     if level == "system":
         if method == "pearson":  # exact scaling and offset removal: no offset rounds the means
             x, y, z = centre_cells(x), centre_cells(y), centre_cells(z)
@@ -52,7 +56,8 @@ def dependent_correlations(x: ArrayLike, y: ArrayLike, z: ArrayLike, *, level: L
     r_xz, n = corr(mx, mz, method=method, min_pairs=4)
     r_yz, _ = corr(my, mz, method=method, min_pairs=4)
     r_xy, _ = corr(mx, my, method=method, min_pairs=4)
-    return r_xz, r_yz, r_xy, n
+    r_xz, r_yz, r_xy, n = np.broadcast_arrays(r_xz, r_yz, r_xy, n)
+    return r_xz.copy(), r_yz.copy(), r_xy.copy(), n.copy()
 
 
 def _williams_kernel(x, y, z, *, level, method, alternative, absolute, confidence_level):
