@@ -24,6 +24,7 @@ from typing import Any
 
 from .._types import Level, Method, Statistic
 from .._kernels.custom import is_own
+from .._kernels.mt.swap_ties import SWAP_PAIR_BYTES
 from .._kernels.rank.sorted_counts import sorted_form
 from .._kernels.rank.untied_forms import FORM_SYSTEMS
 from .._kernels.swap import input_by_groups
@@ -56,6 +57,7 @@ __all__ = [
     "pair_step",
     "process_elems",
     "raised_batch",
+    "swap_calibration_batch",
 ]
 
 #: Bytes of one float64 temporary.
@@ -246,6 +248,32 @@ def calibration_metrics(n_metrics: int, n_systems: int, n_inputs: int, level: st
     if level == "system":  # no table to hold
         return n_metrics
     return int(max(1, min(n_metrics, (process_elems() if whole else block_elems()) // per_metric)))
+
+
+def swap_calibration_batch(n_groups: int, n_items: int, n_resamples: int, batch: int | None) -> int:
+    """Draws a task computes at once in the score test that re-calibrates both swapped metrics in every
+    permutation draw (:mod:`xcorrstat._kernels.mt.swap_ties`): a few values per group and draw, within the
+    task's share of the budget (:func:`block_elems`), at most ``batch`` and :data:`.draws.DRAW_BLOCK`.
+
+    Raises
+    ------
+    ValueError
+        When the sorted table of the pairs (four pairings of every pair of cells of every group) is over the
+        whole ``memory_budget`` (:func:`process_elems`).
+
+    Examples
+    --------
+    >>> swap_calibration_batch(2000, 15, 1000, None) >= 1
+    True
+    """
+    entries = 4 * n_groups * (n_items * (n_items - 1) // 2)
+    if entries * SWAP_PAIR_BYTES > process_elems() * FLOAT_BYTES:
+        need = entries * SWAP_PAIR_BYTES / 2**30
+        raise ValueError(f"epsilon='calibrate' re-calibrates both metrics in every draw on {n_groups:,} groups of "
+                         f"{n_items:,} items ({need:.1f} GiB of pairs), over memory_budget: raise memory_budget, "
+                         f"give epsilon a number, or calibrate once (xcorrstat.calibrate_ties)")
+    per_draw = 8 * max(n_groups, 1)  # each group's counts and value, of both metrics
+    return int(max(1, min(DRAW_BLOCK, batch or DRAW_BLOCK, block_elems() // per_draw, n_resamples)))
 
 
 # -- permutation draws of pairs of metrics --------------------------------------------------------------------

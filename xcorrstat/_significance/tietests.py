@@ -17,10 +17,12 @@ import numpy as np
 import xarray as xr
 
 from .._capabilities import check
+from .._kernels.mt.swap_ties import swap_pair_table, swapped_calibration
 from .._kernels.mt.ties import calibrate_epsilon
 from .._mt.ties import TIE_LEVELS, group_shape, level_groups
-from .._resampling.draws import DRAW_BLOCK, permutation_masks, resolve_seed
-from .._resampling.engine import RESAMPLE_DIM, block_elems, compute_with_progress
+from .._resampling.draws import permutation_masks, resolve_seed
+from .._resampling.engine import RESAMPLE_DIM, compute_with_progress
+from .._resampling.memory import swap_calibration_batch
 from .._resampling.pvalues import permutation_pvalue
 from .._resampling.schemes import parse_permute, permutation_label
 from .._resampling.swapstats import standardise as zscores
@@ -37,25 +39,30 @@ def _best(mats: np.ndarray, gz: np.ndarray, level: str, variant: Variant) -> np.
     return calibrate_epsilon(level_groups(mats, mats, level)[0], gz, variant=variant)[1]
 
 
-def _recalibrated_task(zx: np.ndarray, zy: np.ndarray, gz: np.ndarray, ids: np.ndarray, *, level: str,
+def _recalibrated_task(table: dict[str, np.ndarray], ids: np.ndarray, *, shape: tuple[int, int], level: str,
                        variant: Variant, seed: int, scheme: SwapUnit) -> np.ndarray:
-    m = permutation_masks(seed, ids, zx.shape[0], zx.shape[1], scheme)
-    return _best(np.where(m, zy, zx), gz, level, variant) - _best(np.where(m, zx, zy), gz, level, variant)
+    """delta' of draws ``ids``: each draw a walk along the sorted pairings of the pairs (``table``)."""
+    m = permutation_masks(seed, ids, shape[0], shape[1], scheme)
+    best_x, best_y = swapped_calibration(table, level_groups(m, m, level)[0], variant=variant)
+    return best_x - best_y
 
 
 def _recalibrated_prepared(x: np.ndarray, z: np.ndarray, names: Sequence[str], *, level: str, variant: Variant,
                            skipna: bool) -> tuple:
-    """One label's z-scores, target groups, observed calibrated statistics (2,), whether a cell is missing
-    (NaN without ``skipna``) and the thresholds calibrated on the raw scores (2,)."""
+    """One label's sorted table of its pairs' pairings, which the draws walk along (:func:`swap_pair_table`
+    of the z-scores), observed calibrated statistics (2,), whether a cell is missing (NaN without
+    ``skipna``) and the thresholds calibrated on the raw scores (2,)."""
     gx, gz = grouped(x, z, names, level)
     zx, zy = zscores(x)  # mt-metrics-eval z-scores each metric over all its cells
     gap = not skipna and bool(np.isnan(x).any() or np.isnan(z).any())
-    return zx, zy, gz, _best(np.stack([zx, zy]), gz, level, variant), gap, calibrated_epsilons(gx, gz, variant)
+    gzx, gzy = (level_groups(v, v, level)[0] for v in (zx, zy))
+    table = swap_pair_table(gzx, gzy, gz)  # sorted once for every draw
+    return table, _best(np.stack([zx, zy]), gz, level, variant), gap, calibrated_epsilons(gx, gz, variant)
 
 
 def _recalibrated_finished(prepared: tuple, *parts: np.ndarray) -> tuple[np.ndarray, ...]:
     """One label's observed statistics (2,), draws' delta' (B,) and thresholds (2,)."""
-    observed, gap, eps = prepared[3:]
+    observed, gap, eps = prepared[1:]
     draws = np.concatenate(parts)
     if gap:
         return np.full_like(observed, np.nan), np.full_like(draws, np.nan), eps
@@ -69,14 +76,14 @@ def _recalibrated_draws(s: PairScores, *, level: str, variant: Variant, scheme: 
     import dask
 
     groups, items = group_shape(level, s.x.shape[-2], s.x.shape[-1])
-    pairs = groups * items * max(items - 1, 1) // 2
-    b = int(max(1, min(DRAW_BLOCK, batch or DRAW_BLOCK, block_elems() // (16 * pairs), n_resamples)))
-    kw = {"level": level, "variant": variant, "seed": seed, "scheme": scheme}
+    b = swap_calibration_batch(groups, items, n_resamples, batch)  # the table is checked against the budget here
+    kw = {"level": level, "variant": variant, "seed": seed, "scheme": scheme, "shape": s.x.shape[-2:]}
     labels = []
     for idx in np.ndindex(*s.outer):
-        prep = dask.delayed(_recalibrated_prepared, nout=6)(s.x[idx], s.z[idx], s.names, level=level,
+        prep = dask.delayed(_recalibrated_prepared, nout=4)(s.x[idx], s.z[idx], s.names, level=level,
                                                             variant=variant, skipna=skipna)
-        tasks = [dask.delayed(_recalibrated_task)(prep[0], prep[1], prep[2], ids, **kw) for ids in draw_batches(n_resamples, b)]
+        tasks = [dask.delayed(_recalibrated_task)(prep[0], ids, **kw)
+                 for ids in draw_batches(n_resamples, b)]
         labels.append(dask.delayed(_recalibrated_finished, nout=3)(prep, *tasks))
     shapes = [(2,), (n_resamples,), (2,)]
     parts = [stacked([d[k] for d in labels], shape, np.float64, s.outer) for k, shape in enumerate(shapes)]
