@@ -212,3 +212,36 @@ def test_compare_draws_equal_the_oracle_for_every_pair():
             oracle = swapped_oracle(x[a][None], x[b][None], ds["human"].values[None], masks, kw)[0]
             got = res["distribution"].sel(metric=names[a], other_metric=names[b]).values
             check(got, oracle, method)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_group_tables_are_the_rows_tables_end_to_end(seed):
+    # all rows' tables sorted at once equal each row's own table (the oracle: one row at a time)
+    from xcorrstat._kernels.rank.global_swap import _swap_row, group_tables
+
+    rng = np.random.default_rng(seed)
+    for trial in range(30):
+        r, n = int(rng.integers(1, 8)), int(rng.integers(1, 12))
+        levels = int(rng.choice([2, 3, 6, 1000]))
+        xf, yf = (rng.integers(0, levels, (r, n)) / 3.0 for _ in range(2))
+        zf = rng.integers(0, int(rng.choice([2, 4, 50])), (r, n)).astype(float)
+        xf[xf == 0] = -0.0  # equal to 0.0
+        if trial % 2:
+            for a in (xf, yf, zf):
+                a[rng.random((r, n)) < 0.25] = np.nan
+        if trial % 3 == 0:  # X and Y valid in the same cells: the linear form
+            yf = np.where(np.isnan(xf), np.nan, np.nan_to_num(yf, nan=1.0))
+        cell, src, zr, e_off, nbits, runs, run_off, lin, c0, fixed, linear = group_tables(xf, yf, zf)
+        for k in range(r):
+            row = _swap_row(xf[k:k + 1], yf[k:k + 1], zf[k:k + 1])
+            part = slice(e_off[k], e_off[k + 1])
+            np.testing.assert_array_equal(cell[part], row.cell)
+            np.testing.assert_array_equal(src[part], row.src)
+            np.testing.assert_array_equal(zr[part], row.table.zr)
+            assert nbits[k] == row.table.nbits
+            for j in range(7):
+                np.testing.assert_array_equal(runs[j][run_off[j, k]:run_off[j, k + 1]], row.groups[j])
+            assert bool(linear[k]) == (row.linear is not None)
+            if row.linear is not None:
+                np.testing.assert_array_equal(lin[k * n:(k + 1) * n], row.linear[0])
+                assert c0[k] == row.linear[1] and tuple(fixed[:, k]) == row.fixed

@@ -31,6 +31,7 @@ import numpy as np
 numba = importlib.import_module("numba")
 
 __all__ = ["LANES", "N_ROWS", "far_pairs", "group_counts", "group_swap_counts", "level_discordant", "linear_terms",
+           "linear_terms_tables",
            "swap_counts", "swap_counts_linear", "weight_counts"]
 
 #: Weight columns computed together: one SIMD row of 0/1 bytes, a few of int32 weights.
@@ -415,6 +416,20 @@ def linear_terms(zr, x_runs, src, cell, n_cells):
                     i += i & (-i)
                 seen[q] += 1
     return lin, signed[0] - signed[1]
+
+
+@numba.njit(**_JIT)
+def linear_terms_tables(zr, x_runs, x_off, src, cell, e_off, n_cells, which, lin, c0):
+    """:func:`linear_terms` of each table ``g`` with ``which[g]``, of concatenated tables (entries
+    ``e_off[g]:e_off[g + 1]``, runs of equal x ``x_runs[x_off[g]:x_off[g + 1] + 1]``, local indexes):
+    writes ``lin[g * n_cells:(g + 1) * n_cells]`` and ``c0[g]``."""
+    for g in range(e_off.shape[0] - 1):
+        if not which[g]:
+            continue
+        e0, e1 = e_off[g], e_off[g + 1]
+        part, c = linear_terms(zr[e0:e1], x_runs[x_off[g]:x_off[g + 1] + 1], src[e0:e1], cell[e0:e1], n_cells)
+        lin[g * n_cells:(g + 1) * n_cells] = part
+        c0[g] = c
 
 
 @numba.njit(**_JIT)

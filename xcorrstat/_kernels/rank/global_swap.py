@@ -39,7 +39,7 @@ from .global_counts import (
     tau_from_table,
 )
 
-__all__ = ["swap_global_kendall", "swap_group_kendall"]
+__all__ = ["group_tables", "swap_global_kendall", "swap_group_kendall"]
 
 _INT32_MAX = 2**31 - 1
 #: Tables of this many entries or more keep the linear terms l_c (|l_c| <= 2 E) in int64.
@@ -138,8 +138,8 @@ def swap_group_kendall(
     """``taus(masks)``: Kendall's tau of X' and of Y' with Z within each system, for a batch of swap masks.
 
     Each system's row of I cells is a group, counted as :func:`swap_global_kendall` counts
-    one matrix (one sorted table of its 2 I scores, no sort per draw), the mask of the group
-    being the system's row of the mask.
+    one matrix (one sorted table of its 2 I scores, no sort per draw; every group's table sorted
+    in one pass, :func:`group_tables`), the mask of the group being the system's row of the mask.
 
     Parameters
     ----------
@@ -167,8 +167,7 @@ def swap_group_kendall(
     """
     (xf, yf, zf), lead = lead_rows(zx, zy, z)
     n_rows, s, i = xf.shape
-    rows = [_swap_row(xf[p, g:g + 1], yf[p, g:g + 1], zf[p, g:g + 1]) for p in range(n_rows) for g in range(s)]
-    tables = _concatenated(rows, i)
+    tables = group_tables(*(a.reshape(n_rows * s, i) for a in (xf, yf, zf)))
     mask_of = np.tile(np.arange(s, dtype=np.int64), n_rows)
 
     def taus(masks: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -187,29 +186,103 @@ def swap_group_kendall(
     return taus
 
 
-def _concatenated(rows: list[_SwapRow], n_cells: int) -> tuple:
-    """The arguments of :func:`xcorrstat._kernels.rank.global_jit.group_swap_counts` for these
-    tables of ``n_cells`` cells each: their arrays end to end, with the offsets of each table."""
-    def joined(parts: list[np.ndarray], dtype: type) -> tuple[np.ndarray, np.ndarray]:
-        off = np.zeros(len(parts) + 1, dtype=np.int64)
-        np.cumsum([p.size for p in parts], out=off[1:])
-        return (np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)), off
+def _bounds(new: np.ndarray, row_of: np.ndarray, e_off: np.ndarray, n_rows: int, *,
+            multi: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Local starts and ends of the runs of concatenated tables (``new[k]``: entry k starts a run; every
+    table's first entry does) and each table's offset into them; only runs of two entries or more with
+    ``multi``."""
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], new.size)
+    if multi:
+        keep = ends - starts > 1
+        starts, ends = starts[keep], ends[keep]
+    rows = row_of[starts]
+    off = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_rows), out=off[1:])
+    local = e_off[rows]
+    return (starts - local).astype(np.int32), (ends - local).astype(np.int32), off
 
-    cell, e_off = joined([r.cell for r in rows], np.int32)
-    src, _ = joined([r.src for r in rows], np.uint8)
-    zr, _ = joined([r.table.zr for r in rows], np.int32)
-    nbits = np.array([r.table.nbits for r in rows], dtype=np.int64)
-    runs = [joined([r.groups[k] for r in rows], np.int32) for k in range(7)]
-    run_off = np.stack([off for _, off in runs])
-    wide = any(r.linear is not None and r.linear[0].dtype == np.int64 for r in rows)
-    zeros = np.zeros(n_cells, dtype=np.int64)
-    lin = np.concatenate([r.linear[0] if r.linear is not None else zeros for r in rows] or [zeros[:0]])
-    lin = lin.astype(np.int64 if wide else np.int32)
-    c0 = np.array([r.linear[1] if r.linear is not None else 0 for r in rows], dtype=np.int64)
-    fixed = np.array([r.fixed if r.fixed is not None else (0, 0) for r in rows], dtype=np.int64).reshape(-1, 2).T
-    linear = np.array([r.linear is not None for r in rows], dtype=np.bool_)
-    return (cell, src, zr, e_off, nbits, tuple(a for a, _ in runs), run_off, lin, c0,
-            np.ascontiguousarray(fixed), linear)
+
+def group_tables(xf: np.ndarray, yf: np.ndarray, zf: np.ndarray) -> tuple:
+    """The tables of R rows of n cells each ((R, n) scores of X and Y and the target), end to end, as
+    :func:`xcorrstat._kernels.rank.global_jit.group_swap_counts` takes them: each row's table is the
+    one :func:`_swap_row` builds for it (its valid scores of X, then of Y, sorted by value and the
+    target's dense rank, ties in both left in that order), all rows sorted at once.
+    """
+    n_rows, n = xf.shape
+    vz = ~np.isnan(zf)
+    # the target's dense ranks within each row (over its cells with a target)
+    zo = np.argsort(zf, axis=1, kind="stable")  # NaN last
+    zsorted = np.take_along_axis(zf, zo, axis=1)
+    step = np.zeros(zsorted.shape, dtype=np.int64)
+    step[:, 1:] = zsorted[:, 1:] != zsorted[:, :-1]
+    ranks = np.empty(zf.shape, dtype=np.int64)
+    np.put_along_axis(ranks, zo, np.cumsum(step, axis=1), axis=1)
+    valid = np.concatenate([~np.isnan(xf) & vz, ~np.isnan(yf) & vz], axis=1)  # (R, 2n): X's cells, then Y's
+    row_of, col = np.nonzero(valid)
+    cell = np.where(col < n, col, col - n)
+    src = (col >= n).astype(np.uint8)
+    v = np.concatenate([xf, yf], axis=1)[row_of, col]
+    zr = ranks[row_of, cell]
+    order = np.lexsort((zr, v, row_of))
+    row_of, cell, src, v, zr = row_of[order], cell[order], src[order], v[order], zr[order]
+    counts = np.bincount(row_of, minlength=n_rows)
+    e_off = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(counts, out=e_off[1:])
+    first = np.zeros(v.size, dtype=bool)
+    first[e_off[:-1][counts > 0]] = True
+    new_x = first.copy()
+    new_x[1:] |= v[1:] != v[:-1]
+    new_xz = new_x.copy()
+    new_xz[1:] |= zr[1:] != zr[:-1]
+    zorder = np.lexsort((zr, row_of))  # by the target within each row, ties in table order
+    zz = zr[zorder]
+    new_z = first.copy()
+    new_z[1:] |= zz[1:] != zz[:-1]
+    runs, offs = [], []
+    for flags, multi in ((new_x, True), (new_xz, True)):
+        a, b, off = _bounds(flags, row_of, e_off, n_rows, multi=multi)
+        runs += [a, b]
+        offs += [off, off]
+    runs.append((zorder - e_off[row_of]).astype(np.int32))
+    offs.append(e_off)
+    a, b, off = _bounds(new_z, row_of, e_off, n_rows, multi=False)
+    runs += [a, b]
+    offs += [off, off]
+    top = np.zeros(n_rows, dtype=np.int64)
+    np.maximum.at(top, row_of, zr)
+    nbits = np.where(top > 0, np.frexp(top.astype(np.float64))[1], 0).astype(np.int64)
+    # rows whose X and Y are valid in the same cells: fixed target ties and the linear form
+    linear = (valid[:, :n] == valid[:, n:]).all(axis=1)
+    per_z = np.diff(np.append(np.flatnonzero(new_z), v.size)) // 2
+    z_row = row_of[np.flatnonzero(new_z)]
+    fixed = np.zeros((2, n_rows), dtype=np.int64)
+    np.add.at(fixed[0], z_row, per_z * (per_z - 1) // 2)
+    np.add.at(fixed[1], z_row, 1)
+    fixed[:, ~linear] = 0
+    x_starts = np.flatnonzero(new_x)  # every run of equal x, with each table's size: linear_terms' bounds
+    x_off = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row_of[x_starts], minlength=n_rows), out=x_off[1:])
+    x_runs = _with_ends(x_starts - e_off[row_of[x_starts]], x_off, counts)
+    wide = bool((counts[linear] >= LINEAR_INT32_ENTRIES).any())
+    lin = np.zeros(n_rows * n, dtype=np.int64)
+    c0 = np.zeros(n_rows, dtype=np.int64)
+    cell32, zr32 = cell.astype(np.int32), zr.astype(np.int32)
+    loops("rank.global_jit").linear_terms_tables(zr32, x_runs, x_off + np.arange(n_rows + 1), src, cell32,
+                                                 e_off, n, linear, lin, c0)
+    return (cell32, src, zr32, e_off, nbits, tuple(runs), np.stack(offs), lin.astype(np.int64 if wide else np.int32),
+            c0, fixed, linear)
+
+
+def _with_ends(starts: np.ndarray, off: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Each table's run bounds (its runs' local starts, then its size), end to end: table g's are
+    ``out[off[g] + g:off[g + 1] + g + 1]``."""
+    n_rows = counts.size
+    out = np.empty(off[-1] + n_rows, dtype=np.int32)
+    pos = np.arange(off[-1]) + np.repeat(np.arange(n_rows), np.diff(off))
+    out[pos] = starts
+    out[off[1:] + np.arange(n_rows)] = counts
+    return out
 
 
 def _row_counts(row: _SwapRow, masks: np.ndarray) -> np.ndarray:
