@@ -64,8 +64,9 @@ def prepare_spearman_swap(zx: ArrayLike, zy: ArrayLike, z: ArrayLike, *, level: 
         out = np.empty((ax.shape[0], m.shape[0]))
         if level == "global":
             m = np.ascontiguousarray(m).reshape(m.shape[0], -1, 1)
-        loops("rank.spearman_swap_jit").swap_deltas(ax, ay, az, np.swapaxes(m, -1, -2) if transpose else m,
-                                                     need, code, out)
+        grouped = np.swapaxes(m, -1, -2) if transpose else m  # (B, items, groups)
+        by_group = np.ascontiguousarray(np.moveaxis(grouped, -1, 0))  # (groups, B, items): each group's in one piece
+        loops("rank.spearman_swap_jit").swap_deltas(ax, ay, az, by_group, need, code, out)
         return out
 
     return deltas

@@ -112,14 +112,14 @@ def _rank_sums(value, item, source, k, mask, b, g, dzx, dzy, sums):
         stop = start
         kx = 0
         while stop < k and value[stop] == value[start]:
-            kx += (source[stop] == 1) == mask[b, item[stop], g]  # X' takes Y where the mask is set
+            kx += (source[stop] == 1) == mask[g, b, item[stop]]  # X' takes Y where the mask is set
             stop += 1
         ky = stop - start - kx
         mid_x = below_x + (kx + 1) / 2.0
         mid_y = below_y + (ky + 1) / 2.0
         for j in range(start, stop):
             s = item[j]
-            if (source[j] == 1) == mask[b, s, g]:
+            if (source[j] == 1) == mask[g, b, s]:
                 sums[0] += mid_x * dzx[s]
                 sums[1] += mid_x * mid_x
             else:
@@ -168,29 +168,30 @@ def _valid_items(x, y, z, r, g, mask, b, inside_x, inside_y):
         has_z = not math.isnan(z[r, s, g])
         vx = has_z and not math.isnan(x[r, s, g])
         vy = has_z and not math.isnan(y[r, s, g])
-        inside_x[s] = vy if mask[b, s, g] else vx
-        inside_y[s] = vx if mask[b, s, g] else vy
+        inside_x[s] = vy if mask[g, b, s] else vx
+        inside_y[s] = vx if mask[g, b, s] else vy
 
 
 @_jit
 def swap_deltas(x, y, z, m, need, average, out):
     """out (R, B): the average over the groups of rho(X', Z) minus that of rho(Y', Z), for each row and mask.
 
-    ``x``, ``y``, ``z`` (R, S, G) and the masks ``m`` (B, S, G) (any strides: S items of G groups);
+    ``x``, ``y``, ``z`` (R, S, G) (any strides: S items of G groups) and the masks ``m`` (G, B, S), each
+    group's draws together (C order: a group's masks are read in one piece for every row);
     ``need`` the fewest valid items of a defined group; ``average`` 0 (macro), 1 (weighted), 2 (pairs).
     A draw with no defined group is NaN.
 
     Examples
     --------
     >>> x = np.array([[[1.0], [2.0], [3.0]]]); y = np.array([[[3.0], [2.0], [1.0]]])
-    >>> masks = np.zeros((2, 3, 1), dtype=np.bool_); masks[1] = True  # no swap, then every cell swapped
+    >>> masks = np.zeros((1, 2, 3), dtype=np.bool_); masks[:, 1] = True  # no swap, then every cell swapped
     >>> out = np.empty((1, 2))
     >>> swap_deltas(x, y, x, masks, 3, 0, out)
     >>> out.tolist()
     [[2.0, -2.0]]
     """
     n_rows, n_items, n_groups = x.shape
-    n_draws = m.shape[0]
+    n_draws = m.shape[1]
     value, item, source = np.empty(2 * n_items), np.empty(2 * n_items, np.int64), np.empty(2 * n_items, np.int64)
     zvalue, zitem = np.empty(n_items), np.empty(n_items, np.int64)
     inside_x, inside_y = np.empty(n_items, np.bool_), np.empty(n_items, np.bool_)
