@@ -65,7 +65,7 @@ def prepare_spearman_swap(zx: ArrayLike, zy: ArrayLike, z: ArrayLike, *, level: 
         if level == "global":
             m = np.ascontiguousarray(m).reshape(m.shape[0], -1, 1)
         grouped = np.swapaxes(m, -1, -2) if transpose else m  # (B, items, groups)
-        by_group = np.ascontiguousarray(np.moveaxis(grouped, -1, 0))  # (groups, B, items): each group's in one piece
+        by_group = np.ascontiguousarray(np.transpose(grouped, (2, 1, 0)))  # (groups, items, B): the draws as lanes
         loops("rank.spearman_swap_jit").swap_deltas(ax, ay, az, by_group, need, code, out)
         return out
 

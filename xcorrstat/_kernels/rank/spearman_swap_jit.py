@@ -7,7 +7,8 @@ values; stable, by value) and the target's scores. A draw gives every item's X s
 (the mask) and its Y score to the other, so each sorted value belongs to exactly one of the two: a walk
 along the sorted values, run of equal values by run, gives every value of X' and of Y' its mid-rank
 (the values of its own metric below the run, plus the middle of its share of the run) in O(n), with
-no sort per draw. The target's mid-ranks over the items valid in X' are fixed when X and Y are missing
+no sort per draw. Where X and Y are valid in the same cells the walk takes every draw of the batch at
+once, the draws as lanes (an item's masks are contiguous), so the compiler vectorises it. The target's mid-ranks over the items valid in X' are fixed when X and Y are missing
 in the same cells, and otherwise come from a walk along the sorted target in the same way.
 
 Mid-ranks are half-integers, so every sum of the coefficient -- sum(rx * dz), sum(rx**2), sum(dz**2),
@@ -112,14 +113,14 @@ def _rank_sums(value, item, source, k, mask, b, g, dzx, dzy, sums):
         stop = start
         kx = 0
         while stop < k and value[stop] == value[start]:
-            kx += (source[stop] == 1) == mask[g, b, item[stop]]  # X' takes Y where the mask is set
+            kx += (source[stop] == 1) == mask[g, item[stop], b]  # X' takes Y where the mask is set
             stop += 1
         ky = stop - start - kx
         mid_x = below_x + (kx + 1) / 2.0
         mid_y = below_y + (ky + 1) / 2.0
         for j in range(start, stop):
             s = item[j]
-            if (source[j] == 1) == mask[g, b, s]:
+            if (source[j] == 1) == mask[g, s, b]:
                 sums[0] += mid_x * dzx[s]
                 sums[1] += mid_x * mid_x
             else:
@@ -127,6 +128,43 @@ def _rank_sums(value, item, source, k, mask, b, g, dzx, dzy, sums):
                 sums[3] += mid_y * mid_y
         below_x += kx
         below_y += ky
+        start = stop
+
+
+@_jit
+def _rank_sums_lanes(value, item, source, k, mask, g, dzx, dzy, acc, run):
+    """:func:`_rank_sums` for every draw at once (the items valid in the same cells in every draw): one walk
+    along the sorted values with the draws as lanes. ``acc`` (6, B): below and the two sums of X', then of
+    Y'; ``run`` (3, B) scratch. Every sum is of half-integer products, exact, so it equals the draw-by-draw
+    walk's bit for bit."""
+    n_draws = acc.shape[1]
+    acc[:] = 0.0
+    start = 0
+    while start < k:
+        stop = start
+        while stop < k and value[stop] == value[start]:
+            stop += 1
+        run[:] = 0.0
+        for j in range(start, stop):
+            s = item[j]
+            one = source[j] == 1
+            for b in range(n_draws):
+                take = 1.0 if (mask[g, s, b] == one) else 0.0  # X' takes Y where the mask is set
+                run[0, b] += take
+                run[1, b] += take * dzx[s]
+                run[2, b] += (1.0 - take) * dzy[s]
+        size = stop - start
+        for b in range(n_draws):
+            kx = run[0, b]
+            ky = size - kx
+            mid_x = acc[0, b] + (kx + 1) / 2.0
+            mid_y = acc[3, b] + (ky + 1) / 2.0
+            acc[1, b] += mid_x * run[1, b]
+            acc[2, b] += kx * (mid_x * mid_x)
+            acc[4, b] += mid_y * run[2, b]
+            acc[5, b] += ky * (mid_y * mid_y)
+            acc[0, b] += kx
+            acc[3, b] += ky
         start = stop
 
 
@@ -153,6 +191,19 @@ def _weight(n, average):
 
 
 @_jit
+def _add(num, den, b, rho_x, rho_y, nx, ny, average):
+    """Draw b's weighted sums over the groups: a defined rho of X' (of Y') and its weight."""
+    if not math.isnan(rho_x):
+        w = _weight(nx, average)
+        num[0, b] += w * rho_x
+        den[0, b] += w
+    if not math.isnan(rho_y):
+        w = _weight(ny, average)
+        num[1, b] += w * rho_y
+        den[1, b] += w
+
+
+@_jit
 def _fixed(x, y, z, r, g):
     """Whether X and Y are missing in the same cells of group g of row r (where the target is present)."""
     for s in range(x.shape[1]):
@@ -168,30 +219,31 @@ def _valid_items(x, y, z, r, g, mask, b, inside_x, inside_y):
         has_z = not math.isnan(z[r, s, g])
         vx = has_z and not math.isnan(x[r, s, g])
         vy = has_z and not math.isnan(y[r, s, g])
-        inside_x[s] = vy if mask[g, b, s] else vx
-        inside_y[s] = vx if mask[g, b, s] else vy
+        inside_x[s] = vy if mask[g, s, b] else vx
+        inside_y[s] = vx if mask[g, s, b] else vy
 
 
 @_jit
 def swap_deltas(x, y, z, m, need, average, out):
     """out (R, B): the average over the groups of rho(X', Z) minus that of rho(Y', Z), for each row and mask.
 
-    ``x``, ``y``, ``z`` (R, S, G) (any strides: S items of G groups) and the masks ``m`` (G, B, S), each
-    group's draws together (C order: a group's masks are read in one piece for every row);
+    ``x``, ``y``, ``z`` (R, S, G) (any strides: S items of G groups) and the masks ``m`` (G, S, B), each
+    group's draws together (C order: a group's masks are read in one piece, an item's draws as lanes);
     ``need`` the fewest valid items of a defined group; ``average`` 0 (macro), 1 (weighted), 2 (pairs).
     A draw with no defined group is NaN.
 
     Examples
     --------
     >>> x = np.array([[[1.0], [2.0], [3.0]]]); y = np.array([[[3.0], [2.0], [1.0]]])
-    >>> masks = np.zeros((1, 2, 3), dtype=np.bool_); masks[:, 1] = True  # no swap, then every cell swapped
+    >>> masks = np.zeros((1, 3, 2), dtype=np.bool_); masks[..., 1] = True  # no swap, then every cell swapped
     >>> out = np.empty((1, 2))
     >>> swap_deltas(x, y, x, masks, 3, 0, out)
     >>> out.tolist()
     [[2.0, -2.0]]
     """
     n_rows, n_items, n_groups = x.shape
-    n_draws = m.shape[1]
+    n_draws = m.shape[2]
+    acc, run = np.zeros((6, n_draws)), np.zeros((3, n_draws))
     value, item, source = np.empty(2 * n_items), np.empty(2 * n_items, np.int64), np.empty(2 * n_items, np.int64)
     zvalue, zitem = np.empty(n_items), np.empty(n_items, np.int64)
     inside_x, inside_y = np.empty(n_items, np.bool_), np.empty(n_items, np.bool_)
@@ -213,22 +265,18 @@ def swap_deltas(x, y, z, m, need, average, out):
                 if nx < need:
                     continue
                 dzy[:] = dzx
+                _rank_sums_lanes(value, item, source, k, m, g, dzx, dzy, acc, run)
+                for b in range(n_draws):
+                    _add(num, den, b, _rho(acc[1, b], acc[2, b], nx, szx, need),
+                         _rho(acc[4, b], acc[5, b], ny, szy, need), nx, ny, average)
+                continue
             for b in range(n_draws):
-                if not fixed:
-                    _valid_items(x, y, z, r, g, m, b, inside_x, inside_y)
-                    nx, szx = _target_ranks(zvalue, zitem, kz, inside_x, dzx)
-                    ny, szy = _target_ranks(zvalue, zitem, kz, inside_y, dzy)
+                _valid_items(x, y, z, r, g, m, b, inside_x, inside_y)
+                nx, szx = _target_ranks(zvalue, zitem, kz, inside_x, dzx)
+                ny, szy = _target_ranks(zvalue, zitem, kz, inside_y, dzy)
                 _rank_sums(value, item, source, k, m, b, g, dzx, dzy, sums)
-                rho_x = _rho(sums[0], sums[1], nx, szx, need)
-                rho_y = _rho(sums[2], sums[3], ny, szy, need)
-                if not math.isnan(rho_x):
-                    w = _weight(nx, average)
-                    num[0, b] += w * rho_x
-                    den[0, b] += w
-                if not math.isnan(rho_y):
-                    w = _weight(ny, average)
-                    num[1, b] += w * rho_y
-                    den[1, b] += w
+                _add(num, den, b, _rho(sums[0], sums[1], nx, szx, need), _rho(sums[2], sums[3], ny, szy, need),
+                     nx, ny, average)
         for b in range(n_draws):
             mean_x = num[0, b] / den[0, b] if den[0, b] > 0 else np.nan
             mean_y = num[1, b] / den[1, b] if den[1, b] > 0 else np.nan
