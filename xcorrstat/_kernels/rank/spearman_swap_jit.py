@@ -8,8 +8,9 @@ values; stable, by value) and the target's scores. A draw gives every item's X s
 along the sorted values, run of equal values by run, gives every value of X' and of Y' its mid-rank
 (the values of its own metric below the run, plus the middle of its share of the run) in O(n), with
 no sort per draw. Where X and Y are valid in the same cells the walk takes every draw of the batch at
-once, the draws as lanes (an item's masks are contiguous), so the compiler vectorises it. The target's mid-ranks over the items valid in X' are fixed when X and Y are missing
-in the same cells, and otherwise come from a walk along the sorted target in the same way.
+once, the draws as lanes (an item's masks are contiguous), so the compiler vectorises it. The target's
+mid-ranks over the items valid in X' are fixed when X and Y are missing in the same cells, and otherwise
+come from a walk along the sorted target in the same way.
 
 Mid-ranks are half-integers, so every sum of the coefficient -- sum(rx * dz), sum(rx**2), sum(dz**2),
 with ``dz`` the target's centred mid-ranks (quarter-integers) -- is exact in float64 while n(n+1)**2
