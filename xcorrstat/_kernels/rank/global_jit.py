@@ -32,7 +32,7 @@ numba = importlib.import_module("numba")
 
 __all__ = ["LANES", "N_ROWS", "far_pairs", "group_counts", "group_swap_counts", "level_discordant", "linear_terms",
            "linear_terms_tables",
-           "swap_counts", "swap_counts_linear", "weight_counts"]
+           "group_swap_taus", "swap_counts", "swap_counts_linear", "weight_counts"]
 
 #: Weight columns computed together: one SIMD row of 0/1 bytes, a few of int32 weights.
 LANES = 32
@@ -433,6 +433,44 @@ def linear_terms_tables(zr, x_runs, x_off, src, cell, e_off, n_cells, which, lin
 
 
 @numba.njit(**_JIT)
+def _table_swap_counts(g, cell, src, zr, e_off, nbits, runs, run_off, masks, mask_of, lin, c0, fixed, linear,
+                       out):
+    """The (9, 2B) counts of X' and Y' of table ``g`` of :func:`group_swap_counts`' tables into ``out``
+    (rows 7 and 8 left as they are)."""
+    b = masks.shape[1]
+    n_cells = masks.shape[2]
+    e0, e1 = e_off[g], e_off[g + 1]
+    size = e1 - e0
+    groups = (runs[0][run_off[0, g]:run_off[0, g + 1]], runs[1][run_off[1, g]:run_off[1, g + 1]],
+              runs[2][run_off[2, g]:run_off[2, g + 1]], runs[3][run_off[3, g]:run_off[3, g + 1]],
+              runs[4][run_off[4, g]:run_off[4, g + 1]], runs[5][run_off[5, g]:run_off[5, g + 1]],
+              runs[6][run_off[6, g]:run_off[6, g + 1]])
+    flush = max(1, 2147483647 // max(size, 1))
+    m = masks[mask_of[g]]
+    if not linear[g]:
+        out[:N_COUNTS] = swap_counts(cell[e0:e1], src[e0:e1], zr[e0:e1], nbits[g], groups, m, True, flush)
+        return
+    singles = size
+    for k in range(groups[0].shape[0]):
+        singles -= groups[1][k] - groups[0][k]
+    part = swap_counts_linear(cell[e0:e1], src[e0:e1], zr[e0:e1], nbits[g], groups, m,
+                              lin[g * n_cells:(g + 1) * n_cells], singles, flush)
+    tz, mz = fixed[0, g], fixed[1, g]
+    for lane in range(b):
+        n, dis_x, tx_x, txz_x = part[0, lane], part[1, lane], part[2, lane], part[3, lane]
+        n0 = n * (n - 1) // 2
+        s_y = (n0 - tx_x - tz + txz_x - 2 * dis_x) - c0[g] - part[8, lane]
+        y = b + lane
+        out[0, lane], out[0, y] = n, n
+        out[1, lane], out[1, y] = dis_x, (n0 - part[5, lane] - tz + part[6, lane] - s_y) // 2
+        out[2, lane], out[2, y] = tx_x, part[5, lane]
+        out[3, lane], out[3, y] = txz_x, part[6, lane]
+        out[4, lane], out[4, y] = tz, tz
+        out[5, lane], out[5, y] = part[4, lane], part[7, lane]
+        out[6, lane], out[6, y] = mz, mz
+
+
+@numba.njit(**_JIT)
 def group_swap_counts(cell, src, zr, e_off, nbits, runs, run_off, masks, mask_of, lin, c0, fixed, linear):
     """(9, G, 2B) counts of X' (columns ``0..B-1``) and Y' of G tables in one call, for swap masks.
 
@@ -445,37 +483,54 @@ def group_swap_counts(cell, src, zr, e_off, nbits, runs, run_off, masks, mask_of
     fixed target counts ``fixed[:, g] = (tz, distinct z)``; otherwise :func:`swap_counts` counts both.
     """
     n_tables = e_off.shape[0] - 1
-    b = masks.shape[1]
-    n_cells = masks.shape[2]
-    out = np.zeros((N_ROWS, n_tables, 2 * b), np.int64)
+    out = np.zeros((N_ROWS, n_tables, 2 * masks.shape[1]), np.int64)
     for g in range(n_tables):
-        e0, e1 = e_off[g], e_off[g + 1]
-        size = e1 - e0
-        groups = (runs[0][run_off[0, g]:run_off[0, g + 1]], runs[1][run_off[1, g]:run_off[1, g + 1]],
-                  runs[2][run_off[2, g]:run_off[2, g + 1]], runs[3][run_off[3, g]:run_off[3, g + 1]],
-                  runs[4][run_off[4, g]:run_off[4, g + 1]], runs[5][run_off[5, g]:run_off[5, g + 1]],
-                  runs[6][run_off[6, g]:run_off[6, g + 1]])
-        flush = max(1, 2147483647 // max(size, 1))
-        m = masks[mask_of[g]]
-        if not linear[g]:
-            out[:N_COUNTS, g] = swap_counts(cell[e0:e1], src[e0:e1], zr[e0:e1], nbits[g], groups, m, True, flush)
-            continue
-        singles = size
-        for k in range(groups[0].shape[0]):
-            singles -= groups[1][k] - groups[0][k]
-        part = swap_counts_linear(cell[e0:e1], src[e0:e1], zr[e0:e1], nbits[g], groups, m,
-                                  lin[g * n_cells:(g + 1) * n_cells], singles, flush)
-        tz, mz = fixed[0, g], fixed[1, g]
-        for lane in range(b):
-            n, dis_x, tx_x, txz_x = part[0, lane], part[1, lane], part[2, lane], part[3, lane]
-            n0 = n * (n - 1) // 2
-            s_y = (n0 - tx_x - tz + txz_x - 2 * dis_x) - c0[g] - part[8, lane]
-            y = b + lane
-            out[0, g, lane], out[0, g, y] = n, n
-            out[1, g, lane], out[1, g, y] = dis_x, (n0 - part[5, lane] - tz + part[6, lane] - s_y) // 2
-            out[2, g, lane], out[2, g, y] = tx_x, part[5, lane]
-            out[3, g, lane], out[3, g, y] = txz_x, part[6, lane]
-            out[4, g, lane], out[4, g, y] = tz, tz
-            out[5, g, lane], out[5, g, y] = part[4, lane], part[7, lane]
-            out[6, g, lane], out[6, g, y] = mz, mz
+        _table_swap_counts(g, cell, src, zr, e_off, nbits, runs, run_off, masks, mask_of, lin, c0, fixed, linear,
+                           out[:, g])
     return out
+
+
+@numba.njit(**_JIT)
+def _tau(n, dis, tx, txz, tz, mx, mz, variant, need):
+    """One Kendall variant (0 a, 1 b, 2 c, 3 tau_eq, 4 acc_eq) from exact counts, with the arithmetic and the
+    undefined rule of :func:`~xcorrstat._kernels.rank.global_counts.tau_from_table` (no epsilon), operation
+    for operation."""
+    n0 = n * (n - 1) // 2
+    cmd = float(n0 - tx - tz + txz - 2 * dis)
+    if variant == 0:
+        tau = cmd / float(n0)
+    elif variant == 1:
+        tau = cmd / np.sqrt(float(n0 - tx)) / np.sqrt(float(n0 - tz))
+    elif variant == 2:
+        mf = float(min(mx, mz))
+        nf = float(n)
+        tau = 2.0 * cmd / (nf * nf * (mf - 1.0) / mf)
+    elif variant == 3:
+        tau = (cmd + 3.0 * float(txz) - float(tx) - float(tz)) / float(n0)
+    else:
+        total = float(n0)
+        tau = ((total - float(tx) - float(tz) + float(txz) + cmd) / 2.0 + float(txz)) / total
+    if n < need or (variant <= 2 and (mx <= 1 or mz <= 1)):
+        return np.nan
+    if tau < -1.0:
+        return -1.0
+    if tau > 1.0:
+        return 1.0
+    return tau
+
+
+@numba.njit(**_JIT)
+def group_swap_taus(cell, src, zr, e_off, nbits, runs, run_off, masks, mask_of, lin, c0, fixed, linear, variant,
+                    need, r, n):
+    """Kendall's tau (``variant``: 0 a, 1 b, 2 c, 3 tau_eq, 4 acc_eq) of X' and Y' of every table, from the
+    counts of :func:`group_swap_counts` one table at a time: ``r`` (G, 2B) and the valid items ``n`` (G, 2B);
+    NaN below ``need`` items (and, but for tau_eq and acc_eq, with one distinct value)."""
+    counts = np.zeros((N_ROWS, 2 * masks.shape[1]), np.int64)
+    for g in range(e_off.shape[0] - 1):
+        _table_swap_counts(g, cell, src, zr, e_off, nbits, runs, run_off, masks, mask_of, lin, c0, fixed, linear,
+                           counts)
+        for lane in range(counts.shape[1]):
+            items = counts[0, lane]
+            n[g, lane] = items
+            r[g, lane] = _tau(items, counts[1, lane], counts[2, lane], counts[3, lane], counts[4, lane],
+                              counts[5, lane], counts[6, lane], variant, need)

@@ -42,6 +42,8 @@ from .global_counts import (
 __all__ = ["group_tables", "swap_global_kendall", "swap_group_kendall"]
 
 _INT32_MAX = 2**31 - 1
+#: The variants as :func:`xcorrstat._kernels.rank.global_jit.group_swap_taus` numbers them.
+_VARIANT_CODES = {"a": 0, "b": 1, "c": 2, "23": 3, "acc23": 4}
 #: Tables of this many entries or more keep the linear terms l_c (|l_c| <= 2 E) in int64.
 LINEAR_INT32_ENTRIES = _INT32_MAX // 8
 
@@ -168,6 +170,7 @@ def swap_group_kendall(
     (xf, yf, zf), lead = lead_rows(zx, zy, z)
     n_rows, s, i = xf.shape
     tables = group_tables(*(a.reshape(n_rows * s, i) for a in (xf, yf, zf)))
+    code, need = _VARIANT_CODES[variant], max(int(min_pairs), 2)
     mask_of = np.tile(np.arange(s, dtype=np.int64), n_rows)
 
     def taus(masks: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -176,8 +179,9 @@ def swap_group_kendall(
             raise ValueError(f"masks must be (draws, {s}, {i}), got shape {m.shape}")
         b = m.shape[0]
         by_group = np.ascontiguousarray(np.swapaxes(m, 0, 1)).view(np.uint8)  # (S, B, I) of 0/1
-        counts = loops("rank.global_jit").group_swap_counts(*tables[:7], by_group, mask_of, *tables[7:])
-        r, n = tau_from_table(counts, variant=variant, min_pairs=min_pairs)  # (rows x groups, 2B)
+        r = np.empty((n_rows * s, 2 * b))  # (rows x groups, 2B)
+        n = np.empty((n_rows * s, 2 * b), dtype=np.int64)
+        loops("rank.global_jit").group_swap_taus(*tables[:7], by_group, mask_of, *tables[7:], code, need, r, n)
         shape = lead + (s, 2 * b)
         r, n = np.swapaxes(r.reshape(shape), -1, -2), np.swapaxes(n.reshape(shape), -1, -2)  # (..., 2B, S)
         return (np.ascontiguousarray(r[..., :b, :]), np.ascontiguousarray(r[..., b:, :]),
