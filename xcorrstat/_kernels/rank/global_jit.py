@@ -12,8 +12,9 @@ with NumPy counts and brute-force counts, draw by draw):
 * :func:`swap_counts` and :func:`weight_counts`: the two drivers, which build a block of
   lanes from swap masks (0/1 weights of X' and Y') or from bootstrap counts (``w_s c_i``)
   and call both; :func:`swap_counts_linear` counts X' only and gives what Y' needs
-  (:mod:`xcorrstat._kernels.rank.global_swap`); :func:`group_swap_counts` runs either for
-  many small tables (one per system) in one call.
+  (:mod:`xcorrstat._kernels.rank.global_swap`); :func:`group_swap_taus` runs either for
+  many small tables (one per group) in one call and forms each table's tau of X' and Y'
+  (:func:`linear_terms_tables` gives their linear terms, :func:`linear_terms` table by table).
 
 Weights, bucket sums and partial sums take the dtype of the arrays passed in: int32 when
 they fit (the fast flavour), int64 otherwise; numba compiles one specialisation per dtype of
@@ -30,9 +31,8 @@ import numpy as np
 
 numba = importlib.import_module("numba")
 
-__all__ = ["LANES", "N_ROWS", "far_pairs", "group_counts", "group_swap_counts", "level_discordant", "linear_terms",
-           "linear_terms_tables",
-           "group_swap_taus", "swap_counts", "swap_counts_linear", "weight_counts"]
+__all__ = ["LANES", "N_ROWS", "far_pairs", "group_counts", "group_swap_taus", "level_discordant", "linear_terms",
+           "linear_terms_tables", "swap_counts", "swap_counts_linear", "weight_counts"]
 
 #: Weight columns computed together: one SIMD row of 0/1 bytes, a few of int32 weights.
 LANES = 32
@@ -435,8 +435,17 @@ def linear_terms_tables(zr, x_runs, x_off, src, cell, e_off, n_cells, which, lin
 @numba.njit(**_JIT)
 def _table_swap_counts(g, cell, src, zr, e_off, nbits, runs, run_off, masks, mask_of, lin, c0, fixed, linear,
                        out):
-    """The (9, 2B) counts of X' and Y' of table ``g`` of :func:`group_swap_counts`' tables into ``out``
-    (rows 7 and 8 left as they are)."""
+    """The (9, 2B) counts of X' (columns ``0..B-1``) and Y' of table ``g`` into ``out`` (rows 7 and 8 left as
+    they are), for swap masks.
+
+    The tables' arrays are concatenated: table g holds the entries ``e_off[g]:e_off[g + 1]`` of
+    ``cell``, ``src`` and ``zr`` (local cell and entry indexes), its runs ``runs[k][run_off[k, g]:
+    run_off[k, g + 1]]`` (the seven lists of :func:`group_counts`, runs of one entry left out of
+    the x and (x, z) lists) and its cells' linear terms ``lin[g * I:(g + 1) * I]``. Its masks are
+    ``masks[mask_of[g]]`` (B, I) of 0/1. With ``linear[g]`` (X and Y valid in the same cells) X'
+    is counted by :func:`swap_counts_linear` and Y' follows from ``c0[g] = S(X) - S(Y)`` and the
+    fixed target counts ``fixed[:, g] = (tz, distinct z)``; otherwise :func:`swap_counts` counts both.
+    """
     b = masks.shape[1]
     n_cells = masks.shape[2]
     e0, e1 = e_off[g], e_off[g + 1]
@@ -468,26 +477,6 @@ def _table_swap_counts(g, cell, src, zr, e_off, nbits, runs, run_off, masks, mas
         out[4, lane], out[4, y] = tz, tz
         out[5, lane], out[5, y] = part[4, lane], part[7, lane]
         out[6, lane], out[6, y] = mz, mz
-
-
-@numba.njit(**_JIT)
-def group_swap_counts(cell, src, zr, e_off, nbits, runs, run_off, masks, mask_of, lin, c0, fixed, linear):
-    """(9, G, 2B) counts of X' (columns ``0..B-1``) and Y' of G tables in one call, for swap masks.
-
-    The tables' arrays are concatenated: table g holds the entries ``e_off[g]:e_off[g + 1]`` of
-    ``cell``, ``src`` and ``zr`` (local cell and entry indexes), its runs ``runs[k][run_off[k, g]:
-    run_off[k, g + 1]]`` (the seven lists of :func:`group_counts`, runs of one entry left out of
-    the x and (x, z) lists) and its cells' linear terms ``lin[g * I:(g + 1) * I]``. Its masks are
-    ``masks[mask_of[g]]`` (B, I) of 0/1. With ``linear[g]`` (X and Y valid in the same cells) X'
-    is counted by :func:`swap_counts_linear` and Y' follows from ``c0[g] = S(X) - S(Y)`` and the
-    fixed target counts ``fixed[:, g] = (tz, distinct z)``; otherwise :func:`swap_counts` counts both.
-    """
-    n_tables = e_off.shape[0] - 1
-    out = np.zeros((N_ROWS, n_tables, 2 * masks.shape[1]), np.int64)
-    for g in range(n_tables):
-        _table_swap_counts(g, cell, src, zr, e_off, nbits, runs, run_off, masks, mask_of, lin, c0, fixed, linear,
-                           out[:, g])
-    return out
 
 
 @numba.njit(**_JIT)
@@ -523,7 +512,7 @@ def _tau(n, dis, tx, txz, tz, mx, mz, variant, need):
 def group_swap_taus(cell, src, zr, e_off, nbits, runs, run_off, masks, mask_of, lin, c0, fixed, linear, variant,
                     need, r, n):
     """Kendall's tau (``variant``: 0 a, 1 b, 2 c, 3 tau_eq, 4 acc_eq) of X' and Y' of every table, from the
-    counts of :func:`group_swap_counts` one table at a time: ``r`` (G, 2B) and the valid items ``n`` (G, 2B);
+    counts of :func:`_table_swap_counts`, one table at a time: ``r`` (G, 2B) and the valid items ``n`` (G, 2B);
     NaN below ``need`` items (and, but for tau_eq and acc_eq, with one distinct value)."""
     counts = np.zeros((N_ROWS, 2 * masks.shape[1]), np.int64)
     for g in range(e_off.shape[0] - 1):

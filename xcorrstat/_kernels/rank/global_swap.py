@@ -209,7 +209,7 @@ def _bounds(new: np.ndarray, row_of: np.ndarray, e_off: np.ndarray, n_rows: int,
 
 def group_tables(xf: np.ndarray, yf: np.ndarray, zf: np.ndarray) -> tuple:
     """The tables of R rows of n cells each ((R, n) scores of X and Y and the target), end to end, as
-    :func:`xcorrstat._kernels.rank.global_jit.group_swap_counts` takes them: each row's table is the
+    :func:`xcorrstat._kernels.rank.global_jit.group_swap_taus` takes them: each row's table is the
     one :func:`_swap_row` builds for it (its valid scores of X, then of Y, sorted by value and the
     target's dense rank, ties in both left in that order), all rows sorted at once.
     """
