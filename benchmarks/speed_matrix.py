@@ -2,9 +2,11 @@
 
 Every cell the capability table (``xcorrstat._capabilities``) supports -- an operation at a level,
 coefficient and Kendall variant -- is called as ``benchmarks/api_support.py`` calls it (its
-enumeration is imported, not repeated), on data of two shapes:
+enumeration is imported, not repeated), on data of these shapes:
 
 * ``shared``: a shared task, 52 metrics x 15 systems x 2,000 segments with 10% of the cells missing;
+* ``tied``: the same with tied scores (the target in whole numbers, the metrics to one decimal), as real
+  segment scores are;
 * ``wide``: many systems, 5,000 systems x 20 inputs (3 metrics and the target), and ``wide-1k``, 1,000 x 20,
   beside it: the ``x1k`` column is the ratio of the two times (5 for time linear in the systems);
 
@@ -66,18 +68,23 @@ from xcorrstat._capabilities import OPERATIONS, cells  # noqa: E402
 
 MIB = 2**20
 FULL = {"shared": dict(metrics=52, systems=15, inputs=2000, missing=0.1),
+        "tied": dict(metrics=52, systems=15, inputs=2000, missing=0.1, ties=True),
         "wide": dict(metrics=4, systems=5000, inputs=20, missing=0.0),
         "wide-1k": dict(metrics=4, systems=1000, inputs=20, missing=0.0)}
 QUICK = {"shared": dict(metrics=5, systems=5, inputs=30, missing=0.1),
+         "tied": dict(metrics=5, systems=5, inputs=30, missing=0.1, ties=True),
          "wide": dict(metrics=4, systems=150, inputs=6, missing=0.0),
          "wide-1k": dict(metrics=4, systems=30, inputs=6, missing=0.0)}
 BUDGETS = {"default": None, "256MiB": 256 * MIB}
 
 
-def scores(metrics: int, systems: int, inputs: int, missing: float, seed: int = 0) -> xr.Dataset:
+def scores(metrics: int, systems: int, inputs: int, missing: float, ties: bool = False,
+           seed: int = 0) -> xr.Dataset:
     """Synthetic scores under api_support's names: the target, its metrics, then ``metric_NN``; a share
     ``missing`` of the cells NaN in every variable (segments without a human score, whose metric scores
-    are left out too, so that mt-metrics-eval's pair test applies)."""
+    are left out too, so that mt-metrics-eval's pair test applies). With ``ties`` the target is rounded to
+    whole numbers (a few levels, as MQM scores are) and every metric to one decimal: ties within and
+    between systems, as real segment scores have (the kernels of untied rows do not apply)."""
     rng = np.random.default_rng(seed)
     quality = rng.normal(size=(systems, 1)) + rng.normal(size=(1, inputs))
     names = [*METRICS, *(f"metric_{k:02d}" for k in range(max(0, metrics - len(METRICS))))][:metrics - 1]
@@ -85,6 +92,8 @@ def scores(metrics: int, systems: int, inputs: int, missing: float, seed: int = 
     data = {TARGET: np.where(gaps, np.nan, quality + rng.normal(size=quality.shape))}
     for name in names:
         data[name] = np.where(gaps, np.nan, quality + rng.uniform(0.5, 2.0) * rng.normal(size=quality.shape))
+    if ties:
+        data = {k: np.round(v) if k == TARGET else np.round(v, 1) for k, v in data.items()}
     dims = ("system", "input")
     return xr.Dataset({k: (dims, v) for k, v in data.items()},
                       coords={"system": [f"s{s}" for s in range(systems)], "input": np.arange(inputs)})
@@ -326,7 +335,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="small shapes, 10 draws, one process per shape and budget")
     p.add_argument("--only", help="regular expression on 'operation|level|method|variant'")
-    p.add_argument("--shapes", default="shared,wide,wide-1k", help="shapes to run (shared, wide, wide-1k)")
+    p.add_argument("--shapes", default="shared,tied,wide,wide-1k", help="shapes to run (shared, tied, wide, wide-1k)")
     p.add_argument("--budgets", default="default,256MiB", help="budgets to run (default, 256MiB)")
     p.add_argument("--n-resamples", type=int, help="draws (default 1,000; --quick 10)")
     p.add_argument("--trials", type=int, help="trials of the diagnostics (default 20; --quick 1)")
