@@ -35,6 +35,7 @@ __all__ = [
     "corr",
     "kendall",
     "pearson",
+    "same_cells",
     "spearman",
 ]
 
@@ -145,6 +146,20 @@ def _midranks(a: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
     return rankdata(np.where(valid, a, np.nan), axis=-1, nan_policy="omit")
 
 
+def same_cells(cells: list[np.ndarray], union: np.ndarray) -> bool:
+    """Whether every operand's cells (boolean masks that broadcast to ``union``, the operands' cells
+    combined) are ``union`` itself: then each operand keeps its un-broadcast shape, and whatever is
+    done per row of it (ranking) is done once, not once per row of the broadcast result.
+
+    Examples
+    --------
+    >>> gaps = np.array([[False, True]])
+    >>> same_cells([gaps, np.broadcast_to(gaps, (3, 2))], np.broadcast_to(gaps, (3, 2)))
+    True
+    """
+    return all(np.array_equal(np.broadcast_to(c, union.shape), union) for c in cells)
+
+
 def spearman(x: ArrayLike, z: ArrayLike, *, min_pairs: int = 3) -> tuple[np.ndarray, np.ndarray]:
     """Spearman's rho (Pearson's r of mid-ranks of the valid pairs); returns ``(rho, n)``.
 
@@ -165,7 +180,7 @@ def spearman(x: ArrayLike, z: ArrayLike, *, min_pairs: int = 3) -> tuple[np.ndar
         own = (~np.isnan(ax), ~np.isnan(az))
         bx, bz = np.broadcast_arrays(ax, az)
         valid = ~np.isnan(bx) & ~np.isnan(bz)
-        if all(np.array_equal(np.broadcast_to(v, valid.shape), valid) for v in own):
+        if same_cells(list(own), valid):
             # every operand misses the same cells: its rows' ranks are its own, ranked on its un-broadcast shape
             rx, rz = np.broadcast_arrays(_midranks(ax, own[0]), _midranks(az, own[1]))
         else:

@@ -25,6 +25,7 @@ from .._docs import fill_doc
 from .._resampling.settings import Williams, as_settings
 from .._types import Alternative, Level, Method
 from .._kernels import corr, system_means
+from .._kernels.correlation import same_cells
 from .._kernels.dependent import steiger_z, williams, zou_ci
 from .._kernels.scaling import centre_cells
 from .._resampling.pvalues import ALTERNATIVES
@@ -41,10 +42,9 @@ def dependent_correlations(x: ArrayLike, y: ArrayLike, z: ArrayLike, *, level: L
                            method: Method) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(r_xz, r_yz, r_xy, n)`` over the units where x, y and z are all present; x, y, z (..., S, I)."""
     x, y, z = (np.asarray(a, dtype=np.float64) for a in (x, y, z))
-    shape = np.broadcast_shapes(x.shape, y.shape, z.shape)
     missing = [np.isnan(a) for a in (x, y, z)]
     invalid = missing[0] | missing[1] | missing[2]
-    if level == "system" or not all(np.array_equal(np.broadcast_to(m, shape), invalid) for m in missing):
+    if level == "system" or not same_cells(missing, invalid):
         x, y, z = (np.where(invalid, np.nan, a) for a in np.broadcast_arrays(x, y, z))
     # else every operand misses the same cells: kept un-broadcast, so each is ranked once, not once per pair
     if level == "system":
