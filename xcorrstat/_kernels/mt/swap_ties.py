@@ -26,8 +26,9 @@ from .ties import TIE_VARIANTS, calibrate_epsilon
 
 __all__ = ["SWAP_PAIR_BYTES", "swap_pair_table", "swapped_calibration"]
 
-#: Bytes per entry of the table (four per pair of cells) while it is built and sorted.
-SWAP_PAIR_BYTES = 64
+#: Bytes per entry of the table (four per pair of cells) while it is built and sorted: its 21 bytes, the
+#: sort's order and scratch, and one pairing's temporaries (measured: 46.5 at 8 million entries).
+SWAP_PAIR_BYTES = 48
 
 
 def swap_pair_table(gx: ArrayLike, gy: ArrayLike, gz: ArrayLike) -> dict[str, np.ndarray]:
@@ -53,20 +54,32 @@ def swap_pair_table(gx: ArrayLike, gy: ArrayLike, gz: ArrayLike) -> dict[str, np
     present = ~np.isnan(src) & ~np.isnan(uz)[None]
     with np.errstate(invalid="ignore"):
         dg = uz[:, a] - uz[:, b]
-    parts = []
-    for sa in (0, 1):
-        for sb in (0, 1):
-            ok = present[sa][:, a] & present[sb][:, b]
-            rows, cols = np.nonzero(ok)
-            dm = src[sa][rows, a[cols]] - src[sb][rows, b[cols]]  # as the swapped matrix's pair difference
-            d = dg[rows, cols]
-            flag = ((np.sign(dm) == np.sign(d)).astype(np.uint8) | ((d == 0).astype(np.uint8) << 1)
-                    | np.uint8(8 * sa + 16 * sb))
-            parts.append((np.abs(dm), rows.astype(np.int32), a[cols].astype(np.int32), b[cols].astype(np.int32),
-                          flag))
-    dist, group, ia, ib, flag = (np.concatenate([p[k] for p in parts]) for k in range(5))
+    oks = [present[sa][:, a] & present[sb][:, b] for sa in (0, 1) for sb in (0, 1)]
+    size = int(sum(int(ok.sum()) for ok in oks))
+    dist = np.empty(size)
+    group, ia, ib = (np.empty(size, dtype=np.int32) for _ in range(3))
+    flag = np.empty(size, dtype=np.uint8)
+    at = 0
+    for combo, ok in enumerate(oks):  # filled in place, one pairing at a time: no copy of the whole table
+        sa, sb = divmod(combo, 2)
+        rows, cols = np.nonzero(ok)
+        part = slice(at, at + rows.size)
+        at += rows.size
+        dm = src[sa][rows, a[cols]] - src[sb][rows, b[cols]]  # as the swapped matrix's pair difference
+        d = dg[rows, cols]
+        dist[part] = np.abs(dm)
+        flag[part] = ((np.sign(dm) == np.sign(d)).astype(np.uint8) | ((d == 0).astype(np.uint8) << 1)
+                      | np.uint8(8 * sa + 16 * sb))
+        group[part], ia[part], ib[part] = rows, a[cols], b[cols]
+        del rows, cols, dm, d
+    del oks, dg
     order = np.argsort(dist, kind="stable")
-    dist, group, ia, ib, flag = dist[order], group[order], ia[order], ib[order], flag[order]
+    dist = dist[order]  # one array at a time, each old one freed as its sorted copy is made
+    group = group[order]
+    ia = ia[order]
+    ib = ib[order]
+    flag = flag[order]
+    del order
     if dist.size:
         last = np.ones(dist.size, dtype=bool)
         last[:-1] = dist[1:] != dist[:-1]
