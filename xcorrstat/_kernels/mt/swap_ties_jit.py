@@ -93,6 +93,14 @@ def _scales(k, scale, used, ok):
 
 
 @_jit
+def _lanes_of(f, word_a, word_b):
+    """The lanes (bits) an entry of flags ``f`` is in: those whose sources at its two cells are its own."""
+    wa = word_a if (f >> 3) & 1 else word_a ^ _FULL
+    wb = word_b if (f >> 4) & 1 else word_b ^ _FULL
+    return wa & wb
+
+
+@_jit
 def _walk(group, item_a, item_b, flag, word, scale, base, top, cnt):
     """The first walk: each lane's base, its highest running sum at a candidate (``top``, -1 before the
     first) and each group's count of agreeing pairs at no tie (``cnt`` (G, lanes))."""
@@ -105,9 +113,7 @@ def _walk(group, item_a, item_b, flag, word, scale, base, top, cnt):
         g, a, b = group[e], item_a[e], item_b[e]
         before, gain = f & 1, ((f >> 1) & 1) - (f & 1)
         if before or gain:
-            wa = word[g, a] if (f >> 3) & 1 else word[g, a] ^ _FULL
-            wb = word[g, b] if (f >> 4) & 1 else word[g, b] ^ _FULL
-            act = wa & wb
+            act = _lanes_of(f, word[g, a], word[g, b])
             if act:
                 for lane in range(_LANES):
                     bit = (act >> lane) & 1
@@ -145,9 +151,7 @@ def _ties(dist, group, item_a, item_b, flag, word, scale, base, top, lanes, cnt,
         gain = ((f >> 1) & 1) - (f & 1)
         if gain:
             g, a, b = group[e], item_a[e], item_b[e]
-            wa = word[g, a] if (f >> 3) & 1 else word[g, a] ^ _FULL
-            wb = word[g, b] if (f >> 4) & 1 else word[g, b] ^ _FULL
-            act = wa & wb
+            act = _lanes_of(f, word[g, a], word[g, b])
             if act:
                 for lane in range(_LANES):
                     bit = (act >> lane) & 1
