@@ -42,7 +42,7 @@ from .global_counts import (
 __all__ = ["group_tables", "swap_global_kendall", "swap_group_kendall"]
 
 _INT32_MAX = 2**31 - 1
-#: The variants as :func:`xcorrstat._kernels.rank.global_jit.group_swap_taus` numbers them.
+#: The variants as :func:`xcorrstat._kernels.rank.group_jit.group_swap_taus` numbers them.
 _VARIANT_CODES = {"a": 0, "b": 1, "c": 2, "23": 3, "acc23": 4}
 #: Tables of this many entries or more keep the linear terms l_c (|l_c| <= 2 E) in int64.
 LINEAR_INT32_ENTRIES = _INT32_MAX // 8
@@ -181,7 +181,7 @@ def swap_group_kendall(
         by_group = np.ascontiguousarray(np.swapaxes(m, 0, 1)).view(np.uint8)  # (S, B, I) of 0/1
         r = np.empty((n_rows * s, 2 * b))  # (rows x groups, 2B)
         n = np.empty((n_rows * s, 2 * b), dtype=np.int64)
-        loops("rank.global_jit").group_swap_taus(*tables[:7], by_group, mask_of, *tables[7:], code, need, r, n)
+        loops("rank.group_jit").group_swap_taus(*tables[:7], by_group, mask_of, *tables[7:], code, need, r, n)
         shape = lead + (s, 2 * b)
         r, n = np.swapaxes(r.reshape(shape), -1, -2), np.swapaxes(n.reshape(shape), -1, -2)  # (..., 2B, S)
         return (np.ascontiguousarray(r[..., :b, :]), np.ascontiguousarray(r[..., b:, :]),
@@ -209,7 +209,7 @@ def _bounds(new: np.ndarray, row_of: np.ndarray, e_off: np.ndarray, n_rows: int,
 
 def group_tables(xf: np.ndarray, yf: np.ndarray, zf: np.ndarray) -> tuple:
     """The tables of R rows of n cells each ((R, n) scores of X and Y and the target), end to end, as
-    :func:`xcorrstat._kernels.rank.global_jit.group_swap_taus` takes them: each row's table is the
+    :func:`xcorrstat._kernels.rank.group_jit.group_swap_taus` takes them: each row's table is the
     one :func:`_swap_row` builds for it (its valid scores of X, then of Y, sorted by value and the
     target's dense rank, ties in both left in that order), all rows sorted at once.
     """
@@ -272,7 +272,7 @@ def group_tables(xf: np.ndarray, yf: np.ndarray, zf: np.ndarray) -> tuple:
     lin = np.zeros(n_rows * n, dtype=np.int64)
     c0 = np.zeros(n_rows, dtype=np.int64)
     cell32, zr32 = cell.astype(np.int32), zr.astype(np.int32)
-    loops("rank.global_jit").linear_terms_tables(zr32, x_runs, x_off + np.arange(n_rows + 1), src, cell32,
+    loops("rank.group_jit").linear_terms_tables(zr32, x_runs, x_off + np.arange(n_rows + 1), src, cell32,
                                                  e_off, n, linear, lin, c0)
     return (cell32, src, zr32, e_off, nbits, tuple(runs), np.stack(offs), lin.astype(np.int64 if wide else np.int32),
             c0, fixed, linear)
