@@ -215,19 +215,12 @@ def group_tables(xf: np.ndarray, yf: np.ndarray, zf: np.ndarray) -> tuple:
     """
     n_rows, n = xf.shape
     vz = ~np.isnan(zf)
-    # the target's dense ranks within each row (over its cells with a target)
-    zo = np.argsort(zf, axis=1, kind="stable")  # NaN last
-    zsorted = np.take_along_axis(zf, zo, axis=1)
-    step = np.zeros(zsorted.shape, dtype=np.int64)
-    step[:, 1:] = zsorted[:, 1:] != zsorted[:, :-1]
-    ranks = np.empty(zf.shape, dtype=np.int64)
-    np.put_along_axis(ranks, zo, np.cumsum(step, axis=1), axis=1)
     valid = np.concatenate([~np.isnan(xf) & vz, ~np.isnan(yf) & vz], axis=1)  # (R, 2n): X's cells, then Y's
     row_of, col = np.nonzero(valid)
     cell = np.where(col < n, col, col - n)
     src = (col >= n).astype(np.uint8)
     v = np.concatenate([xf, yf], axis=1)[row_of, col]
-    zr = ranks[row_of, cell]
+    zr = _dense_ranks(zf)[row_of, cell]
     order = np.lexsort((zr, v, row_of))
     row_of, cell, src, v, zr = row_of[order], cell[order], src[order], v[order], zr[order]
     counts = np.bincount(row_of, minlength=n_rows)
@@ -243,27 +236,12 @@ def group_tables(xf: np.ndarray, yf: np.ndarray, zf: np.ndarray) -> tuple:
     zz = zr[zorder]
     new_z = first.copy()
     new_z[1:] |= zz[1:] != zz[:-1]
-    runs, offs = [], []
-    for flags, multi in ((new_x, True), (new_xz, True)):
-        a, b, off = _bounds(flags, row_of, e_off, n_rows, multi=multi)
-        runs += [a, b]
-        offs += [off, off]
-    runs.append((zorder - e_off[row_of]).astype(np.int32))
-    offs.append(e_off)
-    a, b, off = _bounds(new_z, row_of, e_off, n_rows, multi=False)
-    runs += [a, b]
-    offs += [off, off]
+    runs, offs = _run_lists(new_x, new_xz, zorder, new_z, row_of, e_off, n_rows)
     top = np.zeros(n_rows, dtype=np.int64)
     np.maximum.at(top, row_of, zr)
     nbits = np.where(top > 0, np.frexp(top.astype(np.float64))[1], 0).astype(np.int64)
-    # rows whose X and Y are valid in the same cells: fixed target ties and the linear form
-    linear = (valid[:, :n] == valid[:, n:]).all(axis=1)
-    per_z = np.diff(np.append(np.flatnonzero(new_z), v.size)) // 2
-    z_row = row_of[np.flatnonzero(new_z)]
-    fixed = np.zeros((2, n_rows), dtype=np.int64)
-    np.add.at(fixed[0], z_row, per_z * (per_z - 1) // 2)
-    np.add.at(fixed[1], z_row, 1)
-    fixed[:, ~linear] = 0
+    linear = (valid[:, :n] == valid[:, n:]).all(axis=1)  # X and Y valid in the same cells: the linear form
+    fixed = _fixed_target(new_z, row_of, linear)
     x_starts = np.flatnonzero(new_x)  # every run of equal x, with each table's size: linear_terms' bounds
     x_off = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(np.bincount(row_of[x_starts], minlength=n_rows), out=x_off[1:])
@@ -276,6 +254,46 @@ def group_tables(xf: np.ndarray, yf: np.ndarray, zf: np.ndarray) -> tuple:
                                                  e_off, n, linear, lin, c0)
     return (cell32, src, zr32, e_off, nbits, tuple(runs), np.stack(offs), lin.astype(np.int64 if wide else np.int32),
             c0, fixed, linear)
+
+
+def _dense_ranks(zf: np.ndarray) -> np.ndarray:
+    """(R, n) dense ranks 0, 1, ... of each row's target values (as ``np.unique``'s inverse over the
+    row's cells with a target; anything at a missing cell)."""
+    zo = np.argsort(zf, axis=1, kind="stable")  # NaN last
+    zsorted = np.take_along_axis(zf, zo, axis=1)
+    step = np.zeros(zsorted.shape, dtype=np.int64)
+    step[:, 1:] = zsorted[:, 1:] != zsorted[:, :-1]
+    ranks = np.empty(zf.shape, dtype=np.int64)
+    np.put_along_axis(ranks, zo, np.cumsum(step, axis=1), axis=1)
+    return ranks
+
+
+def _run_lists(new_x: np.ndarray, new_xz: np.ndarray, zorder: np.ndarray, new_z: np.ndarray, row_of: np.ndarray,
+               e_off: np.ndarray, n_rows: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The seven run lists of the compiled loops (x and (x, z) runs of two entries or more, zorder, z runs)
+    of every table, end to end, and each list's offsets per table."""
+    runs, offs = [], []
+    for flags, multi in ((new_x, True), (new_xz, True)):
+        a, b, off = _bounds(flags, row_of, e_off, n_rows, multi=multi)
+        runs += [a, b]
+        offs += [off, off]
+    runs.append((zorder - e_off[row_of]).astype(np.int32))
+    offs.append(e_off)
+    a, b, off = _bounds(new_z, row_of, e_off, n_rows, multi=False)
+    return runs + [a, b], offs + [off, off]
+
+
+def _fixed_target(new_z: np.ndarray, row_of: np.ndarray, linear: np.ndarray) -> np.ndarray:
+    """(2, R): the target's tie pairs and distinct values of each table whose X and Y are valid in the same
+    cells (each cell two entries of one target value; 0 for the others)."""
+    starts = np.flatnonzero(new_z)
+    per_z = np.diff(np.append(starts, new_z.size)) // 2
+    z_row = row_of[starts]
+    fixed = np.zeros((2, linear.size), dtype=np.int64)
+    np.add.at(fixed[0], z_row, per_z * (per_z - 1) // 2)
+    np.add.at(fixed[1], z_row, 1)
+    fixed[:, ~linear] = 0
+    return fixed
 
 
 def _with_ends(starts: np.ndarray, off: np.ndarray, counts: np.ndarray) -> np.ndarray:
