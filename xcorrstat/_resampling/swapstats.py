@@ -40,6 +40,7 @@ from .._kernels.scaling import pow2_normalise, remove_offset
 from .._kernels.swap import (WITHIN_METHODS, SwapDeltas, input_by_groups, prepare_swap, prepare_within_swap,
                              swap_supported)
 from .._kernels.linear.system_swap import prepare_system_swap
+from .._kernels.rank.input_tau_c import input_tau_c_split, split_rows
 from .._kernels.rank.untied_forms import input_untied_swap_means, untied_rows
 from .._kernels.rank.spearman_swap import prepare_spearman_swap
 from .memory import materialised_steps
@@ -172,12 +173,22 @@ def _spearman_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[
 
 def _tau_c_deltas(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str, Any],
                   missing: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
-    """Input-level tau-c: tau-a's pair forms for the rows without ties between systems, one sorted table per
-    input (the within-system kernels of the transposed matrices) for the others."""
+    """Input-level tau-c (``"macro"``): tau-a's pair forms for the rows without ties between systems; for the
+    others, the forms where an input's divisor is fixed and one sorted table for each other input
+    (:mod:`xcorrstat._kernels.rank.input_tau_c`), or one sorted table per input (the within-system kernels
+    of the transposed matrices) when X and Y miss different cells, and for every other average."""
     def tables(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         return _within_deltas(x, y, z, kw, None, transposed=True)
 
-    return _untied_or(zx, zy, z, kw, missing, tables)
+    def split(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        return input_tau_c_split(x, y, z, min_pairs=kw["min_pairs"])
+
+    def tied(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        if kw.get("average", "macro") != "macro":
+            return tables(x, y, z)
+        return _by_rows([x, y, z], split_rows(x, y, z), split, tables)
+
+    return _untied_or(zx, zy, z, kw, missing, tied)
 
 
 def _untied_or(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str, Any], missing: np.ndarray | None,
@@ -191,21 +202,38 @@ def _untied_or(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, kw: Mapping[str, A
     if kw["level"] == "input" and kw.get("average", "macro") == "macro":
         forms = untied_rows(*flat)
 
-    def rows(keep: np.ndarray) -> list[np.ndarray]:
-        return flat if keep.all() else [a[keep] for a in flat]
+    def pairs(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        means = input_untied_swap_means(x, y, z, method=kw["method"], min_pairs=kw["min_pairs"])
 
-    rest = other(*rows(~forms)) if not forms.all() else None
-    pairs = input_untied_swap_means(*rows(forms), method=kw["method"], min_pairs=kw["min_pairs"]) \
-        if forms.any() else None
+        def deltas(m: np.ndarray) -> np.ndarray:
+            mx, my = means(m)
+            return mx - my
+
+        return deltas
+
+    rows = _by_rows(flat, forms, pairs, other)
+    return lambda m: _with_missing(rows(m).reshape(lead + (m.shape[0],)), missing)
+
+
+def _by_rows(flat: list[np.ndarray], keep: np.ndarray, first: Callable[..., Callable[[np.ndarray], np.ndarray]],
+             second: Callable[..., Callable[[np.ndarray], np.ndarray]]) -> Callable[[np.ndarray], np.ndarray]:
+    """``deltas(m) -> (R, B)``: the rows ``keep`` of the (R, S, I) arrays ``flat`` by ``first(x, y, z)``, the
+    others by ``second``."""
+    def rows(which: np.ndarray) -> list[np.ndarray]:
+        return flat if which.all() else [a[which] for a in flat]
+
+    one = first(*rows(keep)) if keep.any() else None
+    other = second(*rows(~keep)) if not keep.all() else None
 
     def deltas(m: np.ndarray) -> np.ndarray:
-        out = np.empty((forms.size, m.shape[0]))
-        if rest is not None:
-            out[~forms] = rest(m)
-        if pairs is not None:
-            mx, my = pairs(m)
-            out[forms] = mx - my
-        return _with_missing(out.reshape(lead + (m.shape[0],)), missing)
+        if other is None and one is not None:
+            return one(m)
+        out = np.empty((keep.size, m.shape[0]))
+        if other is not None:
+            out[~keep] = other(m)
+        if one is not None:
+            out[keep] = one(m)
+        return out
 
     return deltas
 

@@ -39,7 +39,7 @@ from .global_counts import (
     tau_from_table,
 )
 
-__all__ = ["group_tables", "swap_global_kendall", "swap_group_kendall"]
+__all__ = ["group_tables", "swap_global_kendall", "swap_group_kendall", "swap_table_taus"]
 
 _INT32_MAX = 2**31 - 1
 #: The variants as :func:`xcorrstat._kernels.rank.group_jit.group_swap_taus` numbers them.
@@ -169,23 +169,54 @@ def swap_group_kendall(
     """
     (xf, yf, zf), lead = lead_rows(zx, zy, z)
     n_rows, s, i = xf.shape
-    tables = group_tables(*(a.reshape(n_rows * s, i) for a in (xf, yf, zf)))
-    code, need = _VARIANT_CODES[variant], max(int(min_pairs), 2)
-    mask_of = np.tile(np.arange(s, dtype=np.int64), n_rows)
+    xr, yr, zr = (a.reshape(n_rows * s, i) for a in (xf, yf, zf))
+    counted = swap_table_taus(xr, yr, zr, np.tile(np.arange(s, dtype=np.int64), n_rows), variant=variant,
+                              min_pairs=min_pairs)
 
     def taus(masks: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         m = np.asarray(masks, dtype=bool)
         if m.ndim != 3 or m.shape[1:] != (s, i):
             raise ValueError(f"masks must be (draws, {s}, {i}), got shape {m.shape}")
         b = m.shape[0]
-        by_group = np.ascontiguousarray(np.swapaxes(m, 0, 1)).view(np.uint8)  # (S, B, I) of 0/1
-        r = np.empty((n_rows * s, 2 * b))  # (rows x groups, 2B)
-        n = np.empty((n_rows * s, 2 * b), dtype=np.int64)
-        loops("rank.group_jit").group_swap_taus(*tables[:7], by_group, mask_of, *tables[7:], code, need, r, n)
+        r, n = counted(np.swapaxes(m, 0, 1))
         shape = lead + (s, 2 * b)
         r, n = np.swapaxes(r.reshape(shape), -1, -2), np.swapaxes(n.reshape(shape), -1, -2)  # (..., 2B, S)
         return (np.ascontiguousarray(r[..., :b, :]), np.ascontiguousarray(r[..., b:, :]),
                 np.ascontiguousarray(n[..., :b, :]), np.ascontiguousarray(n[..., b:, :]))
+
+    return taus
+
+
+def swap_table_taus(xf: np.ndarray, yf: np.ndarray, zf: np.ndarray, mask_of: np.ndarray, *, variant: Variant,
+                    min_pairs: int) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``taus(masks)``: Kendall's tau of X' and Y' with Z in each of R rows of n cells ((R, n) scores, one sorted
+    table per row, :func:`group_tables`), row g swapped by the mask ``masks[mask_of[g]]``.
+
+    ``masks`` (M, B, n) of bool gives ``(r, n)``, each (R, 2B): the tau of each row of X' (columns ``:B``) and
+    of Y' (``B:``), and its valid items, as :func:`xcorrstat._kernels.kendall` gives them on the swapped rows.
+
+    Examples
+    --------
+    >>> x = np.array([[1.0, 2.0, 3.0]]); masks = np.zeros((1, 1, 3), bool)
+    >>> r, n = swap_table_taus(x, -x, x, np.array([0]), variant="b", min_pairs=2)(masks)
+    >>> r.tolist(), n.tolist()
+    ([[1.0, -1.0]], [[3, 3]])
+    """
+    tables = group_tables(xf, yf, zf)
+    code, need = _VARIANT_CODES[variant], max(int(min_pairs), 2)
+    rows = xf.shape[0]
+    mask_rows = np.ascontiguousarray(mask_of, dtype=np.int64)
+
+    def taus(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        m = np.ascontiguousarray(masks, dtype=bool)
+        if m.ndim != 3 or m.shape[2] != xf.shape[1]:
+            raise ValueError(f"masks must be (rows, draws, {xf.shape[1]}), got shape {m.shape}")
+        b = m.shape[1]
+        r = np.empty((rows, 2 * b))
+        n = np.empty((rows, 2 * b), dtype=np.int64)
+        loops("rank.group_jit").group_swap_taus(*tables[:7], m.view(np.uint8), mask_rows, *tables[7:], code, need,
+                                                 r, n)
+        return r, n
 
     return taus
 

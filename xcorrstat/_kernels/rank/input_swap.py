@@ -51,7 +51,7 @@ from ..linear.forms import F32_EXACT, SwapRun, mask_products
 from .input_sort import SortPrep, sort_counts, sort_pays, sort_prepare
 
 __all__ = ["SWAP_KENDALL_VARIANTS", "empty_operands", "finish_forms", "input_kendall_swap",
-           "input_kendall_swap_means", "means_run"]
+           "input_kendall_swap_means", "means_run", "values_run"]
 
 #: Input-level Kendall variants of the swap fast path.
 SWAP_KENDALL_VARIANTS: tuple[Variant, ...] = ("a", "b", "23", "acc23")
@@ -129,8 +129,12 @@ def input_kendall_swap(
     >>> float(rx[0, 0, 0]), float(ry[0, 0, 0])
     (1.0, -1.0)
     """
-    forms = _prepare(*_check(zx, zy, z, variant, eps), variant, int(min_pairs))
+    return values_run(_prepare(*_check(zx, zy, z, variant, eps), variant, int(min_pairs)), variant)
 
+
+def values_run(forms: _Forms, variant: Variant) -> SwapRun:
+    """``run(m)``: the per-input values the forms give, two (P, I, B) arrays (NaN where undefined; see
+    :func:`input_kendall_swap`)."""
     def run(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         m = np.asarray(m, dtype=bool)
         i, p = forms.n0.shape
