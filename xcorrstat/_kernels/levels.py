@@ -139,9 +139,13 @@ def average_defined(
     ar = np.asarray(r, dtype=np.float64)
     defined = ~np.isnan(ar)
     count = defined.sum(axis=axis)
-    w = np.ones_like(ar) if weights is None else np.broadcast_to(np.asarray(weights, dtype=np.float64), ar.shape)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.sum(ar * w, axis=axis, where=defined) / np.sum(w, axis=axis, where=defined)
+        if weights is None and ar.flags.c_contiguous:  # equal weights: their sum is the count, ar * 1 is ar
+            mean = np.sum(ar, axis=axis, where=defined) / count
+        else:
+            w = np.ones_like(ar) if weights is None else np.broadcast_to(np.asarray(weights, dtype=np.float64),
+                                                                         ar.shape)
+            mean = np.sum(ar * w, axis=axis, where=defined) / np.sum(w, axis=axis, where=defined)
     return np.where(count > 0, mean, np.nan), count.astype(np.int64)
 
 

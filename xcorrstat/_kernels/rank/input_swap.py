@@ -132,13 +132,13 @@ def input_kendall_swap(
     return values_run(_prepare(*_check(zx, zy, z, variant, eps), variant, int(min_pairs)), variant)
 
 
-def values_run(forms: _Forms, variant: Variant) -> SwapRun:
-    """``run(m)``: the per-input values the forms give, two (P, I, B) arrays (NaN where undefined; see
-    :func:`input_kendall_swap`)."""
+def values_run(forms: _Forms, variant: Variant, *, draws_last: bool = True) -> SwapRun:
+    """``run(m)``: the per-input values the forms give, two (P, I, B) arrays, or (P, B, I) without
+    ``draws_last`` (NaN where undefined; see :func:`input_kendall_swap`)."""
     def run(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         m = np.asarray(m, dtype=bool)
         i, p = forms.n0.shape
-        out = np.empty((2, p, i, m.shape[0]))
+        out = np.empty((2, p, i, m.shape[0]) if draws_last else (2, p, m.shape[0], i))
 
         def keep(blk: slice, ties: tuple[np.ndarray, np.ndarray] | None, v: tuple[np.ndarray, np.ndarray],
                  counts: DrawCounts | None, whole: np.ndarray) -> None:
@@ -148,7 +148,10 @@ def values_run(forms: _Forms, variant: Variant) -> SwapRun:
             else:
                 gap_stats(v, counts, stats, variant, forms.need, np.nan)
             np.clip(stats, -1.0, 1.0, out=stats)
-            out[:, :, blk] = np.transpose(stats, (0, 3, 1, 2))
+            if draws_last:
+                out[:, :, blk] = np.transpose(stats, (0, 3, 1, 2))
+            else:
+                out[..., blk] = np.transpose(stats, (0, 3, 2, 1))
 
         _run_blocks(m, forms, keep, variant)
         return out[0], out[1]
@@ -300,22 +303,28 @@ def _block_stats(ties: tuple[np.ndarray, np.ndarray] | None, v: tuple[np.ndarray
     if ties is None:
         return None
     t = forms.tied
-    tx, ty = ties
-    n0 = forms.n0[blk][:, None, t]
-    gold = forms.gold_untied[blk][:, None, t]
-    static_ok = ~undefined[:, None, t]
-    ok = []
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for k, tie in enumerate((tx, ty)):
-            untied = np.subtract(n0, tie, dtype=np.float64)  # pairs not tied in the metric
-            defined = (untied > 0) & static_ok
-            untied *= gold
-            np.sqrt(untied, out=untied)
-            stat = np.divide(v[k][..., t], untied)
-            stat[~defined] = fill
-            out[k][..., t] = stat
-            ok.append(defined)
+    n0, gold, static_ok = forms.n0[blk], forms.gold_untied[blk], ~undefined
+    ok = np.empty((2,) + ties[0].shape, dtype=np.bool_)
+    for k in (0, 1):
+        _tied_values(v[k], ties[k], n0, gold, static_ok, t, fill, out[k], ok[k])
     return ok[0], ok[1]
+
+
+@jit
+def _tied_values(v: np.ndarray, tie: np.ndarray, n0: np.ndarray, gold: np.ndarray, static_ok: np.ndarray,
+                 t: np.ndarray, fill: float, out: np.ndarray, ok: np.ndarray) -> None:
+    """Tau-b of the pairs ``t`` whose denominators change with the draw, on a block of inputs: ``out[i, j, t[k]]``
+    ``= v / sqrt((N - T_m) (N - T_g))`` from the metric ties ``tie[i, j, k]`` (inputs, B, Pt), or ``fill`` where
+    every valid pair ties in the metric or the input is undefined (``ok`` False), in float64."""
+    n, b, _ = tie.shape
+    for i in range(n):
+        for j in range(b):
+            for k in range(t.shape[0]):
+                q = t[k]
+                untied = n0[i, q] - np.float64(tie[i, j, k])  # pairs not tied in the metric
+                good = untied > 0 and static_ok[i, q]
+                ok[i, j, k] = good
+                out[i, j, q] = np.float64(v[i, j, q]) / np.sqrt(untied * gold[i, q]) if good else fill
 
 
 class _Operands(NamedTuple):
@@ -424,7 +433,9 @@ def finish_forms(value: np.ndarray, value_diff: np.ndarray, ties: np.ndarray | N
         scale = np.sqrt(n0 * gold_untied)
         undefined |= (n0 <= 0) | (gold_untied <= 0)
     t = np.flatnonzero(tied)
-    if t.size and ties is not None and ties_diff is not None:
+    if t.size == tied.size and ties is not None and ties_diff is not None:
+        pass  # every pair has a metric tie: the operands as they are, not a copy beside them
+    elif t.size and ties is not None and ties_diff is not None:
         ties, ties_diff = np.ascontiguousarray(ties[:, :, t]), np.ascontiguousarray(ties_diff[:, :, t])
     else:  # no denominator changes with the draw
         t, ties, ties_diff = t[:0], None, None

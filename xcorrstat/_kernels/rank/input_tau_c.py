@@ -131,7 +131,8 @@ def input_tau_c_split(zx: ArrayLike, zy: ArrayLike, z: ArrayLike, *,
     m = target.T.astype(np.float64)  # the smaller of the distinct values: the target's, where fixed
     with np.errstate(invalid="ignore", divide="ignore"):
         scale = n * n * (m - 1.0) / m / 2.0  # 2 (C - D) / (n^2 (m - 1) / m), the division by 2 exact
-    values = values_run(forms._replace(scale=scale, undefined=forms.undefined | (m <= 1) | ~fixed.T), "c")
+    values = values_run(forms._replace(scale=scale, undefined=forms.undefined | (m <= 1) | ~fixed.T), "c",
+                        draws_last=False)
     rows, inputs = np.nonzero(~fixed)
     tables = None
     if rows.size:
@@ -141,13 +142,12 @@ def input_tau_c_split(zx: ArrayLike, zy: ArrayLike, z: ArrayLike, *,
     def deltas(masks: np.ndarray) -> np.ndarray:
         mk = np.asarray(masks, dtype=bool)
         b = mk.shape[0]
-        rx, ry = values(mk)  # (P, I, B) each
+        rx, ry = values(mk)  # (P, B, I) each, in C order: summed as the tables' route sums them
         if tables is not None:
             r, _ = tables(np.transpose(mk, (2, 0, 1)))  # each input's masks (I, B, S)
-            rx[rows, inputs], ry[rows, inputs] = r[:, :b], r[:, b:]
-        # summed as the tables' route sums them: (P, B, I) in C order
-        mean_x, _ = average_defined(np.ascontiguousarray(np.swapaxes(rx, -1, -2)), axis=-1)
-        mean_y, _ = average_defined(np.ascontiguousarray(np.swapaxes(ry, -1, -2)), axis=-1)
+            rx[rows, :, inputs], ry[rows, :, inputs] = r[:, :b], r[:, b:]
+        mean_x, _ = average_defined(rx, axis=-1)
+        mean_y, _ = average_defined(ry, axis=-1)
         return mean_x - mean_y
 
     return deltas
