@@ -24,6 +24,7 @@ from typing import Any
 
 from .._types import Level, Method, Statistic
 from .._kernels.custom import is_own
+from .._kernels.linear.forms import F32_EXACT
 from .._kernels.mt.swap_ties import SWAP_PAIR_BYTES
 from .._kernels.rank.sorted_counts import sorted_form
 from .._kernels.rank.untied_forms import FORM_SYSTEMS
@@ -314,18 +315,24 @@ def _per_pair_draw(s: int, i: int, level: Level, method: Method) -> int:
     return 16 if method == "pearson" else 6 * s * i
 
 
-def _per_pair_fixed(s: int, i: int, level: Level, method: Method) -> int:
+def _per_pair_fixed(s: int, i: int, level: Level, method: Method, variant: str = "b") -> int:
     """Rough float64 elements a task keeps per pair whatever the batch: the kernel's precomputed operands.
 
     Input-level Kendall (and Spearman over few systems) keeps, per pair and input, its column of the
     value operand over the ``S + 1 + S(S-1)/2`` rows of the mask products, the ``S + 1`` rows of the difference
-    operand and a few constants (tau-b's tie operands only for pairs with metric ties; with metrics
-    missing in different cells, three forms over the ``S + 1`` rows ``[m_s | 1]`` and a constant). Its
-    (S, S) pair comparisons are built a bounded block at a time inside the kernel, so they
-    do not count here; the batch's mask products, shared by the task's pairs, count per draw.
+    operand and a few constants (tau-b's tie operands beside them, as large; with metrics missing in
+    different cells, three forms over the ``S + 1`` rows ``[m_s | 1]`` and a constant), in the dtype whose sums
+    are exact (float32 below 2**24: :data:`~xcorrstat._kernels.linear.forms.F32_EXACT`). Its (S, S) pair
+    comparisons are built a bounded block at a time inside the kernel, so they do not count here; the batch's
+    mask products, shared by the task's pairs, count per draw. Measured (15 x 2,000, tied scores): tau-a keeps
+    143,000 elements a pair (214,000 at its peak while built), tau-b 282,000 (352,000); counted 210,000 and
+    396,000 (the plan leaves a pair's build up to twice what it keeps).
     """
     if level == "input" and (method == "kendall" or (method == "spearman" and s <= FORM_SYSTEMS)):
-        return i * (s * (s - 1) // 2 + 5 * s + 10)  # Spearman: the same forms, where a pair takes them
+        spread = 2 * s if method == "spearman" else 1  # the largest term: doubled mid-rank differences
+        itemsize = 4 if 16 * s * s * spread < F32_EXACT else 8
+        rows = (s * (s - 1) // 2 + 5 * s + 6) * (2 if method == "kendall" and variant == "b" else 1)
+        return i * (-(-rows * itemsize // 8) + 12)
     if level == "within_system" and method == "pearson":  # the mask-linear terms of every cell
         return 12 * s * i
     return 0
@@ -341,8 +348,12 @@ def pair_fixed(s: int, i: int, kw: dict[str, Any]) -> int:
     """
     if _sorted_global_kendall(kw):  # the pair's table of its 2 S I scores in order, with their ranks and weights
         return 6 * s * i
-    tables = 6 * s * i if _input_tables(s, kw) else 0  # ... one per input, beside the forms' operands
-    return _per_pair_fixed(s, i, kw["level"], kw["method"]) + tables
+    variant = kw.get("variant", "b")
+    if not _input_tables(s, kw):
+        return _per_pair_fixed(s, i, kw["level"], kw["method"], variant)
+    # one sorted table per input, beside tau-a's forms where tau-c's divisor is fixed (input_tau_c)
+    split = variant == "c" and kw.get("average", "macro") == "macro" and s <= FORM_SYSTEMS
+    return 6 * s * i + (_per_pair_fixed(s, i, "input", "kendall", "a") if split else 0)
 
 
 def pair_block_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any],
@@ -373,8 +384,8 @@ def pair_block_plan(n_pairs: int, s: int, i: int, n_lead: int, kw: dict[str, Any
     masks_per_batch = kw["level"] == "input" and kw["method"] == "kendall"
     if masks_per_batch or (kw["method"] == "spearman" and kw["level"] != "system"):
         per_draw += n_lead * s * i // 4  # the batch's masks and mask products, shared by the task's pairs
-        if _input_tables(s, kw):  # a few counts per pair and input
-            per_draw += n_lead * 24 * i * pair_chunk
+        if _input_tables(s, kw):  # a few values and counts per pair and input (measured: 8.0 per pair, input and draw)
+            per_draw += n_lead * 10 * i * pair_chunk
     elif _sorted_global_kendall(kw) and kw["level"] == "within_system":  # the masks and a copy of them by
         per_draw = n_lead * (s * i // 4 + 24 * s * pair_chunk)  # system, and a few counts per pair and system
     elif _sorted_global_kendall(kw):  # a draw is the batch's mask (shared) and a few counts per pair: the
