@@ -33,7 +33,7 @@ from ..levels import average_defined
 from .global_swap import swap_table_taus
 from .input_swap import empty_operands, finish_forms, values_run
 from .tau import count_distinct
-from .untied_forms import FORM_SYSTEMS
+from .untied_forms import form_rows
 
 __all__ = ["fewest_distinct", "input_tau_c_split", "split_rows"]
 
@@ -49,14 +49,7 @@ def split_rows(zx: ArrayLike, zy: ArrayLike, z: ArrayLike) -> np.ndarray:
     >>> split_rows(np.concatenate([x, x]), np.concatenate([-x, y]), x).tolist()  # Y misses a cell X has
     [True, False]
     """
-    ax, ay, az = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (zx, zy, z)))
-    r, s, _ = ax.shape
-    if not 2 <= s <= FORM_SYSTEMS:
-        return np.zeros(r, dtype=bool)
-    valid = ~np.isnan(ax) & ~np.isnan(az)
-    same = (valid == (~np.isnan(ay) & ~np.isnan(az))).all(axis=(1, 2))
-    finite = (np.isfinite(ax) & np.isfinite(ay) & np.isfinite(az) | ~valid).all(axis=(1, 2))
-    return same & finite
+    return form_rows(zx, zy, z)[0]
 
 
 @jit

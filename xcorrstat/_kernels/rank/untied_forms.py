@@ -33,7 +33,7 @@ from .._compiled import loops
 from ..linear.forms import SwapRun
 from .input_swap import empty_operands, finish_forms, means_run
 
-__all__ = ["FORM_SYSTEMS", "input_untied_swap_means", "untied_rows"]
+__all__ = ["FORM_SYSTEMS", "form_rows", "input_untied_swap_means", "untied_rows"]
 
 #: Systems up to which an input's pairs of systems are laid out as forms (their count grows with the square).
 #: Measured for Spearman, one pair of metrics at 1,000 draws, against the walk: 0.22x its time at 15
@@ -51,19 +51,37 @@ def untied_rows(zx: ArrayLike, zy: ArrayLike, z: ArrayLike) -> np.ndarray:
     >>> untied_rows(np.concatenate([x, x]), np.concatenate([y, x + 3]), x).tolist()  # X_1 = Y_0 + 3
     [True, False]
     """
-    ax, ay, az = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (zx, zy, z)))
-    r, s, _ = ax.shape
-    if not 2 <= s <= FORM_SYSTEMS:
-        return np.zeros(r, dtype=bool)
-    valid = ~np.isnan(ax) & ~np.isnan(az)
-    same = (valid == (~np.isnan(ay) & ~np.isnan(az))).all(axis=(1, 2))
-    finite = (np.isfinite(ax) & np.isfinite(ay) & np.isfinite(az) | ~valid).all(axis=(1, 2))
+    ok, ax, ay, valid = form_rows(zx, zy, z)
+    if not ok.any():
+        return ok
+    s = ax.shape[1]
     cand = np.concatenate([np.where(valid, ax, np.nan), np.where(valid, ay, np.nan)], axis=1)  # (R, 2S, I)
     order = np.argsort(cand, axis=1, kind="stable")
     values, system = np.take_along_axis(cand, order, axis=1), order % s
     # a run of equal values that holds two systems has two of them side by side
     tie = ((values[:, 1:] == values[:, :-1]) & (system[:, 1:] != system[:, :-1])).any(axis=(1, 2))
-    return same & finite & ~tie
+    return ok & ~tie
+
+
+def form_rows(zx: ArrayLike, zy: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(ok, x, y, valid)``: the rows of (R, S, I) scores that pair forms may take -- at most
+    :data:`FORM_SYSTEMS` systems, X and Y valid in the same cells, finite valid scores -- as an (R,) bool, with
+    the broadcast float64 scores of X and Y and the cells valid in X and the target.
+
+    Examples
+    --------
+    >>> x = np.arange(6.0).reshape(1, 3, 2); y = x.copy(); y[0, 0, 0] = np.nan
+    >>> form_rows(np.concatenate([x, x]), np.concatenate([-x, y]), x)[0].tolist()  # Y misses a cell X has
+    [True, False]
+    """
+    ax, ay, az = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (zx, zy, z)))
+    r, s, _ = ax.shape
+    valid = ~np.isnan(ax) & ~np.isnan(az)
+    if not 2 <= s <= FORM_SYSTEMS:
+        return np.zeros(r, dtype=bool), ax, ay, valid
+    same = (valid == (~np.isnan(ay) & ~np.isnan(az))).all(axis=(1, 2))
+    finite = (np.isfinite(ax) & np.isfinite(ay) & np.isfinite(az) | ~valid).all(axis=(1, 2))
+    return same & finite, ax, ay, valid
 
 
 def input_untied_swap_means(zx: ArrayLike, zy: ArrayLike, z: ArrayLike, *, method: str, min_pairs: int) -> SwapRun:
