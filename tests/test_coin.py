@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xcorrstat._resampling.draws import DRAW_BLOCK, coin, keyed_generator, permutation_masks
+from xcorrstat._resampling.draws import DRAW_BLOCK, BlockMemo, coin, keyed_generator, permutation_masks
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 8, 9, 13, 64, 1001, 14 * 1875])
@@ -53,3 +53,20 @@ def test_masks_equal_those_of_integers_coins(scheme):
             rows = flips((s,))
             expected = rows[:, None] ^ flips((i,))[None, :]
         assert np.array_equal(row, expected)
+
+
+@pytest.mark.parametrize("scheme", ["system", "input", "cells", "system-xor-input"])
+def test_a_memo_and_the_batches_never_change_a_mask(scheme):
+    """Batches that cut blocks of draw ids, in order and not, with a memo of the last block: the masks of
+    one call over every draw id (each block drawn once, the shared block's rows read-only)."""
+    s, i, n = 3, 5, 3 * DRAW_BLOCK + 10
+    whole = permutation_masks(9, np.arange(n), s, i, scheme)
+    memo = BlockMemo()
+    cuts = [0, 100, DRAW_BLOCK, DRAW_BLOCK + 1, 700, n]
+    parts = [permutation_masks(9, np.arange(a, b), s, i, scheme, memo=memo) for a, b in zip(cuts[:-1], cuts[1:])]
+    assert np.array_equal(np.concatenate(parts), whole)
+    ids = np.array([n - 1, 3, DRAW_BLOCK + 7, 2])  # out of order, two blocks
+    assert np.array_equal(permutation_masks(9, ids, s, i, scheme, memo=memo), whole[ids])
+    if scheme == "cells":  # one block's consecutive ids: its rows as they are, which no caller may change
+        block = permutation_masks(9, np.arange(5, 9), s, i, scheme, memo=memo)
+        assert not block.flags.writeable

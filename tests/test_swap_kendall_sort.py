@@ -132,6 +132,27 @@ def test_plain_inputs_by_bitmap_words(monkeypatch, s):
         np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("s", [255, 256])  # ranks in 8 words: the packed counts of every word at their largest
+def test_packed_word_counts_at_their_largest(monkeypatch, s):
+    """Metrics in the target's order (and reversed): every system's rank is above (below) all the earlier
+    ones, so the count of a word's byte reaches the number of systems before it; the same integers as the
+    pair form, with masks all 0, all 1 and random."""
+    z = np.arange(s, dtype=np.float64)
+    x = np.stack([2 * z, -2 * z, 2 * z[::-1]], axis=-1)[None]  # (1, S, 3)
+    y = np.stack([2 * z + 1, -2 * z - 1, 2 * z + 1], axis=-1)[None]
+    target = np.broadcast_to(z[None, :, None], x.shape).copy()
+    masks = np.random.default_rng(s).random((70, s, 3)) < 0.5
+    masks[:2] = False
+    masks[2:4] = True
+    _forced(monkeypatch, False)
+    _, pair = _integers(x, y, target, masks, "b")
+    _forced(monkeypatch, True)
+    forms, sort = _integers(x, y, target, masks, "b")
+    assert forms.sort is not None and (forms.sort.info[..., 1] == 2 * s).all()
+    for got, expected in zip(sort, pair):
+        np.testing.assert_array_equal(got, expected)
+
+
 @pytest.mark.parametrize("kind", ["continuous", "ties"])
 def test_threads_never_change_a_count(monkeypatch, kind):
     """Runs of inputs counted on threads give every count of one run."""

@@ -37,6 +37,7 @@ __all__ = [
     "bootstrap_indices",
     "counts_from_indices",
     "bootstrap_counts",
+    "BlockMemo",
     "coin",
     "permutation_masks",
     "PERMUTE_SCHEMES",
@@ -152,13 +153,15 @@ def bootstrap_indices(seed: int, draws: ArrayLike, sizes: Sequence[int]) -> list
 PERMUTE_SCHEMES = ("system", "input", "cells", "system-xor-input")
 
 
-def permutation_masks(seed: int, draws: ArrayLike, n_systems: int, n_inputs: int, scheme: SwapUnit) -> np.ndarray:
+def permutation_masks(seed: int, draws: ArrayLike, n_systems: int, n_inputs: int, scheme: SwapUnit, *,
+                      memo: BlockMemo | None = None) -> np.ndarray:
     """Swap masks ``(len(draws), S, I)`` of bools: True where X and Y swap in that draw.
 
     ``scheme``: ``"system"`` flips whole system rows (PERM-SYSTEMS), ``"input"`` whole
     input columns (PERM-INPUTS), ``"cells"`` every (system, input) cell independently
     (PERM-BOTH), ``"system-xor-input"`` a row flip XOR a column flip. Each flip is a
-    fair coin. These are the masks a test uses to swap explicitly.
+    fair coin. These are the masks a test uses to swap explicitly. ``memo``: a :class:`BlockMemo` that
+    calls with the same arguments but ``draws`` share, so a block of draw ids two batches cut is drawn once.
 
     Examples
     --------
@@ -168,16 +171,16 @@ def permutation_masks(seed: int, draws: ArrayLike, n_systems: int, n_inputs: int
     """
 
     if scheme == "cells":
-        (m,) = _blocked_draws(seed, draws, [((n_systems, n_inputs), coin)])
+        (m,) = _blocked_draws(seed, draws, [((n_systems, n_inputs), coin)], memo)
         return m
     if scheme == "system":
-        (rows,) = _blocked_draws(seed, draws, [((n_systems,), coin)])
+        (rows,) = _blocked_draws(seed, draws, [((n_systems,), coin)], memo)
         return np.repeat(rows[:, :, None], n_inputs, axis=2)
     if scheme == "input":
-        (cols,) = _blocked_draws(seed, draws, [((n_inputs,), coin)])
+        (cols,) = _blocked_draws(seed, draws, [((n_inputs,), coin)], memo)
         return np.repeat(cols[:, None, :], n_systems, axis=1)
     if scheme == "system-xor-input":
-        rows, cols = _blocked_draws(seed, draws, [((n_systems,), coin), ((n_inputs,), coin)])
+        rows, cols = _blocked_draws(seed, draws, [((n_systems,), coin), ((n_inputs,), coin)], memo)
         return rows[:, :, None] ^ cols[:, None, :]
     raise ValueError(f"scheme must be one of {PERMUTE_SCHEMES!r}, got {scheme!r}")
 
@@ -208,14 +211,27 @@ def coin(g: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     raw = bits.random_raw(-(-words // 2))
     if words % 2:  # integers() keeps the high half of the last output for the next 32-bit draw
         bits.state = {**bits.state, "has_uint32": 1, "uinteger": int(raw[-1] >> np.uint64(32))}
-    return (raw.view(np.uint8)[:n] >= 128).reshape(shape)
+    octets = raw.view(np.uint8)
+    np.greater_equal(octets, 128, out=octets.view(bool))  # in place: a new array's pages cost more than the coins
+    return octets[:n].view(bool).reshape(shape)
 
 
-def _blocked_draws(seed: int, draws: ArrayLike, samplers: Sequence[Sampler]) -> list[np.ndarray]:
+class BlockMemo:
+    """The samples of the last block of draw ids one caller drew (see :func:`permutation_masks`): batches of
+    consecutive draw ids that cut a block draw it once. The samples depend on the seed and the block alone,
+    so a memo never changes one; one memo serves one seed and one set of samplers."""
+
+    def __init__(self) -> None:
+        self.block = -1
+        self.values: list[np.ndarray] = []
+
+
+def _blocked_draws(seed: int, draws: ArrayLike, samplers: Sequence[Sampler],
+                   memo: BlockMemo | None = None) -> list[np.ndarray]:
     """Rows ``draws`` of per-block samples: one generator per block of ``DRAW_BLOCK`` draw ids.
 
     ``samplers`` is a list of ``(shape, sample)`` with ``sample(generator, (DRAW_BLOCK, *shape))``;
-    a block's generator serves them in order.
+    a block's generator serves them in order. A run of consecutive ids is copied as one slice.
     """
     draws = np.atleast_1d(np.asarray(draws, dtype=np.int64))
     if draws.size and draws.min() < 0:
@@ -223,15 +239,28 @@ def _blocked_draws(seed: int, draws: ArrayLike, samplers: Sequence[Sampler]) -> 
     out: list[np.ndarray | None] = [None] * len(samplers)
     blocks = draws // DRAW_BLOCK
     for block in np.unique(blocks):  # one generator per block of draw ids
-        g = draw_generator(seed, block)
-        mine = blocks == block
-        rows = draws[mine] % DRAW_BLOCK
-        for k, (shape, sample) in enumerate(samplers):
-            values = sample(g, (DRAW_BLOCK, *shape))
+        if memo is not None and memo.block == block:
+            made = memo.values
+        else:
+            g = draw_generator(seed, block)
+            made = [sample(g, (DRAW_BLOCK, *shape)) for shape, sample in samplers]
+            if memo is not None:
+                for values in made:  # shared by later calls: read-only
+                    values.flags.writeable = False
+                memo.block, memo.values = int(block), made
+        where = np.flatnonzero(blocks == block)
+        rows = draws[where] % DRAW_BLOCK
+        runs = where[-1] - where[0] == where.size - 1 and bool((np.diff(rows) == 1).all())
+        if runs and where.size == draws.size:  # consecutive ids of one block: its rows as they are
+            return [values[rows[0]:rows[-1] + 1] for values in made]
+        for k, ((shape, _), values) in enumerate(zip(samplers, made)):
             target = out[k]
             if target is None:
                 target = out[k] = np.empty((draws.size, *shape), dtype=values.dtype)
-            target[mine] = values[rows]
+            if runs:  # consecutive ids in consecutive places
+                target[where[0]:where[-1] + 1] = values[rows[0]:rows[-1] + 1]
+            else:
+                target[where] = values[rows]
     return [o if o is not None else np.empty((0, *shape)) for o, (shape, _) in zip(out, samplers)]
 
 

@@ -33,7 +33,7 @@ from .._kernels.swap import SwapDeltas
 from .._kernels.linear.allpairs import prepare_allpairs, prepare_allpairs_input
 from .._kernels.linear.system_swap import prepare_system_swap
 from .._schema import INPUT, METRIC, SYSTEM, check_finite
-from .draws import DRAW_BLOCK, draws_per_task, fill_draws, permutation_masks
+from .draws import DRAW_BLOCK, BlockMemo, draws_per_task, fill_draws, permutation_masks
 from .engine import on_threads, runs_in_one_block, runs_on_threads
 from .memory import (allpairs_batch, allpairs_per_draw, default_pair_chunk, pair_batch, pair_block_plan,
                      pair_fixed, pair_step)
@@ -87,8 +87,10 @@ def _pair_block(x: np.ndarray, z: np.ndarray, pi: ArrayLike, pk: ArrayLike, ids:
         out = np.empty(xa.shape[:-2] + (ids.size,), dtype=np.float64)
         s, i = x.shape[-2:]
 
+        memo = BlockMemo()  # a block of draw ids two batches cut is drawn once
+
         def masks(chunk: np.ndarray) -> list[np.ndarray]:
-            return [permutation_masks(seed, chunk, s, i, scheme)]
+            return [permutation_masks(seed, chunk, s, i, scheme, memo=memo)]
 
         return fill_draws(out, ids, batch, masks, deltas)
 
@@ -133,8 +135,10 @@ def _labels_block(x: np.ndarray, z: np.ndarray, ids: ArrayLike, *, pairs: tuple[
         out = np.empty((n_labels, pi.size, ids.size), dtype=np.float64)
         s, i = x.shape[-2:]
 
+        memo = BlockMemo()  # a block of draw ids two batches cut is drawn once
+
         def masks(chunk: np.ndarray) -> list[np.ndarray]:
-            return [permutation_masks(seed, chunk, s, i, scheme)]
+            return [permutation_masks(seed, chunk, s, i, scheme, memo=memo)]
 
         for lab in range(n_labels):
             fill_draws(out[lab], ids, batch, masks, _label_deltas(xf[lab], zf[lab], (pi, pk), kw))

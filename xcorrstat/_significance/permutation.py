@@ -35,7 +35,7 @@ from .._capabilities import check, check_refinements
 from .._kernels import level_correlation
 from .._kernels.custom import is_own, own_name
 from .._options import OPTIONS
-from .._resampling.draws import fill_draws, permutation_masks, resolve_seed
+from .._resampling.draws import DRAW_BLOCK, BlockMemo, fill_draws, permutation_masks, resolve_seed
 from .._resampling.engine import (BLAS_ONE_THREAD, block_elems, compute_with_progress, draws_within, progress_line,
                                   raised_batch, runs_in_one_block)
 from .._resampling.pvalues import ALTERNATIVES, PVALUES, extreme_count, permutation_pvalue
@@ -122,7 +122,8 @@ def _delta_block(x, y, z, *, seed, scheme, n_resamples, batch, kw, stop=None):
     # correlations are unchanged by the z-score map, so the observed delta uses the raw scores
     out[..., 0] = level_correlation(x, z, **kw)[0] - level_correlation(y, z, **kw)[0]
     s, i = x.shape[-2:]
-    masks = lambda ids: [permutation_masks(seed, ids, s, i, scheme)]  # noqa: E731  (B, S, I)
+    memo = BlockMemo()  # a block of draw ids two batches cut is drawn once
+    masks = lambda ids: [permutation_masks(seed, ids, s, i, scheme, memo=memo)]  # noqa: E731  (B, S, I)
     after = None if stop is None else _EarlyStop(out, n_resamples, batch, *stop)
     # batches of draws, each one array computation; masks are made once per block of draw ids. BLAS on one
     # thread, as in every task of draws: eager data run here, in the calling thread, and the kernels' many
@@ -167,6 +168,8 @@ def _draw_plan(cells: int, batch: int | None, n_resamples: int, early: bool) -> 
     step = min(batch, n_resamples)
     if not early:
         step = raised_batch(batch, 8 * cells, n_resamples)
+        if step > DRAW_BLOCK:  # whole blocks of draw ids: a batch takes its block's masks as they are
+            step -= step % DRAW_BLOCK
     elif given is None:
         batch = step = min(batch, 100)
     return batch, step

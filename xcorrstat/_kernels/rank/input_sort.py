@@ -36,6 +36,8 @@ SORT_COST = 5.0
 PAIR_SHARE = 0.15
 #: Work (inputs x draws x pairs of metrics x systems) of :func:`sort_counts` worth a thread (a few ms).
 THREAD_WORK = 1 << 20
+#: The work of one pair of systems in :func:`sort_prepare`'s differences, in those units (its four cases).
+PAIR_WORK = 8
 
 
 class SortPrep(NamedTuple):
@@ -107,7 +109,7 @@ def sort_prepare(zx: np.ndarray, zy: np.ndarray, z: np.ndarray, variant_code: in
         jit.differences(zx[:, :, a:b], zy[:, :, a:b], z[:, :, a:b], order[:, a:b], info[:, a:b], variant_code,
                         dlin[:, :, a:b], dconst[:, :, a:b])
 
-    _on_runs(i, p * i * s * s, differences)
+    _on_runs(i, PAIR_WORK * p * i * s * s, differences)
     return SortPrep(order, rx, ry, new, info, dlin, dconst)
 
 

@@ -11,7 +11,8 @@ per system): ``C - D``
 over the pairs not tied in the target, the pairs tied in the metric and those tied in both; Y''s
 follow from the linear form. O(S log S) per input and draw, where the pair-by-pair forms take
 O(S^2). On an input without any tie every rank is counted at most once, so the lanes' tables start
-from a bitmap of the counted ranks, 64 a word, and a population count (:func:`_plain_lanes`). Every
+from a bitmap of the counted ranks, 64 a word, and a population count (:func:`_plain_lanes`); up to 256
+systems the counts below each word are the bytes of one more word (:func:`_packed_lanes`). Every
 count is an integer, so it equals the pair form's exactly. The functions release the GIL.
 """
 
@@ -190,46 +191,70 @@ def _popcount(typingctx, word):
 
 
 @_jit
-def _plain_lanes(mt, i, b0, order, rx, ry, dlin, nv, bits, tab, off, n_lev, size, cd, dv, dt):
+def _plain_lanes(mt, i, b0, order, rx, ry, lin, nv, bits, tab, off, n_lev, size, cd, dv):
     """:func:`_plain_draw` for the draws ``b0 ...`` (one lane each, up to ``LANES``) at once, system after
     system: a system's masks of these draws are one contiguous row, and the lanes are independent (no
-    branch depends on the data). Also Y' minus X' (``dv``, ``dt``) by the linear forms ``dlin``.
+    branch depends on the data). Also Y' minus X' of the numerator (``dv``) by its linear form ``lin``
+    (an input without ties has no metric ties in X' or Y').
 
     Without ties every rank is counted at most once, so the bottom of each lane's table is a bitmap of 64
     ranks a word (``bits``; the ranks below ``r`` in its word are one population count). Up to
-    :data:`SCAN_WORDS` words, ``tab`` holds the ranks counted below each word (updated in a fixed number
-    of steps); past it, the levels of ``tab`` count the ranks by word (``r >> 6``): ``log2(words)`` levels
-    instead of ``log2(ranks)``."""
+    :data:`SCAN_WORDS` words, :func:`_packed_lanes` keeps the ranks counted below each word; past it, the
+    levels of ``tab`` count the ranks by word (``r >> 6``): ``log2(words)`` levels instead of ``log2(ranks)``."""
     nb = cd.shape[0]
-    n_words = bits.shape[1]
     bits[:nb] = 0
-    tab[:nb, :max(size, SCAN_WORDS)] = 0
     cd[:] = 0
+    if bits.shape[1] <= SCAN_WORDS:
+        _packed_lanes(mt, i, b0, order, rx, ry, lin, nv, bits, tab[:, 0].view(np.uint64), cd, dv)
+        return
+    tab[:nb, :size] = 0
     one = np.uint64(1)
     for j in range(nv):
         row = order[j]
-        base, step = rx[j], ry[j] - rx[j]
-        lin_v, lin_t = dlin[0, j], dlin[1, j]
+        base, step, lin_v = rx[j], ry[j] - rx[j], lin[j]
         for lane in range(nb):
             m = 1 if mt[row, i, b0 + lane] else 0
             r = base + m * step
             w = r >> 6
             bit = one << np.uint64(r & 63)
             below = np.int64(_popcount(bits[lane, w] & (bit - one)))
-            if n_words <= SCAN_WORDS:  # tab[lane, k]: the ranks counted in the words below word k
-                below += tab[lane, w]
-                for k in range(SCAN_WORDS):  # a fixed number of steps, without branches
-                    tab[lane, k] += 1 if k > w else 0
-            else:
-                for lev in range(n_lev):
-                    u = w >> lev
-                    below += (u & 1) * tab[lane, off[lev] + (u ^ 1)]
-                for lev in range(n_lev):
-                    tab[lane, off[lev] + (w >> lev)] += 1
+            for lev in range(n_lev):
+                u = w >> lev
+                below += (u & 1) * tab[lane, off[lev] + (u ^ 1)]
+            for lev in range(n_lev):
+                tab[lane, off[lev] + (w >> lev)] += 1
             bits[lane, w] |= bit
             cd[lane] += 2 * below - j
             dv[lane] += m * lin_v
-            dt[lane] += m * lin_t
+
+
+@_jit
+def _packed_lanes(mt, i, b0, order, rx, ry, lin, nv, bits, packed, cd, dv):
+    """:func:`_plain_lanes` up to :data:`SCAN_WORDS` words of ranks: byte ``k`` of a lane's ``packed`` word
+    counts the ranks counted in the words below word ``k``, so one shift reads it and one addition counts a
+    rank in every byte above its word. A byte never overflows before it is read: the ranks are at most
+    512, so the systems at most 256, and a count read before the last system's is at most 255."""
+    nb = cd.shape[0]
+    one = np.uint64(1)
+    ones = np.uint64(0x0101010101010101)
+    byte = np.uint64(0xFF)
+    eight = np.uint64(8)
+    packed[:nb] = 0
+    for j in range(nv):
+        row = order[j]
+        base, step, lin_v = rx[j], ry[j] - rx[j], lin[j]
+        for lane in range(nb):
+            m = 1 if mt[row, i, b0 + lane] else 0
+            r = base + m * step
+            w = r >> 6
+            sh = np.uint64(w) * eight
+            bit = one << np.uint64(r & 63)
+            word = bits[lane, w]
+            below = np.int64(_popcount(word & (bit - one))) + np.int64((packed[lane] >> sh) & byte)
+            packed[lane] += (ones << sh) << eight  # word 7 has no byte above it: the shift leaves 0
+            bits[lane, w] = word | bit
+            cd[lane] += 2 * below - j
+            dv[lane] += m * lin_v
 
 
 @_jit
@@ -280,7 +305,7 @@ def draw_counts(mt, i0, order, rx, ry, new, info, dlin, dconst, variant, vx, vy,
     lanes = np.empty((LANES, 4 * words + 64), dtype=np.int64)
     bits = np.empty((LANES, words), dtype=np.uint64)
     w_off = np.empty(64, dtype=np.int64)
-    cd, dvs, dts = np.empty(LANES, dtype=np.int64), np.empty(LANES, dtype=np.int64), np.empty(LANES, dtype=np.int64)
+    cd, dvs = np.empty(LANES, dtype=np.int64), np.empty(LANES, dtype=np.int64)
     for ii in range(n_blk):
         i = i0 + ii
         for q in range(p):
@@ -293,16 +318,15 @@ def draw_counts(mt, i0, order, rx, ry, new, info, dlin, dconst, variant, vx, vy,
                 for b0 in range(0, n_draws, LANES):
                     nb = min(LANES, n_draws - b0)
                     dvs[:nb] = dconst[0, q, i]
-                    dts[:nb] = dconst[1, q, i]
-                    _plain_lanes(mt, ii, b0, order[q, i], rx[q, i], ry[q, i], dlin[:, q, i], nv,
-                                 bits[:, :(nr + 63) >> 6], lanes, w_off, w_lev, w_size, cd[:nb], dvs[:nb], dts[:nb])
+                    _plain_lanes(mt, ii, b0, order[q, i], rx[q, i], ry[q, i], dlin[0, q, i], nv,
+                                 bits[:, :(nr + 63) >> 6], lanes, w_off, w_lev, w_size, cd[:nb], dvs[:nb])
                     for lane in range(nb):
                         v = cd[lane] + extra
                         vx[ii, b0 + lane, q] = v
                         vy[ii, b0 + lane, q] = v + dvs[lane]
-                        if ties:
+                        if ties:  # no metric ties in X' or Y' (dlin[1] and dconst[1] are 0 here)
                             tx[ii, b0 + lane, q] = 0
-                            ty[ii, b0 + lane, q] = dts[lane]
+                            ty[ii, b0 + lane, q] = 0
                 continue
             for b in range(n_draws):
                 dv, dt = dconst[0, q, i], dconst[1, q, i]
