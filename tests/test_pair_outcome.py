@@ -26,9 +26,10 @@ import xarray as xr
 from mtme_source import mtme_modules
 
 import xcorrstat
-from xcorrstat._kernels.mt.pair_outcomes import hybrid_deltas, prepare_pair_outcomes
+from xcorrstat._kernels.mt.pair_outcomes import (hybrid_deltas, packed_bits, pair_quantities,
+                                                 prepare_pair_outcomes)
 from xcorrstat._resampling.draws import permutation_masks
-from xcorrstat._significance.pairoutcome import pair_swap_bits
+from xcorrstat._significance.pairoutcome import PAIR_KEY, pair_swap_bits, pair_swap_words
 
 LEVEL_GROUPS = {"input": "item", "within_system": "sys", "global": "none"}
 
@@ -149,7 +150,7 @@ def test_kernel_explicit_masks_and_blocks_of_pairs(variant):
     z[2, 1] = np.nan
     eps = np.array([0.0, 0.15, 0.4])
     masks = g.integers(0, 2, (9, 7 * 10)).astype(np.uint8)
-    bits = lambda ids, start, stop: masks[ids, start:stop]  # noqa: E731
+    bits = packed_bits(masks)
     pi, pk = np.array([0, 0, 1, 2]), np.array([1, 2, 2, 0])
     ref = None
     for max_pairs in (3, 10, 25, 1000):  # a block is part of a group, one group or several
@@ -227,6 +228,67 @@ def test_swap_bits_do_not_depend_on_blocks():
     np.testing.assert_array_equal(pair_swap_bits(3, [599, 7], 100, 200), whole[[599, 7], 100:200])
     assert 0.45 < whole.mean() < 0.55
     assert not np.array_equal(whole[0], whole[256])
+
+
+def test_packed_swap_bits_are_the_swap_bits():
+    """The kernels' packed bits (raw 64-bit outputs read as bytes) unpack to the bits of ``integers``: draws
+    in two blocks, out of order, keys cut by the calls, a cache carried from call to call."""
+    whole = pair_swap_bits(3, np.arange(600), 0, 3 * PAIR_KEY)
+    cache: dict = {}
+    for ids in (np.arange(600), np.array([599, 7, 300]), np.arange(250, 260)):
+        for k0, k1 in ((0, 3), (1, 2), (2, 3)):
+            words = pair_swap_words(3, ids, k0, k1, cache=cache)
+            assert words.shape == (ids.size, k1 - k0, PAIR_KEY // 8)
+            np.testing.assert_array_equal(np.unpackbits(words.reshape(ids.size, -1), axis=1),
+                                          whole[ids, k0 * PAIR_KEY:k1 * PAIR_KEY])
+
+
+@pytest.mark.parametrize("variant", ["acc23", "23", "b", "a"])
+@pytest.mark.parametrize("max_pairs", [100, 1 << 15])
+def test_compiled_packing_equals_the_numpy_quantities(variant, max_pairs):
+    """The packed pairs where each quantity is 1 and -1 (a compiled loop) are those of ``pair_quantities``
+    (the NumPy form), pair by pair, and the group sums are its sums; ties, a missing target score."""
+    g = np.random.default_rng(9)
+    x = np.round(g.normal(size=(3, 4, 30)), 1)
+    z = g.integers(0, 3, (4, 30)).astype(float)
+    z[1, 3] = np.nan
+    eps = np.array([0.0, 0.1, 0.3])
+    p = prepare_pair_outcomes(x, z, eps, variant=variant, max_pairs=max_pairs)
+    per = 30 * 29 // 2
+    groups = np.repeat(np.arange(4), per)
+    a, b = np.tile(np.triu_indices(30, 1)[0], 4), np.tile(np.triu_indices(30, 1)[1], 4)
+    q = pair_quantities(x, z, eps, groups, a, b, variant)  # (pairs, C)
+    plus, minus = np.zeros(q.shape, bool), np.zeros(q.shape, bool)
+    for blk in p.cached:  # every pair in the first key: each block's bits where its own pairs are
+        assert blk.k0 == 0
+        for flags, words in ((plus, blk.plus), (minus, blk.minus)):
+            bits = np.unpackbits(np.ascontiguousarray(words.transpose(2, 0, 1)).view(np.uint8), axis=-1)
+            flags |= bits.reshape(q.shape[1], -1)[:, :q.shape[0]].T.astype(bool)
+    np.testing.assert_array_equal(plus, q > 0)
+    np.testing.assert_array_equal(minus, q < 0)
+    np.testing.assert_array_equal(p.sums, q.reshape(4, per, -1).sum(axis=1, dtype=np.float64))
+
+
+@pytest.mark.parametrize("variant", ["acc23", "b"])
+def test_packed_blocks_cut_anywhere(variant):
+    """Groups whose pairs start and end inside words and keys (and blocks cut inside a group): the packed
+    sums of the kernel equal the sums of the unpacked masks, pair by pair."""
+    g = np.random.default_rng(4)
+    x = np.round(g.normal(size=(2, 3, 140)), 1)  # 3 groups of 9,730 pairs: past a key, not on a word
+    z = g.integers(0, 4, (3, 140)).astype(float)
+    z[1, :7] = np.nan
+    n_pairs = 3 * 140 * 139 // 2
+    masks = g.integers(0, 2, (5, 4 * PAIR_KEY)).astype(np.uint8)
+    bits = packed_bits(masks)
+    ref = None
+    for max_pairs in (1000, 9730, 1 << 15):
+        p = prepare_pair_outcomes(x, z, np.array([0.05, 0.2]), variant=variant, max_pairs=max_pairs)
+        got = hybrid_deltas(p, np.arange(5), bits, np.array([0]), np.array([1]))
+        ref = got if ref is None else ref
+        np.testing.assert_array_equal(got, ref)
+    for r in range(5):
+        want = brute_delta(x[0].T, x[1].T, z.T, 0.05, 0.2, masks[r, :n_pairs], level="input", variant=variant)
+        assert ref[0, r] == pytest.approx(want, abs=1e-12)
 
 
 @pytest.mark.parametrize("variant", ["acc23", "b"])

@@ -17,15 +17,15 @@ Every count a variant needs is a sum over pairs of a per-pair quantity ``q_p``:
 
 With ``s_p = 1 - 2 w_p`` (``w`` the swap bit), the hybrid sums of x and y are
 ``(U_x + U_y +/- (T_x - T_y)) / 2`` with ``U = sum q`` and ``T = sum s q = U - 2 W q``.
-So a batch of masks needs one matrix product ``W @ Q`` per block of pairs for every
-metric at once (Q holds each metric's ``q`` as a column). Each metric's observed acc_eq
+So a batch of masks needs ``W q`` for every metric at once: each ``q`` is -1, 0 or 1, so over 64 pairs
+it is two population counts of the packed swap bits and the packed pairs where ``q`` is 1 and -1
+(:mod:`~xcorrstat._kernels.mt.pair_outcomes_jit`), exact integers. Each metric's observed acc_eq
 (tau_eq) is computed from its groups' integer sums as ``correlate`` computes it (``sum_g /
 P_g``, then the mean over the defined groups). For acc_eq and tau_eq the
 group average is linear too: ``delta' = T_x - T_y`` with ``q`` weighted by ``1 / (G P_g)``;
-the products are summed per class of groups with the same pair count ``P_g`` and
-weighted once, so every sum is an exact integer (float32 products of at most 2^24
-terms, float64 accumulation) and the result does not depend on the metrics computed
-together, the blocks or the batch. tau-a and tau-b need the per-group sums (a batched
+the counts are summed per class of groups with the same pair count ``P_g`` and
+weighted once, so every sum is an exact integer and the result does not depend on the metrics
+computed together, the blocks or the batch. tau-a and tau-b need the per-group sums (a batched
 product over groups), then the ratio per group and the mean over the defined groups.
 
 Pairs are numbered group by group (``g * P + k``, ``k`` the row-major index of
@@ -41,17 +41,42 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._types import Variant
+from .._compiled import loops
 from ..levels import average_defined
 
 __all__ = [
-    "LINEAR_VARIANTS", "PairOutcomes", "SwapBits", "chunk_plan", "hybrid_deltas",
+    "LINEAR_VARIANTS", "PAIR_KEY", "PairOutcomes", "SwapBits", "chunk_plan", "hybrid_deltas", "packed_bits",
     "pair_endpoints", "pair_quantities", "prepare_pair_outcomes",
 ]
 
 #: Variants whose group average is linear in the swap mask.
 LINEAR_VARIANTS: tuple[Variant, ...] = ("acc23", "23")
-#: ``bits(ids, start, stop)``: the (len(ids), stop - start) 0/1 swap bits of pairs start..stop-1.
+#: Pairs per keyed stream of swap bits (a draw's bits of one key are ``PAIR_KEY / 8`` bytes).
+PAIR_KEY = 1 << 13
+_WORDS = PAIR_KEY // 64
+#: ``bits(ids, k0, k1)``: (len(ids), k1 - k0, PAIR_KEY / 8) uint8, the swap bits (1 where the verdicts swap)
+#: of pairs ``k0 * PAIR_KEY`` to ``k1 * PAIR_KEY - 1``, packed as ``np.packbits`` packs them.
 SwapBits = Callable[[np.ndarray, int, int], np.ndarray]
+
+
+def packed_bits(masks: np.ndarray) -> SwapBits:
+    """The :data:`SwapBits` of explicit (draws, pairs) 0/1 masks over pairs 0 ... (pairs outside them: 0).
+
+    Examples
+    --------
+    >>> bits = packed_bits(np.array([[1, 0, 1], [0, 0, 0]]))
+    >>> bits(np.array([0, 1]), 0, 1)[:, 0, 0].tolist()  # pairs 0 to 7 of each draw, first bit first
+    [160, 0]
+    """
+    masks = np.asarray(masks, dtype=bool)
+
+    def bits(ids: np.ndarray, k0: int, k1: int) -> np.ndarray:
+        grid = np.zeros((len(ids), (k1 - k0) * PAIR_KEY), dtype=bool)
+        part = masks[np.asarray(ids), k0 * PAIR_KEY:k1 * PAIR_KEY]
+        grid[:, :part.shape[1]] = part
+        return np.packbits(grid, axis=1).reshape(len(ids), k1 - k0, PAIR_KEY // 8)
+
+    return bits
 
 
 def pair_endpoints(n: int, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
@@ -87,7 +112,8 @@ def chunk_plan(n_groups: int, per_group: int, max_pairs: int) -> list[tuple[int,
 
 def pair_quantities(x: np.ndarray, z: np.ndarray, epsilon: np.ndarray, groups: np.ndarray, a: np.ndarray,
                     b: np.ndarray, variant: Variant) -> np.ndarray:
-    """Per-pair quantities ``(C, Q * M)`` float32 of M metrics (column ``i * M + m`` is quantity i).
+    """Per-pair quantities ``(C, Q * M)`` float32 of M metrics (column ``i * M + m`` is quantity i): the
+    NumPy form of the compiled packing the draws use (its test oracle).
 
     ``x`` (M, G, n) metric scores, ``z`` (G, n) target scores, ``epsilon`` (M,); pair ``p``
     compares items ``a[p]`` and ``b[p]`` of group ``groups[p]``. A pair with a missing target
@@ -136,7 +162,7 @@ class PairOutcomes:
     observed: np.ndarray  # (M,) each metric's statistic (NaN when no group is defined)
     n_groups: int  # groups averaged
     max_pairs: int  # pairs per block
-    cached: tuple = ()  # every block's (chunk, q, start, stop) when they fit in memory, else empty
+    cached: tuple = ()  # every block in packed form (_Packed) when they fit in memory, else empty
 
     @property
     def n_metrics(self) -> int:
@@ -147,29 +173,82 @@ class PairOutcomes:
         return 1 if self.variant in LINEAR_VARIANTS else 2
 
 
-def _chunk_pairs(p: PairOutcomes, chunk: tuple[int, int, int, int],
-                 whole: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
-    """``(groups, a, b, start, stop)`` of a block of pairs; ``whole`` is every pair of one group."""
-    g0, g1, k0, k1 = chunk
-    if k0 == 0 and k1 == p.per_group:
-        groups = np.repeat(np.arange(g0, g1), p.per_group)
-        a, b = np.tile(whole[0], g1 - g0), np.tile(whole[1], g1 - g0)
+@dataclass(frozen=True)
+class _Packed:
+    """A block of pairs, packed: its keys ``k0 ... k1 - 1``; where each quantity is 1 and -1 (``plus``,
+    ``minus``: (K, W, C) uint64, 0 outside the block); its pairs as words ``(vkey, vword)`` in order, with
+    the mask ``vmask`` of the pairs of one group in each and the row ``vrow`` of their sums (a group, or a
+    class of groups for the linear variants: a group never defined is left out)."""
+
+    k0: int
+    k1: int
+    plus: np.ndarray
+    minus: np.ndarray
+    vkey: np.ndarray
+    vword: np.ndarray
+    vmask: np.ndarray
+    vrow: np.ndarray
+
+
+#: The codes of the variants in :mod:`~xcorrstat._kernels.mt.pair_outcomes_jit`.
+_CODES = {"acc23": 0, "23": 1, "b": 2, "a": 3}
+
+
+def _below() -> np.ndarray:
+    """(65,) uint64: the mask of a word's first ``t`` pairs in packed bits (as ``np.packbits`` orders them)."""
+    return np.packbits(np.arange(64)[None, :] < np.arange(65)[:, None], axis=1).view(np.uint64).reshape(65)
+
+
+def _chunks(p: PairOutcomes):
+    """Yield ``(chunk, start, stop)``: every block of pairs of :func:`chunk_plan` and its pairs' numbers."""
+    for chunk in chunk_plan(p.x.shape[1], p.per_group, p.max_pairs):
+        g0, g1, j0, j1 = chunk
+        yield chunk, g0 * p.per_group + j0, (g1 - 1) * p.per_group + j1
+
+
+def _pack(p: PairOutcomes, chunk: tuple[int, int, int, int], start: int, stop: int,
+          sums: np.ndarray | None = None) -> _Packed:
+    """The pairs ``start ... stop - 1`` of a block in packed form (their quantities set by a compiled loop);
+    with ``sums`` (G, C), adds each group's sums of the quantities to it (exact integers)."""
+    k0, k1 = start // PAIR_KEY, -(-stop // PAIR_KEY)
+    base = k0 * PAIR_KEY
+    plus = np.zeros((k1 - k0, _WORDS, p.quantities * p.n_metrics), dtype=np.uint64)
+    minus = np.zeros_like(plus)
+    below = _below()
+    g0, g1, j0, j1 = chunk
+    if stop > start:
+        a0, b0 = pair_endpoints(p.x.shape[-1], j0, j0 + 1)
+        loops("mt.pair_outcomes_jit").pack_pairs(p.x, p.z, p.epsilon, _CODES[p.variant], g0, int(a0[0]),
+                                                 int(b0[0]), stop - start, start - base, below[1:] & ~below[:-1],
+                                                 plus, minus)
+    if j0 == 0 and j1 == p.per_group:
+        groups = np.arange(g0, g1)
+        a = groups * p.per_group - base
+        b = a + p.per_group
     else:
-        groups = np.full(k1 - k0, g0)
-        a, b = pair_endpoints(p.x.shape[-1], k0, k1)
-    return groups, a, b, g0 * p.per_group + k0, (g1 - 1) * p.per_group + k1
+        groups, a, b = np.array([g0]), np.array([start - base]), np.array([stop - base])
+    groups, a, b = groups[b > a], a[b > a], b[b > a]
+    n = ((b - 1) >> 6) - (a >> 6) + 1  # words of each group's pairs
+    seg = np.repeat(np.arange(a.size), n)
+    word = (a >> 6)[seg] + np.arange(seg.size) - np.repeat(np.cumsum(n) - n, n)
+    mask = below[np.clip(b[seg] - 64 * word, 0, 64)] & ~below[np.clip(a[seg] - 64 * word, 0, 64)]
+    key, at = word // _WORDS, word % _WORDS
+    if sums is not None and seg.size:
+        counts = (np.bitwise_count(plus[key, at] & mask[:, None]).astype(np.int64)
+                  - np.bitwise_count(minus[key, at] & mask[:, None]))  # (words, C)
+        sums[groups] += np.add.reduceat(counts, np.cumsum(n) - n, axis=0)
+    rows = (p.groups_used[groups] if p.variant in LINEAR_VARIANTS else groups)[seg]
+    used = rows >= 0  # a linear variant's groups never defined add nothing
+    return _Packed(int(k0), int(k1), plus, minus, key[used], at[used], mask[used], rows[used].astype(np.int64))
 
 
-def _blocks(p: PairOutcomes):
-    """Yield ``(chunk, q, start, stop)`` for every block of pairs."""
+def _packed_blocks(p: PairOutcomes):
+    """Yield every block of pairs in packed form."""
     if p.cached:
         yield from p.cached
         return
-    n = p.x.shape[-1]
-    whole = pair_endpoints(n, 0, p.per_group) if p.per_group <= p.max_pairs else (np.empty(0), np.empty(0))
-    for chunk in chunk_plan(p.x.shape[1], p.per_group, p.max_pairs):
-        groups, a, b, start, stop = _chunk_pairs(p, chunk, whole)
-        yield chunk, pair_quantities(p.x, p.z, p.epsilon, groups, a, b, p.variant), start, stop
+    for chunk, start, stop in _chunks(p):
+        yield _pack(p, chunk, start, stop)
 
 
 def _group_scale(p: PairOutcomes) -> np.ndarray:
@@ -232,8 +311,8 @@ def prepare_pair_outcomes(x: np.ndarray, z: np.ndarray, epsilon: Sequence[float]
     max_pairs : int
         Pairs per block (memory ~ max_pairs x metrics).
     cache_elems : int
-        The per-pair tables of all blocks are kept (float32) when they hold at most this many
-        values, instead of being rebuilt for every batch of draws.
+        The per-pair tables of all blocks are kept (packed, 2 bits a value) when they take at most
+        as many bytes as this many float32 values, instead of being rebuilt for every batch of draws.
 
     Returns
     -------
@@ -272,16 +351,12 @@ def prepare_pair_outcomes(x: np.ndarray, z: np.ndarray, epsilon: Sequence[float]
     base = PairOutcomes(x, z, eps, variant, n * (n - 1) // 2, defined, pairs, untied_z, cls, weights,
                         np.zeros((g, 0)), np.full(m, np.nan), int(used.size), int(max_pairs))
     sums = np.zeros((g, base.quantities * m))
-    keep = g * base.per_group * base.quantities * m <= cache_elems
+    keep = g * base.per_group * base.quantities * m <= 16 * cache_elems  # packed: 2 bits, not a float32
     blocks = []
-    for item in _blocks(base):
-        (g0, g1, _, _), q, _, _ = item
+    for chunk, start, stop in _chunks(base):
+        packed = _pack(base, chunk, start, stop, sums)
         if keep:
-            blocks.append(item)
-        if g1 - g0 > 1 or q.shape[0] == base.per_group:
-            sums[g0:g1] += q.reshape(g1 - g0, -1, q.shape[1]).sum(axis=1, dtype=np.float64)
-        else:
-            sums[g0] += q.sum(axis=0, dtype=np.float64)
+            blocks.append(packed)
     if variant in LINEAR_VARIANTS:
         observed = _linear_observed(sums, defined, pairs)
     else:
@@ -303,27 +378,17 @@ def _tied_pairs(sorted_z: np.ndarray, run: np.ndarray) -> np.ndarray:
 
 
 def _masked_sums(p: PairOutcomes, ids: np.ndarray, bits: SwapBits) -> np.ndarray:
-    """``W q`` summed per class of groups (linear variants, (K, B, M)) or per group ((G, B, Q * M))."""
+    """``W q`` summed per class of groups (linear variants, (K, B, M)) or per group ((G, B, Q * M)):
+    exact integers, as float64."""
     linear = p.variant in LINEAR_VARIANTS
-    out = np.zeros((p.weights.size if linear else p.x.shape[1], ids.size, p.quantities * p.n_metrics))
-    for (g0, g1, k0, k1), q, start, stop in _blocks(p):
-        w = np.asarray(bits(ids, start, stop), dtype=np.float32)
-        if not linear:
-            if k0 == 0 and k1 == p.per_group:
-                gw = w.reshape(ids.size, g1 - g0, p.per_group).transpose(1, 0, 2)
-                out[g0:g1] += np.matmul(gw, q.reshape(g1 - g0, p.per_group, -1))
-            else:
-                out[g0] += w @ q
-            continue
-        cls = np.repeat(p.groups_used[g0:g1], stop - start if g1 - g0 == 1 else p.per_group)
-        present = np.unique(cls[cls >= 0])
-        if present.size == 1 and cls.min() >= 0:
-            out[present[0]] += w @ q
-            continue
-        for k in present:
-            cols = np.flatnonzero(cls == k)
-            out[k] += w[:, cols] @ q[cols]
-    return out
+    out = np.zeros((p.weights.size if linear else p.x.shape[1], p.quantities * p.n_metrics, ids.size),
+                   dtype=np.int64)
+    jit = loops("mt.pair_outcomes_jit")
+    for blk in _packed_blocks(p):
+        if blk.vkey.size:
+            words = np.ascontiguousarray(bits(ids, blk.k0, blk.k1)).view(np.uint64)  # (B, K, W)
+            jit.masked_counts(words, blk.vkey, blk.vword, blk.vmask, blk.vrow, blk.plus, blk.minus, out)
+    return out.transpose(0, 2, 1).astype(np.float64)
 
 
 def hybrid_deltas(p: PairOutcomes, ids: np.ndarray, bits: SwapBits, pi: np.ndarray, pk: np.ndarray) -> np.ndarray:
@@ -337,7 +402,7 @@ def hybrid_deltas(p: PairOutcomes, ids: np.ndarray, bits: SwapBits, pi: np.ndarr
     --------
     >>> x = np.array([[[1.0, 2.0, 3.0]], [[3.0, 2.0, 1.0]]]); z = np.array([[1.0, 2.0, 3.0]])
     >>> p = prepare_pair_outcomes(x, z, [0.0, 0.0], variant="acc23")
-    >>> swap_all = lambda ids, start, stop: np.ones((ids.size, stop - start), np.uint8)
+    >>> swap_all = lambda ids, k0, k1: np.full((ids.size, k1 - k0, PAIR_KEY // 8), 255, np.uint8)
     >>> hybrid_deltas(p, np.arange(1), swap_all, np.array([0]), np.array([1])).tolist()
     [[-1.0]]
     """

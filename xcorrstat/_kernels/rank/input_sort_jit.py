@@ -22,8 +22,9 @@ import importlib
 
 import numpy as np
 
+from ..bitcount_jit import popcount
+
 numba = importlib.import_module("numba")
-intrinsic = importlib.import_module("numba.extending").intrinsic
 
 __all__ = ["differences", "draw_counts", "prepare"]
 
@@ -178,18 +179,6 @@ def _plain_draw(mz, rx, ry, nv, tab, off, n_lev, size):
     return cd
 
 
-@intrinsic
-def _popcount(typingctx, word):
-    """The number of 1 bits of a uint64 (one machine instruction)."""
-    if word != numba.types.uint64:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.ctpop(args[0])
-
-    return numba.types.uint64(numba.types.uint64), codegen
-
-
 @_jit
 def _plain_lanes(mt, i, b0, order, rx, ry, lin, nv, bits, tab, off, n_lev, size, cd, dv):
     """:func:`_plain_draw` for the draws ``b0 ...`` (one lane each, up to ``LANES``) at once, system after
@@ -217,7 +206,7 @@ def _plain_lanes(mt, i, b0, order, rx, ry, lin, nv, bits, tab, off, n_lev, size,
             r = base + m * step
             w = r >> 6
             bit = one << np.uint64(r & 63)
-            below = np.int64(_popcount(bits[lane, w] & (bit - one)))
+            below = np.int64(popcount(bits[lane, w] & (bit - one)))
             for lev in range(n_lev):
                 u = w >> lev
                 below += (u & 1) * tab[lane, off[lev] + (u ^ 1)]
@@ -250,7 +239,7 @@ def _packed_lanes(mt, i, b0, order, rx, ry, lin, nv, bits, packed, cd, dv):
             sh = np.uint64(w) * eight
             bit = one << np.uint64(r & 63)
             word = bits[lane, w]
-            below = np.int64(_popcount(word & (bit - one))) + np.int64((packed[lane] >> sh) & byte)
+            below = np.int64(popcount(word & (bit - one))) + np.int64((packed[lane] >> sh) & byte)
             packed[lane] += (ones << sh) << eight  # word 7 has no byte above it: the shift leaves 0
             bits[lane, w] = word | bit
             cd[lane] += 2 * below - j
