@@ -437,6 +437,19 @@ def build_cases(scratch: Path, quick: bool):
         batched(13, lambda: xcs.permutation_test(
             ds, x=X, y=Y, target=T, level="input", method="kendall", variant="acc23",
             test=xcs.Permutation(n_resamples=n, rng=3, keep_distribution=True))))
+    for level in ("input", "within_system", "global"):  # the pair-outcome test: calibrated and given epsilons
+        add(f"permutation_test/pairs-{level}-acc23", ("permutation_test", "Permutation"),
+            lambda level=level: xcs.permutation_test(
+                ds, x=X, y=Y, target=T, level=level, method="kendall", variant="acc23",
+                test=xcs.Permutation(swap="pairs", n_resamples=n, rng=6, keep_distribution=True)))
+        add(f"permutation_test/pairs-{level}-b", ("permutation_test", "Permutation"),
+            lambda level=level: xcs.permutation_test(
+                ds, x=X, y=Y, target=T, level=level, method="kendall", variant="b",
+                test=xcs.Permutation(swap="pairs", epsilon={X: 0.01, Y: 0.02}, n_resamples=n, rng=7,
+                                     keep_distribution=True)))
+    add("compare/pairs-input-23", ("compare", "Permutation"), lambda: xcs.compare(
+        ds, target=T, metrics=[X, Y, "meteor"], level="input", method="kendall", variant="23",
+        test=xcs.Permutation(swap="pairs", n_resamples=n, rng=8)))
     add("permutation_test/missing-cells", ("permutation_test", "Permutation"), lambda: xcs.permutation_test(
         holes, x=X, y=Y, target=T, level="input", method="pearson", test=xcs.Permutation(n_resamples=n, rng=4),
         min_pairs=5))
