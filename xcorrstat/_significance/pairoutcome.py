@@ -44,6 +44,7 @@ from .._mt.ties import MAX_GROUP, TIE_LEVELS, group_shape, level_groups
 from .._options import OPTIONS
 from .._resampling.draws import DRAW_BLOCK, keyed_generator, resolve_seed
 from .._resampling.engine import BLAS_ONE_THREAD, RESAMPLE_DIM, block_elems, compute_with_progress
+from .._resampling.memory import FLOAT_BYTES
 from .._resampling.pvalues import ALTERNATIVES, PVALUES
 from .._resampling.schemes import parse_permute
 from .._schema import INPUT, METRIC, SYSTEM, is_dask_array
@@ -356,12 +357,13 @@ def grouped(x: np.ndarray, z: np.ndarray, names: Sequence[str], level: str) -> t
 
 
 def _prepared(x: np.ndarray, z: np.ndarray, eps: np.ndarray | None, names: Sequence[str], *, level: str,
-              variant: Variant, min_pairs: int, max_pairs: int, skipna: bool) -> tuple:
+              variant: Variant, min_pairs: int, max_pairs: int, skipna: bool, cache_bytes: int) -> tuple:
     """One label's pair tables, its thresholds (calibrated when ``eps`` is None) and the metrics that
     miss a cell (NaN without ``skipna``, as in the score-swapping test)."""
     gx, gz = grouped(x, z, names, level)
     eps = calibrated_epsilons(gx, gz, variant) if eps is None else eps
-    prep = prepare_pair_outcomes(gx, gz, eps, variant=variant, min_pairs=min_pairs, max_pairs=max_pairs)
+    prep = prepare_pair_outcomes(gx, gz, eps, variant=variant, min_pairs=min_pairs, max_pairs=max_pairs,
+                                 cache_bytes=cache_bytes)
     gap = np.zeros(len(names), dtype=bool)
     if not skipna:
         gap = np.isnan(x).any(axis=(-2, -1)) | np.isnan(z).any()
@@ -394,7 +396,8 @@ def pair_draws(s: PairScores, eps: np.ndarray | None, *, level: str, variant: Va
     m = len(s.names)
     n_groups = group_shape(level, s.x.shape[-2], s.x.shape[-1])[0]
     per_batch, max_pairs = _draw_plan(n_groups, m, variant, batch, n_resamples)
-    kw = {"level": level, "variant": variant, "min_pairs": min_pairs, "max_pairs": max_pairs, "skipna": skipna}
+    kw = {"level": level, "variant": variant, "min_pairs": min_pairs, "max_pairs": max_pairs, "skipna": skipna,
+          "cache_bytes": FLOAT_BYTES * block_elems() // 2}  # packed pairs kept: half a task's share
     labels = []
     for idx in np.ndindex(*s.outer):
         prepared = dask.delayed(_prepared)(s.x[idx], s.z[idx], None if eps is None else eps[idx], s.names, **kw)

@@ -293,7 +293,7 @@ def _linear_observed(sums: np.ndarray, defined: np.ndarray, pairs: np.ndarray) -
 
 def prepare_pair_outcomes(x: np.ndarray, z: np.ndarray, epsilon: Sequence[float] | np.ndarray, *,
                           variant: Variant, min_pairs: int = 3, max_pairs: int = 1 << 15,
-                          cache_elems: int = 1 << 25) -> PairOutcomes:
+                          cache_bytes: int = 1 << 27) -> PairOutcomes:
     """The pair tables' sums and each metric's observed statistic.
 
     Parameters
@@ -310,9 +310,10 @@ def prepare_pair_outcomes(x: np.ndarray, z: np.ndarray, epsilon: Sequence[float]
         Fewest items for a group to count (its statistic is NaN with fewer).
     max_pairs : int
         Pairs per block (memory ~ max_pairs x metrics).
-    cache_elems : int
-        The per-pair tables of all blocks are kept (packed, 2 bits a value) when they take at most
-        as many bytes as this many float32 values, instead of being rebuilt for every batch of draws.
+    cache_bytes : int
+        Every block's packed pairs are kept (2 bits a quantity and a metric, and half a byte a pair of
+        words' indices and masks) when they take at most this many bytes, instead of being packed again
+        for every batch of draws.
 
     Returns
     -------
@@ -351,7 +352,7 @@ def prepare_pair_outcomes(x: np.ndarray, z: np.ndarray, epsilon: Sequence[float]
     base = PairOutcomes(x, z, eps, variant, n * (n - 1) // 2, defined, pairs, untied_z, cls, weights,
                         np.zeros((g, 0)), np.full(m, np.nan), int(used.size), int(max_pairs))
     sums = np.zeros((g, base.quantities * m))
-    keep = g * base.per_group * base.quantities * m <= 16 * cache_elems  # packed: 2 bits, not a float32
+    keep = g * base.per_group * (base.quantities * m / 4 + 0.5) <= cache_bytes
     blocks = []
     for chunk, start, stop in _chunks(base):
         packed = _pack(base, chunk, start, stop, sums)
