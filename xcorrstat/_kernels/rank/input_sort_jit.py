@@ -180,6 +180,14 @@ def _plain_draw(mz, rx, ry, nv, tab, off, n_lev, size):
 
 
 @_jit
+def _lane_rank(mt, row, i, col, base, step):
+    """A lane's mask ``m`` of a system, the word of its rank and the rank's bit in that word."""
+    m = 1 if mt[row, i, col] else 0
+    r = base + m * step
+    return m, r >> 6, np.uint64(1) << np.uint64(r & 63)
+
+
+@_jit
 def _plain_lanes(mt, i, b0, order, rx, ry, lin, nv, bits, tab, off, n_lev, size, cd, dv):
     """:func:`_plain_draw` for the draws ``b0 ...`` (one lane each, up to ``LANES``) at once, system after
     system: a system's masks of these draws are one contiguous row, and the lanes are independent (no
@@ -202,10 +210,7 @@ def _plain_lanes(mt, i, b0, order, rx, ry, lin, nv, bits, tab, off, n_lev, size,
         row = order[j]
         base, step, lin_v = rx[j], ry[j] - rx[j], lin[j]
         for lane in range(nb):
-            m = 1 if mt[row, i, b0 + lane] else 0
-            r = base + m * step
-            w = r >> 6
-            bit = one << np.uint64(r & 63)
+            m, w, bit = _lane_rank(mt, row, i, b0 + lane, base, step)
             below = np.int64(popcount(bits[lane, w] & (bit - one)))
             for lev in range(n_lev):
                 u = w >> lev
@@ -233,11 +238,8 @@ def _packed_lanes(mt, i, b0, order, rx, ry, lin, nv, bits, packed, cd, dv):
         row = order[j]
         base, step, lin_v = rx[j], ry[j] - rx[j], lin[j]
         for lane in range(nb):
-            m = 1 if mt[row, i, b0 + lane] else 0
-            r = base + m * step
-            w = r >> 6
+            m, w, bit = _lane_rank(mt, row, i, b0 + lane, base, step)
             sh = np.uint64(w) * eight
-            bit = one << np.uint64(r & 63)
             word = bits[lane, w]
             below = np.int64(popcount(word & (bit - one))) + np.int64((packed[lane] >> sh) & byte)
             packed[lane] += (ones << sh) << eight  # word 7 has no byte above it: the shift leaves 0
