@@ -28,8 +28,8 @@ from mtme_source import mtme_modules
 import xcorrstat
 from xcorrstat._kernels.mt.pair_outcomes import (hybrid_deltas, packed_bits, pair_quantities,
                                                  prepare_pair_outcomes)
-from xcorrstat._resampling.draws import permutation_masks
-from xcorrstat._significance.pairoutcome import PAIR_KEY, pair_swap_bits, pair_swap_words
+from xcorrstat._resampling.draws import DRAW_BLOCK, keyed_generator, permutation_masks
+from xcorrstat._significance.pairoutcome import _STREAM, PAIR_KEY, pair_swap_bits, pair_swap_words
 
 LEVEL_GROUPS = {"input": "item", "within_system": "sys", "global": "none"}
 
@@ -231,9 +231,17 @@ def test_swap_bits_do_not_depend_on_blocks():
 
 
 def test_packed_swap_bits_are_the_swap_bits():
-    """The kernels' packed bits (raw 64-bit outputs read as bytes) unpack to the bits of ``integers``: draws
-    in two blocks, out of order, keys cut by the calls, a cache carried from call to call."""
-    whole = pair_swap_bits(3, np.arange(600), 0, 3 * PAIR_KEY)
+    """The kernels' packed bits (raw 64-bit outputs read as bytes) unpack to the bits of ``integers``, stream
+    by stream; and the unpacked bits are the packed ones: draws in two blocks, out of order, keys cut by the
+    calls, a cache carried from call to call."""
+    whole = np.zeros((600, 3 * PAIR_KEY), dtype=np.uint8)  # the definition: integers(0, 256, uint8), unpacked
+    for block in range(3):
+        for key in range(3):
+            g = keyed_generator(3, _STREAM, block, key)
+            stream = np.unpackbits(g.integers(0, 256, size=(DRAW_BLOCK, PAIR_KEY // 8), dtype=np.uint8), axis=1)
+            rows = slice(block * DRAW_BLOCK, min((block + 1) * DRAW_BLOCK, 600))
+            whole[rows, key * PAIR_KEY:(key + 1) * PAIR_KEY] = stream[:rows.stop - rows.start]
+    np.testing.assert_array_equal(pair_swap_bits(3, np.arange(600), 0, 3 * PAIR_KEY), whole)
     cache: dict = {}
     for ids in (np.arange(600), np.array([599, 7, 300]), np.arange(250, 260)):
         for k0, k1 in ((0, 3), (1, 2), (2, 3)):

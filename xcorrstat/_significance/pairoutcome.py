@@ -126,7 +126,7 @@ def pair_swap_bits(seed: int, draws: object, start: int, stop: int, *, cache: di
     ``integers(0, 256, (DRAW_BLOCK, PAIR_KEY / 8), uint8)`` (``np.unpackbits``). So a draw
     depends only on the seed and its id, whatever the batch or the blocks of pairs, and the
     first k draws of a run are those of a k-draw run. ``cache`` (a dict) keeps the streams
-    of this call for the next one.
+    of this call for the next one. The draws use them packed (:func:`pair_swap_words`).
 
     Examples
     --------
@@ -135,42 +135,25 @@ def pair_swap_bits(seed: int, draws: object, start: int, stop: int, *, cache: di
     ((2, 10), True)
     """
     ids = np.atleast_1d(np.asarray(draws, dtype=np.int64))
-    if ids.size and ids.min() < 0:
-        raise ValueError("draw ids must be non-negative")
-    out = np.empty((ids.size, max(stop - start, 0)), dtype=np.uint8)
-    kept = {} if cache is None else cache
-    fresh = {}
-    blocks = ids // DRAW_BLOCK
-    keys = range(start // PAIR_KEY, -(-stop // PAIR_KEY)) if stop > start else range(0)
-    for block in np.unique(blocks):
-        mine = np.flatnonzero(blocks == block)
-        rows = ids[mine] % DRAW_BLOCK
-        for key in keys:
-            bits = kept.get((int(block), key))
-            if bits is None:
-                g = keyed_generator(seed, _STREAM, int(block), key)
-                bits = np.unpackbits(g.integers(0, 256, size=(DRAW_BLOCK, PAIR_KEY // 8), dtype=np.uint8), axis=1)
-            fresh[(int(block), key)] = bits
-            lo, hi = max(start, key * PAIR_KEY), min(stop, (key + 1) * PAIR_KEY)
-            out[mine, lo - start:hi - start] = bits[rows, lo - key * PAIR_KEY:hi - key * PAIR_KEY]
-    if cache is not None:
-        cache.clear()
-        cache.update(fresh)
-    return out
+    if stop <= start:
+        return np.empty((ids.size, 0), dtype=np.uint8)
+    k0, k1 = start // PAIR_KEY, -(-stop // PAIR_KEY)
+    words = pair_swap_words(seed, ids, k0, k1, cache=cache)
+    lo = start - k0 * PAIR_KEY
+    return np.unpackbits(words.reshape(ids.size, -1), axis=1)[:, lo:lo + stop - start]
 
 
-def pair_swap_words(seed: int, draws: np.ndarray, k0: int, k1: int, *, cache: dict | None = None) -> np.ndarray:
-    """:func:`pair_swap_bits` packed: ``(len(draws), k1 - k0, PAIR_KEY / 8)`` uint8, the bits of pairs
-    ``k0 * PAIR_KEY ... k1 * PAIR_KEY - 1`` as ``np.packbits`` packs them (the
-    :data:`~xcorrstat._kernels.mt.pair_outcomes.SwapBits` of the kernels). Each stream's bytes are those of
-    ``integers(0, 256, ..., uint8)``, read off its raw 64-bit outputs where they are the same bytes (a
-    little-endian machine); ``cache`` keeps the streams of the last call for the next one.
+def pair_swap_words(seed: int, draws: object, k0: int, k1: int, *, cache: dict | None = None) -> np.ndarray:
+    """The swap bits of :func:`pair_swap_bits`, packed: ``(len(draws), k1 - k0, PAIR_KEY / 8)`` uint8, the bits
+    of pairs ``k0 * PAIR_KEY ... k1 * PAIR_KEY - 1`` as ``np.packbits`` packs them (the
+    :data:`~xcorrstat._kernels.mt.pair_outcomes.SwapBits` of the kernels): each stream's bytes as they
+    come (:func:`_stream_bytes`). ``cache`` keeps the streams of the last call for the next one.
 
     Examples
     --------
     >>> words = pair_swap_words(0, np.array([0, 300]), 0, 1)
-    >>> bool((np.unpackbits(words[:, 0], axis=1)[:, :40] == pair_swap_bits(0, [0, 300], 0, 40)).all())
-    True
+    >>> words.shape, bool((np.unpackbits(words[:, 0], axis=1)[:, :40] == pair_swap_bits(0, [0, 300], 0, 40)).all())
+    ((2, 1, 1024), True)
     """
     ids = np.atleast_1d(np.asarray(draws, dtype=np.int64))
     if ids.size and ids.min() < 0:
