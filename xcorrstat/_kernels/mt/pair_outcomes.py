@@ -234,8 +234,8 @@ def _pack(p: PairOutcomes, chunk: tuple[int, int, int, int], start: int, stop: i
     mask = below[np.clip(b[seg] - 64 * word, 0, 64)] & ~below[np.clip(a[seg] - 64 * word, 0, 64)]
     key, at = word // _WORDS, word % _WORDS
     if sums is not None and seg.size:
-        counts = (np.bitwise_count(plus[key, at] & mask[:, None]).astype(np.int64)
-                  - np.bitwise_count(minus[key, at] & mask[:, None]))  # (words, C)
+        counts = np.empty((seg.size, plus.shape[2]), dtype=np.int64)
+        loops("mt.pair_outcomes_jit").word_counts(plus, minus, key, at, mask, counts)
         sums[groups] += np.add.reduceat(counts, np.cumsum(n) - n, axis=0)
     rows = (p.groups_used[groups] if p.variant in LINEAR_VARIANTS else groups)[seg]
     used = rows >= 0  # a linear variant's groups never defined add nothing

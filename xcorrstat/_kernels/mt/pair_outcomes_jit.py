@@ -17,7 +17,7 @@ from ..bitcount_jit import popcount
 
 numba = importlib.import_module("numba")
 
-__all__ = ["masked_counts", "pack_pairs"]
+__all__ = ["masked_counts", "pack_pairs", "word_counts"]
 
 _jit = numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
 
@@ -129,3 +129,13 @@ def pack_pairs(x, z, eps, variant, g0, a0, b0, count, offset, single, plus, minu
             if b >= n:
                 g += 1
                 a, b = 0, 1
+
+
+@_jit
+def word_counts(plus, minus, vkey, vword, vmask, out):
+    """out (V, C) int64: the sum of each quantity over the pairs of each word ``(vkey, vword)`` under its mask
+    ``vmask`` (the pairs where it is 1, less those where it is -1)."""
+    for v in range(vkey.size):
+        k, w, m = vkey[v], vword[v], vmask[v]
+        for j in range(plus.shape[2]):
+            out[v, j] = np.int64(popcount(plus[k, w, j] & m)) - np.int64(popcount(minus[k, w, j] & m))
