@@ -331,7 +331,7 @@ def prepare_pair_outcomes(x: np.ndarray, z: np.ndarray, epsilon: Sequence[float]
     """
     x = np.ascontiguousarray(x, dtype=np.float64)
     z = np.ascontiguousarray(z, dtype=np.float64)
-    max_pairs = min(int(max_pairs), 1 << 24)  # float32 sums of a block stay exact integers
+    max_pairs = int(max_pairs)  # the counts are int64: any block holds exact integers
     m, g, n = x.shape
     eps = np.asarray(epsilon, dtype=np.float64).reshape(m)
     items = (~np.isnan(z)).sum(axis=-1)
